@@ -1,0 +1,227 @@
+"""Run one whole analysis: load, call, trace, judge, check against TensorFlow."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tfviz import __version__
+from tfviz.discover import (
+    FoundVariable,
+    find_targets,
+    find_variables,
+    is_tf_function,
+    locate,
+    pick_target,
+    var_node,
+)
+from tfviz.errors import AnalysisError
+from tfviz.flow import ancestors_of, path_region
+from tfviz.gradrules import DIFFERENTIABLE, Prober, annotate
+from tfviz.graphbuild import OpGraph
+from tfviz.loader import Capture, error_from_exception, load_script
+from tfviz.origins import OriginRecorder
+from tfviz.quiet import import_tensorflow
+from tfviz.report import Report
+from tfviz.trace import Trace, Truth, eager_truth, raising_op, trace
+from tfviz.verdicts import FrozenCopy, judge
+
+Progress = Callable[[str, float], None]
+
+
+@contextlib.contextmanager
+def _in_folder(folder: str):
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def analyze(
+    path: str,
+    target: str | None = None,
+    progress: Progress | None = None,
+    on_text: Callable[[str, str], None] | None = None,
+) -> Report:
+    """Analyse ``target`` in the script at ``path`` and return the report.
+
+    Raises AnalysisError (with the user's file:line) when it cannot.
+    """
+    step = progress or (lambda stage, frac: None)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round(now - clock, 3)
+        clock = now
+
+    step("importing TensorFlow", 0.02)
+    tf = import_tensorflow()
+    lap("import")
+    path = os.path.abspath(path)
+    capture = Capture(on_text)
+    step("running the script", 0.1)
+    with _in_folder(os.path.dirname(path)):
+        recorder = OriginRecorder()
+        with recorder:
+            loaded = load_script(path, capture)
+            lap("load")
+            name, target_obj = pick_target(loaded.module, target, path)
+            found = find_variables(loaded.module)
+            step("calling the target", 0.3)
+            eager_fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
+            loss, eager, read = _first_call(eager_fn, name, path, capture)
+        _check_loss(loss, name, target_obj, path)
+        _add_read_variables(found, read)
+        tf_vars = [f.tf_variable for f in found]
+        if eager is None:
+            eager = eager_truth(read.tape, loss, tf_vars)
+        lap("call")
+        step("tracing the graph", 0.5)
+        frozen: list[FrozenCopy] = []
+        linker = _Linker(found, recorder, loaded.module, frozen)
+        traced: Trace | None = None
+        trace_error: AnalysisError | None = None
+        with capture.active():
+            try:
+                traced = trace(eager_fn, tf_vars, linker)
+            except Exception as exc:  # noqa: BLE001 - untraceable user code
+                trace_error = error_from_exception(exc, f"'{name}' cannot be traced by tf.function", path)
+        lap("trace")
+        step("checking gradients", 0.8)
+        prober = Prober()
+        if traced is not None:
+            annotate(traced.og.g, linker.region, prober)
+        lap("probe")
+        report = judge(
+            found=found,
+            traced=traced,
+            eager=eager,
+            frozen=frozen,
+            trace_error=trace_error,
+            target_name=name,
+        )
+        lap("judge")
+    report.script = path
+    report.target = name
+    report.tfviz = __version__
+    report.tensorflow = tf.__version__
+    report.stdout = capture.out.getvalue()
+    report.stderr = capture.err.getvalue()
+    report.timings_s = {**timings, "probes": float(prober.probes)}
+    report.targets = sorted(find_targets(loaded.module))
+    step("done", 1.0)
+    return report
+
+
+class _Read:
+    def __init__(self, tape: Any) -> None:
+        self.tape = tape
+
+    def __iter__(self):
+        return iter(self.tape.watched_variables() if self.tape is not None else ())
+
+
+def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[Any, Truth | None, _Read]:
+    """Call the target once, as the user's first call would, under a tape.
+
+    When the call itself raises because the tape is watching (a nested
+    tf.function builds its broken gradient right away), that error is
+    TensorFlow's eager verdict; the call is repeated without a tape.
+    """
+    import tensorflow as tf
+
+    with capture.active():
+        try:
+            with tf.GradientTape() as tape:
+                loss = fn()
+            return loss, None, _Read(tape)
+        except Exception as exc:  # noqa: BLE001 - the user's code
+            first = exc
+        try:
+            loss = fn()
+        except Exception:  # noqa: BLE001
+            raise error_from_exception(first, f"the target '{name}' raised", path) from None
+    return loss, Truth(error=first, error_op=raising_op(first)), _Read(None)
+
+
+def _check_loss(loss: Any, name: str, target_obj: Any, path: str) -> None:
+    import tensorflow as tf
+
+    if not tf.is_tensor(loss):
+        fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
+        raise AnalysisError(
+            f"the target '{name}' returned {type(loss).__name__}, not a tensor;"
+            " it must return the loss as a TensorFlow tensor",
+            file=path,
+            line=fn.__code__.co_firstlineno,
+        )
+    if loss.dtype.name not in DIFFERENTIABLE:
+        raise AnalysisError(
+            f"the target '{name}' returned a {loss.dtype.name} tensor; a loss must be"
+            " floating-point to have a gradient",
+            file=path,
+        )
+
+
+def _add_read_variables(found: list[FoundVariable], read: Any) -> None:
+    known = {id(f.tf_variable) for f in found}
+    for v in read:
+        if v.trainable and id(v) not in known:
+            known.add(id(v))
+            found.append(FoundVariable(v.name.split(":")[0], v, v))
+
+
+class _Linker:
+    """Adds variable nodes to the traced graph and finds frozen copies."""
+
+    def __init__(self, found, recorder, module, frozen: list[FrozenCopy]) -> None:
+        self.found = found
+        self.recorder = recorder
+        self.module = module
+        self.frozen = frozen
+        self.region: set[str] = set()
+
+    def __call__(self, og: OpGraph, fg: Any) -> set[str]:
+        g = og.g
+        by_handle = {id(f.tf_variable.handle): f for f in self.found}
+        for f in self.found:
+            g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
+                       outputs=[], source=None, is_variable=True)
+        for ext, internal in fg.captures:
+            nid = internal.op.name
+            f = by_handle.get(id(ext))
+            if f is not None:
+                g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype="resource", shape=[],
+                           boundary=True, back=False, synthetic=False)
+                continue
+            if ext.dtype.name not in DIFFERENTIABLE or ext.dtype.name in ("resource", "variant"):
+                continue
+            made_from = self.recorder.sources_of(ext)
+            for f in self.found:
+                if id(f.tf_variable.handle) not in made_from:
+                    continue
+                copy = FrozenCopy(
+                    variable=f.path,
+                    node=nid,
+                    held_at=locate(self.module, ext),
+                    origin=self.recorder.origin(ext),
+                )
+                self.frozen.append(copy)
+                g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype=ext.dtype.name,
+                           shape=None, boundary=False, back=False, synthetic=True,
+                           status="frozen_copy", status_fixed=True, message=copy.describe())
+        anc = ancestors_of(g, og.target)
+        region: set[str] = set()
+        for f in self.found:
+            region |= path_region(g, var_node(f), og.target, anc)
+        self.region = region
+        return region
+

@@ -1,0 +1,217 @@
+"""Find targets and trainable variables in a loaded script's globals.
+
+Each variable gets the Python path it was found at (``upper[0]``,
+``model.layers[0].kernel``), which is how users name it in their own code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tfviz.errors import AnalysisError
+
+_MAX_DEPTH = 6
+
+
+@dataclass
+class FoundVariable:
+    path: str
+    variable: Any  # the user-facing object (tf.Variable or keras Variable)
+    tf_variable: Any  # the tf.Variable behind it
+
+
+def is_tf_function(obj: Any) -> bool:
+    return hasattr(obj, "python_function") and hasattr(obj, "get_concrete_function")
+
+
+def _required_args(fn: Any) -> list[str]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+
+
+def find_targets(module: types.ModuleType) -> dict[str, Any]:
+    """Zero-argument functions and tf.functions defined at the script's top level."""
+    out: dict[str, Any] = {}
+    for name, obj in vars(module).items():
+        if name.startswith("_"):
+            continue
+        fn = obj.python_function if is_tf_function(obj) else obj
+        if not isinstance(fn, types.FunctionType):
+            continue
+        if getattr(fn, "__module__", None) != module.__name__:
+            continue
+        if not _required_args(fn):
+            out[name] = obj
+    return out
+
+
+def pick_target(module: types.ModuleType, wanted: str | None, path: str) -> tuple[str, Any]:
+    targets = find_targets(module)
+    if wanted:
+        if wanted in targets:
+            return wanted, targets[wanted]
+        obj = getattr(module, wanted, None)
+        if obj is not None:
+            fn = obj.python_function if is_tf_function(obj) else obj
+            args = _required_args(fn) if callable(fn) else []
+            if args:
+                raise AnalysisError(
+                    f"target '{wanted}' takes arguments ({', '.join(args)}); a target must be"
+                    " callable with none. Wrap it: def loss(): return "
+                    f"{wanted}(...)",
+                    file=path,
+                    line=_line_of(fn),
+                )
+            raise AnalysisError(f"'{wanted}' is not a function defined in the script", file=path)
+        raise AnalysisError(
+            f"no target named '{wanted}'. Candidates: {', '.join(sorted(targets)) or 'none'}",
+            file=path,
+        )
+    if "loss" in targets:
+        return "loss", targets["loss"]
+    if len(targets) == 1:
+        return next(iter(targets.items()))
+    if not targets:
+        raise AnalysisError(
+            "no target found: define a function with no arguments that returns the loss"
+            " (for example `def loss(): return tf.reduce_mean(...)`)",
+            file=path,
+        )
+    raise AnalysisError(
+        "several targets and none is called 'loss'; choose one with --target NAME."
+        f" Candidates: {', '.join(sorted(targets))}",
+        file=path,
+    )
+
+
+def _line_of(fn: Any) -> int | None:
+    code = getattr(fn, "__code__", None)
+    return code.co_firstlineno if code else None
+
+
+def _tf_variable_of(obj: Any) -> Any | None:
+    """The trainable tf.Variable behind ``obj``, or None."""
+    import tensorflow as tf
+
+    try:
+        import keras
+
+        if isinstance(obj, keras.Variable):
+            if not obj.trainable:
+                return None
+            value = getattr(obj, "value", None)
+            return value if isinstance(value, tf.Variable) else None
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, tf.Variable):
+        return obj if obj.trainable else None
+    return None
+
+
+def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
+    """Breadth-first walk of the script's globals, yielding (python path, object).
+
+    Descends into lists, tuples, dicts, Keras layers and models, tf.Modules
+    and instances of classes the script defines; each object is visited once.
+    """
+    import tensorflow as tf
+
+    try:
+        import keras
+
+        layer_types: tuple[type, ...] = (keras.layers.Layer,)
+    except ImportError:  # pragma: no cover
+        layer_types = ()
+    seen: set[int] = set()
+    queue: deque[tuple[str, Any, int]] = deque(
+        (name, obj, 0)
+        for name, obj in vars(module).items()
+        if not name.startswith("__") and not isinstance(obj, types.ModuleType)
+    )
+    while queue:
+        path, obj, depth = queue.popleft()
+        first = id(obj) not in seen
+        seen.add(id(obj))
+        yield path, obj  # every path to an object, so callers can pick the best name
+        if not first or depth >= _MAX_DEPTH or isinstance(obj, (str, bytes, int, float, type)):
+            continue
+        children: list[tuple[str, Any]] = []
+        if isinstance(obj, (list, tuple)):
+            children = [(f"{path}[{i}]", v) for i, v in enumerate(obj)]
+        elif isinstance(obj, dict):
+            children = [(f"{path}[{k!r}]", v) for k, v in obj.items()]
+        elif layer_types and isinstance(obj, layer_types):
+            if hasattr(obj, "layers") and isinstance(getattr(obj, "layers", None), list):
+                children += [(f"{path}.layers[{i}]", v) for i, v in enumerate(obj.layers)]
+            children += _attributes(path, obj)
+        elif isinstance(obj, tf.Module) or _user_instance(obj, module):
+            children += _attributes(path, obj)
+        queue.extend((p, v, depth + 1) for p, v in children)
+
+
+def _attributes(path: str, obj: Any) -> list[tuple[str, Any]]:
+    out = []
+    cls = type(obj)
+    for name, value in list(getattr(obj, "__dict__", {}).items()):
+        if isinstance(value, (types.ModuleType, types.FunctionType, types.MethodType)):
+            continue
+        public = name.lstrip("_")
+        if name.startswith("_"):
+            # Keras keeps weights as _kernel behind a `kernel` property; name them
+            # as the user writes them, and skip other private state.
+            if not (public and isinstance(getattr(cls, public, None), property)):
+                if name != "_trainable_variables":
+                    continue
+                public = "trainable_weights"
+        out.append((f"{path}.{public}", value))
+    return out
+
+
+def _user_instance(obj: Any, module: types.ModuleType) -> bool:
+    return getattr(type(obj), "__module__", None) == module.__name__
+
+
+def find_variables(module: types.ModuleType) -> list[FoundVariable]:
+    """Trainable variables reachable from the script's globals, in walk order."""
+    best: dict[int, FoundVariable] = {}
+    for path, obj in iter_objects(module):
+        tfv = _tf_variable_of(obj)
+        if tfv is None:
+            continue
+        old = best.get(id(tfv))
+        # A named attribute beats a position in a layer's weight list.
+        if old is None or (".trainable_weights[" in old.path and ".trainable_weights[" not in path):
+            best[id(tfv)] = FoundVariable(path, obj, tfv)
+    return list(best.values())
+
+
+def locate(module: types.ModuleType, target: Any) -> str | None:
+    """The Python path at which ``target`` (compared by identity) is held."""
+    for path, obj in iter_objects(module):
+        if obj is target:
+            return path
+    return None
+
+
+def tf_name(found: FoundVariable) -> str:
+    path = getattr(found.variable, "path", None)
+    if isinstance(path, str):
+        return path
+    return str(getattr(found.tf_variable, "name", found.path))
+
+
+def var_node(f: FoundVariable) -> str:
+    """The graph node id of a variable."""
+    return f"var:{f.path}"

@@ -1,0 +1,50 @@
+"""Plain sentences for each kind of cut, written for someone new to autodiff."""
+
+from __future__ import annotations
+
+SENTENCE: dict[str, str] = {
+    "unimplemented": "TensorFlow raises while building the gradient of {op}: {message}",
+    "no_gradient": "{op} has no registered gradient, so tape.gradient raises when it reaches it",
+    "not_differentiable": "{op} is not differentiable with respect to this input,"
+    " so no gradient flows back through it",
+    "integer": "the value passes through an integer or boolean tensor at {op};"
+    " gradients only flow through floating-point values",
+    "stop_gradient": "tf.stop_gradient at {op} blocks the gradient",
+    "not_read": "the target never reads this variable",
+    "frozen_copy": "the target uses {copy}, a tensor computed from this variable before the target"
+    " ran; the variable itself is never read, so it gets no gradient",
+    "assign": "the value reaches the target only through a variable assignment at {op};"
+    " assign() does not carry gradients",
+    "py_function": "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
+    "nan": "the gradient is NaN or infinite at the current values; it first becomes"
+    " non-finite at {op}",
+    "other": "{message}",
+}
+
+HINT: dict[str, str] = {
+    "unimplemented": "Give the op static shapes (use x.shape where known, or tf.ensure_shape),"
+    " or run this part eagerly.",
+    "no_gradient": "Replace the op with a differentiable one, or wrap it in"
+    " tf.custom_gradient with a gradient you define.",
+    "not_differentiable": "Use a differentiable alternative (a soft version of the op) or a"
+    " straight-through estimator: x + tf.stop_gradient(f(x) - x).",
+    "integer": "Keep the value in float: avoid tf.cast to int, argmax or rounding on the"
+    " gradient path, or use a straight-through estimator.",
+    "stop_gradient": "Remove tf.stop_gradient if this variable should learn.",
+    "not_read": "Use the variable in the target, or mark it trainable=False if that is intended.",
+    "frozen_copy": "Compute the derived tensor inside call()/the target instead of build() or"
+    " import time, so each step reads the variable.",
+    "assign": "Use the computed value directly instead of assigning it to a variable and"
+    " reading it back.",
+    "py_function": "Use tf.py_function with TensorFlow ops, or write the computation in"
+    " TensorFlow ops.",
+    "nan": "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
+    "other": "Compare with tape.gradient on a small input; please report this case.",
+}
+
+
+def sentence(kind: str, **kw: str) -> str:
+    kw.setdefault("op", "an op")
+    kw.setdefault("message", "")
+    kw.setdefault("copy", "a copy")
+    return SENTENCE.get(kind, "{message}").format(**kw)

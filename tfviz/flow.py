@@ -1,0 +1,107 @@
+"""Where gradients flow, on a plain networkx graph.
+
+Edges carry a ``status``: ``"passes"`` when the consumer's gradient reaches
+that input, otherwise the kind of cut. These functions know nothing about
+TensorFlow, which keeps them small and testable on toy graphs.
+
+>>> import networkx as nx
+>>> g = nx.DiGraph()
+>>> g.add_edge("w", "cast", status="integer")
+>>> g.add_edge("v", "mul", status="passes")
+>>> g.add_edge("cast", "mul", status="passes")
+>>> g.add_edge("mul", "loss", status="passes")
+>>> sorted(gradient_reach(g, "loss"))
+['cast', 'loss', 'mul', 'v']
+>>> frontier_cuts(g, path_region(g, "w", "loss"), gradient_reach(g, "loss"))
+[('w', 'cast')]
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+import networkx as nx
+
+from tfviz.report import EDGE_PASSES, RAISING_KINDS
+
+
+def passes(g: nx.DiGraph, u: str, v: str) -> bool:
+    return g.edges[u, v].get("status") == EDGE_PASSES
+
+
+def gradient_reach(g: nx.DiGraph, target: str, also_pass: Iterable[str] = ()) -> set[str]:
+    """Nodes whose outputs receive a gradient from ``target``.
+
+    ``also_pass`` names ops whose raising gradient is treated as if it worked,
+    to ask what would flow without them.
+
+    >>> g = nx.DiGraph([("a", "b"), ("b", "t")], status="passes")
+    >>> g.edges["a", "b"]["status"] = "stop_gradient"
+    >>> sorted(gradient_reach(g, "t"))
+    ['b', 't']
+    """
+    extra = set(also_pass)
+    seen = {target}
+    queue = deque([target])
+    while queue:
+        v = queue.popleft()
+        for u in g.predecessors(v):
+            if u in seen:
+                continue
+            status = g.edges[u, v].get("status")
+            if status == EDGE_PASSES or (v in extra and status in RAISING_KINDS):
+                seen.add(u)
+                queue.append(u)
+    return seen
+
+
+def ancestors_of(g: nx.DiGraph, target: str) -> set[str]:
+    return nx.ancestors(g, target) | {target}
+
+
+def path_region(g: nx.DiGraph, source: str, target: str, anc: set[str] | None = None) -> set[str]:
+    """Nodes on some path from ``source`` to ``target``, ignoring gradient status.
+
+    >>> g = nx.DiGraph([("v", "a"), ("a", "t"), ("v", "b")])
+    >>> sorted(path_region(g, "v", "t"))
+    ['a', 't', 'v']
+    """
+    anc = anc if anc is not None else ancestors_of(g, target)
+    if source not in anc:
+        return set()
+    return (nx.descendants(g, source) | {source}) & anc
+
+
+def frontier_cuts(g: nx.DiGraph, region: set[str], reach: set[str]) -> list[tuple[str, str]]:
+    """Cut edges inside ``region`` whose consumer still receives a gradient.
+
+    These are the places where the chain breaks, seen walking back from the
+    target: the gradient arrives at the consumer and stops there.
+    """
+    out = []
+    for v in region & reach:
+        for u in g.predecessors(v):
+            if u in region and not passes(g, u, v) and u not in reach:
+                out.append((u, v))
+    return sorted(out)
+
+
+def live_raisers(g: nx.DiGraph, region: set[str], reach: set[str]) -> set[str]:
+    """Ops in ``region`` whose gradient raises and that a gradient reaches.
+
+    TensorFlow calls an op's gradient function only when some output gets a
+    gradient; then one raising op fails the whole ``tape.gradient`` call.
+
+    >>> g = nx.DiGraph()
+    >>> g.add_edge("v", "svd", status="unimplemented")
+    >>> g.add_edge("svd", "t", status="passes")
+    >>> sorted(live_raisers(g, {"v", "svd", "t"}, gradient_reach(g, "t")))
+    ['svd']
+    """
+    out = set()
+    for v in region & reach:
+        for u in g.predecessors(v):
+            if u in region and g.edges[u, v].get("status") in RAISING_KINDS:
+                out.add(v)
+    return out

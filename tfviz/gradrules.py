@@ -1,0 +1,154 @@
+"""Does an op pass the gradient to each of its inputs?
+
+Decided with TensorFlow's own machinery: its gradient registry, the dtypes,
+and by building the op's registered gradient in the traced graph with the op's
+real static shapes (so an SVD with an unknown inner dimension raises here just
+as it would under a tape, while a static-shape SVD does not). Results are
+cached by op signature; a large model repeats a few hundred signatures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from tfviz.report import EDGE_PASSES
+
+DIFFERENTIABLE = frozenset(
+    {"float16", "bfloat16", "float32", "float64", "complex64", "complex128", "resource", "variant"}
+)
+PY_FUNC_OPS = frozenset({"PyFunc", "PyFuncStateless"})
+ASSIGN_VALUE_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+
+@dataclass
+class PortVerdict:
+    status: str
+    message: str = ""
+
+
+@dataclass
+class Prober:
+    """Probes ops' gradients once per signature."""
+
+    cache: dict[tuple, list[PortVerdict]] = field(default_factory=dict)
+    probes: int = 0
+
+    def verdicts(self, op: Any) -> list[PortVerdict]:
+        key = _signature(op)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = _probe(op)
+            self.probes += 1
+        return hit
+
+
+def _signature(op: Any) -> tuple:
+    attrs = tuple(
+        sorted(
+            (k, v.SerializeToString())
+            for k, v in op.node_def.attr.items()
+            if not k.startswith("_") or k == "_gradient_op_type"
+        )
+    )
+    return (
+        op.type,
+        tuple((t.dtype.name, str(t.shape)) for t in op.inputs),
+        tuple((t.dtype.name, str(t.shape)) for t in op.outputs),
+        attrs,
+    )
+
+
+def _fake_grad(t: Any) -> Any:
+    import tensorflow as tf
+
+    if t.dtype.name not in DIFFERENTIABLE or t.dtype.name in ("resource", "variant"):
+        return None
+    return tf.zeros_like(t)
+
+
+def _probe(op: Any) -> list[PortVerdict]:
+    """Build ``op``'s gradient in its own graph and read which inputs get one."""
+    import tensorflow as tf
+    from tensorflow.python.framework import ops as tf_ops
+
+    n = len(op.inputs)
+    try:
+        fn = tf_ops.get_gradient_function(op)
+    except LookupError as exc:
+        return [PortVerdict("no_gradient", _clean(exc))] * n
+    if fn is None:
+        return [PortVerdict("not_differentiable", f"{op.type} is registered as not differentiable")] * n
+    with op.graph.as_default(), tf.name_scope("tfviz_probe"):
+        try:
+            grads = [_fake_grad(t) for t in op.outputs]
+            result = fn(op, *grads)
+        except Exception as exc:  # noqa: BLE001 - any raise is exactly what we look for
+            return [PortVerdict("unimplemented", f"{type(exc).__name__}: {_clean(exc)}")] * n
+    if not isinstance(result, (list, tuple)):
+        result = [result]
+    out = []
+    for i in range(n):
+        g = result[i] if i < len(result) else None
+        if g is None:
+            out.append(PortVerdict("not_differentiable", f"{op.type} returns no gradient for input {i}"))
+        else:
+            out.append(PortVerdict(EDGE_PASSES))
+    return out
+
+
+def _clean(exc: BaseException) -> str:
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def port_verdict(g: nx.DiGraph, u: str, v: str, dst_in: int, prober: Prober) -> PortVerdict:
+    """The gradient status of one input port of node ``v`` fed by ``u``."""
+    e = g.edges[u, v]
+    if e.get("status_fixed"):
+        return PortVerdict(e["status"], e.get("message", ""))
+    if e["dtype"] not in DIFFERENTIABLE:
+        return PortVerdict("integer", f"the value is {e['dtype']} here; gradients only flow through floats")
+    if e.get("synthetic") or e.get("boundary"):
+        return PortVerdict(EDGE_PASSES)
+    node = g.nodes[v]
+    op = node.get("op")
+    if op is None:  # the target sink, a variable node
+        return PortVerdict(EDGE_PASSES)
+    t = node["type"]
+    if t == "StopGradient":
+        return PortVerdict("stop_gradient", "tf.stop_gradient blocks the gradient on purpose")
+    if t in ASSIGN_VALUE_OPS and dst_in == 1:
+        return PortVerdict("assign", "assigning to a variable does not carry a gradient")
+    if t in PY_FUNC_OPS:
+        return PortVerdict("py_function", "tf.numpy_function runs Python that TensorFlow cannot differentiate")
+    if t == "Placeholder":
+        return PortVerdict(EDGE_PASSES)
+    verdict = prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
+    if verdict.status == "not_differentiable" and op.outputs and all(
+        o.dtype.name not in DIFFERENTIABLE for o in op.outputs
+    ):
+        return PortVerdict("integer", f"{t} turns the value into {op.outputs[0].dtype.name}")
+    return verdict
+
+
+def annotate(g: nx.DiGraph, nodes: set[str], prober: Prober) -> None:
+    """Set ``status``/``message`` on every edge into ``nodes``.
+
+    An edge with several ports passes when any of them does.
+    """
+    for v in nodes:
+        for u in g.predecessors(v):
+            e = g.edges[u, v]
+            best: PortVerdict | None = None
+            for _src_out, dst_in in e["ports"]:
+                pv = port_verdict(g, u, v, dst_in, prober)
+                if pv.status == EDGE_PASSES:
+                    best = pv
+                    break
+                best = best or pv
+            if best is not None:
+                e["status"] = best.status
+                e["message"] = best.message

@@ -1,0 +1,139 @@
+"""Run the user's script as a module, the way an import would.
+
+The script runs unchanged: ``__name__`` is not ``"__main__"`` (guarded
+training loops stay idle), its folder is on ``sys.path`` and is the working
+directory, and what it prints is captured rather than mixed into ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+
+from tfviz.errors import AnalysisError
+from tfviz.sourcemap import code_at, user_source
+
+MODULE_NAME = "tfviz_user_script"
+
+
+@dataclass
+class LoadedScript:
+    path: str
+    module: types.ModuleType
+    stdout: str
+    stderr: str
+
+
+class Capture:
+    """Collects the script's stdout/stderr (optionally echoing to a callback)."""
+
+    def __init__(self, on_text=None) -> None:
+        self.out = _Tee("stdout", on_text)
+        self.err = _Tee("stderr", on_text)
+
+    @contextlib.contextmanager
+    def active(self):
+        with contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err):
+            yield
+
+
+class _Tee(io.StringIO):
+    def __init__(self, stream: str, on_text) -> None:
+        super().__init__()
+        self.stream = stream
+        self.on_text = on_text
+
+    def write(self, s: str) -> int:
+        if self.on_text and s:
+            self.on_text(self.stream, s)
+        return super().write(s)
+
+
+def read_source(path: str) -> str:
+    """The script's text, or a clear error for a missing or non-text file."""
+    if not os.path.exists(path):
+        raise AnalysisError(f"no such file: {path}", file=path)
+    if os.path.isdir(path):
+        raise AnalysisError(f"is a folder, not a Python script: {path}", file=path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnalysisError(
+            f"not a Python script (not UTF-8 text: byte {exc.start})", file=path
+        ) from None
+    except OSError as exc:
+        raise AnalysisError(f"cannot read the script: {exc.strerror}", file=path) from None
+
+
+def compile_script(path: str):
+    text = read_source(path)
+    try:
+        return compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise AnalysisError(
+            f"syntax error: {exc.msg}",
+            file=path,
+            line=exc.lineno,
+            code=(exc.text or "").strip(),
+        ) from None
+    except ValueError as exc:  # e.g. null bytes
+        raise AnalysisError(f"not a Python script: {exc}", file=path) from None
+
+
+def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
+    """Execute ``path`` as a fresh module and return it.
+
+    The caller keeps the process's working directory: it changes to the
+    script's folder for the whole analysis (tracing may read files too).
+    """
+    path = os.path.abspath(path)
+    code = compile_script(path)
+    capture = capture or Capture()
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = path
+    module.__dict__["__builtins__"] = __builtins__
+    sys.modules[MODULE_NAME] = module
+    with capture.active():
+        try:
+            exec(code, module.__dict__)
+        except SystemExit as exc:
+            raise AnalysisError(
+                f"the script called exit({exc.code}) while loading", file=path
+            ) from None
+        except BaseException as exc:  # noqa: BLE001 - user code may raise anything
+            raise error_from_exception(exc, "the script raised while loading", path) from None
+    return LoadedScript(path, module, capture.out.getvalue(), capture.err.getvalue())
+
+
+def error_from_exception(exc: BaseException, what: str, path: str | None = None) -> AnalysisError:
+    """An AnalysisError that points at the user's innermost line in ``exc``'s traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    src = user_source(frames)
+    detail = "".join(
+        traceback.format_exception_only(type(exc), exc)
+    ).strip()
+    user_tb = "".join(
+        traceback.format_list([f for f in frames if src and f.filename == src.file])
+    )
+    return AnalysisError(
+        f"{what}: {type(exc).__name__}: {_first_line(exc)}",
+        file=src.file if src else path,
+        line=src.line if src else None,
+        code=code_at(src.file, src.line) if src else "",
+        detail=(user_tb + detail) if user_tb else detail,
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""

@@ -1,0 +1,83 @@
+"""Remember where eagerly computed tensors came from.
+
+A frozen copy of a weight is an eager tensor computed from a variable before
+the target ran (in ``build()``, at import). TensorFlow keeps no history for
+eager tensors, and recording them on a persistent tape would change how
+``tf.function`` calls behave. So while the script loads and first runs, an op
+callback notes for each eager op's outputs which variable handles they were
+computed from and the user's line that ran the op. Only weak references to
+the tensors are kept.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+from tfviz.report import Source
+from tfviz.sourcemap import code_at, is_user_file
+
+_EMPTY: frozenset[int] = frozenset()
+
+
+class OriginRecorder:
+    def __init__(self) -> None:
+        self._origins: dict[int, tuple[Any, frozenset[int], Source | None]] = {}
+        self._user_files: dict[str, bool] = {}
+
+    def _user_frame(self) -> Source | None:
+        frame = sys._getframe(2)
+        while frame is not None:
+            fn = frame.f_code.co_filename
+            known = self._user_files.get(fn)
+            if known is None:
+                known = self._user_files[fn] = is_user_file(fn)
+            if known:
+                return Source(fn, frame.f_lineno, code_at(fn, frame.f_lineno))
+            frame = frame.f_back
+        return None
+
+    def sources_of(self, t: Any) -> frozenset[int]:
+        """ids of the variable handles ``t`` was computed from."""
+        hit = self._origins.get(id(t))
+        if hit is None or hit[0]() is not t:
+            return _EMPTY
+        return hit[1]
+
+    def callback(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        if graph is not None or not outputs:
+            return None
+        taint: set[int] = set()
+        for t in inputs or ():
+            if getattr(t, "dtype", None) is not None and t.dtype.name == "resource":
+                taint.add(id(t))
+            else:
+                taint |= self.sources_of(t)
+        if not taint:
+            return None
+        src = self._user_frame()
+        frozen = frozenset(taint)
+        for t in outputs:
+            try:
+                self._origins[id(t)] = (weakref.ref(t), frozen, src)
+            except TypeError:
+                pass
+        return None
+
+    def __enter__(self) -> OriginRecorder:
+        from tensorflow.python.framework import op_callbacks
+
+        op_callbacks.add_op_callback(self.callback)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from tensorflow.python.framework import op_callbacks
+
+        op_callbacks.remove_op_callback(self.callback)
+
+    def origin(self, t: Any) -> Source | None:
+        hit = self._origins.get(id(t))
+        if hit is None or hit[0]() is not t:
+            return None
+        return hit[2]

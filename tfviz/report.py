@@ -1,0 +1,214 @@
+"""Plain-data results of an analysis.
+
+Everything the GUI, the CLI and the worker exchange is one of these
+dataclasses. They hold no TensorFlow objects, so a report can cross a process
+boundary as JSON and be rebuilt on the other side unchanged.
+
+>>> r = Report(script="s.py", target="loss", ok=True)
+>>> Report.from_dict(r.to_dict()) == r
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The fixed vocabulary of reasons a gradient does not arrive.
+KINDS: tuple[str, ...] = (
+    "unimplemented",
+    "no_gradient",
+    "not_differentiable",
+    "integer",
+    "stop_gradient",
+    "not_read",
+    "frozen_copy",
+    "assign",
+    "py_function",
+    "nan",
+    "other",
+)
+#: Kinds whose gradient function raises, failing the whole ``tape.gradient`` call.
+RAISING_KINDS: frozenset[str] = frozenset({"unimplemented", "no_gradient"})
+STATUSES: tuple[str, ...] = ("connected", "disconnected", "broken")
+#: Edge statuses beyond the kinds: the gradient passes, or the edge is on no
+#: variable-to-target path at all.
+EDGE_PASSES = "passes"
+EDGE_OFF_PATH = "off_path"
+
+
+@dataclass
+class Source:
+    """A line in the user's own code."""
+
+    file: str
+    line: int
+    code: str = ""
+
+    def label(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class VariableReport:
+    name: str
+    tf_name: str
+    dtype: str
+    shape: list[int | None]
+    status: str
+    kind: str | None = None
+    grad_norm: float | None = None
+    blocked_at: list[str] = field(default_factory=list)
+    explanation: str = ""
+    source: Source | None = None
+
+
+@dataclass
+class Problem:
+    kind: str
+    severity: str
+    op: str
+    op_type: str
+    message: str
+    variables: list[str] = field(default_factory=list)
+    source: Source | None = None
+    hint: str = ""
+
+
+@dataclass
+class TensorInfo:
+    dtype: str
+    shape: list[int | None] | None
+
+
+@dataclass
+class GraphOp:
+    """One op of the traced graph; ``group`` is the function body holding it."""
+
+    id: str
+    name: str
+    type: str
+    scope: str
+    group: str = ""
+    outputs: list[TensorInfo] = field(default_factory=list)
+    source: Source | None = None
+    on_path: bool = False
+    status: str = EDGE_PASSES
+    message: str = ""
+    grad_norm: float | None = None
+    is_variable: bool = False
+
+
+@dataclass
+class GraphEdge:
+    src: str
+    dst: str
+    src_output: int
+    dst_input: int
+    dtype: str
+    shape: list[int | None] | None
+    status: str = EDGE_OFF_PATH
+    grad_norm: float | None = None
+    back: bool = False
+
+
+@dataclass
+class GraphFunction:
+    """A nested function body (inner tf.function, cond branch, loop body...)."""
+
+    id: str
+    name: str
+    kind: str
+    parent: str
+    call_op: str
+
+
+@dataclass
+class GraphDoc:
+    ops: list[GraphOp] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+    functions: list[GraphFunction] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"ops": len(self.ops), "edges": len(self.edges), "functions": len(self.functions)}
+
+
+@dataclass
+class Report:
+    script: str
+    target: str
+    ok: bool = False
+    tfviz: str = ""
+    tensorflow: str = ""
+    variables: list[VariableReport] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    graph: GraphDoc = field(default_factory=GraphDoc)
+    timings_s: dict[str, float] = field(default_factory=dict)
+    targets: list[str] = field(default_factory=list)
+    traced: bool = True
+    stdout: str = ""
+    stderr: str = ""
+
+    def to_dict(self, full_graph: bool = True) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if not full_graph:
+            d["graph"] = self.graph.counts()
+        return d
+
+    def to_json(self, full_graph: bool = True, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(full_graph), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        return _build(cls, d)
+
+
+def _source(d: dict | None) -> Source | None:
+    return Source(**d) if d else None
+
+
+def _build(cls: type, d: dict[str, Any]) -> Any:
+    """Rebuild nested dataclasses from ``asdict`` output."""
+    if cls is Report:
+        g = d.get("graph") or {}
+        graph = GraphDoc(
+            ops=[
+                GraphOp(
+                    **{
+                        **o,
+                        "outputs": [TensorInfo(**t) for t in o.get("outputs", [])],
+                        "source": _source(o.get("source")),
+                    }
+                )
+                for o in g.get("ops", [])
+            ]
+            if isinstance(g.get("ops"), list)
+            else [],
+            edges=[GraphEdge(**e) for e in g.get("edges", [])]
+            if isinstance(g.get("edges"), list)
+            else [],
+            functions=[GraphFunction(**f) for f in g.get("functions", [])]
+            if isinstance(g.get("functions"), list)
+            else [],
+        )
+        return Report(
+            **{
+                **{k: v for k, v in d.items() if k in _field_names(Report)},
+                "variables": [
+                    VariableReport(**{**v, "source": _source(v.get("source"))})
+                    for v in d.get("variables", [])
+                ],
+                "problems": [
+                    Problem(**{**p, "source": _source(p.get("source"))})
+                    for p in d.get("problems", [])
+                ],
+                "graph": graph,
+            }
+        )
+    raise TypeError(cls)
+
+
+def _field_names(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}

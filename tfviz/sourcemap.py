@@ -1,0 +1,68 @@
+"""Map a stack to the user's own line, skipping library frames."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable
+from typing import Any
+
+from tfviz.report import Source
+
+_TFVIZ_DIR = os.path.dirname(os.path.abspath(__file__))
+_LIB_DIRS = tuple(
+    {
+        os.path.abspath(p)
+        for p in (
+            sysconfig.get_paths().get("stdlib"),
+            sysconfig.get_paths().get("purelib"),
+            sysconfig.get_paths().get("platlib"),
+            sys.prefix,
+            sys.base_prefix,
+        )
+        if p
+    }
+)
+
+
+def is_user_file(filename: str) -> bool:
+    """True for the user's code: not the standard library, site-packages or tfviz.
+
+    >>> is_user_file(os.__file__)
+    False
+    >>> is_user_file("/home/me/project/train.py")
+    True
+    >>> is_user_file("<string>")
+    False
+    """
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith(_TFVIZ_DIR + os.sep):
+        return False
+    if "site-packages" in path or "dist-packages" in path:
+        return False
+    return not any(path.startswith(d + os.sep) for d in _LIB_DIRS)
+
+
+def user_source(frames: Iterable[Any], innermost_first: bool = False) -> Source | None:
+    """The innermost user frame of ``frames`` (objects with filename/lineno).
+
+    ``frames`` run outermost first, as in TensorFlow's op tracebacks and
+    ``traceback.extract_tb``.
+    """
+    seq = list(frames)
+    if not innermost_first:
+        seq.reverse()
+    for fr in seq:
+        filename = getattr(fr, "filename", None)
+        if filename and is_user_file(filename):
+            line = int(getattr(fr, "lineno", 0) or 0)
+            return Source(file=filename, line=line, code=code_at(filename, line))
+    return None
+
+
+def code_at(filename: str, line: int) -> str:
+    return linecache.getline(filename, line).strip()

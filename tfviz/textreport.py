@@ -1,0 +1,62 @@
+"""Human-readable output of ``tfviz check``."""
+
+from __future__ import annotations
+
+import os
+
+from tfviz.report import Report
+
+_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! "}
+_COLOR = {"connected": "32", "disconnected": "33", "broken": "31", "error": "31", "warning": "33"}
+
+
+def _c(text: str, key: str, color: bool) -> str:
+    return f"\033[{_COLOR.get(key, '0')}m{text}\033[0m" if color else text
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("..") else path
+
+
+def render(report: Report, color: bool = False) -> str:
+    out: list[str] = []
+    head = "gradients flow" if report.ok else "gradient problems found"
+    out.append(f"{_rel(report.script)}  target: {report.target}  -> {head}")
+    if not report.traced:
+        out.append("(the target could not be traced; verdicts come from running it eagerly)")
+    out.append("")
+    out.append(f"Variables ({len(report.variables)}):")
+    width = max((len(v.name) for v in report.variables), default=0)
+    for v in report.variables:
+        mark = _c(_MARK.get(v.status, "?? "), v.status, color)
+        norm = f"|grad|={v.grad_norm:.3g}" if v.grad_norm is not None else ""
+        kind = f" [{v.kind}]" if v.kind else ""
+        shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
+        out.append(f"  {mark}{v.name:<{width}}  {shape:<12} {v.status}{kind}  {norm}".rstrip())
+        if v.status != "connected" or v.kind:
+            out.append(f"      {v.explanation}")
+    if report.problems:
+        out.append("")
+        out.append(f"Problems ({len(report.problems)}):")
+        for p in report.problems:
+            sev = _c(p.severity, p.severity, color)
+            where = f"{_rel(p.source.file)}:{p.source.line}" if p.source else "(no source line)"
+            op = f" {p.op_type} '{p.op}'" if p.op else ""
+            out.append(f"  {sev} {p.kind}{op} at {where}")
+            if p.source and p.source.code:
+                out.append(f"      | {p.source.code}")
+            if p.message:
+                out.append(f"      {p.message}")
+            if p.variables:
+                names = ", ".join(p.variables[:6]) + (" ..." if len(p.variables) > 6 else "")
+                out.append(f"      affects: {names}")
+            if p.hint:
+                out.append(f"      hint: {p.hint}")
+    g = report.graph.counts()
+    out.append("")
+    out.append(f"graph: {g['ops']} ops, {g['edges']} edges, {g['functions']} nested functions")
+    return "\n".join(out)

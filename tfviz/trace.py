@@ -1,0 +1,198 @@
+"""Trace the target once and learn everything from that one trace.
+
+Inside a single ``tf.function`` trace we (1) call the target under a tape,
+(2) snapshot the forward graph into networkx before any gradient op exists,
+and (3) ask the tape for the gradient of the loss with respect to every
+variable and every tensor on a variable-to-loss path. Running the traced
+function then yields TensorFlow's own graph-mode verdict (the ground truth)
+and the per-tensor gradient norms in one go.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfviz.gradrules import DIFFERENTIABLE
+from tfviz.graphbuild import OpGraph, build_op_graph
+
+
+@dataclass
+class Truth:
+    """What ``tape.gradient`` did: per variable (by id of its tf.Variable)."""
+
+    grads_present: dict[int, bool] = field(default_factory=dict)
+    norms: dict[int, float] = field(default_factory=dict)
+    error: BaseException | None = None
+    error_op: Any = None  # the tf.Operation whose gradient raised, when known
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+
+@dataclass
+class Trace:
+    og: OpGraph
+    fg: Any
+    loss_dtype: str
+    truth: Truth
+    #: gradient norm of (node id, output index) tensors on variable paths
+    tensor_norms: dict[tuple[str, int], float] = field(default_factory=dict)
+
+
+def norm_of(g: Any) -> Any:
+    """The L2 norm of a gradient (dense or IndexedSlices), in float64."""
+    import tensorflow as tf
+
+    values = g.values if isinstance(g, tf.IndexedSlices) else g
+    values = tf.math.abs(values) if values.dtype.is_complex else values
+    return tf.sqrt(tf.reduce_sum(tf.square(tf.cast(values, tf.float64))))
+
+
+def raising_op(exc: BaseException) -> Any:
+    """The op whose gradient function raised, found in the traceback's locals."""
+    from tensorflow.python.framework import ops as tf_ops
+
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        op = tb.tb_frame.f_locals.get("op")
+        if isinstance(op, tf_ops.Operation):
+            found = op
+        tb = tb.tb_next
+    return found
+
+
+def autograph(fn: Callable) -> Callable:
+    """``fn`` converted the way tf.function converts it (Python ifs on tensors...)."""
+    from tensorflow.python.autograph.core import ag_ctx
+    from tensorflow.python.autograph.impl import api as ag_api
+
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+
+
+class _TapeForwardError(Exception):
+    """The forward call itself raised because a tape was watching."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def trace(
+    fn: Callable,
+    tf_vars: list[Any],
+    link_variables: Callable[[OpGraph, Any], set[str]],
+) -> Trace:
+    """Trace ``fn`` with gradients; ``link_variables`` adds variable nodes and
+    returns the nodes on any variable-to-target path.
+
+    Calling a nested tf.function while a tape watches builds its gradient
+    right away, so a broken gradient can raise in the forward call. Then
+    that error is TensorFlow's verdict and we trace again without a tape to
+    get the forward graph.
+    """
+    try:
+        return _trace_once(fn, tf_vars, link_variables, taped=True)
+    except _TapeForwardError as err:
+        traced = _trace_once(fn, tf_vars, link_variables, taped=False)
+        traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
+        return traced
+
+
+def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, taped: bool) -> Trace:
+    import tensorflow as tf
+
+    state: dict[str, Any] = {}
+    converted = autograph(fn)
+
+    def body():
+        if taped:
+            try:
+                with tf.GradientTape(watch_accessed_variables=False) as tape:
+                    tape.watch(tf_vars)
+                    loss = converted()
+            except Exception as exc:  # noqa: BLE001
+                if raising_op(exc) is None:
+                    raise
+                raise _TapeForwardError(exc) from None
+        else:
+            loss = converted()
+        if not tf.is_tensor(loss):
+            loss = tf.convert_to_tensor(loss)
+        fg = tf.compat.v1.get_default_graph()
+        og = build_op_graph(fg, loss)
+        state.update(og=og, fg=fg, loss_dtype=loss.dtype.name)
+        region = link_variables(og, fg)
+        if not taped or loss.dtype.name not in DIFFERENTIABLE:
+            return loss
+        tensors, keys = _path_tensors(og, region, fg)
+        try:
+            grads = tape.gradient(loss, list(tf_vars) + tensors)
+        except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
+            state["error"] = exc
+            state["error_op"] = raising_op(exc)
+            return loss
+        state["present"] = [g is not None for g in grads]
+        state["keys"] = keys
+        norms = [norm_of(g) for g in grads if g is not None]
+        return loss, (tf.stack(norms) if norms else tf.zeros([0], tf.float64))
+
+    concrete = tf.function(body, autograph=False).get_concrete_function()
+    out = concrete()
+    truth = Truth(error=state.get("error"), error_op=state.get("error_op"))
+    tensor_norms: dict[tuple[str, int], float] = {}
+    if "present" in state:
+        values = iter(out[1].numpy().tolist())
+        nv = len(tf_vars)
+        for i, present in enumerate(state["present"]):
+            value = next(values) if present else None
+            if i < nv:
+                key = id(tf_vars[i])
+                truth.grads_present[key] = present
+                if value is not None:
+                    truth.norms[key] = value
+            elif value is not None:
+                tensor_norms[state["keys"][i - nv]] = value
+    return Trace(state["og"], state["fg"], state["loss_dtype"], truth, tensor_norms)
+
+
+def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:
+    """Float tensors of the outer graph on a variable-to-target path."""
+    tensors, keys = [], []
+    for nid in sorted(region):
+        node = og.g.nodes[nid]
+        op = node.get("op")
+        if op is None or node.get("group") or op.graph is not fg:
+            continue
+        for i, t in enumerate(op.outputs):
+            if t.dtype.name in DIFFERENTIABLE and t.dtype.name not in ("resource", "variant"):
+                tensors.append(t)
+                keys.append((nid, i))
+    return tensors, keys
+
+
+def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
+    """TensorFlow's eager verdict from the tape that watched the first call."""
+    truth = Truth()
+    try:
+        grads = tape.gradient(loss, tf_vars)
+    except Exception as exc:  # noqa: BLE001
+        truth.error = exc
+        truth.error_op = raising_op(exc)
+        return truth
+    for v, g in zip(tf_vars, grads):
+        truth.grads_present[id(v)] = g is not None
+        if g is not None:
+            truth.norms[id(v)] = float(norm_of(g).numpy())
+    return truth
+
+
+def finite(x: float | None) -> bool:
+    return x is None or math.isfinite(x)

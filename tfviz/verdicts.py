@@ -1,0 +1,265 @@
+"""Turn an annotated graph and TensorFlow's own result into verdicts.
+
+Static reasoning says *where* and *why*; ``tape.gradient`` says *whether*.
+A verdict is reported only when both agree; a disagreement becomes an
+``other`` problem, never a silent guess.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tfviz.discover import FoundVariable, tf_name, var_node
+from tfviz.errors import AnalysisError
+from tfviz.explain import HINT, sentence
+from tfviz.flow import ancestors_of, frontier_cuts, gradient_reach, live_raisers, path_region
+from tfviz.graphdoc import graph_doc
+from tfviz.report import (
+    EDGE_OFF_PATH,
+    EDGE_PASSES,
+    RAISING_KINDS,
+    Problem,
+    Report,
+    Source,
+    VariableReport,
+)
+from tfviz.trace import Trace, Truth
+
+# When several cuts block one variable, name the most telling one.
+PRIORITY = ("frozen_copy", "assign", "py_function", "stop_gradient", "integer",
+            "not_differentiable", "other")
+
+
+@dataclass
+class FrozenCopy:
+    variable: str
+    node: str
+    held_at: str | None
+    origin: Source | None
+
+    def describe(self) -> str:
+        where = self.held_at or "a captured tensor"
+        made = f" (made at {self.origin.label()})" if self.origin else ""
+        return f"{where}{made}"
+
+
+def exception_kind(exc: BaseException | None) -> str:
+    if isinstance(exc, NotImplementedError):
+        return "unimplemented"
+    if isinstance(exc, LookupError):
+        return "no_gradient"
+    return "other"
+
+
+def truth_status(truth: Truth, v: Any) -> str:
+    if truth.raised:
+        return "broken"
+    return "connected" if truth.grads_present.get(id(v)) else "disconnected"
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], Problem] = {}
+
+    def add(self, kind: str, op: str, op_type: str, message: str, var: str | None,
+            source: Source | None, severity: str = "error") -> None:
+        key = (kind, op)
+        p = self.items.get(key)
+        if p is None:
+            p = self.items[key] = Problem(kind=kind, severity=severity, op=op, op_type=op_type,
+                                          message=message, source=source, hint=HINT.get(kind, ""))
+        if var and var not in p.variables:
+            p.variables.append(var)
+
+
+def _var_report(f: FoundVariable, status: str, kind: str | None, norm: float | None,
+                blocked: list[str], text: str) -> VariableReport:
+    v = f.tf_variable
+    return VariableReport(
+        name=f.path, tf_name=tf_name(f), dtype=v.dtype.name, shape=v.shape.as_list(),
+        status=status, kind=kind, grad_norm=norm, blocked_at=blocked, explanation=text,
+    )
+
+
+def _label(g, nid: str) -> str:
+    n = g.nodes[nid]
+    return f"{n.get('type', '?')} '{n.get('name', nid)}'"
+
+
+def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
+          frozen: list[FrozenCopy], trace_error: AnalysisError | None,
+          target_name: str) -> Report:
+    if traced is None:
+        return _judge_eager(found, eager, trace_error)
+    g, T, truth = traced.og.g, traced.og.target, traced.truth
+    g.nodes[T]["name"] = target_name
+    anc = ancestors_of(g, T)
+    regions = {f.path: path_region(g, var_node(f), T, anc) for f in found}
+    union = set().union(*regions.values()) if regions else set()
+    reach = gradient_reach(g, T)
+    raisers = live_raisers(g, union, reach)
+    problems = _Problems()
+    if raisers and not truth.raised:
+        # TensorFlow built the whole gradient, so our probe's failure was an artifact.
+        for x in raisers:
+            for u in g.predecessors(x):
+                if g.edges[u, x].get("status") in RAISING_KINDS:
+                    g.edges[u, x]["status"] = EDGE_PASSES
+        reach = gradient_reach(g, T)
+        raisers = set()
+    if truth.raised and not raisers:
+        x = _node_of_op(g, truth.error_op)
+        if x is not None and x in union:
+            kind = exception_kind(truth.error)
+            for u in g.predecessors(x):
+                if u in union:
+                    g.edges[u, x].update(status=kind, message=str(truth.error).splitlines()[0])
+            raisers = {x}
+    would = gradient_reach(g, T, also_pass=raisers) if raisers else reach
+    by_node = {x: _raise_kind(g, x) for x in raisers}
+    frozen_of = {}
+    for c in frozen:
+        frozen_of.setdefault(c.variable, []).append(c)
+    nan_ops = _nan_culprits(g, traced, union, reach)
+    reports: list[VariableReport] = []
+    for f in found:
+        vn, region = var_node(f), regions[f.path]
+        norm = truth.norms.get(id(f.tf_variable))
+        status, kind, blocked, text = "connected", None, [], ""
+        if raisers:
+            mine = sorted(raisers & region)
+            status = "broken"
+            kind = by_node[mine[0]][0] if mine else by_node[sorted(raisers)[0]][0]
+            blocked = mine or sorted(raisers)
+            if mine:
+                text = sentence(kind, op=_label(g, mine[0]), message=by_node[mine[0]][1])
+                if vn in would:
+                    text += "; without that op this variable would get a gradient"
+                for x in mine:
+                    problems.add(by_node[x][0], x, g.nodes[x]["type"], by_node[x][1], f.path,
+                                 g.nodes[x].get("source"))
+            else:
+                text = (f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
+                        " for other variables, so the joint call fails; it gets a gradient in a"
+                        " separate call or once that op is fixed")
+        elif not region:
+            status, kind = "disconnected", "not_read"
+            text = sentence("not_read")
+            problems.add("not_read", "", "", f"the target never reads {f.path}", f.path, None,
+                         severity="warning")
+        elif vn in reach:
+            if norm is not None and not math.isfinite(norm):
+                kind = "nan"
+                culprit = nan_ops[0] if nan_ops else ""
+                blocked = nan_ops[:1]
+                text = sentence("nan", op=_label(g, culprit) if culprit else "an op")
+                problems.add("nan", culprit, g.nodes[culprit]["type"] if culprit else "",
+                             text, f.path, g.nodes[culprit].get("source") if culprit else None)
+        else:
+            status = "disconnected"
+            cuts = frontier_cuts(g, region, reach)
+            kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
+                           key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)
+            kind = kinds[0] if kinds else "other"
+            for u, v in cuts:
+                k = g.edges[u, v]["status"]
+                blame = u if k == "integer" and g.nodes[u].get("op") is not None else v
+                blocked.append(blame)
+                msg = g.edges[u, v].get("message", "")
+                src = g.nodes[blame].get("source")
+                if k == "frozen_copy":
+                    copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
+                    src = copy.origin if copy else None
+                    msg = f"{f.path} reaches the target only through {msg}"
+                problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
+            blocked = sorted(set(blocked))
+            copies = frozen_of.get(f.path)
+            text = sentence(kind, op=_label(g, blocked[0]) if blocked else "an op",
+                            copy=copies[0].describe() if copies else "a copy",
+                            message="no gradient path reaches it")
+        ts = truth_status(truth, f.tf_variable)
+        if ts != status:
+            problems.add("other", "", "", f"tfviz found {f.path} {status}, but tape.gradient in"
+                         f" tf.function finds it {ts}; trust TensorFlow here", f.path, None)
+            status, kind, text = ts, "other", f"TensorFlow's tape.gradient finds it {ts}"
+        es = truth_status(eager, f.tf_variable)
+        if es != ts:
+            problems.add("other", "", "", f"{f.path} is {es} when run eagerly but {ts} inside"
+                         " tf.function (as model.fit and @tf.function run it)", f.path, None,
+                         severity="warning")
+        reports.append(_var_report(f, status, kind, norm, blocked, text))
+    plist = list(problems.items.values())
+    ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
+        p.severity == "error" for p in plist)
+    doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions)
+    return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist,
+                  graph=doc)
+
+
+def _raise_kind(g, x: str) -> tuple[str, str]:
+    for u in g.predecessors(x):
+        e = g.edges[u, x]
+        if e.get("status") in RAISING_KINDS:
+            return e["status"], e.get("message", "")
+    return "unimplemented", ""
+
+
+def _node_of_op(g, op: Any) -> str | None:
+    if op is None:
+        return None
+    for nid, data in g.nodes(data=True):
+        if data.get("op") is op:
+            return nid
+    return None
+
+
+def _nan_culprits(g, traced: Trace, union: set[str], reach: set[str]) -> list[str]:
+    """Ops whose output gradients are finite but that feed a non-finite one back."""
+    bad: set[str] = {nid for (nid, _i), n in traced.tensor_norms.items() if not math.isfinite(n)}
+    if not bad:
+        return []
+    out = []
+    for v in union & reach:
+        if v in bad:
+            continue
+        if any(u in bad and g.edges[u, v].get("status") == EDGE_PASSES for u in g.predecessors(v)):
+            out.append(v)
+    # Nearest the target first: fewest ops downstream.
+    return sorted(out, key=lambda n: (len(g.nodes[n].get("name", "")), n))
+
+
+def _judge_eager(found: list[FoundVariable], eager: Truth,
+                 trace_error: AnalysisError | None) -> Report:
+    """No graph: verdicts come from the eager tape alone."""
+    problems = _Problems()
+    reason = trace_error.message if trace_error else "the target could not be traced"
+    src = Source(trace_error.file, trace_error.line, trace_error.code) if (
+        trace_error and trace_error.file and trace_error.line) else None
+    problems.add("other", "", "", f"{reason}; the gradient was checked eagerly, so the ops"
+                 " that cut it cannot be shown", None, src, severity="warning")
+    reports = []
+    for f in found:
+        v = f.tf_variable
+        status = truth_status(eager, v)
+        norm = eager.norms.get(id(v))
+        kind, text = None, ""
+        if status == "broken":
+            kind = exception_kind(eager.error)
+            text = f"tape.gradient raises: {eager.error}"
+            problems.add(kind, "", "", text, f.path, None)
+        elif status == "disconnected":
+            kind, text = "other", "tape.gradient returns None for it (found eagerly)"
+            problems.add("other", "", "", f"no gradient reaches {f.path}", f.path, None)
+        elif norm is not None and not math.isfinite(norm):
+            kind, text = "nan", "the gradient is NaN or infinite at the current values"
+            problems.add("nan", "", "", text, f.path, None)
+        reports.append(_var_report(f, status, kind, norm, [], text))
+    plist = list(problems.items.values())
+    ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
+        p.severity == "error" for p in plist)
+    return Report(script="", target="", ok=ok, variables=reports, problems=plist, traced=False)
+
+
+__all__ = ["judge", "FrozenCopy", "EDGE_OFF_PATH"]
