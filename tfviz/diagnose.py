@@ -74,12 +74,17 @@ def analyze(
             loaded = load_script(path, capture)
             lap("load")
             name, target_obj = pick_target(loaded.module, target, path)
-            found = find_variables(loaded.module)
+            before = {id(f.tf_variable) for f in find_variables(loaded.module)}
             step("calling the target", 0.3)
             eager_fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
             loss, eager, read = _first_call(eager_fn, name, path, capture)
         _check_loss(loss, name, target_obj, path)
+        found = find_variables(loaded.module)
         _add_read_variables(found, read)
+        if eager is None and any(id(f.tf_variable) not in before for f in found):
+            # Layers were built lazily by that call; a training step sees the second call.
+            with capture.active():
+                loss, eager, read = _first_call(eager_fn, name, path, capture)
         tf_vars = [f.tf_variable for f in found]
         if eager is None:
             eager = eager_truth(read.tape, loss, tf_vars)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import traceback
 import types
@@ -118,15 +119,18 @@ def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
 def error_from_exception(exc: BaseException, what: str, path: str | None = None) -> AnalysisError:
     """An AnalysisError that points at the user's innermost line in ``exc``'s traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
-    src = user_source(frames)
+    src = _autograph_source(exc) or user_source(frames)
     detail = "".join(
         traceback.format_exception_only(type(exc), exc)
     ).strip()
     user_tb = "".join(
         traceback.format_list([f for f in frames if src and f.filename == src.file])
     )
+    first = _first_line(exc)
+    if not first.startswith(type(exc).__name__):
+        first = f"{type(exc).__name__}: {first}"
     return AnalysisError(
-        f"{what}: {type(exc).__name__}: {_first_line(exc)}",
+        f"{what}: {first}",
         file=src.file if src else path,
         line=src.line if src else None,
         code=code_at(src.file, src.line) if src else "",
@@ -135,5 +139,27 @@ def error_from_exception(exc: BaseException, what: str, path: str | None = None)
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else ""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    if lines and lines[0].startswith("in user code:"):
+        # tf.function wraps the real error; its last line is the one that matters.
+        return lines[-1]
+    return lines[0] if lines else ""
+
+
+def _autograph_source(exc: BaseException):
+    """The user's line named in a tf.function error's "in user code:" block."""
+    text = str(exc)
+    if "in user code:" not in text:
+        return None
+    from tfviz.report import Source
+    from tfviz.sourcemap import is_user_file
+
+    hits = [
+        (f, int(n))
+        for f, n in re.findall(r'File "([^"]+)", line (\d+)', text)
+        if is_user_file(f)
+    ]
+    if not hits:
+        return None
+    f, n = hits[-1]
+    return Source(f, n, code_at(f, n))

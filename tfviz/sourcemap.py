@@ -39,6 +39,8 @@ def is_user_file(filename: str) -> bool:
     """
     if not filename or filename.startswith("<"):
         return False
+    if os.path.basename(filename).startswith("__autograph_generated"):
+        return False
     path = os.path.abspath(filename)
     if path.startswith(_TFVIZ_DIR + os.sep):
         return False

@@ -32,7 +32,8 @@ def render(report: Report, color: bool = False) -> str:
     out.append(f"Variables ({len(report.variables)}):")
     width = max((len(v.name) for v in report.variables), default=0)
     for v in report.variables:
-        mark = _c(_MARK.get(v.status, "?? "), v.status, color)
+        state = "broken" if v.kind == "nan" else v.status
+        mark = _c(_MARK.get(state, "?? "), state, color)
         norm = f"|grad|={v.grad_norm:.3g}" if v.grad_norm is not None else ""
         kind = f" [{v.kind}]" if v.kind else ""
         shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"

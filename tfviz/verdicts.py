@@ -8,6 +8,7 @@ A verdict is reported only when both agree; a disagreement becomes an
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,9 @@ class FrozenCopy:
 
     def describe(self) -> str:
         where = self.held_at or "a captured tensor"
-        made = f" (made at {self.origin.label()})" if self.origin else ""
+        made = (
+            f" (made at {os.path.basename(self.origin.file)}:{self.origin.line})" if self.origin else ""
+        )
         return f"{where}{made}"
 
 

@@ -1,0 +1,13 @@
+"""A healthy model: MobileNetV2 (random weights), one training step's loss."""
+
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)
+images = np.random.default_rng(0).random((1, 96, 96, 3), dtype=np.float32)
+labels = np.array([3])
+
+
+def loss():
+    logits = model(images, training=True)
+    return tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(labels, logits))
