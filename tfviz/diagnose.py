@@ -22,7 +22,7 @@ from tfviz.errors import AnalysisError
 from tfviz.flow import ancestors_of, path_region
 from tfviz.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.graphbuild import OpGraph
-from tfviz.loader import Capture, error_from_exception, load_script
+from tfviz.loader import Capture, compile_script, error_from_exception, load_script
 from tfviz.origins import OriginRecorder
 from tfviz.quiet import import_tensorflow
 from tfviz.report import Report
@@ -62,6 +62,7 @@ def analyze(
         timings[name] = round(now - clock, 3)
         clock = now
 
+    compile_script(path)  # a missing file or a syntax error fails before the slow import
     step("importing TensorFlow", 0.02)
     tf = import_tensorflow()
     lap("import")

@@ -123,7 +123,7 @@ def port_verdict(g: nx.DiGraph, u: str, v: str, dst_in: int, prober: Prober) -> 
     if t in ASSIGN_VALUE_OPS and dst_in == 1:
         return PortVerdict("assign", "assigning to a variable does not carry a gradient")
     if t in PY_FUNC_OPS:
-        return PortVerdict("py_function", "tf.numpy_function runs Python that TensorFlow cannot differentiate")
+        return PortVerdict("py_function", "tf.numpy_function runs Python; TensorFlow cannot differentiate it")
     if t == "Placeholder":
         return PortVerdict(EDGE_PASSES)
     verdict = prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)

@@ -1,0 +1,70 @@
+"""Shared fixtures: in-process analyses are cached per session (TF imports once)."""
+
+from __future__ import annotations
+
+import os
+import runpy
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "resources" / "examples"
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+_cache: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def analyze_example():
+    from tfviz.diagnose import analyze
+
+    def run(name: str, target: str | None = None):
+        key = f"{name}:{target}"
+        if key not in _cache:
+            _cache[key] = analyze(str(EXAMPLES / name), target)
+        return _cache[key]
+
+    return run
+
+
+def tensorflow_truth(path: str, names: list[str], target: str = "loss") -> dict[str, str]:
+    """What tape.gradient really does for each named variable, computed here
+    independently of tfviz: call once (lazy builds), then differentiate inside
+    tf.function, as a training step does. Returns name -> connected |
+    disconnected | broken | nan."""
+    import math
+
+    import tensorflow as tf
+
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(path))
+    try:
+        ns = runpy.run_path(path, run_name="tfviz_truth")
+    finally:
+        os.chdir(cwd)
+    fn = ns[target]
+    fn = getattr(fn, "python_function", fn)
+    fn()
+    variables = [eval(n, ns) for n in names]  # noqa: S307 - our own example paths
+    tf_vars = [getattr(v, "value", v) if not isinstance(v, tf.Variable) else v for v in variables]
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            value = fn()
+        return tape.gradient(value, tf_vars)
+
+    try:
+        grads = step()
+    except Exception:  # noqa: BLE001
+        return {n: "broken" for n in names}
+    out = {}
+    for n, g in zip(names, grads):
+        if g is None:
+            out[n] = "disconnected"
+        else:
+            values = g.values if isinstance(g, tf.IndexedSlices) else g
+            finite = math.isfinite(float(tf.reduce_sum(tf.abs(tf.cast(values, tf.float64)))))
+            out[n] = "connected" if finite else "nan"
+    return out

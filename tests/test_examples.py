@@ -1,0 +1,110 @@
+"""Every bundled example gives its expected verdict, and agrees with TensorFlow."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES, tensorflow_truth
+
+# example -> {variable: (status, kind)}; ok follows from them.
+EXPECTED = {
+    "seed1_svd_dynamic_shape.py": {
+        **{f"upper[{i}]": ("broken", "unimplemented") for i in range(3)},
+        **{f"lower[{i}]": ("broken", "unimplemented") for i in range(3)},
+    },
+    "seed2_frozen_copy.py": {
+        "model.layers[0].trainable_variables[0]": ("disconnected", "frozen_copy"),
+        "model.layers[1].kernel": ("connected", None),
+        "model.layers[1].bias": ("connected", None),
+    },
+    "seed3_chain_rule.py": {"w": ("connected", None)},
+    "kind_no_gradient.py": {"image": ("broken", "no_gradient")},
+    "kind_not_differentiable.py": {"w": ("disconnected", "not_differentiable"), "b": ("connected", None)},
+    "kind_integer.py": {"scale": ("disconnected", "integer"), "bias": ("connected", None)},
+    "kind_stop_gradient.py": {"teacher": ("disconnected", "stop_gradient"), "student": ("connected", None)},
+    "kind_not_read.py": {"used": ("connected", None), "forgotten": ("disconnected", "not_read")},
+    "kind_frozen_copy_import.py": {"weight": ("disconnected", "frozen_copy")},
+    "kind_assign.py": {"w": ("disconnected", "assign")},
+    "kind_py_function.py": {"w": ("disconnected", "py_function")},
+    "kind_nan.py": {"w": ("connected", "nan")},
+    "kind_other_untraceable.py": {"gain": ("disconnected", "other"), "w": ("connected", None)},
+    "healthy_control_flow.py": {"w": ("connected", None), "table": ("connected", None),
+                                "gate": ("connected", None)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_verdicts(analyze_example, name):
+    report = analyze_example(name)
+    got = {v.name: (v.status, v.kind) for v in report.variables}
+    assert got == EXPECTED[name]
+    assert report.ok == all(s == "connected" and k is None for s, k in EXPECTED[name].values())
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n != "kind_other_untraceable.py"))
+def test_verdicts_match_tape_gradient(analyze_example, name):
+    report = analyze_example(name)
+    truth = tensorflow_truth(str(EXAMPLES / name), [v.name for v in report.variables])
+    for v in report.variables:
+        expected = "nan" if v.kind == "nan" else v.status
+        assert truth[v.name] == expected, v.name
+
+
+def test_seed1_names_the_svd_ops_at_the_users_line(analyze_example):
+    report = analyze_example("seed1_svd_dynamic_shape.py")
+    svd = [p for p in report.problems if p.op_type == "Svd"]
+    assert svd and all(p.kind == "unimplemented" and p.severity == "error" for p in svd)
+    for p in svd:
+        assert p.source.file.endswith("seed1_svd_dynamic_shape.py")
+        assert "tf.linalg.svd" in p.source.code
+        assert "unknown inner matrix shape" in p.message
+    # The first SVD has a static shape and is not flagged.
+    flagged = {p.op for p in svd}
+    static = [o for o in report.graph.ops if o.type == "Svd" and o.id not in flagged]
+    assert static, "expected one SVD with known shapes that is not flagged"
+    assert {v.name for v in report.variables if v.status == "broken"} == {
+        *(f"upper[{i}]" for i in range(3)), *(f"lower[{i}]" for i in range(3))}
+
+
+def test_seed2_names_the_attribute_holding_the_copy(analyze_example):
+    report = analyze_example("seed2_frozen_copy.py")
+    (p,) = [p for p in report.problems if p.kind == "frozen_copy"]
+    assert "model.layers[0].weights2" in p.message
+    assert p.source and "tf.reshape(weights" in p.source.code
+
+
+def test_nan_names_the_op_where_it_starts(analyze_example):
+    report = analyze_example("kind_nan.py")
+    (p,) = [p for p in report.problems if p.kind == "nan"]
+    assert p.op_type == "Sqrt"
+
+
+def test_healthy_code_has_no_problems(analyze_example):
+    report = analyze_example("healthy_control_flow.py")
+    assert report.ok and report.problems == []
+    assert len(report.graph.functions) >= 4  # cond branches, loop cond/body, inner function
+
+
+def test_untraceable_target_is_said_and_diagnosed_eagerly(analyze_example):
+    report = analyze_example("kind_other_untraceable.py")
+    assert not report.traced
+    (p,) = [p for p in report.problems if p.severity == "warning"]
+    assert "numpy() is only available" in p.message
+    assert p.source.line == 14
+
+
+def test_gradient_norms_on_paths(analyze_example):
+    report = analyze_example("seed3_chain_rule.py")
+    (w,) = report.variables
+    assert w.grad_norm == pytest.approx(14.142, rel=1e-3)
+    on_path = [e for e in report.graph.edges if e.status == "passes" and e.grad_norm is not None]
+    assert on_path, "tensors on the path carry gradient norms"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["healthy_mobilenet_v2.py", "healthy_resnet50.py"])
+def test_keras_applications_report_ok(analyze_example, name):
+    report = analyze_example(name)
+    assert report.ok, [p.message for p in report.problems]
+    assert len(report.variables) > 100
+    assert all(v.status == "connected" for v in report.variables)
