@@ -1,0 +1,37 @@
+"""Shared fixtures: offscreen Qt, throw-away settings, one window and worker pool for the session."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="tfviz-gui-settings-")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "examples"
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+#: The machine may be busy (2 cores, TF tests in parallel): analyses get generous time.
+ANALYSIS_TIMEOUT_MS = 150_000
+
+
+@pytest.fixture(scope="session")
+def window(qapp):
+    from app.window import MainWindow
+
+    w = MainWindow()
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    w.close()
+
+
+def run_analysis(qtbot, window, script: Path | str, target: str | None = None) -> None:
+    """Open ``script`` and wait until the worker answered (result, error or crash)."""
+    window.report = None
+    window.last_error = None
+    window.open_script(str(script), target)
+    qtbot.waitUntil(lambda: not window.busy(), timeout=ANALYSIS_TIMEOUT_MS)

@@ -1,0 +1,39 @@
+"""End to end: the real window and worker on the seed-1 SVD example."""
+
+from __future__ import annotations
+
+import sys
+
+from conftest import EXAMPLES, run_analysis
+
+SEED1 = EXAMPLES / "seed1_svd_dynamic_shape.py"
+
+
+def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
+    run_analysis(qtbot, window, SEED1)
+    assert window.last_error is None, window.last_error
+    assert window.report is not None
+    probs = window.problems
+    svd_rows = [probs.topLevelItem(i) for i in range(probs.topLevelItemCount())
+                if "Svd" in probs.topLevelItem(i).text(1)]
+    assert svd_rows, "no Svd problem listed"
+    problem = svd_rows[0].data(0, 0x0100)
+    probs.setCurrentItem(svd_rows[0])
+    probs.itemClicked.emit(svd_rows[0], 0)
+    view = window.graph.view
+    selected = [i.node_id for i in view.scene().selectedItems()]
+    assert selected == [problem.op]
+    assert window.source.marked_line == problem.source.line
+    assert "svd" in window.source.marked_text()
+    assert "unimplemented" in window.details.toPlainText()
+    assert "tensorflow" not in sys.modules
+
+
+def test_seed1_variable_highlights_blocking_op(qtbot, window):
+    if window.report is None or "seed1" not in window.report.script:
+        run_analysis(qtbot, window, SEED1)
+    assert window.variables.select_name("upper[0]")
+    var = window.variables.currentItem().data(0, 0x0100)
+    assert var.status == "broken" and var.kind == "unimplemented"
+    assert set(var.blocked_at) <= window.current_path_ops
+    assert window.graph.view.node_items[var.blocked_at[0]].highlight
