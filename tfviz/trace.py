@@ -10,6 +10,7 @@ and the per-tensor gradient norms in one go.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import types
 from collections.abc import Callable
@@ -44,13 +45,20 @@ class Trace:
     tensor_norms: dict[tuple[str, int], float] = field(default_factory=dict)
 
 
-def norm_of(g: Any) -> Any:
-    """The L2 norm of a gradient (dense or IndexedSlices), in float64."""
+def sq_norm_of(g: Any) -> Any:
+    """Half the squared L2 norm of a gradient (dense or IndexedSlices).
+
+    One L2Loss op per tensor keeps a ResNet-sized graph cheap to build; the
+    square roots are taken once, on the stacked result.
+    """
     import tensorflow as tf
 
     values = g.values if isinstance(g, tf.IndexedSlices) else g
-    values = tf.math.abs(values) if values.dtype.is_complex else values
-    return tf.sqrt(tf.reduce_sum(tf.square(tf.cast(values, tf.float64))))
+    if values.dtype.is_complex:
+        values = tf.math.abs(values)
+    if values.dtype not in (tf.float32, tf.float64):
+        values = tf.cast(values, tf.float32)
+    return tf.cast(tf.raw_ops.L2Loss(t=values), tf.float64)
 
 
 def raising_op(exc: BaseException) -> Any:
@@ -141,11 +149,12 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
             return loss
         state["present"] = [g is not None for g in grads]
         state["keys"] = keys
-        norms = [norm_of(g) for g in grads if g is not None]
-        return loss, (tf.stack(norms) if norms else tf.zeros([0], tf.float64))
+        halves = [sq_norm_of(g) for g in grads if g is not None]
+        return loss, (tf.sqrt(2.0 * tf.stack(halves)) if halves else tf.zeros([0], tf.float64))
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
-    out = concrete()
+    with _no_graph_rewrites():
+        out = concrete()
     truth = Truth(error=state.get("error"), error_op=state.get("error_op"))
     tensor_norms: dict[tuple[str, int], float] = {}
     if "present" in state:
@@ -161,6 +170,20 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
             elif value is not None:
                 tensor_norms[state["keys"][i - nv]] = value
     return Trace(state["og"], state["fg"], state["loss_dtype"], truth, tensor_norms)
+
+
+@contextlib.contextmanager
+def _no_graph_rewrites():
+    """Run our one-off function without Grappler: optimising a graph of tens of
+    thousands of ops takes longer than running it once."""
+    import tensorflow as tf
+
+    old = tf.config.optimizer.get_experimental_options()
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        yield
+    finally:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **old})
 
 
 def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:
@@ -190,7 +213,7 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
     for v, g in zip(tf_vars, grads):
         truth.grads_present[id(v)] = g is not None
         if g is not None:
-            truth.norms[id(v)] = float(norm_of(g).numpy())
+            truth.norms[id(v)] = math.sqrt(2.0 * float(sq_norm_of(g).numpy()))
     return truth
 
 

@@ -1,0 +1,78 @@
+"""Benchmark: the whole `tfviz check` process against a bare gradient script.
+
+For each Keras application (weights=None, batch 1, 224x224) we time two
+processes side by side in one run: a bare script that builds the model and
+calls tape.gradient once, and `tfviz check` on a script that builds the same
+model and defines the loss. Prints wall time, peak memory (max RSS) and the
+ratios. Target on ResNet50: at most 2.0x the wall time and 1.5x the memory.
+
+    .venv/bin/python tests/bench/bench_check.py [MobileNetV2 ResNet50 EfficientNetB0]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MODEL = """
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.applications.{name}(weights=None, input_shape=(224, 224, 3), classes=1000)
+images = np.random.default_rng(0).random((1, 224, 224, 3), dtype=np.float32)
+labels = np.array([3])
+
+
+def loss():
+    logits = model(images, training=True)
+    return tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(labels, logits))
+"""
+BARE = """
+with tf.GradientTape() as tape:
+    value = loss()
+grads = tape.gradient(value, model.trainable_variables)
+print(len([g for g in grads if g is not None]))
+"""
+
+
+def run(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB and exit code of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stderr.read().decode()[-2000:])
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def main(names: list[str]) -> None:
+    env_py = sys.executable
+    tfviz = [env_py, "-m", "tfviz.cli", "check"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            script = os.path.join(tmp, f"{name.lower()}.py")
+            bare = os.path.join(tmp, f"{name.lower()}_bare.py")
+            with open(script, "w") as fh:
+                fh.write(MODEL.format(name=name))
+            with open(bare, "w") as fh:
+                fh.write(MODEL.format(name=name) + BARE)
+            b_wall, b_mem, _ = run([env_py, bare])
+            t_wall, t_mem, code = run([*tfviz, script])
+            rows.append((name, b_wall, t_wall, b_mem, t_mem, code))
+    print(f"{'model':<15}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}{'bare MiB':>10}"
+          f"{'tfviz MiB':>10}{'ratio':>7}  verdict")
+    for name, bw, tw, bm, tm, code in rows:
+        verdict = "ok" if code == 0 else f"exit {code}"
+        print(f"{name:<15}{bw:>8.1f}{tw:>9.1f}{tw / bw:>7.2f}{bm:>10.0f}{tm:>10.0f}{tm / bm:>7.2f}"
+              f"  {verdict}")
+    print("target (ResNet50): time ratio <= 2.00, memory ratio <= 1.50")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["MobileNetV2", "ResNet50", "EfficientNetB0"])
