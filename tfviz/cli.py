@@ -32,25 +32,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; a bare script path means ``open SCRIPT``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("check", "open", "-h", "--help", "--version") and not argv[
-        0
-    ].startswith("-"):
+    if argv and argv[0] not in ("check", "open") and not argv[0].startswith("-"):
         argv.insert(0, "open")
-    args = _parser().parse_args(argv)
+    return _parser().parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The headless commands. Opening the app is ``app.launch``'s job, since
+    the library never imports the GUI."""
+    args = parse_args(argv)
     if args.command == "check":
         return _check(args)
-    return _open(getattr(args, "script", None), getattr(args, "target", None))
-
-
-def _open(script: str | None, target: str | None) -> int:
-    try:
-        from app.main import run_app
-    except ImportError as exc:
-        print(f"tfviz: the desktop app is not available: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    return run_app(script, target)
+    print("tfviz: the desktop app starts from the `tfviz` command", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def _check(args: argparse.Namespace) -> int:
