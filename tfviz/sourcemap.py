@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -27,6 +28,7 @@ _LIB_DIRS = tuple(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_user_file(filename: str) -> bool:
     """True for the user's code: not the standard library, site-packages or tfviz.
 

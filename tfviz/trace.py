@@ -46,11 +46,9 @@ class Trace:
 
 
 def sq_norm_of(g: Any) -> Any:
-    """Half the squared L2 norm of a gradient (dense or IndexedSlices).
-
-    One L2Loss op per tensor keeps a ResNet-sized graph cheap to build; the
-    square roots are taken once, on the stacked result.
-    """
+    """Half the squared L2 norm of a gradient (dense or IndexedSlices), as one
+    L2Loss op in the gradient's own float dtype: a ResNet-sized graph needs
+    thousands of these, so each costs one op."""
     import tensorflow as tf
 
     values = g.values if isinstance(g, tf.IndexedSlices) else g
@@ -58,7 +56,27 @@ def sq_norm_of(g: Any) -> Any:
         values = tf.math.abs(values)
     if values.dtype not in (tf.float32, tf.float64):
         values = tf.cast(values, tf.float32)
-    return tf.cast(tf.raw_ops.L2Loss(t=values), tf.float64)
+    return tf.raw_ops.L2Loss(t=values)
+
+
+def stacked_norms(halves: list[Any]) -> Any:
+    """Norms from half squared norms, stacked per dtype, in input order."""
+    import tensorflow as tf
+
+    if not halves:
+        return tf.zeros([0], tf.float64)
+    groups: dict[Any, list[int]] = {}
+    for i, h in enumerate(halves):
+        groups.setdefault(h.dtype, []).append(i)
+    parts, order = [], []
+    for idx in groups.values():
+        parts.append(tf.cast(tf.stack([halves[i] for i in idx]), tf.float64))
+        order.extend(idx)
+    merged = tf.concat(parts, 0)
+    inverse = [0] * len(order)
+    for pos, i in enumerate(order):
+        inverse[i] = pos
+    return tf.sqrt(2.0 * tf.gather(merged, inverse))
 
 
 def raising_op(exc: BaseException) -> Any:
@@ -150,7 +168,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
         state["present"] = [g is not None for g in grads]
         state["keys"] = keys
         halves = [sq_norm_of(g) for g in grads if g is not None]
-        return loss, (tf.sqrt(2.0 * tf.stack(halves)) if halves else tf.zeros([0], tf.float64))
+        return loss, stacked_norms(halves)
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
     with _no_graph_rewrites():
