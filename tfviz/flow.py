@@ -36,7 +36,8 @@ def gradient_reach(g: nx.DiGraph, target: str, also_pass: Iterable[str] = ()) ->
     ``also_pass`` names ops whose raising gradient is treated as if it worked,
     to ask what would flow without them.
 
-    >>> g = nx.DiGraph([("a", "b"), ("b", "t")], status="passes")
+    >>> g = nx.DiGraph()
+    >>> g.add_edges_from([("a", "b"), ("b", "t")], status="passes")
     >>> g.edges["a", "b"]["status"] = "stop_gradient"
     >>> sorted(gradient_reach(g, "t"))
     ['b', 't']
