@@ -108,3 +108,17 @@ def test_keras_applications_report_ok(analyze_example, name):
     assert report.ok, [p.message for p in report.problems]
     assert len(report.variables) > 100
     assert all(v.status == "connected" for v in report.variables)
+
+
+def test_frozen_copy_when_the_script_builds_the_model_itself(tmp_path):
+    """The copy is made at import instead of on the first call: same verdict."""
+    from tfviz.diagnose import analyze
+
+    text = (EXAMPLES / "seed2_frozen_copy.py").read_text()
+    text = text.replace("\n\ndef loss():", "\nmodel(x_train[:1])  # built here, at import\n\n\ndef loss():")
+    path = tmp_path / "built_at_import.py"
+    path.write_text(text)
+    report = analyze(str(path))
+    kinds = {v.name: v.kind for v in report.variables}
+    assert kinds["model.layers[0].trainable_variables[0]"] == "frozen_copy"
+    assert any("model.layers[0].weights2" in p.message for p in report.problems)
