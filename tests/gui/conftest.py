@@ -11,6 +11,8 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="tfviz-gui-settings-")
 
 import pytest  # noqa: E402
 
+#: GUI-test-only scripts (segfault, hang, raise) must never be imported by collection.
+collect_ignore = ["scripts"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

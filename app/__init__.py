@@ -1,0 +1,1 @@
+"""tfviz desktop app (PySide6). Never imports TensorFlow: analyses run in worker processes."""

@@ -1,0 +1,71 @@
+"""Error banner: every failure is shown in the window with file:line and details."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+
+
+class ErrorBanner(QFrame):
+    targetChosen = Signal(str)
+    locationClicked = Signal(str, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.setStyleSheet("#banner { background: #FDECEA; border-bottom: 2px solid #D55E00; }"
+                           "QLabel { color: #5F1A00; }")
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.title.setOpenExternalLinks(False)
+        self.title.linkActivated.connect(self._link)
+        self.targets = QComboBox()
+        self.pick = QPushButton("Analyse this target")
+        self.pick.clicked.connect(lambda: self.targetChosen.emit(self.targets.currentText()))
+        self.toggle = QPushButton("Details")
+        self.toggle.setCheckable(True)
+        close = QPushButton("✕")
+        close.setFlat(True)
+        close.clicked.connect(self.hide)
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setMaximumHeight(220)
+        self.detail.hide()
+        self.toggle.toggled.connect(self.detail.setVisible)
+        row = QHBoxLayout()
+        row.addWidget(self.title, 1)
+        for w in (self.targets, self.pick, self.toggle, close):
+            row.addWidget(w)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        lay.addLayout(row)
+        lay.addWidget(self.detail)
+        self.hide()
+
+    def _link(self, href: str) -> None:
+        path, _, line = href.rpartition(":")
+        self.locationClicked.emit(path, int(line or 0))
+
+    def show_error(self, message: str, file: str | None = None, line: int | None = None, code: str = "",
+                   detail: str = "", candidates: list[str] | None = None) -> None:
+        where = ""
+        if file:
+            loc = f"{file}:{line}" if line else file
+            where = f" <a href='{loc}'>{loc.rsplit('/', 1)[-1]}</a>"
+        text = f"<b>{message}</b>{where}"
+        if code:
+            text += f"<br><code>{code}</code>"
+        if candidates:
+            text += "<br>Pick the function to differentiate:"
+        self.title.setText(text)
+        self.targets.clear()
+        self.targets.addItems(candidates or [])
+        self.targets.setVisible(bool(candidates))
+        self.pick.setVisible(bool(candidates))
+        self.detail.setPlainText(detail or "")
+        self.toggle.setVisible(bool(detail))
+        self.toggle.setChecked(bool(detail) and not candidates and len(detail) < 4000)
+        self.show()
+
+    def plain_text(self) -> str:
+        return self.title.text() + "\n" + self.detail.toPlainText()

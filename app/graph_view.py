@@ -1,0 +1,303 @@
+"""The graph view: builds scene items from a placed layout; zoom, pan, fit, select.
+
+Edges are drawn between the *visible representatives* of their endpoints (an
+op, or the collapsed group that hides it); several edges between the same pair
+merge into one drawn edge whose style is the worst of their statuses.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
+
+from tfviz.report import Report
+
+from .graph_items import EdgeBatch, FrameItem, NodeItem, Tile
+from .graph_layout import GraphLayout
+from .hierarchy import ROOT, Hierarchy
+from .palette import STYLES, category, magnitude_pen, pen_for, worst
+
+TILE = 1600.0
+
+
+def _fmt_shape(shape) -> str:
+    return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+class GraphView(QGraphicsView):
+    nodeSelected = Signal(str)  # op id or group id ("" when cleared)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.scene().setItemIndexMethod(QGraphicsScene.NoIndex)
+        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+        self.setDragMode(QGraphicsView.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setOptimizationFlags(
+            QGraphicsView.DontSavePainterState | QGraphicsView.DontAdjustForAntialiasing
+        )
+        self.setBackgroundBrush(QColor("#FFFFFF"))
+        self.report: Report | None = None
+        self.h: Hierarchy | None = None
+        self.gl: GraphLayout | None = None
+        self.expanded: set[str] = set()
+        self.only_path = False
+        self.magnitude = False
+        self.node_items: dict[str, NodeItem] = {}
+        self.frames: dict[str, FrameItem] = {}
+        self.edge_routes: dict[tuple[str, str], QPainterPath] = {}
+        self._overlay = None
+        self.scene().selectionChanged.connect(self._on_selection)
+
+    # -- model ------------------------------------------------------------------
+    def set_report(self, report: Report | None) -> None:
+        self.report = report
+        self.scene().clear()
+        self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
+        if report is None or not report.graph.ops:
+            self.h = self.gl = None
+            return
+        self.h = Hierarchy(report.graph)
+        self.gl = GraphLayout(self.h)
+        self.expanded = self.h.default_expanded()
+        self._norms = [math.log10(e.grad_norm) for e in report.graph.edges
+                       if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
+        self.rebuild()
+        self.fit()
+
+    def set_only_path(self, on: bool) -> None:
+        self.only_path = on
+        self.rebuild()
+
+    def set_magnitude(self, on: bool) -> None:
+        self.magnitude = on
+        self.rebuild()
+
+    def toggle_group(self, gid: str) -> None:
+        if gid == ROOT or self.h is None:
+            return
+        if gid in self.expanded:
+            self.expanded.discard(gid)
+            self.expanded -= {g for g in self.expanded if gid in self.h.group_chain(g)[:-1]}
+        else:
+            self.expanded.add(gid)
+        self.rebuild(keep=gid)
+
+    def set_all_expanded(self, on: bool) -> None:
+        if self.h is None:
+            return
+        self.expanded = set(self.h.groups) if on else {ROOT}
+        self.rebuild()
+        self.fit()
+
+    # -- building ---------------------------------------------------------------
+    def rebuild(self, keep: str | None = None) -> None:
+        if self.h is None:
+            return
+        anchor = None
+        if keep is not None:
+            it = self.node_items.get(keep) or self.frames.get(keep)
+            if it is not None:
+                anchor = self.mapFromScene(it.pos())
+        selected = [getattr(i, "node_id", None) for i in self.scene().selectedItems()]
+        sc = self.scene()
+        sc.blockSignals(True)
+        sc.clear()
+        self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
+        placed = self.gl.place(self.expanded, self.only_path)
+        self.last_layout_s = placed.layout_s
+        h = self.h
+        for f in placed.frames:
+            g = h.groups[f.id]
+            item = FrameItem(f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops",
+                             g.kind == "function")
+            sc.addItem(item)
+            self.frames[f.id] = item
+        tiles: dict[tuple[int, int], list[NodeItem]] = {}
+        for p in placed.nodes.values():
+            item = self._node_item(p)
+            self.node_items[p.id] = item
+            tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(item)
+        for kids in tiles.values():
+            rect = QRectF()
+            for k in kids:
+                rect = rect.united(k.mapRectToScene(k.boundingRect()))
+            tile = Tile(rect.adjusted(-4, -4, 4, 4))
+            sc.addItem(tile)
+            for k in kids:
+                k.setParentItem(tile)
+        self._build_edges(placed)
+        sc.setSceneRect(QRectF(-60, -60, placed.width + 120, placed.height + 120))
+        sc.blockSignals(False)
+        for nid in selected:
+            if nid in self.node_items:
+                self.node_items[nid].setSelected(True)
+        if anchor is not None:
+            it = self.node_items.get(keep) or self.frames.get(keep)
+            if it is not None:
+                delta = self.mapFromScene(it.pos()) - anchor
+                self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + delta.x())
+                self.verticalScrollBar().setValue(self.verticalScrollBar().value() + delta.y())
+
+    def _node_item(self, p) -> NodeItem:
+        rect = QRectF(p.x, p.y, p.w, p.h)
+        if p.kind == "group":
+            g = self.h.groups[p.id]
+            return NodeItem(p.id, rect, g.label, f"{g.n_ops} ops · double-click to expand", kind="group",
+                            on_path=g.on_path, badges=g.problems,
+                            tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
+                            + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
+        op = self.h.ops[p.id]
+        kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
+        outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
+        sub = op.type + (f" → {outs}" if outs else "")
+        tip = f"{op.name}\n{op.type}" + (f"\n{op.message}" if op.message else "")
+        if op.source:
+            tip += f"\n{op.source.label()}: {op.source.code}"
+        return NodeItem(op.id, rect, op.name, sub, kind=kind, status=op.status, on_path=op.on_path,
+                        tooltip=tip)
+
+    def _build_edges(self, placed) -> None:
+        merged: dict[tuple[str, str], list] = {}
+        for e in self.report.graph.edges:
+            if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
+                continue
+            a = self.h.representative(e.src, self.expanded)
+            b = self.h.representative(e.dst, self.expanded)
+            if a == b or a not in placed.nodes or b not in placed.nodes:
+                continue
+            if self.only_path and e.status == "off_path":
+                continue
+            merged.setdefault((a, b), []).append(e)
+        lo, hi = (min(self._norms), max(self._norms)) if self._norms else (0.0, 0.0)
+        batches: dict[tuple, QPainterPath] = {}
+        pens: dict[tuple, QPen] = {}
+        for (a, b), es in merged.items():
+            pa, pb = placed.nodes[a], placed.nodes[b]
+            pts = [QPointF(pa.x + pa.w / 2, pa.y + pa.h)]
+            pts += [QPointF(x, y) for x, y in placed.routes.get((a, b), ())]
+            pts.append(QPointF(pb.x + pb.w / 2, pb.y))
+            path = QPainterPath(pts[0])
+            for p0, p1 in zip(pts, pts[1:]):
+                dy = max(20.0, abs(p1.y() - p0.y()) / 2)
+                path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
+            self.edge_routes[(a, b)] = path
+            status = worst(e.status for e in es)
+            if self.magnitude:
+                g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
+                pen = magnitude_pen(g, lo, hi)
+                key = (pen.color().name(), round(pen.widthF(), 1), pen.style())
+            else:
+                cat = category(status)
+                pen = pen_for(status)
+                key = (cat,)
+            tkey = (int(pa.x // TILE), int(pa.y // TILE)) + key
+            batches.setdefault(tkey, QPainterPath()).addPath(path)
+            pens[tkey] = pen
+            cat = category(status)
+            if not self.magnitude and cat not in ("passes", "off_path"):
+                self._marker(path.pointAtPercent(0.5), cat, es)
+        for k, path in batches.items():
+            cat = k[2]
+            z = -5 if cat == "off_path" else -1 if cat == "passes" else 0
+            self.scene().addItem(EdgeBatch(path, pens[k], z))
+
+    def _marker(self, at: QPointF, cat: str, es) -> None:
+        st = STYLES[cat]
+        t = QGraphicsSimpleTextItem(st.marker)
+        t.setBrush(QColor(st.color))
+        t.setZValue(2)
+        r = t.boundingRect()
+        t.setPos(at - QPointF(r.width() / 2, r.height() / 2))
+        kinds = sorted({e.status for e in es})
+        t.setToolTip(f"{st.label}: {', '.join(kinds)} ({len(es)} edge{'s' if len(es) > 1 else ''})")
+        self.scene().addItem(t)
+
+    # -- selection & highlight ---------------------------------------------------
+    def _on_selection(self) -> None:
+        sel = [i for i in self.scene().selectedItems() if isinstance(i, NodeItem)]
+        self.nodeSelected.emit(sel[0].node_id if sel else "")
+
+    def reveal(self, op_id: str) -> NodeItem | None:
+        """Expand the groups hiding ``op_id``, then return its item."""
+        if self.h is None or op_id not in self.h.ops:
+            return None
+        missing = [g for g in self.h.chain[op_id] if g not in self.expanded]
+        if missing or op_id not in self.node_items:
+            self.expanded.update(self.h.chain[op_id])
+            if self.only_path and not self.h.ops[op_id].on_path:
+                self.only_path = False
+            self.rebuild()
+        return self.node_items.get(op_id)
+
+    def select_op(self, op_id: str, center: bool = True) -> bool:
+        item = self.reveal(op_id)
+        if item is None:
+            return False
+        self.scene().clearSelection()
+        item.setSelected(True)
+        if center:
+            if self.transform().m11() < 0.6:
+                self.resetTransform()
+                self.scale(0.8, 0.8)
+            self.centerOn(item)
+        return True
+
+    def highlight(self, op_ids: set[str]) -> None:
+        """Outline the drawn edges between the given ops (a variable's paths to the target)."""
+        if self._overlay is not None:
+            self.scene().removeItem(self._overlay)
+            self._overlay = None
+        for it in self.node_items.values():
+            if it.highlight:
+                it.highlight = False
+                it.update()
+        if not op_ids or self.h is None:
+            return
+        reps = {self.h.representative(o, self.expanded) for o in op_ids if o in self.h.ops}
+        path = QPainterPath()
+        for (a, b), p in self.edge_routes.items():
+            if a in reps and b in reps:
+                path.addPath(p)
+        for r in reps:
+            if r in self.node_items:
+                self.node_items[r].highlight = True
+                self.node_items[r].update()
+        pen = QPen(QColor(255, 193, 7, 150), 7.0)
+        self._overlay = EdgeBatch(path, pen, -2)
+        self.scene().addItem(self._overlay)
+
+    # -- navigation ---------------------------------------------------------------
+    def fit(self) -> None:
+        r = self.scene().itemsBoundingRect()
+        if not r.isEmpty():
+            self.fitInView(r.adjusted(-20, -20, 20, 20), Qt.KeepAspectRatio)
+            if self.transform().m11() > 1.2:
+                self.resetTransform()
+                self.scale(1.2, 1.2)
+                self.centerOn(r.center())
+
+    def wheelEvent(self, event) -> None:
+        factor = 1.0015 ** event.angleDelta().y()
+        s = self.transform().m11() * factor
+        if 0.01 < s < 8:
+            self.scale(factor, factor)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        for it in self.items_at(event.position().toPoint()):
+            if isinstance(it, NodeItem) and it.kind == "group":
+                self.toggle_group(it.node_id)
+                return
+            if isinstance(it, FrameItem) and it.title_rect().contains(it.mapFromScene(
+                    self.mapToScene(event.position().toPoint()))):
+                self.toggle_group(it.group_id)
+                return
+        super().mouseDoubleClickEvent(event)
+
+    def items_at(self, pos):
+        return QGraphicsView.items(self, pos)

@@ -1,0 +1,148 @@
+"""Group tree of a graph: nested function bodies, then name scopes inside each.
+
+An op's place in the tree comes from its ``group`` (function body, nested via
+``GraphFunction.parent``) and its ``scope``. Scopes holding a single op are
+flattened away: a box around one op only adds clutter. Edges are projected to
+the lowest common group, so each group's layout only sees its direct children.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tfviz.report import GraphDoc, GraphOp
+
+from .palette import category
+
+ROOT = "f:"
+
+
+@dataclass
+class Group:
+    id: str
+    label: str
+    kind: str  # root | function | scope
+    parent: str | None
+    children: list[str] = field(default_factory=list)  # group ids and op ids, in input order
+    n_ops: int = 0
+    problems: dict[str, int] = field(default_factory=dict)  # legend category -> count
+    on_path: bool = False
+
+
+class Hierarchy:
+    def __init__(self, graph: GraphDoc):
+        self.graph = graph
+        self.ops: dict[str, GraphOp] = {o.id: o for o in graph.ops}
+        self.groups: dict[str, Group] = {ROOT: Group(ROOT, "graph", "root", None)}
+        self.parent: dict[str, str] = {}  # op or group id -> group id
+        self._build()
+        self.chain: dict[str, list[str]] = {op: self._chain(op) for op in self.ops}
+        self._summarise()
+
+    # -- construction ---------------------------------------------------------
+    def _fn_group(self, fid: str) -> str:
+        if not fid:
+            return ROOT
+        gid = "f:" + fid
+        if gid not in self.groups:
+            fn = self._fns.get(fid)
+            parent = ROOT
+            label = fid
+            if fn is not None:
+                label = f"{fn.name} ({fn.kind})" if fn.kind else fn.name
+                call = self.ops.get(fn.call_op) or self.ops.get(fn.parent + "/" + fn.call_op)
+                parent = self._scope_group(fn.parent, call.scope) if call else self._fn_group(fn.parent)
+            self.groups[gid] = Group(gid, label, "function", parent)
+            self._add_child(parent, gid)
+        return gid
+
+    def _scope_group(self, fid: str, scope: str) -> str:
+        base = self._fn_group(fid)
+        if not scope:
+            return base
+        gid = f"{base}/s:{scope}"
+        if gid not in self.groups:
+            head, _, last = scope.rpartition("/")
+            parent = self._scope_group(fid, head)
+            self.groups[gid] = Group(gid, last, "scope", parent)
+            self._add_child(parent, gid)
+        return gid
+
+    def _add_child(self, gid: str, child: str) -> None:
+        self.groups[gid].children.append(child)
+        self.parent[child] = gid
+
+    def _build(self) -> None:
+        self._fns = {f.id: f for f in self.graph.functions}
+        for f in self.graph.functions:
+            self._fn_group(f.id)
+        for op in self.graph.ops:
+            self._add_child(self._scope_group(op.group, op.scope), op.id)
+        # flatten scope groups that hold exactly one thing, bottom-up
+        for gid in sorted(self.groups, key=len, reverse=True):
+            g = self.groups.get(gid)
+            if g is None or g.kind != "scope" or len(g.children) != 1:
+                continue
+            (only,) = g.children
+            par = self.groups[g.parent]
+            par.children[par.children.index(gid)] = only
+            self.parent[only] = g.parent
+            if only in self.groups:
+                self.groups[only].parent = g.parent
+            del self.groups[gid]
+            self.parent.pop(gid, None)
+
+    def _chain(self, node: str) -> list[str]:
+        """Groups above ``node``, root first."""
+        out = []
+        p = self.parent.get(node)
+        while p is not None:
+            out.append(p)
+            p = self.groups[p].parent
+        out.reverse()
+        return out
+
+    def _summarise(self) -> None:
+        for op in self.ops.values():
+            cat = category(op.status)
+            for gid in self.chain[op.id]:
+                g = self.groups[gid]
+                g.n_ops += 1
+                g.on_path = g.on_path or op.on_path
+                if cat not in ("passes", "off_path"):
+                    g.problems[cat] = g.problems.get(cat, 0) + 1
+
+    # -- queries ----------------------------------------------------------------
+    def group_chain(self, gid: str) -> list[str]:
+        return self._chain(gid) + [gid]
+
+    def representative(self, op_id: str, expanded: set[str]) -> str:
+        """The op itself if every group above it is expanded, else the outermost collapsed group."""
+        for gid in self.chain[op_id]:
+            if gid != ROOT and gid not in expanded:
+                return gid
+        return op_id
+
+    def child_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """For each group, the edges between its direct children (projected, deduplicated)."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for e in self.graph.edges:
+            if e.back or e.src not in self.ops or e.dst not in self.ops:
+                continue
+            a, b = self.chain[e.src] + [e.src], self.chain[e.dst] + [e.dst]
+            i = 0
+            while i < len(a) and i < len(b) and a[i] == b[i]:
+                i += 1
+            if i >= len(a) or i >= len(b):
+                continue
+            out.setdefault(a[i - 1], set()).add((a[i], b[i]))
+        return {g: sorted(es) for g, es in out.items()}
+
+    def default_expanded(self, big: int = 300) -> set[str]:
+        """Small graphs open fully expanded; large ones show only the top level."""
+        if len(self.ops) <= big:
+            return set(self.groups)
+        return {ROOT}
+
+    def ancestors_to_expand(self, op_id: str) -> list[str]:
+        return self.chain.get(op_id, [])

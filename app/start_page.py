@@ -1,0 +1,81 @@
+"""Start page shown by bare ``tfviz``: bundled examples and recent files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+
+
+def bundled_examples() -> list[Path]:
+    return sorted(EXAMPLES_DIR.glob("*.py")) if EXAMPLES_DIR.is_dir() else []
+
+
+def _first_doc_line(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        s = line.strip().strip('"').strip("'").strip()
+        if s and not s.startswith("#"):
+            return s
+    return ""
+
+
+class StartPage(QWidget):
+    openRequested = Signal(str)
+    browseRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        title = QLabel("<h2>tfviz</h2>See why a TensorFlow model's gradients don't flow. "
+                       "Open a script that defines a zero-argument <code>loss()</code> "
+                       "(or pick another target after opening).")
+        title.setWordWrap(True)
+        browse = QPushButton("Open script…  (Ctrl+O)")
+        browse.clicked.connect(self.browseRequested)
+        self.examples = QListWidget()
+        self.recent = QListWidget()
+        for lst in (self.examples, self.recent):
+            lst.itemActivated.connect(lambda it: self.openRequested.emit(it.data(Qt.UserRole)))
+        for p in bundled_examples():
+            it = QListWidgetItem(f"{p.name}\n    {_first_doc_line(p)}")
+            it.setData(Qt.UserRole, str(p))
+            it.setToolTip(str(p))
+            self.examples.addItem(it)
+        if not self.examples.count():
+            self.examples.addItem("(no bundled examples found)")
+        cols = QHBoxLayout()
+        for label, w in (("Examples", self.examples), ("Recent files", self.recent)):
+            box = QVBoxLayout()
+            box.addWidget(QLabel(f"<b>{label}</b> — double-click to open"))
+            box.addWidget(w)
+            cols.addLayout(box)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(40, 30, 40, 30)
+        lay.addWidget(title)
+        lay.addWidget(browse, 0, Qt.AlignLeft)
+        lay.addLayout(cols, 1)
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent.clear()
+        for p in paths:
+            it = QListWidgetItem(p)
+            it.setData(Qt.UserRole, p)
+            self.recent.addItem(it)
+        if not paths:
+            it = QListWidgetItem("(nothing opened yet)")
+            it.setFlags(Qt.NoItemFlags)
+            self.recent.addItem(it)

@@ -1,0 +1,346 @@
+"""The main window: menus, docks, status bar, and the analysis lifecycle.
+
+One analysis at a time. Each runs in a worker process taken from the pool
+(warm when possible); Cancel kills it, a crash is reported with the worker's
+exit status and faulthandler trace, and the window stays usable throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tfviz.report import Report
+
+from .banner import ErrorBanner
+from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
+from .graph_panel import GraphPanel
+from .source_view import SourceView
+from .start_page import StartPage
+from .worker_client import Worker, WorkerPool
+
+MAX_RECENT = 10
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, pool: WorkerPool | None = None):
+        super().__init__()
+        self.setWindowTitle("tfviz")
+        self.resize(1400, 900)
+        self.settings = QSettings("tfviz", "tfviz")
+        self.pool = pool or WorkerPool(self)
+        self.report: Report | None = None
+        self.script: str | None = None
+        self.target: str | None = None
+        self.worker: Worker | None = None
+        self.last_error: dict | None = None
+        self.result_at = 0.0
+        self._build_ui()
+        self._build_menus()
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.fileChanged.connect(self._file_changed)
+        self._debounce = QTimer(self, singleShot=True, interval=500)
+        self._debounce.timeout.connect(self.reload)
+        self._restore()
+
+    # -- UI -----------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.banner = ErrorBanner()
+        self.banner.targetChosen.connect(lambda t: self.open_script(self.script, t))
+        self.banner.locationClicked.connect(lambda f, ln: self.source.mark_line(ln, f))
+        self.start = StartPage()
+        self.start.openRequested.connect(lambda p: self.open_script(p))
+        self.start.browseRequested.connect(self.browse)
+        self.graph = GraphPanel()
+        self.graph.view.nodeSelected.connect(self._node_selected)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.start)
+        self.stack.addWidget(self.graph)
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.variables = VariablesPanel()
+        self.variables.variableSelected.connect(self._variable_selected)
+        self.problems = ProblemsPanel()
+        self.problems.problemActivated.connect(self.show_problem)
+        self.source = SourceView()
+        self.details = DetailsPanel()
+        self.log = LogPanel()
+        self.docks = {}
+        for name, w, area in (("Variables", self.variables, Qt.LeftDockWidgetArea),
+                              ("Problems", self.problems, Qt.BottomDockWidgetArea),
+                              ("Source", self.source, Qt.RightDockWidgetArea),
+                              ("Details", self.details, Qt.RightDockWidgetArea),
+                              ("Log", self.log, Qt.BottomDockWidgetArea)):
+            d = QDockWidget(name, self)
+            d.setObjectName(f"dock_{name}")
+            d.setWidget(w)
+            self.addDockWidget(area, d)
+            self.docks[name] = d
+        self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
+        self.docks["Problems"].raise_()
+        QTimer.singleShot(0, self._default_dock_sizes)
+
+        sb = self.statusBar()
+        self.stage = QLabel("Ready")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumWidth(220)
+        self.progress.hide()
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop the analysis (Esc)")
+        self.cancel_btn.clicked.connect(self.cancel)
+        self.cancel_btn.hide()
+        self.target_combo = QComboBox()
+        self.target_combo.setToolTip("Function to differentiate")
+        self.target_combo.hide()
+        self.target_combo.activated.connect(
+            lambda _i: self.open_script(self.script, self.target_combo.currentText()))
+        sb.addWidget(self.stage, 1)
+        for w in (self.target_combo, self.progress, self.cancel_btn):
+            sb.addPermanentWidget(w)
+
+    def _default_dock_sizes(self) -> None:
+        if self.settings.value("state") is None:  # first run: sensible widths (ignored before show)
+            self.resizeDocks([self.docks["Variables"], self.docks["Source"]], [340, 440], Qt.Horizontal)
+            self.resizeDocks([self.docks["Problems"], self.docks["Details"]], [190, 330], Qt.Vertical)
+
+    def _build_menus(self) -> None:
+        def act(menu, text, slot, key=None, tip=""):
+            a = QAction(text, self)
+            if key:
+                a.setShortcut(QKeySequence(key))
+            a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        f = self.menuBar().addMenu("&File")
+        act(f, "&Open…", self.browse, QKeySequence.Open)
+        self.recent_menu = f.addMenu("Open &Recent")
+        act(f, "&Start page", lambda: self.stack.setCurrentWidget(self.start))
+        f.addSeparator()
+        act(f, "&Quit", self.close, "Ctrl+Q")
+        a = self.menuBar().addMenu("&Analysis")
+        self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyse the script again")
+        self.cancel_action = act(a, "&Cancel", self.cancel, "Esc", "Stop the running analysis")
+        v = self.menuBar().addMenu("&View")
+        act(v, "&Fit graph", self.graph.view.fit, "F")
+        act(v, "&Find…", self.graph.focus_search, "Ctrl+F")
+        act(v, "Find &next", self.graph.find_next, "F3")
+        act(v, "Find &previous", self.graph.find_prev, "Shift+F3")
+        v.addAction(self.graph.only_path.text(), self.graph.only_path.toggle)
+        v.addAction(self.graph.magnitude.text(), self.graph.magnitude.toggle)
+        v.addSeparator()
+        for d in self.docks.values():
+            v.addAction(d.toggleViewAction())
+
+    # -- settings -----------------------------------------------------------------
+    def _restore(self) -> None:
+        geo = self.settings.value("geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        state = self.settings.value("state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        self._refresh_recent()
+
+    def recent_files(self) -> list[str]:
+        v = self.settings.value("recent", [])
+        v = [v] if isinstance(v, str) else list(v or [])
+        return [p for p in v if os.path.exists(p)]
+
+    def _add_recent(self, path: str) -> None:
+        r = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent", r[:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        files = self.recent_files()
+        self.start.set_recent(files)
+        self.recent_menu.clear()
+        for p in files:
+            self.recent_menu.addAction(p, lambda p=p: self.open_script(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    def closeEvent(self, e) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        self.cancel(quiet=True)
+        self.pool.shutdown()
+        super().closeEvent(e)
+
+    # -- analysis -----------------------------------------------------------------
+    def browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open script", os.path.dirname(self.script or ""),
+                                              "Python scripts (*.py)")
+        if path:
+            self.open_script(path)
+
+    def open_script(self, path: str | None, target: str | None = None) -> None:
+        if not path:
+            return
+        path = os.path.abspath(path)
+        if path != self.script:
+            if self.watcher.files():
+                self.watcher.removePaths(self.watcher.files())
+            self.watcher.addPath(path)
+            self.report = None
+            self._show_report(None)
+            self.target_combo.hide()
+        self.script, self.target = path, target
+        self.setWindowTitle(f"tfviz — {os.path.basename(path)}")
+        self._add_recent(path)
+        self.source.load(path)
+        self.stack.setCurrentWidget(self.graph)
+        self._start()
+
+    def reload(self) -> None:
+        if self.script:
+            self.source.reload()
+            self._start()
+
+    def _file_changed(self, path: str) -> None:
+        if os.path.exists(path) and path not in self.watcher.files():
+            self.watcher.addPath(path)  # editors that replace the file drop the watch
+        self._debounce.start()
+
+    def _start(self) -> None:
+        self.cancel(quiet=True)
+        self.banner.hide()
+        self.last_error = None
+        self.log.append_text("stdout", f"── analysing {self.script} (target: {self.target or 'default'})\n")
+        w = self.pool.take()
+        self.worker = w
+        w.progress.connect(self._progress)
+        w.log.connect(self.log.append_text)
+        w.result.connect(self._result)
+        w.error.connect(self._error)
+        w.crashed.connect(self._crashed)
+        w.finished.connect(lambda w=w: self._finished(w))
+        self.stage.setText("starting TensorFlow…" if not w.is_ready else "analysing…")
+        self.progress.setValue(0)
+        self.progress.show()
+        self.cancel_btn.show()
+        w.analyze(self.script, self.target)
+
+    def busy(self) -> bool:
+        return self.worker is not None
+
+    def cancel(self, quiet: bool = False) -> None:
+        w, self.worker = self.worker, None
+        if w is None:
+            return
+        for sig in (w.progress, w.log, w.result, w.error, w.crashed):
+            sig.disconnect()
+        w.kill()
+        self._idle("Cancelled" if not quiet else "Ready")
+
+    def _idle(self, text: str) -> None:
+        self.stage.setText(text)
+        self.progress.hide()
+        self.cancel_btn.hide()
+
+    def _finished(self, w: Worker) -> None:
+        if w is self.worker:
+            self.worker = None
+            self.progress.hide()
+            self.cancel_btn.hide()
+
+    def _progress(self, stage: str, fraction: float) -> None:
+        self.stage.setText(stage)
+        self.progress.setValue(int(100 * fraction))
+
+    def _result(self, data: dict) -> None:
+        self.result_at = time.perf_counter()
+        try:
+            report = Report.from_dict(data)
+        except Exception as exc:  # noqa: BLE001 - a malformed report is shown, not raised
+            self._error({"message": f"could not read the analysis result: {exc}"})
+            return
+        self.report = report
+        self._show_report(report)
+        n = len(report.problems)
+        bad = sum(v.status != "connected" for v in report.variables)
+        self._idle(f"{report.target}: {n} problem{'s' * (n != 1)}, {bad}/{len(report.variables)} "
+                   f"variables without gradient" if n or bad else f"{report.target}: all gradients flow")
+        if len(report.targets) > 1:
+            self.target_combo.clear()
+            self.target_combo.addItems(report.targets)
+            self.target_combo.setCurrentText(report.target)
+            self.target_combo.show()
+
+    def _error(self, err: dict) -> None:
+        self.last_error = err
+        self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
+                               err.get("code") or "", err.get("detail") or "", err.get("candidates") or [])
+        if err.get("file") and err.get("line"):
+            self.source.mark_line(int(err["line"]), err["file"])
+        self._idle("Analysis failed")
+
+    def _crashed(self, summary: str, trace: str) -> None:
+        self.last_error = {"message": summary, "detail": trace}
+        self.log.append_text("stderr", f"{summary}\n")
+        self.banner.show_error(summary + " Press F5 to try again.", detail=trace or "(no output on stderr)")
+        self._idle("Worker crashed")
+
+    # -- selection ----------------------------------------------------------------
+    def _show_report(self, report: Report | None) -> None:
+        self.variables.set_report(report)
+        self.problems.set_report(report)
+        self.graph.view.set_report(report)
+        self.details.show_op(report, "")
+
+    def _node_selected(self, node_id: str) -> None:
+        v = self.graph.view
+        label = v.h.groups[node_id].label if v.h and node_id in v.h.groups else ""
+        self.details.show_op(self.report, node_id, label)
+        op = v.h.ops.get(node_id) if v.h else None
+        if op is not None and op.source:
+            self.source.mark_line(op.source.line, op.source.file)
+
+    def show_problem(self, p) -> None:
+        if p.op:
+            self.graph.view.select_op(p.op)
+        if p.source:
+            self.source.mark_line(p.source.line, p.source.file)
+
+    def _variable_selected(self, var) -> None:
+        from .paths import path_ops
+
+        view = self.graph.view
+        if var is None or self.report is None:
+            view.highlight(set())
+            return
+        ops = path_ops(self.report, f"var:{var.name}")
+        ops |= set(var.blocked_at)
+        view.highlight(ops)
+        if f"var:{var.name}" in view.node_items or view.reveal(f"var:{var.name}"):
+            item = view.node_items.get(f"var:{var.name}")
+            if item is not None:
+                view.centerOn(item)
+        if var.blocked_at:
+            op = view.h.ops.get(var.blocked_at[0]) if view.h else None
+            if op is not None and op.source:
+                self.source.mark_line(op.source.line, op.source.file)
+        self.current_path_ops = ops

@@ -1,0 +1,167 @@
+"""Worker processes for analyses, driven by QProcess so the event loop never blocks.
+
+A worker imports TensorFlow (~7 s), says ``ready`` and then serves one
+request. The pool keeps one spare worker warm so that opening or reloading a
+script starts analysing at once; every analysis uses a fresh process, so a
+crash or hang in the user's script only ever kills that process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Worker(QObject):
+    """One ``python -m tfviz.worker`` process and its JSON-lines protocol."""
+
+    ready = Signal()
+    progress = Signal(str, float)
+    log = Signal(str, str)
+    result = Signal(dict)
+    error = Signal(dict)
+    crashed = Signal(str, str)  # summary, stderr tail (faulthandler trace)
+    finished = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.is_ready = False
+        self.busy = False
+        self.answered = False
+        self.cancelled = False
+        self._buf = b""
+        self._err = bytearray()
+        self.proc = QProcess(self)
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), env.value("PYTHONPATH")])))
+        env.insert("PYTHONUNBUFFERED", "1")
+        env.remove("QT_QPA_PLATFORM")
+        self.proc.setProcessEnvironment(env)
+        self.proc.readyReadStandardOutput.connect(self._on_stdout)
+        self.proc.readyReadStandardError.connect(self._on_stderr)
+        self.proc.finished.connect(self._on_finished)
+        self.proc.errorOccurred.connect(self._on_error)
+        self.proc.start(sys.executable, ["-m", "tfviz.worker"])
+
+    @property
+    def pid(self) -> int:
+        return int(self.proc.processId())
+
+    def analyze(self, script: str, target: str | None) -> None:
+        self.busy = True
+        req = json.dumps({"cmd": "analyze", "script": script, "target": target}) + "\n"
+        self.proc.write(req.encode())
+
+    def kill(self) -> None:
+        self.cancelled = True
+        if self.proc.state() != QProcess.NotRunning:
+            self.proc.kill()
+
+    def stderr_tail(self, limit: int = 6000) -> str:
+        return bytes(self._err[-limit:]).decode("utf-8", "replace")
+
+    def _on_stderr(self) -> None:
+        data = bytes(self.proc.readAllStandardError())
+        self._err += data
+        del self._err[:-200_000]
+        if self.busy and data:
+            self.log.emit("stderr", data.decode("utf-8", "replace"))
+
+    def _on_stdout(self) -> None:
+        self._buf += bytes(self.proc.readAllStandardOutput())
+        *lines, self._buf = self._buf.split(b"\n")
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                msg = json.loads(raw)
+            except json.JSONDecodeError:
+                self.log.emit("stdout", raw.decode("utf-8", "replace") + "\n")
+                continue
+            self._dispatch(msg)
+
+    def _dispatch(self, msg: dict) -> None:
+        t = msg.get("type")
+        if t == "ready":
+            self.is_ready = True
+            self.ready.emit()
+        elif t == "progress":
+            self.progress.emit(str(msg.get("stage", "")), float(msg.get("fraction") or 0.0))
+        elif t == "log":
+            self.log.emit(str(msg.get("stream", "stdout")), str(msg.get("text", "")))
+        elif t == "result":
+            self.answered = True
+            self.result.emit(msg.get("report") or {})
+        elif t == "error":
+            self.answered = True
+            self.error.emit(msg.get("error") or {})
+
+    def _on_error(self, err) -> None:
+        if err == QProcess.FailedToStart:
+            self.crashed.emit(f"the analysis worker could not start: {self.proc.errorString()}", "")
+            self.finished.emit()
+
+    def _on_finished(self, code: int, status) -> None:
+        self._on_stdout()
+        if self._buf.strip():
+            self._buf += b"\n"
+            self._on_stdout()
+        if not self.answered and not self.cancelled:
+            if status == QProcess.CrashExit:
+                sig = self._signal_name(code)
+                summary = f"The analysis worker crashed ({sig})."
+            else:
+                summary = f"The analysis worker exited with status {code} before answering."
+            self.crashed.emit(summary, self.stderr_tail())
+        self.finished.emit()
+
+    @staticmethod
+    def _signal_name(code: int) -> str:
+        import signal
+
+        try:
+            return f"killed by signal {code}, {signal.Signals(code).name}"
+        except ValueError:
+            return f"exit code {code}"
+
+
+class WorkerPool(QObject):
+    """Hands out workers and keeps one spare warming up behind the scenes."""
+
+    def __init__(self, parent=None, spare: bool = True):
+        super().__init__(parent)
+        self.keep_spare = spare
+        self._spare: Worker | None = None
+        self._closing = False
+        if spare:
+            QTimer.singleShot(0, self._ensure_spare)
+
+    def _ensure_spare(self) -> None:
+        if self._closing or not self.keep_spare:
+            return
+        if self._spare is None or self._spare.proc.state() == QProcess.NotRunning:
+            self._spare = Worker(self)
+
+    def take(self) -> Worker:
+        """A worker for one analysis (the warm spare if there is one), and start a new spare."""
+        w = self._spare if self._spare is not None and self._spare.proc.state() != QProcess.NotRunning \
+            else Worker(self)
+        self._spare = None
+        w.finished.connect(w.deleteLater)
+        QTimer.singleShot(0, self._ensure_spare)
+        return w
+
+    def spare_ready(self) -> bool:
+        return self._spare is not None and self._spare.is_ready
+
+    def shutdown(self) -> None:
+        self._closing = True
+        for w in self.findChildren(Worker):
+            w.kill()
+            w.proc.waitForFinished(1000)
