@@ -1,0 +1,62 @@
+"""Scripts that segfault, hang or raise: the window survives and says what happened."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from conftest import EXAMPLES, SCRIPTS, run_analysis
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie counts as dead
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_segfault_is_reported_with_trace(qtbot, window):
+    run_analysis(qtbot, window, SCRIPTS / "segfault.py")
+    assert window.banner.isVisible()
+    text = window.banner.plain_text()
+    assert "crashed" in text and "SIGSEGV" in text
+    assert "Fatal Python error" in window.banner.detail.toPlainText()  # faulthandler's trace
+    assert "segfault.py" in window.banner.detail.toPlainText()
+    assert window.stage.text() == "Worker crashed"
+
+
+def test_raise_shows_message_and_line(qtbot, window):
+    run_analysis(qtbot, window, SCRIPTS / "raises.py")
+    err = window.last_error
+    assert err is not None and "boom from the test script" in err["message"] + err.get("detail", "")
+    assert window.banner.isVisible()
+    assert "raises.py" in window.banner.plain_text()
+    if err.get("line"):
+        assert window.source.marked_line == err["line"]
+
+
+def test_hang_is_cancelled_within_a_second(qtbot, window):
+    window.open_script(str(SCRIPTS / "hang.py"))
+    worker = window.worker
+    assert worker is not None and window.cancel_btn.isVisible()
+    qtbot.waitUntil(lambda: "about to hang" in window.log.toPlainText(), timeout=120_000)
+    pid = worker.pid
+    t0 = time.perf_counter()
+    window.cancel_action.trigger()  # the Esc shortcut
+    qtbot.waitUntil(lambda: not _alive(pid), timeout=1000)
+    assert time.perf_counter() - t0 < 1.0
+    assert not window.busy() and window.stage.text() == "Cancelled"
+    assert not window.cancel_btn.isVisible()
+
+
+def test_window_still_works_after_failures(qtbot, window):
+    """F5-style reload of a healthy example after the crashes gives a normal result."""
+    healthy = sorted(EXAMPLES.glob("*.py"))[0]
+    run_analysis(qtbot, window, healthy)
+    assert window.report is not None or window.last_error is not None
+    assert window.stack.currentWidget() is window.graph
