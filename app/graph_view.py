@@ -52,6 +52,7 @@ class GraphView(QGraphicsView):
         self.frames: dict[str, FrameItem] = {}
         self.edge_routes: dict[tuple[str, str], QPainterPath] = {}
         self._overlay = None
+        self.highlighted_edges = 0
         self.scene().selectionChanged.connect(self._on_selection)
 
     # -- model ------------------------------------------------------------------
@@ -257,6 +258,7 @@ class GraphView(QGraphicsView):
             if it.highlight:
                 it.highlight = False
                 it.update()
+        self.highlighted_edges = 0
         if not op_ids or self.h is None:
             return
         reps = {self.h.representative(o, self.expanded) for o in op_ids if o in self.h.ops}
@@ -264,6 +266,7 @@ class GraphView(QGraphicsView):
         for (a, b), p in self.edge_routes.items():
             if a in reps and b in reps:
                 path.addPath(p)
+                self.highlighted_edges += 1
         for r in reps:
             if r in self.node_items:
                 self.node_items[r].highlight = True

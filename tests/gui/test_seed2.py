@@ -1,0 +1,27 @@
+"""End to end on seed 2: a variable copied at build time is marked frozen_copy and has no path."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EXAMPLES, run_analysis
+
+SEED2 = EXAMPLES / "seed2_frozen_copy.py"
+
+
+@pytest.mark.skipif(not SEED2.exists(), reason="seed-2 example not bundled yet")
+def test_seed2_frozen_copy_variable_has_no_path(qtbot, window):
+    run_analysis(qtbot, window, SEED2)
+    assert window.report is not None, window.last_error
+    frozen = [v for v in window.report.variables if v.kind == "frozen_copy"]
+    assert frozen, "no frozen_copy variable reported"
+    var = frozen[0]
+    assert window.variables.select_name(var.name)
+    row = window.variables.currentItem()
+    assert "frozen_copy" in row.text(2) and "disconnected" in row.text(2)
+    assert window.current_path_ops == set(var.blocked_at)  # nothing reaches the target
+    assert window.graph.view.highlighted_edges == 0
+    # a connected variable, by contrast, lights up its path to the target
+    ok = next(v for v in window.report.variables if v.status == "connected")
+    window.variables.select_name(ok.name)
+    assert "__target__" in window.current_path_ops
+    assert window.graph.view.highlighted_edges > 0
