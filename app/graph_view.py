@@ -124,15 +124,26 @@ class GraphView(QGraphicsView):
             item = self._node_item(p)
             self.node_items[p.id] = item
             tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(item)
+        self._tiles, self._overview = [], []
         for kids in tiles.values():
             rect = QRectF()
+            shapes = QPainterPath()
             for k in kids:
-                rect = rect.united(k.mapRectToScene(k.boundingRect()))
+                r = k.mapRectToScene(k.boundingRect())
+                rect = rect.united(r)
+                shapes.addRect(r)
             tile = Tile(rect.adjusted(-4, -4, 4, 4))
             sc.addItem(tile)
             for k in kids:
                 k.setParentItem(tile)
+            self._tiles.append(tile)
+            # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
+            ov = sc.addPath(shapes, QPen(Qt.NoPen), QColor("#9AA5B1"))
+            ov.setVisible(False)
+            self._overview.append(ov)
         self._build_edges(placed)
+        self._lod_overview = None
+        self.update_lod()
         sc.setSceneRect(QRectF(-60, -60, placed.width + 120, placed.height + 120))
         sc.blockSignals(False)
         for nid in selected:
@@ -246,7 +257,8 @@ class GraphView(QGraphicsView):
             if self.transform().m11() < 0.6:
                 self.resetTransform()
                 self.scale(0.8, 0.8)
-            self.centerOn(item)
+                self.update_lod()
+            self.centerOn(item.sceneBoundingRect().center())
         return True
 
     def highlight(self, op_ids: set[str]) -> None:
@@ -276,6 +288,25 @@ class GraphView(QGraphicsView):
         self.scene().addItem(self._overlay)
 
     # -- navigation ---------------------------------------------------------------
+    OVERVIEW_SCALE = 0.08
+
+    def update_lod(self) -> None:
+        """Swap node items for per-tile overview paths when nodes are a few pixels wide."""
+        far = self.transform().m11() < self.OVERVIEW_SCALE and len(self.node_items) > 400
+        if far == getattr(self, "_lod_overview", None):
+            return
+        self._lod_overview = far
+        for t in self._tiles:
+            t.setVisible(not far)
+        for o in self._overview:
+            o.setVisible(far)
+
+    def zoom_by(self, factor: float) -> None:
+        s = self.transform().m11() * factor
+        if 0.0002 < s < 8:
+            self.scale(factor, factor)
+            self.update_lod()
+
     def fit(self) -> None:
         r = self.scene().itemsBoundingRect()
         if not r.isEmpty():
@@ -284,12 +315,10 @@ class GraphView(QGraphicsView):
                 self.resetTransform()
                 self.scale(1.2, 1.2)
                 self.centerOn(r.center())
+        self.update_lod()
 
     def wheelEvent(self, event) -> None:
-        factor = 1.0015 ** event.angleDelta().y()
-        s = self.transform().m11() * factor
-        if 0.01 < s < 8:
-            self.scale(factor, factor)
+        self.zoom_by(1.0015 ** event.angleDelta().y())
 
     def mouseDoubleClickEvent(self, event) -> None:
         for it in self.items_at(event.position().toPoint()):

@@ -68,6 +68,15 @@ class Hierarchy:
             self._add_child(parent, gid)
         return gid
 
+    def _common(self, gids: list[str]) -> str:
+        chains = [self._chain(g) + [g] for g in set(gids)]
+        out = ROOT
+        for level in zip(*chains):
+            if any(x != level[0] for x in level):
+                break
+            out = level[0]
+        return out
+
     def _add_child(self, gid: str, child: str) -> None:
         self.groups[gid].children.append(child)
         self.parent[child] = gid
@@ -76,8 +85,21 @@ class Hierarchy:
         self._fns = {f.id: f for f in self.graph.functions}
         for f in self.graph.functions:
             self._fn_group(f.id)
+        home: dict[str, str] = {}
         for op in self.graph.ops:
-            self._add_child(self._scope_group(op.group, op.scope), op.id)
+            if not op.is_variable:
+                home[op.id] = self._scope_group(op.group, op.scope)
+        # A variable sits in the deepest group holding all its readers, so a
+        # model's hundreds of variables do not form one enormous top row.
+        readers: dict[str, list[str]] = {}
+        for e in self.graph.edges:
+            if e.dst in home:
+                readers.setdefault(e.src, []).append(home[e.dst])
+        for op in self.graph.ops:
+            if op.is_variable:
+                homes = readers.get(op.id)
+                home[op.id] = self._common(homes) if homes else self._scope_group(op.group, op.scope)
+            self._add_child(home[op.id], op.id)
         # flatten scope groups that hold exactly one thing, bottom-up
         for gid in sorted(self.groups, key=len, reverse=True):
             g = self.groups.get(gid)
@@ -138,11 +160,22 @@ class Hierarchy:
             out.setdefault(a[i - 1], set()).add((a[i], b[i]))
         return {g: sorted(es) for g, es in out.items()}
 
-    def default_expanded(self, big: int = 300) -> set[str]:
-        """Small graphs open fully expanded; large ones show only the top level."""
+    def default_expanded(self, big: int = 300, budget: int = 200) -> set[str]:
+        """Small graphs open fully expanded; large ones open collapsed, with groups
+        opened breadth-first only while the view stays under ``budget`` boxes."""
         if len(self.ops) <= big:
             return set(self.groups)
-        return {ROOT}
+        out, visible = {ROOT}, len(self.groups[ROOT].children)
+        queue = [c for c in self.groups[ROOT].children if c in self.groups]
+        while queue:
+            gid = queue.pop(0)
+            kids = self.groups[gid].children
+            if visible - 1 + len(kids) > budget:
+                continue
+            out.add(gid)
+            visible += len(kids) - 1
+            queue.extend(c for c in kids if c in self.groups)
+        return out
 
     def ancestors_to_expand(self, op_id: str) -> list[str]:
         return self.chain.get(op_id, [])

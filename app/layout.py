@@ -37,6 +37,7 @@ def _layering(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str,
     layer = dict.fromkeys(nodes, 0)
     ready = [n for n in nodes if indeg[n] == 0]
     done: set[str] = set()
+    topo: list[str] = []
     kept: list[tuple[str, str]] = []
     remaining = set(nodes)
     while remaining:
@@ -45,6 +46,7 @@ def _layering(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str,
             if u in done:
                 continue
             done.add(u)
+            topo.append(u)
             remaining.discard(u)
             for v in succ[u]:
                 if v in done:
@@ -57,11 +59,16 @@ def _layering(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str,
                     ready.append(v)
         if remaining:
             ready.append(min(remaining, key=lambda n: (indeg[n], n)))
-    # Pull nodes without predecessors down next to their earliest consumer.
-    has_pred = {v for _, v in kept}
-    for n in nodes:
-        if n not in has_pred and succ[n]:
-            layer[n] = max(layer[n], min(layer[v] for v in succ[n] if v in layer) - 1)
+    # Pull every node down next to its earliest consumer (as late as possible):
+    # side chains such as variable reads then sit beside the op that uses them
+    # instead of at the top with edges hundreds of layers long.
+    ksucc: dict[str, list[str]] = {}
+    for u, v in kept:
+        ksucc.setdefault(u, []).append(v)
+    for n in reversed(topo):
+        vs = ksucc.get(n)
+        if vs:
+            layer[n] = max(layer[n], min(layer[v] for v in vs) - 1)
     return layer, kept
 
 
