@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "resources" / "examples"
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# Scripts that exist to hang, crash or raise are run by the GUI tests, never imported.
+collect_ignore_glob = ["gui/scripts/*", "bench/*"]
+
 _cache: dict[str, object] = {}
 
 
