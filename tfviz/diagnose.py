@@ -86,6 +86,8 @@ def analyze(
             # Layers were built lazily by that call; a training step sees the second call.
             with capture.active():
                 loss, eager, read = _first_call(eager_fn, name, path, capture)
+        for f in found:
+            f.source = recorder.origin(f.tf_variable.handle)
         tf_vars = [f.tf_variable for f in found]
         if eager is None:
             eager = eager_truth(read.tape, loss, tf_vars)

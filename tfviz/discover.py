@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfviz.errors import AnalysisError
+from tfviz.report import Source
 
 _MAX_DEPTH = 6
 
@@ -23,6 +24,7 @@ class FoundVariable:
     path: str
     variable: Any  # the user-facing object (tf.Variable or keras Variable)
     tf_variable: Any  # the tf.Variable behind it
+    source: Source | None = None  # the user's line that created it, when known
 
 
 def is_tf_function(obj: Any) -> bool:

@@ -47,4 +47,5 @@ def sentence(kind: str, **kw: str) -> str:
     kw.setdefault("op", "an op")
     kw.setdefault("message", "")
     kw.setdefault("copy", "a copy")
+    kw["message"] = kw["message"].rstrip(". ")
     return SENTENCE.get(kind, "{message}").format(**kw)

@@ -48,6 +48,10 @@ class OriginRecorder:
     def callback(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
         if graph is not None or not outputs:
             return None
+        if op_type in ("VarHandleOp", b"VarHandleOp"):
+            # A new variable: remember the user's line that created it.
+            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _EMPTY, self._user_frame())
+            return None
         taint: set[int] = set()
         for t in inputs or ():
             if getattr(t, "dtype", None) is not None and t.dtype.name == "resource":

@@ -83,6 +83,7 @@ def _var_report(f: FoundVariable, status: str, kind: str | None, norm: float | N
     return VariableReport(
         name=f.path, tf_name=tf_name(f), dtype=v.dtype.name, shape=v.shape.as_list(),
         status=status, kind=kind, grad_norm=norm, blocked_at=blocked, explanation=text,
+        source=f.source,
     )
 
 
@@ -150,7 +151,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
         elif not region:
             status, kind = "disconnected", "not_read"
             text = sentence("not_read")
-            problems.add("not_read", "", "", f"the target never reads {f.path}", f.path, None,
+            problems.add("not_read", "", "", f"the target never reads {f.path}", f.path, f.source,
                          severity="warning")
         elif vn in reach:
             if norm is not None and not math.isfinite(norm):
@@ -193,12 +194,26 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                          " tf.function (as model.fit and @tf.function run it)", f.path, None,
                          severity="warning")
         reports.append(_var_report(f, status, kind, norm, blocked, text))
+    reports = _in_order_of_use(reports, found, traced)
     plist = list(problems.items.values())
     ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
         p.severity == "error" for p in plist)
     doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions)
     return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist,
                   graph=doc)
+
+
+def _in_order_of_use(reports: list[VariableReport], found: list[FoundVariable],
+                     traced: Trace) -> list[VariableReport]:
+    """Variables in the order the target first uses them; unread ones last."""
+    position = {nid: i for i, nid in enumerate(traced.og.capture_nodes.values())}
+    g = traced.og.g
+
+    def first_use(f: FoundVariable) -> int:
+        return min((position.get(n, 10**9) for n in g.successors(var_node(f))), default=10**9)
+
+    order = {f.path: first_use(f) for f in found}
+    return sorted(reports, key=lambda r: order.get(r.name, 10**9))
 
 
 def _raise_kind(g, x: str) -> tuple[str, str]:
