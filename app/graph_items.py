@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGrap
 
 from .palette import STYLES, category
 
-LOD_TEXT = 0.4
+LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
 _SMALL = QFont("Sans", 7)
 _BOLD = QFont("Sans", 9, QFont.Bold)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
 
@@ -144,7 +144,9 @@ class GraphView(QGraphicsView):
         self._build_edges(placed)
         self._lod_overview = None
         self.update_lod()
-        sc.setSceneRect(QRectF(-60, -60, placed.width + 120, placed.height + 120))
+        rect = QRectF(-60, -60, placed.width + 120, placed.height + 120)
+        sc.setSceneRect(rect)
+        self.setSceneRect(rect)  # updates the scroll bars now, so centerOn works at once
         sc.blockSignals(False)
         for nid in selected:
             if nid in self.node_items:
@@ -254,12 +256,21 @@ class GraphView(QGraphicsView):
         self.scene().clearSelection()
         item.setSelected(True)
         if center:
-            if self.transform().m11() < 0.6:
-                self.resetTransform()
-                self.scale(0.8, 0.8)
-                self.update_lod()
-            self.centerOn(item.sceneBoundingRect().center())
+            self.focus_on(op_id)
         return True
+
+    def focus_on(self, op_id: str) -> None:
+        """Zoom in to a readable scale and centre ``op_id`` (now and after the scene settles)."""
+        item = self.reveal(op_id)
+        if item is None:
+            return
+        if self.transform().m11() < 0.6:
+            self.resetTransform()
+            self.scale(0.8, 0.8)
+            self.update_lod()
+        c = item.sceneBoundingRect().center()
+        self.centerOn(c)
+        QTimer.singleShot(0, lambda: self.centerOn(c))
 
     def highlight(self, op_ids: set[str]) -> None:
         """Outline the drawn edges between the given ops (a variable's paths to the target)."""

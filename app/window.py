@@ -95,6 +95,8 @@ class MainWindow(QMainWindow):
             d = QDockWidget(name, self)
             d.setObjectName(f"dock_{name}")
             d.setWidget(w)
+            if area != Qt.BottomDockWidgetArea:  # resizeDocks is unreliable before first layout
+                w.setMinimumWidth(230 if name == "Variables" else 300)
             self.addDockWidget(area, d)
             self.docks[name] = d
         self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
@@ -335,10 +337,7 @@ class MainWindow(QMainWindow):
         ops = path_ops(self.report, f"var:{var.name}")
         ops |= set(var.blocked_at)
         view.highlight(ops)
-        if f"var:{var.name}" in view.node_items or view.reveal(f"var:{var.name}"):
-            item = view.node_items.get(f"var:{var.name}")
-            if item is not None:
-                view.centerOn(item)
+        view.focus_on(f"var:{var.name}")
         if var.blocked_at:
             op = view.h.ops.get(var.blocked_at[0]) if view.h else None
             if op is not None and op.source:
