@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/seed1_svd_dynamic_shape.py
 
-.PHONY: run test lint check bench clean
+.PHONY: run check test lint bench bench-gui graphviz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -13,18 +13,33 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
+# Graphviz's `dot` lays out small groups best; tfviz runs without it.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz) \
+	      >/dev/null 2>&1 || true; \
+	  fi; \
+	  command -v dot >/dev/null 2>&1 || echo "Graphviz not installed: tfviz uses its own layout."; }
+
+run: $(STAMP) graphviz
+	$(BIN)/tfviz $(EXAMPLE)
+
+check: $(STAMP)
 	$(BIN)/tfviz check $(EXAMPLE); test $$? -le 1
 
 lint: $(STAMP)
 	$(BIN)/ruff check tfviz app tests
 	$(BIN)/lint-imports
 
-test: $(STAMP) lint
+test: $(STAMP) graphviz lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench_check.py
+
+bench-gui: $(STAMP) graphviz
+	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/bench/bench_gui.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
