@@ -106,8 +106,13 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     raisers = live_raisers(g, union, reach)
     problems = _Problems()
     if raisers and not truth.raised:
-        # TensorFlow built the whole gradient, so our probe's failure was an artifact.
+        # TensorFlow built the whole gradient, so our probe's failure was an artifact:
+        # TensorFlow wins, and the disagreement is shown rather than hidden.
         for x in raisers:
+            kind, msg = _raise_kind(g, x)
+            problems.add("other", x, g.nodes[x]["type"], f"tfviz expected {_label(g, x)} to raise"
+                         f" ({kind}: {msg}) but tape.gradient succeeded; treated as passing",
+                         None, g.nodes[x].get("source"), severity="warning")
             for u in g.predecessors(x):
                 if g.edges[u, x].get("status") in RAISING_KINDS:
                     g.edges[u, x]["status"] = EDGE_PASSES
