@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+
+from .display import location
+
+#: The library names candidate targets in its message ("… Candidates: a, b"); used
+#: when the error does not carry them as a list.
+_CANDIDATES = re.compile(r"Candidates:\s*([\w, ]+?)\s*$")
+
+
+def candidates_from(message: str) -> list[str]:
+    """Target names listed at the end of an error message.
+
+    >>> candidates_from("several targets and none is called 'loss'; ... Candidates: a, b")
+    ['a', 'b']
+    >>> candidates_from("Candidates: none")
+    []
+    """
+    m = _CANDIDATES.search(message or "")
+    names = [n.strip() for n in m.group(1).split(",")] if m else []
+    return [n for n in names if n and n != "none"]
 
 
 class ErrorBanner(QFrame):
@@ -47,14 +69,18 @@ class ErrorBanner(QFrame):
         self.locationClicked.emit(path, int(line or 0))
 
     def show_error(self, message: str, file: str | None = None, line: int | None = None, code: str = "",
-                   detail: str = "", candidates: list[str] | None = None) -> None:
+                   detail: str = "", candidates: list[str] | None = None,
+                   base_dir: str | None = None) -> None:
+        """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip)."""
+        candidates = list(candidates or []) or candidates_from(message)
         where = ""
         if file:
             loc = f"{file}:{line}" if line else file
-            where = f" <a href='{loc}'>{loc.rsplit('/', 1)[-1]}</a>"
-        text = f"<b>{message}</b>{where}"
+            where = f" <a href='{html.escape(loc)}'>{html.escape(location(file, line, base_dir))}</a>"
+        self.title.setToolTip(f"{file}:{line}" if file and line else file or "")
+        text = f"<b>{html.escape(message)}</b>{where}"
         if code:
-            text += f"<br><code>{code}</code>"
+            text += f"<br><code>{html.escape(code)}</code>"
         if candidates:
             text += "<br>Pick the function to differentiate:"
         self.title.setText(text)

@@ -1,16 +1,27 @@
-"""Variables, Problems, Details and Log panels (all fed from a Report)."""
+"""Variables, Problems, Details and Log panels (all fed from a Report).
+
+Every panel says what it will show while it is empty, so the start page and a
+failed analysis never leave blank boxes. Paths are shown relative to the
+script's folder (:mod:`app.display`); full paths only in tooltips.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QTextCursor
+import html
+import os
+
+from PySide6.QtCore import QPointF, QRect, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QTextCursor
 from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget, QTreeWidgetItem
 
 from tfviz.report import Report
 
+from .display import location
 from .palette import STATUS_ICON_COLOR, STYLES, category
 
 ROLE = Qt.UserRole
+#: Short words for the Variables list: the kind follows, the full sentence is in the tooltip.
+STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises"}
 
 
 def _shape(s) -> str:
@@ -21,9 +32,45 @@ def _norm(g) -> str:
     return "—" if g is None else f"{g:.3g}"
 
 
+def _base(report: Report | None) -> str | None:
+    return os.path.dirname(report.script) if report and report.script else None
+
+
+_ICONS: dict[str, QIcon] = {}
+
+
+def status_icon(status: str) -> QIcon:
+    """A dot in the status colour with a glyph (✓, –, ✕) so it also reads without colour."""
+    icon = _ICONS.get(status)
+    if icon is None:
+        pm = QPixmap(28, 28)
+        pm.fill(Qt.transparent)
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.Antialiasing)
+        p.setPen(Qt.NoPen)
+        p.setBrush(QColor(STATUS_ICON_COLOR.get(status, "#777777")))
+        p.drawEllipse(2, 2, 24, 24)
+        pen = QPen(QColor("white"), 3.2)
+        pen.setCapStyle(Qt.RoundCap)
+        p.setPen(pen)
+        if status == "connected":
+            p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
+        elif status == "disconnected":
+            p.drawLine(QPointF(8, 14), QPointF(20, 14))
+        else:
+            p.drawLine(QPointF(9, 9), QPointF(19, 19))
+            p.drawLine(QPointF(19, 9), QPointF(9, 19))
+        p.end()
+        icon = _ICONS[status] = QIcon(pm)
+    return icon
+
+
 class _Tree(QTreeWidget):
-    def __init__(self, headers: list[str], parent=None):
+    """A flat list with a grey placeholder sentence while it has no rows."""
+
+    def __init__(self, headers: list[str], placeholder: str, parent=None):
         super().__init__(parent)
+        self.placeholder = placeholder
         self.setHeaderLabels(headers)
         self.setRootIsDecorated(False)
         self.setUniformRowHeights(True)
@@ -31,26 +78,57 @@ class _Tree(QTreeWidget):
         self.header().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.header().setStretchLastSection(True)
 
+    def paintEvent(self, e) -> None:
+        super().paintEvent(e)
+        if self.topLevelItemCount() == 0 and self.placeholder:
+            p = QPainter(self.viewport())
+            p.setPen(QColor("#808080"))
+            f = p.font()
+            f.setItalic(True)
+            p.setFont(f)
+            r = self.viewport().rect().adjusted(12, 10, -12, -10)
+            p.drawText(QRect(r), Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.placeholder)
+            p.end()
+
 
 class VariablesPanel(_Tree):
-    """One row per trainable variable; the dot and text say connected/disconnected/broken."""
+    """One row per trainable variable: status icon, name (elided in the middle), how its
+    gradient ends (``flows``, ``none: frozen_copy``, ``raises: unimplemented``), shape, |grad|."""
 
     variableSelected = Signal(object)  # VariableReport or None
 
     def __init__(self, parent=None):
-        super().__init__(["", "variable", "status", "shape", "grad norm"], parent)
+        super().__init__(["", "variable", "gradient", "shape", "|grad|"],
+                         "Open a script to see its trainable variables and whether each gets a gradient.",
+                         parent)
+        self.setTextElideMode(Qt.ElideMiddle)
+        hdr = self.header()
+        hdr.setStretchLastSection(False)
+        hdr.setSectionResizeMode(0, QHeaderView.Fixed)
+        hdr.resizeSection(0, 26)
+        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
+        hdr.setMinimumSectionSize(24)
+        self.headerItem().setToolTip(4, "L2 norm of the variable's gradient")
         self.itemSelectionChanged.connect(
             lambda: self.variableSelected.emit(self.currentItem().data(0, ROLE) if self.selectedItems()
                                                else None))
 
     def set_report(self, report: Report | None) -> None:
         self.clear()
+        self.placeholder = ("Open a script to see its trainable variables and whether each gets a gradient."
+                            if report is None else "The target reads no trainable variable.")
         for v in report.variables if report else []:
-            status = v.status + (f" ({v.kind})" if v.kind else "")
-            it = QTreeWidgetItem(["●", v.name, status, _shape(v.shape), _norm(v.grad_norm)])
-            it.setForeground(0, QBrush(QColor(STATUS_ICON_COLOR.get(v.status, "#777"))))
-            it.setToolTip(1, v.explanation or v.tf_name)
-            it.setToolTip(2, v.explanation)
+            word = STATUS_WORD.get(v.status, v.status)
+            text = f"{word}: {v.kind}" if v.kind else word
+            it = QTreeWidgetItem(["", v.name, text, _shape(v.shape), _norm(v.grad_norm)])
+            it.setIcon(0, status_icon(v.status))
+            it.setForeground(2, QBrush(QColor(STATUS_ICON_COLOR.get(v.status, "#777"))))
+            it.setToolTip(0, v.status)
+            it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{_shape(v.shape)}")
+            it.setToolTip(2, f"{v.status}" + (f" ({v.kind})" if v.kind else "")
+                          + (f"\n{v.explanation}" if v.explanation else ""))
+            for col in (3, 4):
+                it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
             it.setData(0, ROLE, v)
             self.addTopLevelItem(it)
 
@@ -63,61 +141,83 @@ class VariablesPanel(_Tree):
         return False
 
 
+EMPTY_PROBLEMS = "Problems appear here: every op where a gradient stops, with the line that created it."
+
+
 class ProblemsPanel(_Tree):
     problemActivated = Signal(object)  # Problem
 
     def __init__(self, parent=None):
-        super().__init__(["kind", "op", "message", "where"], parent)
+        super().__init__(["kind", "op", "where", "message"], EMPTY_PROBLEMS, parent)
+        self.header().setSectionResizeMode(3, QHeaderView.Stretch)  # message: the rest, full text in tooltip
         self.itemActivated.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
         self.itemClicked.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
 
     def set_report(self, report: Report | None) -> None:
         self.clear()
+        self.placeholder = (EMPTY_PROBLEMS if report is None else
+                            "No problems: the gradient reaches every variable.")
+        base = _base(report)
         for p in report.problems if report else []:
-            where = f"{p.source.file.rsplit('/', 1)[-1]}:{p.source.line}" if p.source else ""
+            where = location(p.source.file, p.source.line, base) if p.source else ""
             st = STYLES[category(p.kind)]
             it = QTreeWidgetItem([f"{st.marker} {p.kind}", f"{p.op_type} {p.op.rsplit('/', 1)[-1]}".strip(),
-                                  p.message, where])
+                                  where, p.message])
             it.setForeground(0, QBrush(QColor(st.color)))
             if p.severity == "error":
                 f = QFont()
                 f.setBold(True)
                 it.setFont(0, f)
-            it.setToolTip(2, p.message + (f"\nHint: {p.hint}" if p.hint else ""))
+            it.setToolTip(3, p.message + (f"\nHint: {p.hint}" if p.hint else ""))
+            if p.source:
+                it.setToolTip(2, f"{p.source.file}:{p.source.line}")
             it.setData(0, ROLE, p)
             self.addTopLevelItem(it)
+
+
+EMPTY_DETAILS = "<i style='color:#707070'>Select an op in the graph.</i>"
 
 
 class DetailsPanel(QTextBrowser):
     """What one op is, what flows in and out, and why its gradient stops."""
 
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setHtml("<i style='color:#707070'>Open a script, then select an op in the graph to see"
+                     " its inputs, outputs and gradient status.</i>")
+
     def show_op(self, report: Report | None, op_id: str, group_label: str = "") -> None:
         if report is None or not op_id:
-            self.setHtml("<i>Select an op in the graph.</i>")
+            self.setHtml(EMPTY_DETAILS)
             return
         ops = {o.id: o for o in report.graph.ops}
         op = ops.get(op_id)
+        esc = html.escape
         if op is None:
-            self.setHtml(f"<b>{group_label or op_id}</b><br>A group; double-click it to expand.")
+            self.setHtml(f"<b>{esc(group_label or op_id)}</b><br>A group; double-click it to expand.")
             return
         st = STYLES[category(op.status)]
-        h = [f"<h3 style='margin:0'>{op.name}</h3><b>{op.type}</b>"]
+        h = [f"<h3 style='margin:0'>{esc(op.name)}</h3><b>{esc(op.type)}</b>"]
         if op.group or op.scope:
-            h.append(f"<br><small>in {op.group or 'top level'} {op.scope}</small>")
+            h.append(f"<br><small>in {esc(op.group or 'top level')} {esc(op.scope)}</small>")
         h.append(f"<p>Gradient: <span style='color:{st.color}'><b>{op.status}</b></span>"
                  f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
                  f" · grad norm: {_norm(op.grad_norm)}</p>")
         if op.message:
-            h.append(f"<p style='color:{st.color}'>{op.message}</p>")
+            h.append(f"<p style='color:{st.color}'>{esc(op.message)}</p>")
         if op.source:
-            h.append(f"<p><code>{op.source.label()}</code><br><code>{op.source.code}</code></p>")
+            loc = location(op.source.file, op.source.line, _base(report))
+            h.append(f"<p><code>{esc(loc)}</code><br><code>{esc(op.source.code)}</code></p>")
+            self.setToolTip(f"{op.source.file}:{op.source.line}")
+        else:
+            self.setToolTip("")
         ins = sorted((e for e in report.graph.edges if e.dst == op_id), key=lambda e: e.dst_input)
         if ins:
             h.append("<b>Inputs</b><table cellspacing=4>")
             for e in ins:
                 src = ops.get(e.src)
                 est = STYLES[category(e.status)]
-                h.append(f"<tr><td>{e.dst_input}</td><td>{src.name if src else e.src}</td>"
+                h.append(f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
                          f"<td>{e.dtype}{_shape(e.shape)}</td>"
                          f"<td style='color:{est.color}'>{est.marker} {e.status}</td>"
                          f"<td>{_norm(e.grad_norm)}</td></tr>")
@@ -136,6 +236,7 @@ class LogPanel(QPlainTextEdit):
         self.setReadOnly(True)
         self.setFont(QFont("Monospace", 9))
         self.setMaximumBlockCount(20000)
+        self.setPlaceholderText("What the script prints while it is analysed appears here.")
 
     def append_text(self, stream: str, text: str) -> None:
         cur = self.textCursor()

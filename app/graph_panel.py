@@ -6,8 +6,9 @@ import re
 
 from PySide6.QtCore import QPointF, QSize, Qt
 from PySide6.QtGui import QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
+from .flow_layout import FlowLayout
 from .graph_view import GraphView
 from .palette import STYLES, pen_for
 
@@ -26,64 +27,80 @@ def legend_icon(key: str) -> QPixmap:
     return pm
 
 
+#: Legend words; the full sentence of each status is the entry's tooltip.
+SHORT = {"passes": "passes", "raises": "raises", "cut": "cut", "stop_gradient": "stop_gradient",
+         "integer": "integer", "nan": "NaN/Inf", "off_path": "off-path"}
+
+
 class Legend(QWidget):
+    """One entry per edge status (line sample, marker, word); wraps onto a second row when narrow."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 2, 6, 2)
-        lay.setSpacing(4)
+        lay = FlowLayout(self, spacing=14, row_spacing=0)
+        lay.setContentsMargins(6, 1, 6, 2)
         for key, st in STYLES.items():
+            entry = QWidget()
+            row = QHBoxLayout(entry)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(3)
             icon = QLabel()
             icon.setPixmap(legend_icon(key))
-            text = st.label.replace("kind", "frozen_copy, assign, …")
-            lab = QLabel(f"<span style='color:{st.color if key != 'off_path' else '#777'}'>"
-                         f"{st.marker}</span> {text}")
-            lab.setToolTip(st.label)
-            lay.addWidget(icon)
-            lay.addWidget(lab)
-            lay.addSpacing(8)
-        lay.addStretch(1)
+            mark = f"<span style='color:{st.color if key != 'off_path' else '#777'}'>{st.marker}</span> " \
+                if st.marker else ""
+            row.addWidget(icon)
+            row.addWidget(QLabel(mark + SHORT[key]))
+            entry.setToolTip(st.label.replace("kind", "frozen_copy, assign, not_read, …"))
+            lay.addWidget(entry)
         self.setStyleSheet("QLabel { font-size: 8pt; color: #333; }")
 
 
+def _tool(text: str, tip: str, slot) -> QToolButton:
+    b = QToolButton()
+    b.setText(text)
+    b.setToolTip(tip)
+    b.setAutoRaise(False)
+    b.clicked.connect(slot)
+    return b
+
+
 class GraphPanel(QWidget):
+    """The toolbar (search, toggles, expand/collapse/fit) wraps like the legend, so the
+    panel never forces the window wider than a laptop screen."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.view = GraphView(self)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 2)
         self.search = QLineEdit(placeholderText="Find op: name, type or /regex/  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(160)
         self.search.returnPressed.connect(self.find_next)
         self.search.textChanged.connect(self._reset_search)
-        self.prev_btn = QPushButton("◀")
-        self.next_btn = QPushButton("▶")
-        self.prev_btn.setToolTip("Previous match (Shift+Enter)")
-        self.next_btn.setToolTip("Next match (Enter)")
-        self.prev_btn.clicked.connect(self.find_prev)
-        self.next_btn.clicked.connect(self.find_next)
+        self.prev_btn = _tool("◀", "Previous match (Shift+Enter, Shift+F3)", self.find_prev)
+        self.next_btn = _tool("▶", "Next match (Enter, F3)", self.find_next)
         self.match_label = QLabel("")
         self.only_path = QCheckBox("Only gradient paths")
+        self.only_path.setToolTip("Hide ops that are on no variable→target path")
         self.only_path.toggled.connect(self.view.set_only_path)
         self.magnitude = QCheckBox("Gradient magnitude")
         self.magnitude.setToolTip("Edge width and colour from log10(gradient norm)")
         self.magnitude.toggled.connect(self.view.set_magnitude)
-        expand = QPushButton("Expand all")
-        expand.clicked.connect(lambda: self.view.set_all_expanded(True))
-        collapse = QPushButton("Collapse all")
-        collapse.clicked.connect(lambda: self.view.set_all_expanded(False))
-        fit = QPushButton("Fit")
-        fit.setToolTip("Fit the graph in the view (F)")
-        fit.clicked.connect(self.view.fit)
-        for w in (self.search, self.prev_btn, self.next_btn, self.match_label, self.only_path,
-                  self.magnitude, expand, collapse, fit):
+        expand = _tool("Expand all", "Open every group", lambda: self.view.set_all_expanded(True))
+        collapse = _tool("Collapse all", "Close every group", lambda: self.view.set_all_expanded(False))
+        fit = _tool("Fit", "Fit the graph in the view (F)", self.view.fit)
+        bar = FlowLayout(spacing=4, row_spacing=2)
+        bar.setContentsMargins(4, 3, 4, 1)
+        bar.add_stretching(self.search)
+        for w in (self.prev_btn, self.next_btn, self.match_label, self.only_path, self.magnitude,
+                  expand, collapse, fit):
             bar.addWidget(w)
-        bar.setStretch(0, 1)
         self.legend = Legend()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        lay.addLayout(bar)
+        top = QWidget()
+        top.setLayout(bar)
+        lay.addWidget(top)
         lay.addWidget(self.legend)
         lay.addWidget(self.view, 1)
         self._matches: list[str] = []

@@ -8,6 +8,7 @@ merge into one drawn edge whose style is the worst of their statuses.
 from __future__ import annotations
 
 import math
+import os
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphics
 
 from tfviz.report import Report
 
+from .display import location
 from .graph_items import EdgeBatch, FrameItem, NodeItem, Tile
 from .graph_layout import GraphLayout
 from .hierarchy import ROOT, Hierarchy
@@ -172,7 +174,8 @@ class GraphView(QGraphicsView):
         sub = op.type + (f" → {outs}" if outs else "")
         tip = f"{op.name}\n{op.type}" + (f"\n{op.message}" if op.message else "")
         if op.source:
-            tip += f"\n{op.source.label()}: {op.source.code}"
+            where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
+            tip += f"\n{where}: {op.source.code}"
         return NodeItem(op.id, rect, op.name, sub, kind=kind, status=op.status, on_path=op.on_path,
                         tooltip=tip)
 

@@ -44,6 +44,8 @@ class SourceView(QPlainTextEdit):
         self._hl = PythonHighlighter(self.document())
         self.path = ""
         self.marked_line = 0
+        self.setPlaceholderText("Open a script to see its source here; selecting an op or a problem"
+                                " highlights the line of your code that created it.")
 
     def load(self, path: str) -> None:
         if path == self.path:

@@ -34,6 +34,12 @@ def _first_doc_line(path: Path) -> str:
     return ""
 
 
+def recent_label(path: str) -> str:
+    """``model.py — project``: the file and its folder's name, not the machine path."""
+    p = Path(path)
+    return f"{p.name} — {p.parent.name}" if p.parent.name else p.name
+
+
 class StartPage(QWidget):
     openRequested = Signal(str)
     browseRequested = Signal()
@@ -72,8 +78,9 @@ class StartPage(QWidget):
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()
         for p in paths:
-            it = QListWidgetItem(p)
+            it = QListWidgetItem(recent_label(p))
             it.setData(Qt.UserRole, p)
+            it.setToolTip(p)
             self.recent.addItem(it)
         if not paths:
             it = QListWidgetItem("(nothing opened yet)")

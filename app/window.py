@@ -31,10 +31,12 @@ from .banner import ErrorBanner
 from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
 from .graph_panel import GraphPanel
 from .source_view import SourceView
-from .start_page import StartPage
+from .start_page import StartPage, recent_label
 from .worker_client import Worker, WorkerPool
 
 MAX_RECENT = 10
+#: Bumped when the dock arrangement changes, so an old saved layout is not restored.
+LAYOUT_VERSION = 2
 
 
 class MainWindow(QMainWindow):
@@ -87,21 +89,22 @@ class MainWindow(QMainWindow):
         self.details = DetailsPanel()
         self.log = LogPanel()
         self.docks = {}
-        for name, w, area in (("Variables", self.variables, Qt.LeftDockWidgetArea),
-                              ("Problems", self.problems, Qt.BottomDockWidgetArea),
-                              ("Source", self.source, Qt.RightDockWidgetArea),
+        # Source and Details on the right, the two lists side by side at the bottom: every
+        # column of the Variables list is visible and the graph keeps most of the window.
+        for name, w, area in (("Source", self.source, Qt.RightDockWidgetArea),
                               ("Details", self.details, Qt.RightDockWidgetArea),
+                              ("Variables", self.variables, Qt.BottomDockWidgetArea),
+                              ("Problems", self.problems, Qt.BottomDockWidgetArea),
                               ("Log", self.log, Qt.BottomDockWidgetArea)):
             d = QDockWidget(name, self)
             d.setObjectName(f"dock_{name}")
             d.setWidget(w)
-            if area != Qt.BottomDockWidgetArea:  # resizeDocks is unreliable before first layout
-                w.setMinimumWidth(230 if name == "Variables" else 300)
             self.addDockWidget(area, d)
             self.docks[name] = d
+        self.splitDockWidget(self.docks["Variables"], self.docks["Problems"], Qt.Horizontal)
         self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
         self.docks["Problems"].raise_()
-        QTimer.singleShot(0, self._default_dock_sizes)
+        self._sized = False
 
         sb = self.statusBar()
         self.stage = QLabel("Ready")
@@ -122,10 +125,24 @@ class MainWindow(QMainWindow):
         for w in (self.target_combo, self.progress, self.cancel_btn):
             sb.addPermanentWidget(w)
 
-    def _default_dock_sizes(self) -> None:
-        if self.settings.value("state") is None:  # first run: sensible widths (ignored before show)
-            self.resizeDocks([self.docks["Variables"], self.docks["Source"]], [340, 440], Qt.Horizontal)
-            self.resizeDocks([self.docks["Problems"], self.docks["Details"]], [190, 330], Qt.Vertical)
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if not self._sized:  # resizeDocks is ignored before the first layout, so wait for it
+            self._sized = True
+            QTimer.singleShot(0, self._default_dock_sizes)
+
+    def _default_dock_sizes(self, force: bool = False) -> None:
+        """First run (no saved layout): proportions that suit 1280–1920 px wide screens."""
+        if self._restored and not force:
+            return
+        w, h = max(self.width(), 800), max(self.height(), 600)
+        side = int(min(440, max(300, w * 0.27)))
+        self.resizeDocks([self.docks["Source"]], [side], Qt.Horizontal)
+        self.resizeDocks([self.docks["Variables"], self.docks["Problems"]],
+                         [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
+        self.resizeDocks([self.docks["Variables"]], [int(min(220, h * 0.24))], Qt.Vertical)
+        self.resizeDocks([self.docks["Source"], self.docks["Details"]], [int(h * 0.45), int(h * 0.55)],
+                         Qt.Vertical)
 
     def _build_menus(self) -> None:
         def act(menu, text, slot, key=None, tip=""):
@@ -163,8 +180,7 @@ class MainWindow(QMainWindow):
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
         state = self.settings.value("state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        self._restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
         self._refresh_recent()
 
     def recent_files(self) -> list[str]:
@@ -182,12 +198,12 @@ class MainWindow(QMainWindow):
         self.start.set_recent(files)
         self.recent_menu.clear()
         for p in files:
-            self.recent_menu.addAction(p, lambda p=p: self.open_script(p))
+            self.recent_menu.addAction(recent_label(p), lambda p=p: self.open_script(p))
         self.recent_menu.setEnabled(bool(files))
 
     def closeEvent(self, e) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("state", self.saveState())
+        self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
         self.cancel(quiet=True)
         self.pool.shutdown()
         super().closeEvent(e)
@@ -231,7 +247,8 @@ class MainWindow(QMainWindow):
         self.cancel(quiet=True)
         self.banner.hide()
         self.last_error = None
-        self.log.append_text("stdout", f"── analysing {self.script} (target: {self.target or 'default'})\n")
+        self.log.append_text("stdout", f"── analysing {os.path.basename(self.script)}"
+                             f" (target: {self.target or 'default'})\n")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
@@ -295,7 +312,8 @@ class MainWindow(QMainWindow):
     def _error(self, err: dict) -> None:
         self.last_error = err
         self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
-                               err.get("code") or "", err.get("detail") or "", err.get("candidates") or [])
+                               err.get("code") or "", err.get("detail") or "", err.get("candidates") or [],
+                               base_dir=os.path.dirname(self.script or ""))
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"])
         self._idle("Analysis failed")

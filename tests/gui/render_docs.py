@@ -1,0 +1,88 @@
+"""Render the screenshots in docs/images (not a test; run it by hand after GUI changes).
+
+Usage: python tests/gui/render_docs.py [OUTDIR]   (default: docs/images)
+Uses the real window and worker, so each picture shows what a user sees at 1400x900.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="tfviz-render-")  # no saved layout, no recents
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+EXAMPLES = ROOT / "resources" / "examples"
+
+from PySide6.QtCore import QElapsedTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+def settle(app, ms: int = 300) -> None:
+    t = QElapsedTimer()
+    t.start()
+    while t.elapsed() < ms:
+        app.processEvents()
+
+
+def analyse(app, w, script: Path) -> None:
+    w.open_script(str(script))
+    t = QElapsedTimer()
+    t.start()
+    while w.busy() and t.elapsed() < 180_000:
+        app.processEvents()
+    if w.report is None:
+        raise SystemExit(f"{script.name}: no report: {w.last_error}")
+    settle(app)
+
+
+def main() -> int:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "images"
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance() or QApplication([])
+    from app.window import MainWindow
+
+    w = MainWindow()
+    w.resize(1400, 900)
+    w.show()
+    settle(app, 500)
+    w.grab().save(str(out / "window_start.png"))
+
+    analyse(app, w, EXAMPLES / "seed1_svd_dynamic_shape.py")
+    rows = [w.problems.topLevelItem(i) for i in range(w.problems.topLevelItemCount())]
+    svd = next(r for r in rows if "Svd" in r.text(1))
+    w.problems.setCurrentItem(svd)
+    w.show_problem(svd.data(0, 0x0100))
+    settle(app)
+    w.grab().save(str(out / "window_seed1.png"))
+
+    analyse(app, w, EXAMPLES / "seed2_frozen_copy.py")
+    frozen = next(v for v in w.report.variables if v.kind == "frozen_copy")
+    w.variables.select_name(frozen.name)
+    settle(app)
+    w.grab().save(str(out / "window_seed2.png"))
+
+    graph = ROOT / "out" / "resnet50_graph.json"
+    if graph.exists():  # the full analysis of ResNet50 takes a while; reuse `tfviz check --graph`
+        from tfviz.report import Report
+
+        w.open_script(str(EXAMPLES / "healthy_resnet50.py"))
+        w.cancel(quiet=True)
+        w._result(Report.from_dict(json.loads(graph.read_text())).to_dict())
+    else:
+        analyse(app, w, EXAMPLES / "healthy_resnet50.py")
+    settle(app, 500)
+    w.graph.view.fit()
+    settle(app)
+    w.grab().save(str(out / "window_resnet50.png"))
+    w.close()
+    print("wrote", ", ".join(p.name for p in sorted(out.glob("window_*.png"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
