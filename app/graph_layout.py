@@ -2,8 +2,10 @@
 
 Each expanded group's direct children are ordered once (the costly part) and
 the ordering is cached; sizes and absolute positions are recomputed from the
-cache on every expand/collapse, which is cheap. Graphviz ``dot`` is not
-needed (the benchmark compares against it when installed).
+cache on every expand/collapse, which is cheap. Small groups are ordered by
+Graphviz ``dot`` when it is installed (:mod:`app.dot_order`, time-boxed, all
+groups of a layout at once); everything else, and every group when ``dot`` is
+missing, slow or fails, by our own layered layout.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import layout
+from . import dot_order, layout
 from .hierarchy import ROOT, Hierarchy
 
 OP_SIZE = (170.0, 38.0)
@@ -41,10 +43,34 @@ class Scene:
 
 
 class GraphLayout:
-    def __init__(self, hierarchy: Hierarchy):
+    def __init__(self, hierarchy: Hierarchy, use_dot: bool | None = None):
+        """``use_dot``: None = when ``dot`` is installed; False = never (benchmarks, tests)."""
         self.h = hierarchy
         self.child_edges = hierarchy.child_edges()
         self._orderings: dict[tuple[str, bool], layout.Ordering] = {}
+        self.use_dot = dot_order.dot_program() is not None if use_dot is None else use_dot
+        self.engine: dict[tuple[str, bool], str] = {}  # which orderer laid out each group: dot | own
+
+    def _edges_among(self, gid: str, kids: list[str]) -> list[tuple[str, str]]:
+        ks = set(kids)
+        return [(u, v) for u, v in self.child_edges.get(gid, ()) if u in ks and v in ks]
+
+    def _prefetch_dot(self, expanded: set[str], only_path: bool) -> None:
+        """Send every visible small group that has no ordering yet to ``dot`` in one go."""
+        jobs = {}
+        stack = [ROOT]
+        while stack:
+            gid = stack.pop()
+            kids = self.visible_children(gid, only_path)
+            stack.extend(c for c in kids if c in expanded and c in self.h.groups)
+            key = (gid, only_path)
+            if key in self._orderings or not dot_order.MIN_CHILDREN <= len(kids) <= dot_order.MAX_CHILDREN:
+                continue
+            sizes = {k: GROUP_SIZE if k in self.h.groups else OP_SIZE for k in kids}
+            jobs[key] = (kids, self._edges_among(gid, kids), sizes)
+        for key, o in dot_order.dot_orderings(jobs).items():
+            self._orderings[key] = o
+            self.engine[key] = "dot"
 
     def visible_children(self, gid: str, only_path: bool) -> list[str]:
         kids = self.h.groups[gid].children
@@ -61,14 +87,15 @@ class GraphLayout:
         o = self._orderings.get(key)
         if o is None:
             kids = self.visible_children(gid, only_path)
-            ks = set(kids)
-            edges = [(u, v) for u, v in self.child_edges.get(gid, ()) if u in ks and v in ks]
-            o = layout.order(kids, edges)
+            o = layout.order(kids, self._edges_among(gid, kids))
             self._orderings[key] = o
+            self.engine[key] = "own"
         return o
 
     def place(self, expanded: set[str], only_path: bool = False) -> Scene:
         t0 = time.perf_counter()
+        if self.use_dot:
+            self._prefetch_dot(expanded, only_path)
         local: dict[str, dict[str, tuple[float, float]]] = {}
         sizes: dict[str, tuple[float, float]] = {}
 

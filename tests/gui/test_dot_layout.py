@@ -1,0 +1,88 @@
+"""Graphviz ``dot`` orders small groups when installed; without it (or when it is slow or
+fails) our own layered layout takes over and the view still draws everything."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from app import dot_order, layout
+from app.graph_layout import GraphLayout
+from app.graph_view import GraphView
+from app.hierarchy import ROOT, Hierarchy
+from tfviz.report import GraphDoc, GraphEdge, GraphOp
+
+HAVE_DOT = shutil.which("dot") is not None
+
+
+def _graph() -> GraphDoc:
+    """Two crossing chains plus a long skip edge: x->a->c->t, y->b->c, x->t."""
+    names = ["x", "y", "a", "b", "c", "__target__"]
+    ops = [GraphOp(n, n, "Target" if n == "__target__" else "Op", "", on_path=True) for n in names]
+    pairs = [("x", "b"), ("y", "a"), ("a", "c"), ("b", "c"), ("c", "__target__"), ("x", "__target__")]
+    return GraphDoc(ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes") for u, v in pairs])
+
+
+def _check_ordering(o: layout.Ordering) -> None:
+    real = [n for L in o.layers for n in L if not n.startswith("\0")]
+    assert sorted(real) == sorted(["x", "y", "a", "b", "c", "__target__"])
+    rank = {n: i for i, L in enumerate(o.layers) for n in L}
+    assert rank["x"] < rank["b"] < rank["c"] < rank["__target__"]
+    assert all(rank[v] == rank[u] + 1 for u, v in o.edges)  # proper: dummies fill long edges
+    assert len(o.chains[("x", "__target__")]) == rank["__target__"] - rank["x"] - 1
+
+
+@pytest.mark.skipif(not HAVE_DOT, reason="Graphviz dot is not installed (make graphviz)")
+def test_small_group_is_ordered_by_dot():
+    gl = GraphLayout(Hierarchy(_graph()))
+    assert gl.use_dot
+    scene = gl.place({ROOT})
+    assert gl.engine[(ROOT, False)] == "dot"
+    o = gl.ordering(ROOT, False)
+    _check_ordering(o)
+    assert layout.crossings(o) == 0  # dot untangles the crossing chains
+    assert set(scene.nodes) == {"x", "y", "a", "b", "c", "__target__"}
+
+
+def test_without_dot_our_layout_is_used(monkeypatch, qapp):
+    monkeypatch.setattr(dot_order.shutil, "which", lambda _name: None)
+    gl = GraphLayout(Hierarchy(_graph()))
+    assert not gl.use_dot
+    gl.place({ROOT})
+    assert gl.engine[(ROOT, False)] == "own"
+    _check_ordering(gl.ordering(ROOT, False))
+    view = GraphView()  # the whole view works without dot
+    from tfviz.report import Report
+
+    view.set_report(Report(script="x.py", target="loss", graph=_graph()))
+    assert set(view.node_items) == {"x", "y", "a", "b", "c", "__target__"}
+    assert view.gl.engine[(ROOT, False)] == "own"
+
+
+@pytest.mark.skipif(not HAVE_DOT, reason="Graphviz dot is not installed (make graphviz)")
+def test_slow_dot_falls_back_within_the_budget(monkeypatch):
+    monkeypatch.setattr(dot_order, "TIMEOUT_S", 0.0)
+    gl = GraphLayout(Hierarchy(_graph()))
+    gl.place({ROOT})
+    assert gl.engine[(ROOT, False)] == "own"
+
+
+def test_failing_dot_falls_back(monkeypatch):
+    monkeypatch.setattr(dot_order, "dot_program", lambda: shutil.which("false") or "/bin/false")
+    gl = GraphLayout(Hierarchy(_graph()))
+    assert gl.use_dot
+    gl.place({ROOT})
+    assert gl.engine[(ROOT, False)] == "own"
+    _check_ordering(gl.ordering(ROOT, False))
+
+
+def test_parse_plain_places_dummies_where_the_spline_crosses():
+    nodes, edges = ["u", "m", "v"], [("u", "m"), ("m", "v"), ("u", "v")]
+    plain = "\n".join(["graph 1 3 3", "node n0 1 3 1 0.5 \"\" solid box black lightgrey",
+                       "node n1 0.5 2 1 0.5 \"\" solid box black lightgrey",
+                       "node n2 1 1 1 0.5 \"\" solid box black lightgrey",
+                       "edge n0 n2 4 1 3 2 2.5 2 1.5 1 1 solid black", "stop"])
+    o = dot_order.parse_plain(plain, nodes, edges)
+    assert o.layers[0] == ["u"] and o.layers[2] == ["v"]
+    assert o.layers[1][0] == "m" and o.layers[1][1].startswith("\0")  # the skip edge passes right of m
