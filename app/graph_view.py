@@ -53,6 +53,7 @@ class GraphView(QGraphicsView):
         self.node_items: dict[str, NodeItem] = {}
         self.frames: dict[str, FrameItem] = {}
         self.edge_routes: dict[tuple[str, str], QPainterPath] = {}
+        self.edge_items: dict[tuple[str, str], EdgeBatch] = {}
         self._overlay = None
         self.highlighted_edges = 0
         self.scene().selectionChanged.connect(self._on_selection)
@@ -194,6 +195,7 @@ class GraphView(QGraphicsView):
         lo, hi = (min(self._norms), max(self._norms)) if self._norms else (0.0, 0.0)
         batches: dict[tuple, QPainterPath] = {}
         pens: dict[tuple, QPen] = {}
+        batch_of: dict[tuple[str, str], tuple] = {}
         for (a, b), es in merged.items():
             pa, pb = placed.nodes[a], placed.nodes[b]
             pts = [QPointF(pa.x + pa.w / 2, pa.y + pa.h)]
@@ -216,13 +218,17 @@ class GraphView(QGraphicsView):
             tkey = (int(pa.x // TILE), int(pa.y // TILE)) + key
             batches.setdefault(tkey, QPainterPath()).addPath(path)
             pens[tkey] = pen
+            batch_of[(a, b)] = tkey
             cat = category(status)
             if not self.magnitude and cat not in ("passes", "off_path"):
                 self._marker(path.pointAtPercent(0.5), cat, es)
+        items = {}
         for k, path in batches.items():
             cat = k[2]
             z = -5 if cat == "off_path" else -1 if cat == "passes" else 0
-            self.scene().addItem(EdgeBatch(path, pens[k], z))
+            items[k] = EdgeBatch(path, pens[k], z)
+            self.scene().addItem(items[k])
+        self.edge_items = {ab: items[k] for ab, k in batch_of.items()}  # drawn edge -> its batch
 
     def _marker(self, at: QPointF, cat: str, es) -> None:
         st = STYLES[cat]

@@ -1,0 +1,90 @@
+"""Target picker, re-analysis on save, and the gradient-magnitude overlay."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from conftest import ANALYSIS_TIMEOUT_MS, run_analysis
+from PySide6.QtCore import Qt
+
+from app.graph_panel import GraphPanel
+from app.palette import magnitude_pen, pen_for
+from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report
+
+TWO_TARGETS = """\
+import tensorflow as tf
+
+w = tf.Variable(2.0, name="w")
+
+
+def a():
+    return w * 3.0
+
+
+def b():
+    return tf.square(w) * {scale}
+"""
+
+
+def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
+    script = tmp_path / "two_targets.py"
+    script.write_text(TWO_TARGETS.format(scale=1.0))
+    run_analysis(qtbot, window, script)
+    # no `loss`: the banner says so and offers both functions
+    assert window.report is None and window.last_error is not None
+    banner = window.banner
+    assert banner.isVisible() and "several targets" in banner.plain_text()
+    assert [banner.targets.itemText(i) for i in range(banner.targets.count())] == ["a", "b"]
+    assert banner.pick.isVisible()
+    banner.targets.setCurrentText("b")
+    qtbot.mouseClick(banner.pick, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not window.busy() and bool(window.report or window.last_error),
+                    timeout=ANALYSIS_TIMEOUT_MS)
+    assert window.last_error is None, window.last_error
+    assert window.report.target == "b" and not banner.isVisible()
+    assert window.target_combo.isVisible() and window.target_combo.currentText() == "b"
+    first = window.report
+    norm = first.variables[0].grad_norm  # d/dw of w**2 at 2 = 4
+    assert math.isclose(norm, 4.0, rel_tol=1e-4)
+
+    # saving the file re-runs the analysis of the same target
+    time.sleep(0.05)
+    script.write_text(TWO_TARGETS.format(scale=10.0))
+    qtbot.waitUntil(lambda: window.report is not first and window.report is not None and not window.busy(),
+                    timeout=ANALYSIS_TIMEOUT_MS)
+    assert window.report.target == "b"
+    assert math.isclose(window.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)
+
+
+def _report() -> Report:
+    ops = [GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
+           GraphOp("read", "read", "ReadVariableOp", "", on_path=True),
+           GraphOp("mul", "mul", "Mul", "", on_path=True),
+           GraphOp("shape", "shape", "Shape", "", on_path=False),
+           GraphOp("__target__", "loss", "Target", "", on_path=True)]
+    edges = [GraphEdge("var:w", "read", 0, 0, "resource", [], status="passes", grad_norm=1e-4),
+             GraphEdge("read", "mul", 0, 0, "float32", [3], status="passes", grad_norm=1e-2),
+             GraphEdge("mul", "__target__", 0, 0, "float32", [], status="passes", grad_norm=1e2),
+             GraphEdge("read", "shape", 0, 0, "float32", [3], status="off_path")]
+    return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
+
+
+def test_gradient_magnitude_overlay_sets_edge_pens(qapp):
+    panel = GraphPanel()
+    view = panel.view
+    view.set_report(_report())
+    big, mid, small, none = (("mul", "__target__"), ("read", "mul"), ("var:w", "read"), ("read", "shape"))
+    assert view.edge_items[big].pen().color() == pen_for("passes").color()  # status colours first
+    panel.magnitude.setChecked(True)
+    assert view.magnitude
+    pens = {k: view.edge_items[k].pen() for k in (big, mid, small, none)}
+    # log10 norms -4, -2, 2: the largest is the widest and yellowest, the smallest the thinnest
+    assert pens[big].widthF() > pens[mid].widthF() > pens[small].widthF()
+    assert math.isclose(pens[big].widthF(), 6.0) and math.isclose(pens[small].widthF(), 1.0)
+    assert pens[big].color() == magnitude_pen(1e2, -4, 2).color()
+    assert pens[big].color().green() > pens[small].color().green()
+    assert pens[mid].color() == magnitude_pen(1e-2, -4, 2).color()
+    assert pens[none].style() != Qt.SolidLine and pens[none].color().name() == "#cccccc"  # no value measured
+    panel.magnitude.setChecked(False)
+    assert view.edge_items[big].pen().color() == pen_for("passes").color()
