@@ -72,7 +72,22 @@ class GraphView(QGraphicsView):
         self._norms = [math.log10(e.grad_norm) for e in report.graph.edges
                        if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
         self.rebuild()
+        self.first_view()
+
+    def first_view(self) -> None:
+        """Fit the graph if its labels stay legible; a long, thin graph (ResNet's chain of
+        blocks) would shrink to an unreadable strip, so show its top at a readable scale."""
         self.fit()
+        r = self.scene().itemsBoundingRect()
+        if r.isEmpty() or self.transform().m11() >= 0.45:
+            return
+        s = max(self.transform().m11(), min(0.8, (self.viewport().width() - 40) / max(r.width(), 1.0)))
+        self.resetTransform()
+        self.scale(s, s)
+        self.update_lod()
+        top = QPointF(r.center().x(), r.top() + self.viewport().height() / (2 * s) - 20 / s)
+        self.centerOn(top)
+        QTimer.singleShot(0, lambda: self.centerOn(top))
 
     def set_only_path(self, on: bool) -> None:
         self.only_path = on

@@ -55,6 +55,8 @@ class StartPage(QWidget):
         self.examples = QListWidget()
         self.recent = QListWidget()
         for lst in (self.examples, self.recent):
+            lst.setWordWrap(True)  # long descriptions wrap instead of needing a side scroll
+            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
             lst.itemActivated.connect(lambda it: self.openRequested.emit(it.data(Qt.UserRole)))
         for p in bundled_examples():
             it = QListWidgetItem(f"{p.name}\n    {_first_doc_line(p)}")

@@ -140,7 +140,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["Source"]], [side], Qt.Horizontal)
         self.resizeDocks([self.docks["Variables"], self.docks["Problems"]],
                          [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
-        self.resizeDocks([self.docks["Variables"]], [int(min(220, h * 0.24))], Qt.Vertical)
+        self.resizeDocks([self.docks["Variables"]], [int(min(190, h * 0.22))], Qt.Vertical)
         self.resizeDocks([self.docks["Source"], self.docks["Details"]], [int(h * 0.45), int(h * 0.55)],
                          Qt.Vertical)
 
@@ -357,6 +357,7 @@ class MainWindow(QMainWindow):
         view.highlight(ops)
         view.focus_on(f"var:{var.name}")
         if var.blocked_at:
+            self.details.show_op(self.report, var.blocked_at[0])  # where its gradient stops
             op = view.h.ops.get(var.blocked_at[0]) if view.h else None
             if op is not None and op.source:
                 self.source.mark_line(op.source.line, op.source.file)

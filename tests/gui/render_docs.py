@@ -76,8 +76,6 @@ def main() -> int:
     else:
         analyse(app, w, EXAMPLES / "healthy_resnet50.py")
     settle(app, 500)
-    w.graph.view.fit()
-    settle(app)
     w.grab().save(str(out / "window_resnet50.png"))
     w.close()
     print("wrote", ", ".join(p.name for p in sorted(out.glob("window_*.png"))))
