@@ -3,29 +3,11 @@
 from __future__ import annotations
 
 import html
-import re
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
 from .display import location
-
-#: The library names candidate targets in its message ("… Candidates: a, b"); used
-#: when the error does not carry them as a list.
-_CANDIDATES = re.compile(r"Candidates:\s*([\w, ]+?)\s*$")
-
-
-def candidates_from(message: str) -> list[str]:
-    """Target names listed at the end of an error message.
-
-    >>> candidates_from("several targets and none is called 'loss'; ... Candidates: a, b")
-    ['a', 'b']
-    >>> candidates_from("Candidates: none")
-    []
-    """
-    m = _CANDIDATES.search(message or "")
-    names = [n.strip() for n in m.group(1).split(",")] if m else []
-    return [n for n in names if n and n != "none"]
 
 
 class ErrorBanner(QFrame):
@@ -72,7 +54,7 @@ class ErrorBanner(QFrame):
                    detail: str = "", candidates: list[str] | None = None,
                    base_dir: str | None = None) -> None:
         """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip)."""
-        candidates = list(candidates or []) or candidates_from(message)
+        candidates = list(candidates or [])
         where = ""
         if file:
             loc = f"{file}:{line}" if line else file

@@ -174,3 +174,15 @@ def test_version_and_help(flag, capsys):
     with pytest.raises(SystemExit) as e:
         main([flag])
     assert e.value.code == 0
+
+
+def test_json_error_lists_candidate_targets(capsys, tmp_path):
+    p = _write(tmp_path, "pair.py", """
+        import tensorflow as tf
+        w = tf.Variable(1.0)
+        def first(): return w * 2
+        def second(): return w * 3
+        """)
+    assert main(["check", p, "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"]["candidates"] == ["first", "second"]

@@ -80,6 +80,7 @@ def pick_target(module: types.ModuleType, wanted: str | None, path: str) -> tupl
         raise AnalysisError(
             f"no target named '{wanted}'. Candidates: {', '.join(sorted(targets)) or 'none'}",
             file=path,
+            candidates=tuple(sorted(targets)),
         )
     if "loss" in targets:
         return "loss", targets["loss"]
@@ -95,6 +96,7 @@ def pick_target(module: types.ModuleType, wanted: str | None, path: str) -> tupl
         "several targets and none is called 'loss'; choose one with --target NAME."
         f" Candidates: {', '.join(sorted(targets))}",
         file=path,
+        candidates=tuple(sorted(targets)),
     )
 
 
