@@ -290,10 +290,10 @@ class MainWindow(QMainWindow):
         self.stage.setText(stage)
         self.progress.setValue(int(100 * fraction))
 
-    def _result(self, data: dict) -> None:
+    def _result(self, data: Report | dict) -> None:
         self.result_at = time.perf_counter()
         try:
-            report = Report.from_dict(data)
+            report = data if isinstance(data, Report) else Report.from_dict(data)
         except Exception as exc:  # noqa: BLE001 - a malformed report is shown, not raised
             self._error({"message": f"could not read the analysis result: {exc}"})
             return

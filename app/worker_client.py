@@ -11,11 +11,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from tfviz.report import Report
+
 ROOT = Path(__file__).resolve().parent.parent
+#: Messages longer than this are decoded on a background thread.
+BIG_LINE = 256 * 1024
 
 
 class Worker(QObject):
@@ -24,7 +29,8 @@ class Worker(QObject):
     ready = Signal()
     progress = Signal(str, float)
     log = Signal(str, str)
-    result = Signal(dict)
+    result = Signal(object)  # a Report, or the report's dict for small messages
+    _parsed = Signal(object)
     error = Signal(dict)
     crashed = Signal(str, str)  # summary, stderr tail (faulthandler trace)
     finished = Signal()
@@ -35,7 +41,9 @@ class Worker(QObject):
         self.busy = False
         self.answered = False
         self.cancelled = False
-        self._buf = b""
+        self._parts: list[bytes] = []
+        self._parsing = 0
+        self._exit: tuple[int, object] | None = None
         self._err = bytearray()
         self.proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
@@ -44,6 +52,7 @@ class Worker(QObject):
         env.remove("QT_QPA_PLATFORM")
         self.proc.setProcessEnvironment(env)
         self.proc.readyReadStandardOutput.connect(self._on_stdout)
+        self._parsed.connect(self._deliver_parsed)
         self.proc.readyReadStandardError.connect(self._on_stderr)
         self.proc.finished.connect(self._on_finished)
         self.proc.errorOccurred.connect(self._on_error)
@@ -74,10 +83,18 @@ class Worker(QObject):
             self.log.emit("stderr", data.decode("utf-8", "replace"))
 
     def _on_stdout(self) -> None:
-        self._buf += bytes(self.proc.readAllStandardOutput())
-        *lines, self._buf = self._buf.split(b"\n")
-        for raw in lines:
+        chunk = bytes(self.proc.readAllStandardOutput())
+        if b"\n" not in chunk:
+            self._parts.append(chunk)  # a long line still arriving: no rescans
+            return
+        head, *lines = chunk.split(b"\n")
+        first = b"".join([*self._parts, head])
+        self._parts = [lines.pop()]
+        for raw in [first, *lines]:
             if not raw.strip():
+                continue
+            if len(raw) > BIG_LINE:
+                self._parse_in_background(raw)
                 continue
             try:
                 msg = json.loads(raw)
@@ -85,6 +102,27 @@ class Worker(QObject):
                 self.log.emit("stdout", raw.decode("utf-8", "replace") + "\n")
                 continue
             self._dispatch(msg)
+
+    def _parse_in_background(self, raw: bytes) -> None:
+        """Decode a large message (the result) off the GUI thread.
+
+        json.loads of a ResNet-sized report takes tens of milliseconds, and so
+        does rebuilding the dataclasses; the GIL is handed back every few
+        milliseconds, so the event loop keeps running meanwhile.
+        """
+        self.answered = True  # the answer has arrived; the process may exit now
+        self._parsing += 1
+
+        def work() -> None:
+            try:
+                msg = json.loads(raw)
+                if msg.get("type") == "result":
+                    msg["report"] = Report.from_dict(msg.get("report") or {})
+            except Exception as exc:  # noqa: BLE001 - shown in the window
+                msg = {"type": "error", "error": {"message": f"could not read the analysis result: {exc}"}}
+            self._parsed.emit(msg)
+
+        threading.Thread(target=work, name="tfviz-parse", daemon=True).start()
 
     def _dispatch(self, msg: dict) -> None:
         t = msg.get("type")
@@ -109,9 +147,22 @@ class Worker(QObject):
 
     def _on_finished(self, code: int, status) -> None:
         self._on_stdout()
-        if self._buf.strip():
-            self._buf += b"\n"
+        if b"".join(self._parts).strip():
+            self._parts.append(b"\n")
             self._on_stdout()
+        self._exit = (code, status)
+        if self._parsing:
+            return  # finish once the result has been decoded and delivered
+        self._report_exit()
+
+    def _deliver_parsed(self, msg: dict) -> None:
+        self._parsing -= 1
+        self._dispatch(msg)
+        if self._exit is not None and not self._parsing:
+            self._report_exit()
+
+    def _report_exit(self) -> None:
+        code, status = self._exit
         if not self.answered and not self.cancelled:
             if status == QProcess.CrashExit:
                 sig = self._signal_name(code)
