@@ -66,6 +66,12 @@ def main() -> int:
     settle(app)
     w.grab().save(str(out / "window_seed2.png"))
 
+    analyse(app, w, EXAMPLES / "seed3_chain_rule.py")
+    w.variables.select_name(w.report.variables[0].name)
+    w.graph.magnitude.setChecked(True)  # the gradient-magnitude overlay
+    settle(app)
+    w.grab().save(str(out / "window_seed3.png"))
+
     graph = ROOT / "out" / "resnet50_graph.json"
     if graph.exists():  # the full analysis of ResNet50 takes a while; reuse `tfviz check --graph`
         from tfviz.report import Report
