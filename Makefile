@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/seed1_svd_dynamic_shape.py
 
-.PHONY: run check test lint bench bench-gui graphviz clean
+.PHONY: run check test lint bench bench-gui graphviz qt-libs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,7 +22,17 @@ graphviz:
 	  fi; \
 	  command -v dot >/dev/null 2>&1 || echo "Graphviz not installed: tfviz uses its own layout."; }
 
-run: $(STAMP) graphviz
+# Qt's X11 plugin needs a few system libraries that minimal Linux installs lack.
+QT_XCB_LIBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
+	libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
+qt-libs:
+	@if command -v dpkg >/dev/null 2>&1 && ! dpkg -s $(QT_XCB_LIBS) >/dev/null 2>&1 \
+	  && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(QT_XCB_LIBS)) \
+	    >/dev/null 2>&1 || echo "Could not install Qt's X11 libraries ($(QT_XCB_LIBS))."; \
+	fi
+
+run: $(STAMP) graphviz qt-libs
 	$(BIN)/tfviz $(EXAMPLE)
 
 check: $(STAMP)

@@ -19,7 +19,27 @@ def make_window(script: str | None = None, target: str | None = None):
     return w
 
 
+def no_display_reason() -> str | None:
+    """Why a window cannot open here, before Qt aborts the process over it.
+
+    >>> no_display_reason.__name__
+    'no_display_reason'
+    """
+    import os
+
+    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return None
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return "no display (DISPLAY/WAYLAND_DISPLAY unset)"
+    return None
+
+
 def run_app(script: str | None = None, target: str | None = None) -> int:
+    reason = no_display_reason()
+    if reason:
+        print(f"tfviz: cannot open the window: {reason}. In a terminal, use"
+              f" `tfviz check {script or 'SCRIPT'}`.", file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -38,8 +38,13 @@ def graph_doc(
             node_status.setdefault(op, (kind, p.message))
     for n in nan_ops[:1]:
         node_status.setdefault(n, ("nan", "the gradient first becomes non-finite here"))
+    # A call op whose body is inlined is drawn as that body's group; with no
+    # edges of its own it would be a stray box.
+    callers = {f.call_op for f in functions}
     ops: list[GraphOp] = []
     for nid, d in g.nodes(data=True):
+        if nid in callers and g.degree(nid) == 0:
+            continue
         on = nid in union
         status, message = node_status.get(nid, (EDGE_PASSES if on else EDGE_OFF_PATH, ""))
         outs = [norms[(nid, i)] for i in range(len(d.get("outputs", []))) if (nid, i) in norms]
