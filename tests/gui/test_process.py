@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -74,3 +75,12 @@ def test_many_none_returning_qt_calls_do_not_crash():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "survived" in out.stdout
+
+
+def test_without_a_display_the_app_says_so_instead_of_aborting():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "app.launch", "some_script.py"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "no display" in out.stderr and "tfviz check some_script.py" in out.stderr
