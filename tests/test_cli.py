@@ -186,3 +186,15 @@ def test_json_error_lists_candidate_targets(capsys, tmp_path):
     assert main(["check", p, "--json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"]["candidates"] == ["first", "second"]
+
+
+def test_json_is_strict_even_for_infinite_gradients():
+    r = tfviz("check", str(EXAMPLES / "kind_nan.py"), "--json")
+    assert r.returncode == 1
+
+    def reject(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    doc = json.loads(r.stdout, parse_constant=reject)
+    (w,) = doc["variables"]
+    assert w["kind"] == "nan" and w["grad_norm"] is None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import networkx as nx
 
 from tfviz.report import (
@@ -15,12 +13,6 @@ from tfviz.report import (
     GraphOp,
     Problem,
 )
-
-
-def _finite(x: float | None) -> float | None:
-    if x is None:
-        return None
-    return x if math.isfinite(x) else float("nan") if math.isnan(x) else float("inf")
 
 
 def graph_doc(
@@ -60,7 +52,7 @@ def graph_doc(
                 on_path=on,
                 status=status,
                 message=message,
-                grad_norm=_finite(max(outs)) if outs else None,
+                grad_norm=max(outs) if outs else None,
                 is_variable=bool(d.get("is_variable")),
             )
         )
@@ -78,7 +70,7 @@ def graph_doc(
                     dtype=e["dtype"],
                     shape=e.get("shape"),
                     status=status,
-                    grad_norm=_finite(norms.get((u, src_out))) if on else None,
+                    grad_norm=norms.get((u, src_out)) if on else None,
                     back=bool(e.get("back")),
                 )
             )

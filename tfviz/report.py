@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,11 +159,27 @@ class Report:
         return d
 
     def to_json(self, full_graph: bool = True, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(full_graph), indent=indent)
+        """Strict JSON: a NaN or infinite norm becomes null (its kind says ``nan``).
+
+        >>> Report(script="s", target="t", variables=[VariableReport(
+        ...     "w", "w", "float32", [], "connected", "nan", float("inf"))]).to_json().count("null")
+        2
+        """
+        return json.dumps(_strict(self.to_dict(full_graph)), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Report:
         return _build(cls, d)
+
+
+def _strict(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _strict(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_strict(v) for v in x]
+    return x
 
 
 def _source(d: dict | None) -> Source | None:

@@ -38,8 +38,6 @@ class Truth:
 @dataclass
 class Trace:
     og: OpGraph
-    fg: Any
-    loss_dtype: str
     truth: Truth
     #: gradient norm of (node id, output index) tensors on variable paths
     tensor_norms: dict[tuple[str, int], float] = field(default_factory=dict)
@@ -154,7 +152,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
             loss = tf.convert_to_tensor(loss)
         fg = tf.compat.v1.get_default_graph()
         og = build_op_graph(fg, loss)
-        state.update(og=og, fg=fg, loss_dtype=loss.dtype.name)
+        state["og"] = og
         region = link_variables(og, fg)
         if not taped or loss.dtype.name not in DIFFERENTIABLE:
             return loss
@@ -187,7 +185,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
                     truth.norms[key] = value
             elif value is not None:
                 tensor_norms[state["keys"][i - nv]] = value
-    return Trace(state["og"], state["fg"], state["loss_dtype"], truth, tensor_norms)
+    return Trace(state["og"], truth, tensor_norms)
 
 
 @contextlib.contextmanager
@@ -234,6 +232,3 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
             truth.norms[id(v)] = math.sqrt(2.0 * float(sq_norm_of(g).numpy()))
     return truth
 
-
-def finite(x: float | None) -> bool:
-    return x is None or math.isfinite(x)

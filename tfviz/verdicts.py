@@ -18,7 +18,6 @@ from tfviz.explain import HINT, sentence
 from tfviz.flow import ancestors_of, frontier_cuts, gradient_reach, live_raisers, path_region
 from tfviz.graphdoc import graph_doc
 from tfviz.report import (
-    EDGE_OFF_PATH,
     EDGE_PASSES,
     RAISING_KINDS,
     Problem,
@@ -284,5 +283,3 @@ def _judge_eager(found: list[FoundVariable], eager: Truth,
         p.severity == "error" for p in plist)
     return Report(script="", target="", ok=ok, variables=reports, problems=plist, traced=False)
 
-
-__all__ = ["judge", "FrozenCopy", "EDGE_OFF_PATH"]
