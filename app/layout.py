@@ -23,37 +23,40 @@ class Ordering:
     chains: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # real edge -> dummies
 
 
-def _layering(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str, int], list]:
-    succ: dict[str, list[str]] = {n: [] for n in nodes}
-    indeg = dict.fromkeys(nodes, 0)
-    seen = set()
+def _layering(n_nodes: int, edges: list[tuple[int, int]]) -> tuple[list[int], list[tuple[int, int]]]:
+    """Longest-path layers of nodes ``0..n_nodes-1``; returns layers and the acyclic edges kept."""
+    succ: list[list[int]] = [[] for _ in range(n_nodes)]
+    indeg = [0] * n_nodes
+    seen: set[int] = set()
     for u, v in edges:
-        if u == v or (u, v) in seen or u not in succ or v not in succ:
+        key = u * n_nodes + v
+        if u == v or key in seen:
             continue
-        seen.add((u, v))
+        seen.add(key)
         succ[u].append(v)
         indeg[v] += 1
     # Kahn's algorithm; on a cycle, drop the in-edges of the node with the fewest.
-    layer = dict.fromkeys(nodes, 0)
-    ready = [n for n in nodes if indeg[n] == 0]
-    done: set[str] = set()
-    topo: list[str] = []
-    kept: list[tuple[str, str]] = []
-    remaining = set(nodes)
+    layer = [0] * n_nodes
+    ready = [n for n in range(n_nodes) if indeg[n] == 0]
+    done = [False] * n_nodes
+    topo: list[int] = []
+    kept: list[tuple[int, int]] = []
+    remaining = set(range(n_nodes))
     while remaining:
         while ready:
             u = ready.pop()
-            if u in done:
+            if done[u]:
                 continue
-            done.add(u)
+            done[u] = True
             topo.append(u)
             remaining.discard(u)
+            lu = layer[u] + 1
             for v in succ[u]:
-                if v in done:
+                if done[v]:
                     continue
                 kept.append((u, v))
-                if layer[u] + 1 > layer[v]:
-                    layer[v] = layer[u] + 1
+                if lu > layer[v]:
+                    layer[v] = lu
                 indeg[v] -= 1
                 if indeg[v] == 0:
                     ready.append(v)
@@ -62,25 +65,30 @@ def _layering(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str,
     # Pull every node down next to its earliest consumer (as late as possible):
     # side chains such as variable reads then sit beside the op that uses them
     # instead of at the top with edges hundreds of layers long.
-    ksucc: dict[str, list[str]] = {}
+    ksucc: list[list[int]] = [[] for _ in range(n_nodes)]
     for u, v in kept:
-        ksucc.setdefault(u, []).append(v)
+        ksucc[u].append(v)
     for n in reversed(topo):
-        vs = ksucc.get(n)
+        vs = ksucc[n]
         if vs:
             layer[n] = max(layer[n], min(layer[v] for v in vs) - 1)
     return layer, kept
 
 
 def order(nodes: list[str], edges: list[tuple[str, str]], sweeps: int = 4) -> Ordering:
-    """Layer ``nodes`` and order each layer to reduce edge crossings."""
+    """Layer ``nodes`` and order each layer to reduce edge crossings.
+
+    Works on integer ids internally: dict lookups on strings were most of the
+    time for a few thousand nodes.
+    """
     if not nodes:
         return Ordering([], [])
-    layer, kept = _layering(nodes, edges)
-    proper: list[tuple[str, str]] = []
+    idx = {n: i for i, n in enumerate(nodes)}
+    int_edges = [(idx[u], idx[v]) for u, v in edges if u in idx and v in idx]
+    lay, kept = _layering(len(nodes), int_edges)
+    names = list(nodes)
+    proper: list[tuple[int, int]] = []
     chains: dict[tuple[str, str], list[str]] = {}
-    lay = dict(layer)
-    k = 0
     for u, v in kept:
         lu, lv = lay[u], lay[v]
         if lv - lu <= 1:
@@ -88,53 +96,62 @@ def order(nodes: list[str], edges: list[tuple[str, str]], sweeps: int = 4) -> Or
             continue
         prev, chain = u, []
         for li in range(lu + 1, lv):
-            d = f"\0d{k}"
-            k += 1
-            lay[d] = li
-            chain.append(d)
+            d = len(names)
+            names.append(f"\0d{d - len(nodes)}")
+            lay.append(li)
+            chain.append(names[d])
             proper.append((prev, d))
             prev = d
         proper.append((prev, v))
-        chains[(u, v)] = chain
-    nlay = max(lay.values()) + 1
-    layers: list[list[str]] = [[] for _ in range(nlay)]
-    # Initial order: DFS from sources keeps chains together.
-    succ: dict[str, list[str]] = {}
-    pred: dict[str, list[str]] = {}
+        chains[(names[u], names[v])] = chain
+    total = len(names)
+    nlay = max(lay) + 1
+    layers: list[list[int]] = [[] for _ in range(nlay)]
+    succ: list[list[int]] = [[] for _ in range(total)]
+    pred: list[list[int]] = [[] for _ in range(total)]
     for u, v in proper:
-        succ.setdefault(u, []).append(v)
-        pred.setdefault(v, []).append(u)
-    seen: set[str] = set()
-    for root in nodes:
-        if root in seen or pred.get(root):
+        succ[u].append(v)
+        pred[v].append(u)
+    # Initial order: DFS from sources keeps chains together.
+    seen = [False] * total
+    for root in range(len(nodes)):
+        if seen[root] or pred[root]:
             continue
         stack = [root]
         while stack:
             n = stack.pop()
-            if n in seen:
+            if seen[n]:
                 continue
-            seen.add(n)
+            seen[n] = True
             layers[lay[n]].append(n)
-            stack.extend(reversed(succ.get(n, ())))
-    for n in lay:
-        if n not in seen:
-            seen.add(n)
+            stack.extend(reversed(succ[n]))
+    for n in range(total):
+        if not seen[n]:
             layers[lay[n]].append(n)
-    pos = {n: i for L in layers for i, n in enumerate(L)}
+    pos = [0] * total
+    for L in layers:
+        for i, n in enumerate(L):
+            pos[n] = i
     for it in range(sweeps):
         down = it % 2 == 0
         rng = range(1, nlay) if down else range(nlay - 2, -1, -1)
         nbrs = pred if down else succ
         for li in rng:
             L = layers[li]
-            keys = {}
+            if len(L) < 2:
+                continue
+            keys = []
             for n in L:
-                ns = nbrs.get(n)
-                keys[n] = sum(pos[m] for m in ns) / len(ns) if ns else pos[n]
-            L.sort(key=keys.__getitem__)
+                ns = nbrs[n]
+                keys.append(sum([pos[m] for m in ns]) / len(ns) if ns else pos[n])
+            L[:] = [L[i] for i in sorted(range(len(L)), key=keys.__getitem__)]
             for i, n in enumerate(L):
                 pos[n] = i
-    return Ordering(layers, proper, chains)
+    return Ordering(
+        [[names[n] for n in L] for L in layers],
+        [(names[u], names[v]) for u, v in proper],
+        chains,
+    )
 
 
 def coordinates(
@@ -144,30 +161,36 @@ def coordinates(
     pred: dict[str, list[str]] = {}
     for u, v in ordering.edges:
         pred.setdefault(v, []).append(u)
-    w = {n: size.get(n, (dummy_w, 0.0))[0] for L in ordering.layers for n in L}
     cx: dict[str, float] = {}
     y = 0.0
     out: dict[str, tuple[float, float]] = {}
+    no_pred: list[str] = []
     for L in ordering.layers:
+        w = [size.get(n, (dummy_w, 0.0))[0] for n in L]
         want = []
         x = 0.0
-        for n in L:
-            ps = [cx[p] for p in pred.get(n, ()) if p in cx]
-            want.append(sorted(ps)[len(ps) // 2] if ps else x + w[n] / 2)
-            x += w[n] + H_GAP
+        for n, wn in zip(L, w):
+            ps = [cx[p] for p in pred.get(n, no_pred) if p in cx]
+            if ps:
+                ps.sort()
+                want.append(ps[len(ps) // 2])
+            else:
+                want.append(x + wn / 2)
+            x += wn + H_GAP
         # push right so nodes do not overlap, then push left, and average the two
         right, left = list(want), list(want)
         for i in range(1, len(L)):
-            right[i] = max(right[i], right[i - 1] + (w[L[i - 1]] + w[L[i]]) / 2 + H_GAP)
+            right[i] = max(right[i], right[i - 1] + (w[i - 1] + w[i]) / 2 + H_GAP)
         for i in range(len(L) - 2, -1, -1):
-            left[i] = min(left[i], left[i + 1] - (w[L[i + 1]] + w[L[i]]) / 2 - H_GAP)
+            left[i] = min(left[i], left[i + 1] - (w[i + 1] + w[i]) / 2 - H_GAP)
         xs = [(a + b) / 2 for a, b in zip(right, left)]
         for i in range(1, len(L)):  # averaging can reintroduce overlap; fix it
-            xs[i] = max(xs[i], xs[i - 1] + (w[L[i - 1]] + w[L[i]]) / 2 + H_GAP)
-        h = max((size.get(n, (0, 0))[1] for n in L), default=0.0)
-        for n, c in zip(L, xs):
+            xs[i] = max(xs[i], xs[i - 1] + (w[i - 1] + w[i]) / 2 + H_GAP)
+        hs = [size.get(n, (0.0, 0.0))[1] for n in L]
+        h = max(hs, default=0.0)
+        for n, c, wn, hn in zip(L, xs, w, hs):
             cx[n] = c
-            out[n] = (c - w[n] / 2, y + (h - size.get(n, (0, h))[1]) / 2)
+            out[n] = (c - wn / 2, y + (h - (hn if n in size else h)) / 2)
         y += h + V_GAP
     if out:
         minx = min(x for x, _ in out.values())
