@@ -78,19 +78,18 @@ def analyze(
             before = {id(f.tf_variable) for f in find_variables(loaded.module)}
             step("calling the target", 0.3)
             eager_fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
-            loss, eager, read = _first_call(eager_fn, name, path, capture)
+            loss, eager, tape = _first_call(eager_fn, name, path, capture)
         _check_loss(loss, name, target_obj, path)
         found = find_variables(loaded.module)
-        _add_read_variables(found, read)
+        _add_read_variables(found, tape.watched_variables() if tape is not None else ())
         if eager is None and any(id(f.tf_variable) not in before for f in found):
             # Layers were built lazily by that call; a training step sees the second call.
-            with capture.active():
-                loss, eager, read = _first_call(eager_fn, name, path, capture)
+            loss, eager, tape = _first_call(eager_fn, name, path, capture)
         for f in found:
             f.source = recorder.origin(f.tf_variable.handle)
         tf_vars = [f.tf_variable for f in found]
         if eager is None:
-            eager = eager_truth(read.tape, loss, tf_vars)
+            eager = eager_truth(tape, loss, tf_vars)
         lap("call")
         step("tracing the graph", 0.5)
         frozen: list[FrozenCopy] = []
@@ -129,20 +128,14 @@ def analyze(
     return report
 
 
-class _Read:
-    def __init__(self, tape: Any) -> None:
-        self.tape = tape
-
-    def __iter__(self):
-        return iter(self.tape.watched_variables() if self.tape is not None else ())
-
-
-def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[Any, Truth | None, _Read]:
+def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[Any, Truth | None, Any]:
     """Call the target once, as the user's first call would, under a tape.
 
     When the call itself raises because the tape is watching (a nested
     tf.function builds its broken gradient right away), that error is
     TensorFlow's eager verdict; the call is repeated without a tape.
+    Returns the loss, that verdict (None when the call succeeded) and the
+    tape (None when it did not).
     """
     import tensorflow as tf
 
@@ -150,14 +143,14 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[A
         try:
             with tf.GradientTape() as tape:
                 loss = fn()
-            return loss, None, _Read(tape)
+            return loss, None, tape
         except Exception as exc:  # noqa: BLE001 - the user's code
             first = exc
         try:
             loss = fn()
         except Exception:  # noqa: BLE001
             raise error_from_exception(first, f"the target '{name}' raised", path) from None
-    return loss, Truth(error=first, error_op=raising_op(first)), _Read(None)
+    return loss, Truth(error=first, error_op=raising_op(first)), None
 
 
 def _check_loss(loss: Any, name: str, target_obj: Any, path: str) -> None:

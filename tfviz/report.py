@@ -169,7 +169,15 @@ class Report:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Report:
-        return _build(cls, d)
+        """Rebuild a report, nested dataclasses included, from ``to_dict`` output."""
+        return cls(**{
+            **{k: v for k, v in d.items() if k in _field_names(cls)},
+            "variables": [VariableReport(**{**v, "source": _source(v.get("source"))})
+                          for v in d.get("variables", [])],
+            "problems": [Problem(**{**p, "source": _source(p.get("source"))})
+                         for p in d.get("problems", [])],
+            "graph": _graph(d.get("graph") or {}),
+        })
 
 
 def _strict(x: Any) -> Any:
@@ -186,45 +194,22 @@ def _source(d: dict | None) -> Source | None:
     return Source(**d) if d else None
 
 
-def _build(cls: type, d: dict[str, Any]) -> Any:
-    """Rebuild nested dataclasses from ``asdict`` output."""
-    if cls is Report:
-        g = d.get("graph") or {}
-        graph = GraphDoc(
-            ops=[
-                GraphOp(
-                    **{
-                        **o,
-                        "outputs": [TensorInfo(**t) for t in o.get("outputs", [])],
-                        "source": _source(o.get("source")),
-                    }
-                )
-                for o in g.get("ops", [])
-            ]
-            if isinstance(g.get("ops"), list)
-            else [],
-            edges=[GraphEdge(**e) for e in g.get("edges", [])]
-            if isinstance(g.get("edges"), list)
-            else [],
-            functions=[GraphFunction(**f) for f in g.get("functions", [])]
-            if isinstance(g.get("functions"), list)
-            else [],
-        )
-        return Report(
-            **{
-                **{k: v for k, v in d.items() if k in _field_names(Report)},
-                "variables": [
-                    VariableReport(**{**v, "source": _source(v.get("source"))})
-                    for v in d.get("variables", [])
-                ],
-                "problems": [
-                    Problem(**{**p, "source": _source(p.get("source"))})
-                    for p in d.get("problems", [])
-                ],
-                "graph": graph,
-            }
-        )
-    raise TypeError(cls)
+def _list(d: dict[str, Any], key: str) -> list:
+    """A list field, or [] where the document holds counts instead (compact JSON)."""
+    value = d.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _graph(g: dict[str, Any]) -> GraphDoc:
+    return GraphDoc(
+        ops=[
+            GraphOp(**{**o, "outputs": [TensorInfo(**t) for t in o.get("outputs", [])],
+                       "source": _source(o.get("source"))})
+            for o in _list(g, "ops")
+        ],
+        edges=[GraphEdge(**e) for e in _list(g, "edges")],
+        functions=[GraphFunction(**f) for f in _list(g, "functions")],
+    )
 
 
 def _field_names(cls: type) -> set[str]:
