@@ -83,7 +83,10 @@ class Worker(QObject):
             self.log.emit("stderr", data.decode("utf-8", "replace"))
 
     def _on_stdout(self) -> None:
-        chunk = bytes(self.proc.readAllStandardOutput())
+        self._consume(bytes(self.proc.readAllStandardOutput()))
+
+    def _consume(self, chunk: bytes) -> None:
+        """Frame JSON lines; only the new chunk is searched for line ends."""
         if b"\n" not in chunk:
             self._parts.append(chunk)  # a long line still arriving: no rescans
             return
@@ -147,9 +150,7 @@ class Worker(QObject):
 
     def _on_finished(self, code: int, status) -> None:
         self._on_stdout()
-        if b"".join(self._parts).strip():
-            self._parts.append(b"\n")
-            self._on_stdout()
+        self._consume(b"\n")  # a last line without its newline still counts
         self._exit = (code, status)
         if self._parsing:
             return  # finish once the result has been decoded and delivered

@@ -43,3 +43,15 @@ def test_messages_split_across_chunks_and_a_big_result(qtbot):
     assert got[0] == ("progress", "tracing")
     kind, value = got[1]
     assert kind == "result" and isinstance(value, Report) and value == report
+
+
+def test_last_line_without_newline_is_read_at_exit(qtbot):
+    w = Worker()
+    w.proc.kill()
+    w.proc.waitForFinished(5000)
+    got: list[str] = []
+    w.progress.connect(lambda stage, frac: got.append(stage))
+    w._consume(json.dumps({"type": "progress", "stage": "tail", "fraction": 1.0}).encode())
+    assert got == []
+    w._consume(b"\n")
+    assert got == ["tail"]
