@@ -199,7 +199,9 @@ class DetailsPanel(QTextBrowser):
         st = STYLES[category(op.status)]
         h = [f"<h3 style='margin:0'>{esc(op.name)}</h3><b>{esc(op.type)}</b>"]
         if op.group or op.scope:
-            h.append(f"<br><small>in {esc(op.group or 'top level')} {esc(op.scope)}</small>")
+            fn = next((f for f in report.graph.functions if f.id == op.group), None)
+            where = f"{fn.name} ({fn.kind})" if fn else "top level"  # as the group box is titled
+            h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
         h.append(f"<p>Gradient: <span style='color:{st.color}'><b>{op.status}</b></span>"
                  f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
                  f" · grad norm: {_norm(op.grad_norm)}</p>")
