@@ -21,6 +21,7 @@ EXPECTED = {
     "kind_no_gradient.py": {"image": ("broken", "no_gradient")},
     "kind_not_differentiable.py": {"w": ("disconnected", "not_differentiable"), "b": ("connected", None)},
     "kind_integer.py": {"scale": ("disconnected", "integer"), "bias": ("connected", None)},
+    "kind_integer_stack.py": {"offset": ("disconnected", "integer"), "bias": ("connected", None)},
     "kind_stop_gradient.py": {"teacher": ("disconnected", "stop_gradient"), "student": ("connected", None)},
     "kind_not_read.py": {"used": ("connected", None), "forgotten": ("disconnected", "not_read")},
     "kind_frozen_copy_import.py": {"weight": ("disconnected", "frozen_copy")},
@@ -71,6 +72,15 @@ def test_seed2_names_the_attribute_holding_the_copy(analyze_example):
     (p,) = [p for p in report.problems if p.kind == "frozen_copy"]
     assert "model.layers[0].weights2" in p.message
     assert p.source and "tf.reshape(weights" in p.source.code
+
+
+def test_integer_cut_names_the_cast_not_its_consumer(analyze_example):
+    report = analyze_example("kind_integer_stack.py")
+    (p,) = [p for p in report.problems if p.kind == "integer"]
+    assert (p.op_type, p.variables) == ("Cast", ["offset"])
+    assert "tf.cast(offset, tf.int32)" in p.source.code
+    (offset,) = [v for v in report.variables if v.name == "offset"]
+    assert offset.blocked_at == [p.op] and "Cast" in offset.explanation
 
 
 def test_nan_names_the_op_where_it_starts(analyze_example):

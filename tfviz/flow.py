@@ -106,3 +106,36 @@ def live_raisers(g: nx.DiGraph, region: set[str], reach: set[str]) -> set[str]:
             if u in region and g.edges[u, v].get("status") in RAISING_KINDS:
                 out.add(v)
     return out
+
+
+def integer_origins(g: nx.DiGraph, region: set[str], start: str,
+                    differentiable: Iterable[str]) -> list[str]:
+    """The ops in ``region`` that turn a float into the integer value ``start`` outputs.
+
+    A cut found walking back from the target lands on the last consumer of an
+    integer (a ``Pack`` of indices, say); the user's mistake is upstream, at
+    the ``Cast``/``ArgMax`` whose float input became integer. Walks back along
+    integer edges and returns those ops (``start`` itself when none is found).
+
+    >>> g = nx.DiGraph()
+    >>> g.add_edge("read", "cast", status="integer", dtype="float32")
+    >>> g.add_edge("cast", "pack", status="integer", dtype="int32")
+    >>> g.add_edge("one", "pack", status="integer", dtype="int32")
+    >>> g.add_edge("pack", "tofloat", status="integer", dtype="int32")
+    >>> integer_origins(g, {"read", "cast", "pack", "tofloat"}, "pack", {"float32"})
+    ['cast']
+    """
+    floats = set(differentiable)
+    seen, queue, out = {start}, deque([start]), []
+    while queue:
+        x = queue.popleft()
+        ins = [u for u in g.predecessors(x) if u in region]
+        if any(g.edges[u, x].get("dtype") in floats and g.edges[u, x].get("status") == "integer"
+               for u in ins):
+            out.append(x)
+            continue
+        for u in ins:
+            if u not in seen and g.edges[u, x].get("dtype") not in floats:
+                seen.add(u)
+                queue.append(u)
+    return sorted(out) or [start]

@@ -126,12 +126,11 @@ def port_verdict(g: nx.DiGraph, u: str, v: str, dst_in: int, prober: Prober) -> 
         return PortVerdict("py_function", "tf.numpy_function runs Python; TensorFlow cannot differentiate it")
     if t == "Placeholder":
         return PortVerdict(EDGE_PASSES)
-    verdict = prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
-    if verdict.status == "not_differentiable" and op.outputs and all(
-        o.dtype.name not in DIFFERENTIABLE for o in op.outputs
-    ):
+    if op.outputs and all(o.dtype.name not in DIFFERENTIABLE for o in op.outputs):
+        # No gradient can arrive at an integer output, so TensorFlow never calls the
+        # op's gradient function (probing it with None may even raise, as Cast's does).
         return PortVerdict("integer", f"{t} turns the value into {op.outputs[0].dtype.name}")
-    return verdict
+    return prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 
 def annotate(g: nx.DiGraph, nodes: set[str], prober: Prober) -> None:

@@ -15,7 +15,15 @@ from typing import Any
 from tfviz.discover import FoundVariable, tf_name, var_node
 from tfviz.errors import AnalysisError
 from tfviz.explain import HINT, sentence
-from tfviz.flow import ancestors_of, frontier_cuts, gradient_reach, live_raisers, path_region
+from tfviz.flow import (
+    ancestors_of,
+    frontier_cuts,
+    gradient_reach,
+    integer_origins,
+    live_raisers,
+    path_region,
+)
+from tfviz.gradrules import DIFFERENTIABLE
 from tfviz.graphdoc import graph_doc
 from tfviz.report import (
     EDGE_PASSES,
@@ -173,15 +181,14 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
             kind = kinds[0] if kinds else "other"
             for u, v in cuts:
                 k = g.edges[u, v]["status"]
-                blame = u if k == "integer" and g.nodes[u].get("op") is not None else v
-                blocked.append(blame)
-                msg = g.edges[u, v].get("message", "")
-                src = g.nodes[blame].get("source")
-                if k == "frozen_copy":
-                    copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
-                    src = copy.origin if copy else None
-                    msg = f"{f.path} reaches the target only through {msg}"
-                problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
+                for blame, msg in _blame(g, region, u, v):
+                    blocked.append(blame)
+                    src = g.nodes[blame].get("source")
+                    if k == "frozen_copy":
+                        copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
+                        src = copy.origin if copy else None
+                        msg = f"{f.path} reaches the target only through {msg}"
+                    problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
             blocked = sorted(set(blocked))
             copies = frozen_of.get(f.path)
             text = sentence(kind, op=_label(g, blocked[0]) if blocked else "an op",
@@ -218,6 +225,24 @@ def _in_order_of_use(reports: list[VariableReport], found: list[FoundVariable],
 
     order = {f.path: first_use(f) for f in found}
     return sorted(reports, key=lambda r: order.get(r.name, 10**9))
+
+
+def _blame(g, region: set[str], u: str, v: str) -> list[tuple[str, str]]:
+    """The ops to name for the cut edge ``u -> v``, each with its message.
+
+    An integer cut names the op that made the value integer (the ``Cast``,
+    ``ArgMax``...), not the later op that consumes it.
+    """
+    e = g.edges[u, v]
+    if e["status"] != "integer" or g.nodes[u].get("op") is None:
+        return [(v, e.get("message", ""))]
+    out = []
+    for x in integer_origins(g, region, u, DIFFERENTIABLE):
+        msgs = [g.edges[p, x].get("message", "") for p in g.predecessors(x)
+                if p in region and g.edges[p, x].get("status") == "integer"
+                and g.edges[p, x].get("dtype") in DIFFERENTIABLE]
+        out.append((x, msgs[0] if msgs else e.get("message", "")))
+    return out
 
 
 def _raise_kind(g, x: str) -> tuple[str, str]:
