@@ -21,15 +21,35 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"tfviz {__version__}")
     sub = p.add_subparsers(dest="command")
     c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)")
-    c.add_argument("script", help="the Python script that defines the target")
-    c.add_argument("--target", help="the zero-argument function to differentiate (default: loss)")
+    c.add_argument("script", help="the training script (or a script that defines loss())")
+    c.add_argument("script_args", nargs="*", metavar="-- ARGS",
+                   help="arguments for the script, after --: tfviz check train.py -- --epochs 3")
+    c.add_argument("--target", help="a zero-argument function to differentiate instead of running"
+                   " the program (default: loss, when the script defines it)")
+    c.add_argument("--run", action="store_true",
+                   help="run the script as a program even if it defines loss()")
+    c.add_argument("--step", type=_positive, default=1, metavar="N",
+                   help="diagnose the program's N-th gradient computation (default: 1)")
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
     o = sub.add_parser("open", help="open a script in the desktop app")
     o.add_argument("script", nargs="?")
+    o.add_argument("script_args", nargs="*", metavar="-- ARGS")
     o.add_argument("--target")
+    o.add_argument("--run", action="store_true")
+    o.add_argument("--step", type=_positive, default=1, metavar="N")
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return n
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,7 +78,11 @@ def _check(args: argparse.Namespace) -> int:
             return _list_targets(args.script)
         from tfviz.diagnose import analyze
 
-        report = analyze(args.script, args.target)
+        if args.target and (args.run or args.script_args):
+            raise AnalysisError("--target calls a function; --run and script arguments are for"
+                                " running the program: use one or the other", file=args.script)
+        report = analyze(args.script, args.target, progress=_progress_printer(),
+                         run=args.run, args=args.script_args, step=args.step)
     except AnalysisError as exc:
         if args.json:
             print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
@@ -80,21 +104,25 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _list_targets(path: str) -> int:
-    from tfviz.discover import find_targets
-    from tfviz.loader import load_script
-    from tfviz.quiet import import_tensorflow
+    """Named targets, read from the source: listing them never runs the program."""
+    from tfviz.loader import compile_script, read_source
+    from tfviz.scriptinfo import static_targets
 
-    import_tensorflow()
-    script = os.path.abspath(path)
-    cwd = os.getcwd()
-    os.chdir(os.path.dirname(script))
-    try:
-        loaded = load_script(script)
-    finally:
-        os.chdir(cwd)
-    for name in sorted(find_targets(loaded.module)):
+    compile_script(path)
+    for name in static_targets(read_source(path)):
         print(name)
     return EXIT_OK
+
+
+def _progress_printer():
+    """Stages on stderr while the program runs, when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(stage: str, fraction: float) -> None:
+        print(f"tfviz: {stage}…", file=sys.stderr, flush=True)
+
+    return show
 
 
 if __name__ == "__main__":

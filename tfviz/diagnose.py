@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +23,12 @@ from tfviz.errors import AnalysisError
 from tfviz.flow import ancestors_of, path_region
 from tfviz.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.graphbuild import OpGraph
-from tfviz.loader import Capture, compile_script, error_from_exception, load_script
+from tfviz.loader import Capture, compile_script, error_from_exception, load_script, read_source
 from tfviz.origins import OriginRecorder
+from tfviz.program import run_program
 from tfviz.quiet import import_tensorflow
 from tfviz.report import Report
+from tfviz.scriptinfo import choose_mode, static_targets
 from tfviz.trace import Trace, Truth, eager_truth, raising_op, trace
 from tfviz.verdicts import FrozenCopy, judge
 
@@ -47,12 +50,20 @@ def analyze(
     target: str | None = None,
     progress: Progress | None = None,
     on_text: Callable[[str, str], None] | None = None,
+    *,
+    run: bool = False,
+    args: list[str] | tuple[str, ...] = (),
+    step: int = 1,
 ) -> Report:
-    """Analyse ``target`` in the script at ``path`` and return the report.
+    """Analyse the script at ``path`` and return the report.
 
-    Raises AnalysisError (with the user's file:line) when it cannot.
+    With a named ``target``, or a script that defines ``loss()``, that
+    function is the target. Otherwise (or with ``run``) the script runs as a
+    program with ``args`` until its ``step``-th gradient computation, and
+    that step is diagnosed. Raises AnalysisError (with the user's file:line)
+    when it cannot.
     """
-    step = progress or (lambda stage, frac: None)
+    report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -63,46 +74,52 @@ def analyze(
         clock = now
 
     compile_script(path)  # a missing file or a syntax error fails before the slow import
-    step("importing TensorFlow", 0.02)
+    source = read_source(path)
+    mode = choose_mode(source, target, run)
+    report_step("importing TensorFlow", 0.02)
     tf = import_tensorflow()
     lap("import")
     path = os.path.abspath(path)
     capture = Capture(on_text)
-    step("running the script", 0.1)
     with _in_folder(os.path.dirname(path)):
         recorder = OriginRecorder()
         with recorder:
-            loaded = load_script(path, capture)
+            if mode == "program":
+                report_step("running the program to its first gradient step", 0.1)
+                step_ = _program_step(path, list(args), step, capture)
+            else:
+                report_step("running the script", 0.1)
+                step_ = _target_step(path, target, capture)
             lap("load")
-            name, target_obj = pick_target(loaded.module, target, path)
-            before = {id(f.tf_variable) for f in find_variables(loaded.module)}
-            step("calling the target", 0.3)
-            eager_fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
-            loss, eager, tape = _first_call(eager_fn, name, path, capture)
-        _check_loss(loss, name, target_obj, path)
-        found = find_variables(loaded.module)
-        _add_read_variables(found, tape.watched_variables() if tape is not None else ())
-        if eager is None and any(id(f.tf_variable) not in before for f in found):
-            # Layers were built lazily by that call; a training step sees the second call.
-            loss, eager, tape = _first_call(eager_fn, name, path, capture)
+            report_step("calling the target", 0.3)
+            loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+            found = step_.variables()
+            if mode == "target":
+                _add_read_variables(found, tape.watched_variables() if tape is not None else ())
+                if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
+                    # Layers were built lazily by that call; a training step sees the second call.
+                    loss, eager, tape = _first_call(step_.fn, step_.name, path, capture)
+        _check_loss(loss, step_.name, step_.line, path)
         for f in found:
-            f.source = recorder.origin(f.tf_variable.handle)
+            if f.source is None:
+                f.source = recorder.origin(capture_key(f))
         tf_vars = [f.tf_variable for f in found]
         if eager is None:
             eager = eager_truth(tape, loss, tf_vars)
         lap("call")
-        step("tracing the graph", 0.5)
+        report_step("tracing the graph", 0.5)
         frozen: list[FrozenCopy] = []
-        linker = _Linker(found, recorder, loaded.module, frozen)
+        linker = _Linker(found, recorder, step_.module, frozen)
         traced: Trace | None = None
         trace_error: AnalysisError | None = None
         with capture.active():
             try:
-                traced = trace(eager_fn, tf_vars, linker)
+                traced = trace(step_.fn, tf_vars, linker)
             except Exception as exc:  # noqa: BLE001 - untraceable user code
-                trace_error = error_from_exception(exc, f"'{name}' cannot be traced by tf.function", path)
+                trace_error = error_from_exception(
+                    exc, f"'{step_.name}' cannot be traced by tf.function", path)
         lap("trace")
-        step("checking gradients", 0.8)
+        report_step("checking gradients", 0.8)
         prober = Prober()
         if traced is not None:
             annotate(traced.og.g, linker.region, prober)
@@ -113,22 +130,68 @@ def analyze(
             eager=eager,
             frozen=frozen,
             trace_error=trace_error,
-            target_name=name,
+            target_name=step_.name,
         )
         lap("judge")
     report.script = path
-    report.target = name
+    report.target = step_.name
+    report.mode = mode
     report.tfviz = __version__
     report.tensorflow = tf.__version__
     report.stdout = capture.out.getvalue()
     report.stderr = capture.err.getvalue()
     report.timings_s = {**timings, "probes": float(prober.probes)}
-    report.targets = sorted(find_targets(loaded.module))
-    step("done", 1.0)
+    report.targets = step_.targets
+    report_step("done", 1.0)
     return report
 
 
-def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[Any, Truth | None, Any]:
+class _Step:
+    """What the engine differentiates: a zero-argument callable returning the
+    loss, and where its variables come from."""
+
+    def __init__(self, name: str, fn: Callable, module: Any, line: int | None,
+                 targets: list[str]) -> None:
+        self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
+        self.fixed: list[FoundVariable] | None = None
+        self.before: set[int] = set()
+
+    def variables(self) -> list[FoundVariable]:
+        return list(self.fixed) if self.fixed is not None else find_variables(self.module)
+
+    def watch(self) -> list[Any]:
+        """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway."""
+        import tensorflow as tf
+
+        return [f.tf_variable for f in self.fixed or () if not isinstance(f.tf_variable, tf.Variable)]
+
+
+def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
+    loaded = load_script(path, capture)
+    name, target_obj = pick_target(loaded.module, target, path)
+    fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
+    step = _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, sorted(find_targets(loaded.module)))
+    step.before = {id(f.tf_variable) for f in find_variables(loaded.module)}
+    return step
+
+
+def _program_step(path: str, args: list[str], n: int, capture: Capture) -> _Step:
+    captured = run_program(path, args, n, capture)
+    main = types.ModuleType("__main__")  # where frozen copies are looked for by name
+    main.__dict__.update(captured.namespace)
+    step = _Step(captured.description, captured.replay, main,
+                 captured.where.line if captured.where else None,
+                 static_targets(read_source(path)))
+    step.fixed = captured.sources
+    if not captured.sources:
+        raise AnalysisError(f"the gradient computation ({captured.description}) has no variable or"
+                            " watched tensor that tfviz can follow", file=path,
+                            line=step.line)
+    return step
+
+
+def _first_call(fn: Callable, name: str, path: str, capture: Capture,
+                watch: list[Any] = ()) -> tuple[Any, Truth | None, Any]:
     """Call the target once, as the user's first call would, under a tape.
 
     When the call itself raises because the tape is watching (a nested
@@ -142,6 +205,7 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[A
     with capture.active():
         try:
             with tf.GradientTape() as tape:
+                tape.watch(list(watch))
                 loss = fn()
             return loss, None, tape
         except Exception as exc:  # noqa: BLE001 - the user's code
@@ -153,16 +217,15 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture) -> tuple[A
     return loss, Truth(error=first, error_op=raising_op(first)), None
 
 
-def _check_loss(loss: Any, name: str, target_obj: Any, path: str) -> None:
+def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:
     import tensorflow as tf
 
     if not tf.is_tensor(loss):
-        fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
         raise AnalysisError(
             f"the target '{name}' returned {type(loss).__name__}, not a tensor;"
             " it must return the loss as a TensorFlow tensor",
             file=path,
-            line=fn.__code__.co_firstlineno,
+            line=line,
         )
     if loss.dtype.name not in DIFFERENTIABLE:
         raise AnalysisError(
@@ -180,6 +243,13 @@ def _add_read_variables(found: list[FoundVariable], read: Any) -> None:
             found.append(FoundVariable(v.name.split(":")[0], v, v))
 
 
+def capture_key(f: FoundVariable) -> Any:
+    """What a trace captures for a source: a variable's handle, or the tensor itself."""
+    handle = getattr(f.tf_variable, "handle", None)
+    return handle if handle is not None and getattr(f.tf_variable, "dtype", None) is not None and (
+        hasattr(f.tf_variable, "assign")) else f.tf_variable
+
+
 class _Linker:
     """Adds variable nodes to the traced graph and finds frozen copies."""
 
@@ -192,7 +262,7 @@ class _Linker:
 
     def __call__(self, og: OpGraph, fg: Any) -> set[str]:
         g = og.g
-        by_handle = {id(f.tf_variable.handle): f for f in self.found}
+        by_handle = {id(capture_key(f)): f for f in self.found}
         for f in self.found:
             g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
                        outputs=[], source=None, is_variable=True)

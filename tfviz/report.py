@@ -29,6 +29,7 @@ KINDS: tuple[str, ...] = (
     "assign",
     "py_function",
     "nan",
+    "zero",
     "other",
 )
 #: Kinds whose gradient function raises, failing the whole ``tape.gradient`` call.
@@ -149,6 +150,8 @@ class Report:
     timings_s: dict[str, float] = field(default_factory=dict)
     targets: list[str] = field(default_factory=list)
     traced: bool = True
+    #: "target" (a function the script names) or "program" (its first gradient step)
+    mode: str = "target"
     stdout: str = ""
     stderr: str = ""
 

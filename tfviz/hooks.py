@@ -1,0 +1,223 @@
+"""Patches through which tfviz sees a running program's gradient computations.
+
+While a program runs, or while tfviz replays one of its steps, TensorFlow's
+and Keras' entry points for gradients call a *handler* first. With no
+handler installed every patched call behaves exactly as the original, so the
+patches can stay in place for the whole analysis.
+
+The handler decides: let the call through, stop the program (a
+``BaseException``, so the user's ``except Exception`` cannot swallow it), or
+hand a different result back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass
+class Hit:
+    """One gradient computation as the program asked for it."""
+
+    api: str  # "tape.gradient", "tape.jacobian", "tf.gradients", "exception"
+    tape: Any
+    target: Any
+    sources: Any
+    output_gradients: Any = None
+    error: BaseException | None = None
+
+
+class Handler(Protocol):
+    def tape_entered(self, tape: Any, frame: Any) -> bool:
+        """Return False to keep the tape from recording (an inert tape)."""
+
+    def tape_exited(self, tape: Any, error: BaseException | None) -> None: ...
+
+    def tape_watched(self, tape: Any, tensors: Any) -> None: ...
+
+    def gradient(self, hit: Hit, original: Callable[[], Any]) -> Any: ...
+
+    def function_called(self, fn: Any, args: tuple, kwargs: dict, frame: Any,
+                        original: Callable[[], Any]) -> Any: ...
+
+    def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any,
+                  original: Callable[[], Any]) -> Any: ...
+
+    def keras_train_on_batch(self, model: Any, bound: dict[str, Any], frame: Any,
+                             original: Callable[[], Any]) -> Any: ...
+
+    def graph_mode(self) -> None: ...
+
+
+_handler: Handler | None = None
+_installed: list[tuple[Any, str, Any, bool]] = []
+
+
+def current() -> Handler | None:
+    return _handler
+
+
+@contextlib.contextmanager
+def handling(handler: Handler | None) -> Iterator[None]:
+    """Route patched calls to ``handler`` for the duration (None: pass through)."""
+    global _handler
+    old = _handler
+    _handler = handler
+    try:
+        yield
+    finally:
+        _handler = old
+
+
+def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    had = name in vars(owner) if isinstance(owner, type) else True
+    original = getattr(owner, name)
+    setattr(owner, name, make(original))
+    _installed.append((owner, name, original, had))
+
+
+def install() -> None:
+    """Install the patches once per process (idempotent)."""
+    if _installed:
+        return
+    import tensorflow as tf
+    from tensorflow.python.eager import backprop
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
+
+    tape_cls = backprop.GradientTape
+    _patch(tape_cls, "__enter__", _enter)
+    _patch(tape_cls, "__exit__", _exit)
+    _patch(tape_cls, "watch", _watch)
+    _patch(tape_cls, "gradient", lambda orig: _tape_call(orig, "tape.gradient"))
+    _patch(tape_cls, "jacobian", lambda orig: _tape_call(orig, "tape.jacobian"))
+    _patch(tape_cls, "batch_jacobian", lambda orig: _tape_call(orig, "tape.jacobian"))
+    _patch(pf.Function, "__call__", _function_call)
+    _patch(tf, "gradients", _tf_gradients)
+    _patch(tf.compat.v1, "gradients", _tf_gradients)
+    _patch(tf.compat.v1, "disable_eager_execution", _graph_mode)
+    _patch(tf.compat.v1, "disable_v2_behavior", _graph_mode)
+    try:
+        import keras
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return
+    _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
+    _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
+
+
+def uninstall() -> None:
+    while _installed:
+        owner, name, original, had = _installed.pop()
+        if had:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
+
+
+def _caller(depth: int = 2) -> Any:
+    return sys._getframe(depth)
+
+
+def _enter(orig: Callable) -> Callable:
+    def __enter__(self):
+        h = _handler
+        if h is not None and not h.tape_entered(self, _caller()):
+            self._tfviz_inert = True
+            return self
+        self._tfviz_inert = False
+        return orig(self)
+
+    return __enter__
+
+
+def _exit(orig: Callable) -> Callable:
+    def __exit__(self, typ, value, tb):
+        inert = getattr(self, "_tfviz_inert", False)
+        if not inert:
+            orig(self, typ, value, tb)
+        h = _handler
+        if h is not None:
+            h.tape_exited(self, value)
+
+    return __exit__
+
+
+def _watch(orig: Callable) -> Callable:
+    def watch(self, tensor):
+        h = _handler
+        if h is not None:
+            h.tape_watched(self, tensor)
+        if getattr(self, "_tfviz_inert", False):
+            return None
+        return orig(self, tensor)
+
+    return watch
+
+
+def _tape_call(orig: Callable, api: str) -> Callable:
+    def call(self, target, sources, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(self, target, sources, *args, **kwargs)
+        og = kwargs.get("output_gradients", args[0] if args and api == "tape.gradient" else None)
+        hit = Hit(api=api, tape=self, target=target, sources=sources, output_gradients=og)
+        return h.gradient(hit, lambda: orig(self, target, sources, *args, **kwargs))
+
+    call.__name__ = orig.__name__
+    call.__doc__ = orig.__doc__
+    return call
+
+
+def _function_call(orig: Callable) -> Callable:
+    def __call__(self, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(self, *args, **kwargs)
+        return h.function_called(self, args, kwargs, _caller(), lambda: orig(self, *args, **kwargs))
+
+    return __call__
+
+
+def _tf_gradients(orig: Callable) -> Callable:
+    def gradients(ys, xs, grad_ys=None, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(ys, xs, grad_ys, *args, **kwargs)
+        hit = Hit(api="tf.gradients", tape=None, target=ys, sources=xs, output_gradients=grad_ys)
+        return h.gradient(hit, lambda: orig(ys, xs, grad_ys, *args, **kwargs))
+
+    gradients.__doc__ = orig.__doc__
+    return gradients
+
+
+def _graph_mode(orig: Callable) -> Callable:
+    def disable(*args, **kwargs):
+        h = _handler
+        if h is not None:
+            h.graph_mode()
+        return orig(*args, **kwargs)
+
+    return disable
+
+
+def _keras(orig: Callable, method: str) -> Callable:
+    import inspect
+
+    signature = inspect.signature(orig)
+
+    def call(self, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(self, *args, **kwargs)
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
+        params.update(params.pop("kwargs", {}) or {})
+        return getattr(h, method)(self, params, _caller(), lambda: orig(self, *args, **kwargs))
+
+    call.__name__ = orig.__name__
+    call.__doc__ = orig.__doc__
+    return call

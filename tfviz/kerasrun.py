@@ -1,0 +1,62 @@
+"""Keras ``fit`` and ``train_on_batch`` as tfviz runs them: one eager
+``train_step`` per batch, on the batches Keras itself would make.
+
+Keras builds an unbuilt model inside a throwaway trace of its own. A tensor
+that ``build()`` derives from a weight then belongs to that dead graph and
+fails later with an "out of scope" error, hiding the bug the user has. tfviz
+builds the model with an eager call on the first batch instead, as a user's
+first ``model(x)`` would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tfviz.errors import AnalysisError
+
+_MAX_BATCHES = 10_000
+
+
+def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[Any]:
+    """The first epoch's batches of ``fit(**p)``, as ``(x, y, sample_weight)``."""
+    try:
+        from keras.src.trainers.data_adapters import get_data_adapter
+
+        adapter = get_data_adapter(
+            x=p.get("x"), y=p.get("y"), sample_weight=p.get("sample_weight"),
+            batch_size=p.get("batch_size"), steps_per_epoch=p.get("steps_per_epoch"),
+            shuffle=False, class_weight=p.get("class_weight"),
+        )
+        dataset = adapter.get_tf_dataset()
+    except Exception as exc:  # noqa: BLE001 - Keras' own message is the clearest
+        raise AnalysisError(f"Model.fit cannot read its input: {type(exc).__name__}: {exc}",
+                            file=script) from None
+    limit = p.get("steps_per_epoch") or _MAX_BATCHES
+    for i, data in enumerate(dataset):
+        if i >= limit:
+            return
+        yield data
+
+
+def batch_of(p: dict[str, Any]) -> Any:
+    """``train_on_batch``'s arguments as the batch ``train_step`` takes."""
+    import tensorflow as tf
+
+    def tensor(v: Any) -> Any:
+        return None if v is None else tf.nest.map_structure(tf.convert_to_tensor, v)
+
+    return (tensor(p.get("x")), tensor(p.get("y")), tensor(p.get("sample_weight")))
+
+
+def prepare(model: Any, data: Any, script: str) -> None:
+    """Refuse an uncompiled model as Keras would, and build it eagerly."""
+    import keras
+
+    check = getattr(model, "_assert_compile_called", None)
+    if check is not None:
+        check("fit")
+    if model.built:
+        return
+    x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
+    model(x)

@@ -1,0 +1,415 @@
+"""Program mode: run the user's script as ``python SCRIPT ARGS`` would, until
+its N-th gradient computation, and hand that step to the engine.
+
+The program runs as ``__main__`` with its own ``sys.argv``. Every gradient
+computation it reaches (``tape.gradient``/``jacobian``, ``tf.gradients``,
+Keras ``fit``/``train_on_batch``, or an exception escaping a recording tape)
+is counted; at the N-th the program is unwound before anything applies the
+gradients, and the step is kept as a :mod:`tfviz.replay` callable plus the
+sources it differentiates.
+
+Counting follows what runs. A ``tf.function`` step is counted in its first
+trace only: TensorFlow may trace it again (Keras creates optimizer slots in
+a first trace it throws away), and that retrace is the same step. Keras'
+``fit`` runs ``train_step`` eagerly batch by batch, so a model that Keras
+would build inside its own trace is built the way a user's first call
+builds it, and frozen copies made in ``build()`` stay visible.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfviz import hooks
+from tfviz.discover import FoundVariable, find_variables, iter_objects
+from tfviz.errors import AnalysisError
+from tfviz.loader import Capture, compile_script, error_from_exception
+from tfviz.replay import BlockReplay, CallReplay, block_code
+from tfviz.report import Source
+from tfviz.sourcemap import code_at, user_source
+from tfviz.trace import raising_op
+
+
+@dataclass
+class StepCapture:
+    """The captured step: how to replay it and what it differentiates."""
+
+    api: str
+    description: str
+    replay: Callable[[], Any]
+    sources: list[FoundVariable]
+    where: Source | None = None
+    error: BaseException | None = None
+    notes: list[str] = field(default_factory=list)
+    #: the names visible where the step was called, for naming what it uses
+    namespace: dict[str, Any] = field(default_factory=dict)
+
+
+class Reached(BaseException):
+    """The N-th gradient computation: unwinds the user's program."""
+
+    def __init__(self, capture: StepCapture) -> None:
+        super().__init__("tfviz captured the gradient step")
+        self.capture = capture
+
+
+class _Refused(BaseException):
+    def __init__(self, error: AnalysisError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+@dataclass
+class _Entry:
+    """An outermost step call: a tf.function called eagerly, or a Keras batch."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    frame_ns: dict[str, Any]
+    label: str = ""
+    autograph: bool = True
+    graph: Any = None
+    hits: int = 0
+
+
+@dataclass
+class _TapeStart:
+    frame: Any
+    line: int
+    namespace: dict[str, Any]
+    count: int
+
+
+class RunHandler:
+    """Counts gradient computations while the program runs."""
+
+    def __init__(self, step: int, script: str) -> None:
+        self.step, self.script, self.count = step, script, 0
+        self.entries: list[_Entry] = []
+        self.tapes: collections.OrderedDict[int, _TapeStart] = collections.OrderedDict()
+        self.watched: dict[int, list[Any]] = {}
+
+    # -- tapes ---------------------------------------------------------------
+    def tape_entered(self, tape: Any, frame: Any) -> bool:
+        ns = dict(frame.f_globals)
+        if frame.f_code.co_name != "<module>":
+            ns.update(frame.f_locals)
+        self.tapes[id(tape)] = _TapeStart(frame, frame.f_lineno, ns, self.count)
+        while len(self.tapes) > 64:
+            self.tapes.popitem(last=False)
+        self.watched.pop(id(tape), None)
+        return True
+
+    def tape_exited(self, tape: Any, error: BaseException | None) -> None:
+        if error is None or not isinstance(error, Exception) or raising_op(error) is None:
+            return
+        self._count(hooks.Hit(api="exception", tape=tape, target=None, sources=None, error=error))
+
+    def tape_watched(self, tape: Any, tensors: Any) -> None:
+        import tensorflow as tf
+
+        self.watched.setdefault(id(tape), []).extend(tf.nest.flatten(tensors))
+
+    def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
+        self._count(hit)
+        return original()
+
+    # -- steps ---------------------------------------------------------------
+    def function_called(self, fn, args, kwargs, frame, original):
+        import tensorflow as tf
+
+        if self.entries or not tf.executing_eagerly():
+            return original()
+        self.entries.append(_Entry(fn, args, kwargs, _namespace(frame),
+                                   autograph=bool(getattr(fn, "_autograph", True))))
+        try:
+            return original()
+        finally:
+            self.entries.pop()
+
+    def keras_fit(self, model, p, frame, original):
+        if self.entries:
+            return original()
+        import keras
+
+        from tfviz.kerasrun import fit_batches
+
+        for i, data in enumerate(fit_batches(model, p, self.script)):
+            label = f"Model.fit → {type(model).__name__}.train_step, batch {i + 1}"
+            self._keras_step(model, data, frame, label)
+        return keras.callbacks.History()
+
+    def keras_train_on_batch(self, model, p, frame, original):
+        if self.entries:
+            return original()
+        from tfviz.kerasrun import batch_of
+
+        logs = self._keras_step(model, batch_of(p), frame,
+                                f"Model.train_on_batch → {type(model).__name__}.train_step")
+        if p.get("return_dict"):
+            return logs
+        values = list(logs.values()) if isinstance(logs, dict) else logs
+        return values[0] if isinstance(values, list) and len(values) == 1 else values
+
+    def _keras_step(self, model, data, frame, label: str) -> Any:
+        from tfviz.kerasrun import prepare
+
+        prepare(model, data, self.script)
+        self.entries.append(_Entry(model.train_step, (data,), {}, _namespace(frame), label=label))
+        try:
+            return model.train_step(data)
+        finally:
+            self.entries.pop()
+
+    def graph_mode(self) -> None:
+        raise _Refused(AnalysisError(
+            "the program switches to TensorFlow 1 graph mode (disable_eager_execution /"
+            " disable_v2_behavior); tfviz diagnoses TensorFlow 2 programs, where tape.gradient,"
+            " tf.function and Keras run eagerly by default", file=self.script,
+            line=_user_line(), code=code_at(self.script, _user_line() or 0)))
+
+    # -- counting ------------------------------------------------------------
+    def _count(self, hit: hooks.Hit) -> None:
+        import tensorflow as tf
+
+        entry = self.entries[0] if self.entries else None
+        if not tf.executing_eagerly():
+            if entry is None:
+                return  # a trace we did not start from an eager call (get_concrete_function)
+            top = _outermost_graph()
+            if entry.graph is None:
+                entry.graph = top
+            elif entry.graph is not top:
+                return  # TensorFlow traced the same step again: not a new step
+        self.count += 1
+        if entry is not None:
+            entry.hits += 1
+        if self.count >= self.step:
+            raise Reached(self._capture(hit, entry))
+
+    def _capture(self, hit: hooks.Hit, entry: _Entry | None) -> StepCapture:
+        where = _where()
+        inert = hit.api == "exception"
+        if entry is not None:
+            replay: Callable[[], Any] = CallReplay(entry.fn, entry.args, entry.kwargs, entry.hits, inert,
+                                                   autograph=entry.autograph)
+            ns = entry.frame_ns
+            label = entry.label
+        else:
+            replay, ns = self._block_replay(hit, inert)
+            label = ""
+        objs = self._source_objects(hit)
+        sources, notes = name_sources(objs, ns)
+        if inert:
+            start = self.tapes.get(id(hit.tape))
+            if start is not None:
+                where = Source(start.frame.f_code.co_filename, start.line,
+                               code_at(start.frame.f_code.co_filename, start.line))
+            err = hit.error
+            desc = f"{type(err).__name__} while a GradientTape recorded"
+        else:
+            desc = hit.api
+        if where is not None:
+            desc += f" at {os.path.basename(where.file)}:{where.line}"
+        if label:
+            desc = f"{label}: {desc}"
+        return StepCapture(hit.api, desc, replay, sources, where, hit.error, notes, ns)
+
+    def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:
+        start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
+        if start is None:
+            raise _Refused(AnalysisError(
+                f"{hit.api} was called on a tape tfviz did not see start; it cannot replay that step",
+                file=self.script, line=_user_line()))
+        filename = start.frame.f_code.co_filename
+        stop = None
+        if not inert:
+            f = sys._getframe(1)
+            while f is not None and f is not start.frame:
+                f = f.f_back
+            if f is None:
+                raise _Refused(AnalysisError(
+                    f"{hit.api} was called after the function that opened its tape returned;"
+                    " tfviz cannot replay that step", file=filename, line=start.line))
+            stop = f.f_lineno
+        try:
+            with open(filename, encoding="utf-8-sig") as fh:
+                source = fh.read()
+        except OSError as exc:
+            raise _Refused(AnalysisError(f"cannot read the source of the tape block: {exc}",
+                                         file=filename, line=start.line)) from None
+        try:
+            code, assigned = block_code(source, filename, start.line, stop)
+        except AnalysisError as exc:
+            raise _Refused(exc) from None
+        k = self.count - start.count
+        return BlockReplay(code, start.namespace, k, inert, assigned), start.namespace
+
+    def _source_objects(self, hit: hooks.Hit) -> list[Any]:
+        import tensorflow as tf
+
+        if hit.api == "exception":
+            objs = list(hit.tape.watched_variables()) + self.watched.get(id(hit.tape), [])
+        else:
+            objs = tf.nest.flatten(hit.sources, expand_composites=False)
+        return _outside_objects(objs)
+
+
+def _namespace(frame: Any) -> dict[str, Any]:
+    ns = dict(frame.f_globals)
+    if frame.f_code.co_name != "<module>":
+        ns.update(frame.f_locals)
+    return ns
+
+
+def _outermost_graph() -> Any:
+    from tensorflow.python.framework import ops
+
+    g = ops.get_default_graph()
+    while getattr(g, "outer_graph", None) is not None and hasattr(g.outer_graph, "outer_graph"):
+        g = g.outer_graph
+    return g
+
+
+def _outside_objects(objs: list[Any]) -> list[Any]:
+    """Sources as objects that outlive the step: variables stay; a captured
+    tensor inside a trace becomes the eager tensor it captures."""
+    import tensorflow as tf
+
+    out = []
+    external: dict[int, Any] = {}
+    try:
+        from tensorflow.python.framework import ops
+
+        g = ops.get_default_graph()
+        while g is not None and hasattr(g, "captures"):
+            for ext, internal in g.captures:
+                external.setdefault(id(internal), ext)
+            g = getattr(g, "outer_graph", None)
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    seen: set[int] = set()
+    for o in objs:
+        o = getattr(o, "value", o) if not isinstance(o, tf.Variable) and hasattr(o, "path") else o
+        if tf.is_tensor(o) and not isinstance(o, tf.Variable) and not hasattr(o, "numpy"):
+            o = external.get(id(o))
+            if o is None or (o.dtype.name == "resource"):
+                continue
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        out.append(o)
+    return out
+
+
+def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[FoundVariable], list[str]]:
+    """Name each source as a reader of the program would: the Python
+    expression that holds it, then Keras' variable path, then the TF name."""
+    mod = types.ModuleType("__main__")
+    mod.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+    named = {id(f.tf_variable): f for f in find_variables(mod)}
+    wanted = {id(o) for o in objs}
+    paths: dict[int, str] = {}
+    for path, obj in iter_objects(mod):
+        if id(obj) in wanted and id(obj) not in paths:
+            paths[id(obj)] = path
+    found, notes = [], []
+    for i, o in enumerate(objs):
+        f = named.get(id(o))
+        if f is None:
+            name = paths.get(id(o)) or _tf_name(o) or f"source[{i}]"
+            f = FoundVariable(name, o, o)
+        found.append(f)
+    return found, notes
+
+
+def _tf_name(o: Any) -> str | None:
+    for attr in ("path", "name"):
+        try:
+            value = getattr(o, attr)
+        except Exception:  # noqa: BLE001 - eager tensors have no name
+            continue
+        if isinstance(value, str) and value:
+            return value.split(":")[0]
+    return None
+
+
+def _where() -> Source | None:
+    from tensorflow.python.util import tf_stack
+
+    return user_source(tf_stack.extract_stack())
+
+
+def _user_line() -> int | None:
+    src = _where()
+    return src.line if src else None
+
+
+def run_program(path: str, args: list[str], step: int, capture: Capture) -> StepCapture:
+    """Run the script at ``path`` as ``__main__`` until its ``step``-th gradient
+    computation; raise AnalysisError when it never gets there."""
+    path = os.path.abspath(path)
+    code = compile_script(path)
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = __builtins__
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
+    sys.modules["__main__"] = module
+    sys.argv = [path, *args]
+    handler = RunHandler(step, path)
+    hooks.install()
+    try:
+        with capture.active(), hooks.handling(handler):
+            exec(code, module.__dict__)  # noqa: S102 - running the user's program is the point
+    except Reached as reached:
+        return reached.capture
+    except _Refused as refused:
+        raise refused.error from None
+    except SystemExit as exc:
+        raise _exit_error(exc, path, capture, handler.count) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's program may raise anything
+        what = ("the program raised before its first gradient computation" if handler.count == 0
+                else f"the program raised after {handler.count} gradient computation(s)")
+        raise error_from_exception(exc, what, path) from None
+    finally:
+        sys.argv = saved_argv
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+    done = "ran to the end without computing a gradient" if handler.count == 0 else (
+        f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
+    raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture))
+
+
+def _exit_error(exc: SystemExit, path: str, capture: Capture, count: int) -> AnalysisError:
+    code = exc.code
+    status = code if isinstance(code, int) or code is None else 1
+    when = "before its first gradient computation" if count == 0 else f"after {count} gradient computation(s)"
+    msg = f"the program exited (status {status or 0}) {when}"
+    if isinstance(code, str):
+        msg += f": {code}"
+    hint = ""
+    err = capture.err.getvalue()
+    if status == 2 and "usage:" in err:
+        hint = "; it rejected its command line: pass its arguments after --, as in tfviz check SCRIPT -- ARGS"
+    return AnalysisError(msg + hint, file=path, detail=_tail(capture))
+
+
+def _tail(capture: Capture, lines: int = 15) -> str:
+    parts = []
+    for name, buf in (("stdout", capture.out), ("stderr", capture.err)):
+        text = buf.getvalue().rstrip().splitlines()[-lines:]
+        if text:
+            parts.append(f"last lines of {name}:\n" + "\n".join("  " + t for t in text))
+    return "\n".join(parts)

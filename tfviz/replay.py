@@ -1,0 +1,271 @@
+"""Run a captured training step again, up to its gradient call, as a target.
+
+The engine diagnoses a zero-argument callable that returns the loss. A step
+captured from a running program becomes one: the step's own code runs again
+(a ``tf.function``'s Python body with the same arguments, Keras'
+``train_step`` on the same batch, or the user's ``with tf.GradientTape()``
+block re-executed from its source), and when it reaches its gradient call,
+the call's target is handed back as the loss instead of being
+differentiated. Nothing after that call runs, so no optimizer ever applies
+a gradient.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Callable
+from typing import Any
+
+from tfviz import hooks
+from tfviz.errors import AnalysisError
+
+
+class Captured(BaseException):
+    """The replayed step reached its gradient call (unwinds the user's code)."""
+
+    def __init__(self, hit: hooks.Hit) -> None:
+        super().__init__("gradient call reached")
+        self.hit = hit
+
+
+class _Returned(BaseException):
+    def __init__(self, value: Any) -> None:
+        super().__init__("return")
+        self.value = value
+
+
+class ReplayHandler:
+    """Lets the step run as written until its ``k``-th gradient call.
+
+    ``inert``: the captured step raised while a tape recorded (a gradient
+    function failed in the forward call). Its tapes must then not record, or
+    the replay raises the same way; the engine's own tape watches instead.
+    """
+
+    def __init__(self, k: int, inert: bool) -> None:
+        self.k, self.inert, self.count = k, inert, 0
+
+    def tape_entered(self, tape: Any, frame: Any) -> bool:
+        return not self.inert
+
+    def tape_exited(self, tape: Any, error: BaseException | None) -> None:
+        return None
+
+    def tape_watched(self, tape: Any, tensors: Any) -> None:
+        return None
+
+    def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
+        self.count += 1
+        if self.inert or self.count >= self.k:
+            raise Captured(hit)
+        return original()
+
+    def function_called(self, fn, args, kwargs, frame, original):
+        return original()
+
+    def keras_fit(self, model, bound, frame, original):
+        return original()
+
+    def keras_train_on_batch(self, model, bound, frame, original):
+        return original()
+
+    def graph_mode(self) -> None:
+        return None
+
+
+def float_tensors(value: Any) -> list[Any]:
+    import tensorflow as tf
+
+    out = []
+    for t in tf.nest.flatten(value, expand_composites=True):
+        if tf.is_tensor(t) and (t.dtype.is_floating or t.dtype.is_complex):
+            out.append(t)
+    return out
+
+
+def to_loss(target: Any, output_gradients: Any = None) -> Any:
+    """One float tensor whose gradient equals what ``tape.gradient(target, ...)``
+    computes: TensorFlow sums over the targets' elements (weighted by
+    ``output_gradients`` when given)."""
+    import tensorflow as tf
+
+    tensors = float_tensors(target)
+    if not tensors:
+        return target
+    weights = float_tensors(output_gradients) if output_gradients is not None else []
+    if not weights and len(tensors) == 1 and tensors[0].shape.rank == 0:
+        return tensors[0]
+    parts = []
+    for i, t in enumerate(tensors):
+        if t.dtype.is_complex:
+            t = tf.math.real(t)
+        if i < len(weights):
+            t = t * tf.cast(weights[i], t.dtype)
+        parts.append(tf.reduce_sum(t))
+    dtypes = {p.dtype for p in parts}
+    if len(dtypes) > 1:
+        parts = [tf.cast(p, tf.float64) for p in parts]
+    return parts[0] if len(parts) == 1 else tf.add_n(parts)
+
+
+def _convert(fn: Callable) -> Callable:
+    """``fn`` as tf.function would run it (AutoGraph), methods included."""
+    from tensorflow.python.autograph.core import ag_ctx
+    from tensorflow.python.autograph.impl import api as ag_api
+
+    if not isinstance(fn, (types.FunctionType, types.MethodType)):
+        return fn
+    return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+
+
+class CallReplay:
+    """Calls ``fn(*args, **kwargs)`` again: a tf.function's body, or ``train_step``."""
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, k: int, inert: bool,
+                 autograph: bool = True) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.k, self.inert, self.autograph = k, inert, autograph
+
+    def __call__(self) -> Any:
+        fn = _convert(self.fn) if self.autograph else self.fn
+        with hooks.handling(ReplayHandler(self.k, self.inert)):
+            try:
+                result = fn(*self.args, **self.kwargs)
+            except Captured as c:
+                return to_loss(c.hit.target, c.hit.output_gradients)
+        if self.inert and float_tensors(result):
+            return to_loss(result)
+        raise AnalysisError("replaying the step did not reach its gradient computation again")
+
+
+class BlockReplay:
+    """Re-executes the user's ``with tf.GradientTape()`` block from its source.
+
+    ``code`` holds the ``with`` statement and the statements after it up to
+    the gradient call, compiled with the user's file name and line numbers,
+    so ops and errors point at the user's own lines. It runs in a copy of
+    the variables the frame had when the tape was entered.
+    """
+
+    def __init__(self, code: Any, namespace: dict[str, Any], k: int, inert: bool,
+                 assigned: list[str]) -> None:
+        self.code, self.namespace, self.k, self.inert = code, namespace, k, inert
+        self.assigned = assigned
+
+    def __call__(self) -> Any:
+        ns = dict(self.namespace)
+        ns["__tfviz_return__"] = _return
+        with hooks.handling(ReplayHandler(self.k, self.inert)):
+            try:
+                exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
+            except Captured as c:
+                return to_loss(c.hit.target, c.hit.output_gradients)
+            except _Returned:
+                pass
+        if self.inert:
+            for name in reversed(self.assigned):
+                if float_tensors(ns.get(name)):
+                    return to_loss(ns[name])
+        raise AnalysisError("replaying the tape block did not reach its gradient computation again")
+
+
+def _return(value: Any = None) -> None:
+    raise _Returned(value)
+
+
+class _NoReturns(ast.NodeTransformer):
+    """``return x`` becomes a call that unwinds; nested definitions keep theirs."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Return(self, node):
+        call = ast.Call(ast.Name("__tfviz_return__", ast.Load()), [node.value or ast.Constant(None)], [])
+        return ast.copy_location(ast.Expr(ast.copy_location(call, node)), node)
+
+    def visit_Global(self, node):
+        return ast.copy_location(ast.Pass(), node)
+
+    visit_Nonlocal = visit_Global
+
+
+def _bodies(tree: ast.AST):
+    for node in ast.walk(tree):
+        for attr in ("body", "orelse", "finalbody"):
+            seq = getattr(node, attr, None)
+            if isinstance(seq, list) and seq and isinstance(seq[0], ast.stmt):
+                yield seq
+        for h in getattr(node, "handlers", []) or []:
+            yield h.body
+        for c in getattr(node, "cases", []) or []:
+            yield c.body
+
+
+def _calls_tape(stmt: ast.stmt, tape_name: str | None) -> bool:
+    for node in ast.walk(stmt):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("gradient", "jacobian", "batch_jacobian")
+                and isinstance(node.func.value, ast.Name)
+                and (tape_name is None or node.func.value.id == tape_name)):
+            return True
+    return False
+
+
+def _assigned(stmts: list[ast.stmt]) -> list[str]:
+    names = []
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+    return names
+
+
+def block_code(source: str, filename: str, with_line: int, stop_line: int | None) -> tuple[Any, list[str]]:
+    """Compile the ``with`` statement at ``with_line`` and the statements after
+    it in the same block, up to the one containing ``stop_line``.
+
+    With no ``stop_line`` (the block raised) it runs up to the first later
+    statement that calls ``<tape>.gradient``, if any. Returns the code and
+    the names the ``with`` body assigns, last assignment last.
+
+    >>> code, names = block_code("import math\\nwith a() as t:\\n    y = 2\\nz = t.gradient(y, x)\\n",
+    ...                          "f.py", 2, 4)
+    >>> names
+    ['y']
+    """
+    tree = ast.parse(source, filename)
+    for body in _bodies(tree):
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, (ast.With, ast.AsyncWith)) and stmt.lineno == with_line:
+                return _compile_range(body, i, stop_line, filename)
+    raise AnalysisError("cannot find the `with tf.GradientTape()` statement to replay",
+                        file=filename, line=with_line)
+
+
+def _compile_range(body: list[ast.stmt], i: int, stop_line: int | None, filename: str):
+    with_stmt = body[i]
+    tape_name = next((item.optional_vars.id for item in with_stmt.items
+                      if isinstance(item.optional_vars, ast.Name)), None)
+    end = i
+    if stop_line is not None and not (with_stmt.lineno <= stop_line <= with_stmt.end_lineno):
+        for j in range(i + 1, len(body)):
+            if body[j].lineno > stop_line:
+                break
+            end = j
+    elif stop_line is None:
+        for j in range(i + 1, len(body)):
+            if _calls_tape(body[j], tape_name):
+                end = j
+                break
+    stmts = [_NoReturns().visit(s) for s in body[i:end + 1]]
+    module = ast.Module(body=stmts, type_ignores=[])
+    ast.fix_missing_locations(module)
+    try:
+        code = compile(module, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise AnalysisError(f"cannot replay the tape block: {exc.msg}", file=filename,
+                            line=exc.lineno or with_stmt.lineno) from None
+    return code, _assigned(with_stmt.body)

@@ -1,0 +1,79 @@
+"""What a script offers, read from its source without running it.
+
+Choosing between a named target and the whole program must not run the
+program: its module-level code may train for an hour, or raise (seed 1).
+
+A target is a top-level function callable with no arguments that returns a
+value. ``main()`` that parses ``sys.argv``, trains and returns nothing (or an
+exit status) is a program's entry point, not a target.
+
+>>> src = '''
+... def loss():
+...     return tf.reduce_sum(w)
+... def main():
+...     train()
+...     return 0
+... def helper(x):
+...     return x
+... '''
+>>> static_targets(src)
+['loss']
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def _returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            v = node.value
+            if not (isinstance(v, ast.Constant) and (v.value is None or isinstance(v.value, (int, str)))):
+                return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _no_required_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    required = len(positional) - len(a.defaults)
+    kw_required = sum(1 for d in a.kw_defaults if d is None)
+    return required <= 0 and kw_required == 0
+
+
+def static_targets(source: str) -> list[str]:
+    """Names of the script's zero-argument top-level functions that return a value."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            if _no_required_args(node) and _returns_value(node):
+                out.append(node.name)
+    return sorted(out)
+
+
+def choose_mode(source: str, target: str | None, run: bool) -> str:
+    """``"target"`` when a target is named or the script defines ``loss()``;
+    otherwise ``"program"``.
+
+    >>> choose_mode("def loss():\\n    return 1.0\\n", None, False)
+    'target'
+    >>> choose_mode("def loss():\\n    return 1.0\\n", None, True)
+    'program'
+    >>> choose_mode("print('hi')", None, False)
+    'program'
+    """
+    if target:
+        return "target"
+    if run:
+        return "program"
+    return "target" if "loss" in static_targets(source) else "program"
