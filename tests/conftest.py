@@ -31,11 +31,13 @@ def analyze_example():
     return run
 
 
-def tensorflow_truth(path: str, names: list[str], target: str = "loss") -> dict[str, str]:
+def tensorflow_truth(path: str, names: list[str], target: str = "loss",
+                     zeros: bool = False) -> dict[str, str]:
     """What tape.gradient really does for each named variable, computed here
     independently of tfviz: call once (lazy builds), then differentiate inside
     tf.function, as a training step does. Returns name -> connected |
-    disconnected | broken | nan."""
+    disconnected | broken | nan, or with ``zeros`` also zero (a gradient tensor
+    whose every element is exactly 0)."""
     import math
 
     import tensorflow as tf
@@ -70,4 +72,6 @@ def tensorflow_truth(path: str, names: list[str], target: str = "loss") -> dict[
             values = g.values if isinstance(g, tf.IndexedSlices) else g
             finite = math.isfinite(float(tf.reduce_sum(tf.abs(tf.cast(values, tf.float64)))))
             out[n] = "connected" if finite else "nan"
+            if zeros and finite and not bool(tf.reduce_any(tf.not_equal(values, 0))):
+                out[n] = "zero"
     return out

@@ -18,8 +18,14 @@ SENTENCE: dict[str, str] = {
     "py_function": "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
     "nan": "the gradient is NaN or infinite at the current values; it first becomes"
     " non-finite at {op}",
+    "zero": "the gradient is exactly zero at the current values, so this variable will not"
+    " change on this step: {message}",
     "other": "{message}",
 }
+
+#: Added to a cut's explanation when TensorFlow returned zeros rather than None.
+ZEROS_FOR_CUT = ("; TensorFlow returns a tensor of zeros for it rather than None, as it does for"
+                 " inputs of tf.while_loop and tf.cond whose path is cut, so the zeros mean this cut")
 
 HINT: dict[str, str] = {
     "unimplemented": "Give the op static shapes (use x.shape where known, or tf.ensure_shape),"
@@ -39,6 +45,8 @@ HINT: dict[str, str] = {
     "py_function": "Use tf.py_function with TensorFlow ops, or write the computation in"
     " TensorFlow ops.",
     "nan": "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
+    "zero": "Check the values it meets: re-initialise or use LeakyReLU for a dead ReLU, do not"
+    " multiply by a zero tensor, or make sure the branch that uses it runs for your data.",
     "other": "Compare with tape.gradient on a small input; please report this case.",
 }
 

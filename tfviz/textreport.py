@@ -6,8 +6,9 @@ import os
 
 from tfviz.report import Report
 
-_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! "}
-_COLOR = {"connected": "32", "disconnected": "33", "broken": "31", "error": "31", "warning": "33"}
+_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! ", "zero": "0  "}
+_COLOR = {"connected": "32", "disconnected": "33", "broken": "31", "error": "31", "warning": "33",
+          "zero": "33"}
 
 
 def _c(text: str, key: str, color: bool) -> str:
@@ -32,7 +33,8 @@ def render(report: Report, color: bool = False) -> str:
     out.append(f"Variables ({len(report.variables)}):")
     width = max((len(v.name) for v in report.variables), default=0)
     for v in report.variables:
-        state = "broken" if v.kind == "nan" else v.status
+        # A NaN or an all-zero gradient is never shown with the plain "connected" tick.
+        state = {"nan": "broken", "zero": "zero"}.get(v.kind or "", v.status)
         mark = _c(_MARK.get(state, "?? "), state, color)
         norm = f"|grad|={v.grad_norm:.3g}" if v.grad_norm is not None else ""
         kind = f" [{v.kind}]" if v.kind else ""

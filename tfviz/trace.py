@@ -19,6 +19,7 @@ from typing import Any
 
 from tfviz.gradrules import DIFFERENTIABLE
 from tfviz.graphbuild import OpGraph, build_op_graph
+from tfviz.nestednorms import nested_sources
 
 
 @dataclass
@@ -27,6 +28,8 @@ class Truth:
 
     grads_present: dict[int, bool] = field(default_factory=dict)
     norms: dict[int, float] = field(default_factory=dict)
+    #: the gradient is present and exactly zero everywhere (a norm can underflow to 0)
+    zeros: dict[int, bool] = field(default_factory=dict)
     error: BaseException | None = None
     error_op: Any = None  # the tf.Operation whose gradient raised, when known
 
@@ -41,6 +44,8 @@ class Trace:
     truth: Truth
     #: gradient norm of (node id, output index) tensors on variable paths
     tensor_norms: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: If/Case node id -> the branch kind it ran at these values ("then", "branch1"...)
+    branch_taken: dict[str, str] = field(default_factory=dict)
 
 
 def sq_norm_of(g: Any) -> Any:
@@ -157,6 +162,8 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
         if not taped or loss.dtype.name not in DIFFERENTIABLE:
             return loss
         tensors, keys = _path_tensors(og, region, fg)
+        inner = state["inner"] = nested_sources(og, region, fg)
+        tensors, keys = tensors + inner.tensors, keys + inner.keys
         try:
             grads = tape.gradient(loss, list(tf_vars) + tensors)
         except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
@@ -166,15 +173,21 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
         state["present"] = [g is not None for g in grads]
         state["keys"] = keys
         halves = [sq_norm_of(g) for g in grads if g is not None]
-        return loss, stacked_norms(halves)
+        zeros = [is_all_zero(g) for g in grads[: len(tf_vars)] if g is not None]
+        preds = list(inner.preds.values())
+        return (loss, stacked_norms(halves), tf.stack(zeros) if zeros else tf.zeros([0], tf.bool),
+                tf.stack(preds) if preds else tf.zeros([0], tf.int32))
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
     with _no_graph_rewrites():
         out = concrete()
     truth = Truth(error=state.get("error"), error_op=state.get("error_op"))
     tensor_norms: dict[tuple[str, int], float] = {}
+    taken: dict[str, str] = {}
     if "present" in state:
         values = iter(out[1].numpy().tolist())
+        zeros = iter(out[2].numpy().tolist())
+        taken = state["inner"].taken(out[3].numpy().tolist())
         nv = len(tf_vars)
         for i, present in enumerate(state["present"]):
             value = next(values) if present else None
@@ -183,9 +196,10 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
                 truth.grads_present[key] = present
                 if value is not None:
                     truth.norms[key] = value
-            elif value is not None:
+                    truth.zeros[key] = bool(next(zeros))
+            elif value is not None and state["inner"].keep(state["keys"][i - nv], taken):
                 tensor_norms[state["keys"][i - nv]] = value
-    return Trace(state["og"], truth, tensor_norms)
+    return Trace(state["og"], truth, tensor_norms, taken)
 
 
 @contextlib.contextmanager
@@ -217,6 +231,14 @@ def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], li
     return tensors, keys
 
 
+def is_all_zero(g: Any) -> Any:
+    """A bool tensor: every element of the gradient is exactly 0 (NaN is not)."""
+    import tensorflow as tf
+
+    values = g.values if isinstance(g, tf.IndexedSlices) else g
+    return tf.equal(tf.math.count_nonzero(values), 0)
+
+
 def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
     """TensorFlow's eager verdict from the tape that watched the first call."""
     truth = Truth()
@@ -230,5 +252,6 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
         truth.grads_present[id(v)] = g is not None
         if g is not None:
             truth.norms[id(v)] = math.sqrt(2.0 * float(sq_norm_of(g).numpy()))
+            truth.zeros[id(v)] = bool(is_all_zero(g).numpy())
     return truth
 

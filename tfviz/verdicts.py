@@ -14,7 +14,7 @@ from typing import Any
 
 from tfviz.discover import FoundVariable, tf_name, var_node
 from tfviz.errors import AnalysisError
-from tfviz.explain import HINT, sentence
+from tfviz.explain import HINT, ZEROS_FOR_CUT, sentence
 from tfviz.flow import (
     ancestors_of,
     frontier_cuts,
@@ -34,6 +34,7 @@ from tfviz.report import (
     VariableReport,
 )
 from tfviz.trace import Trace, Truth
+from tfviz.zeros import branch_text, culprit_text, untaken_branch, zero_culprits
 
 # When several cuts block one variable, name the most telling one.
 PRIORITY = ("frozen_copy", "assign", "py_function", "stop_gradient", "integer",
@@ -173,6 +174,9 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                 text = sentence("nan", op=_label(g, culprit) if culprit else "an op")
                 problems.add("nan", culprit, g.nodes[culprit]["type"] if culprit else "",
                              text, f.path, g.nodes[culprit].get("source") if culprit else None)
+            elif truth.zeros.get(id(f.tf_variable)):
+                kind = "zero"
+                blocked, text = _zero_verdict(g, traced, region, f.path, problems)
         else:
             status = "disconnected"
             cuts = frontier_cuts(g, region, reach)
@@ -195,12 +199,14 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                             copy=copies[0].describe() if copies else "a copy",
                             message="no gradient path reaches it")
         ts = truth_status(truth, f.tf_variable)
+        if status == "disconnected" and ts == "connected" and truth.zeros.get(id(f.tf_variable)):
+            ts, text = "disconnected", text + ZEROS_FOR_CUT  # zeros, not None: still the cut
         if ts != status:
             problems.add("other", "", "", f"tfviz found {f.path} {status}, but tape.gradient in"
                          f" tf.function finds it {ts}; trust TensorFlow here", f.path, None)
             status, kind, text = ts, "other", f"TensorFlow's tape.gradient finds it {ts}"
         es = truth_status(eager, f.tf_variable)
-        if es != ts:
+        if es != ts and not _zeros_for_none(eager, truth, f.tf_variable):
             problems.add("other", "", "", f"{f.path} is {es} when run eagerly but {ts} inside"
                          " tf.function (as model.fit and @tf.function run it)", f.path, None,
                          severity="warning")
@@ -225,6 +231,40 @@ def _in_order_of_use(reports: list[VariableReport], found: list[FoundVariable],
 
     order = {f.path: first_use(f) for f in found}
     return sorted(reports, key=lambda r: order.get(r.name, 10**9))
+
+
+def _zeros_for_none(eager: Truth, traced: Truth, v: Any) -> bool:
+    """Eager None and graph zeros (or the reverse) are the same verdict: TensorFlow
+    returns zeros for cond/while inputs inside tf.function where eagerly it has None."""
+    return any(a.grads_present.get(id(v)) is False and b.zeros.get(id(v))
+               for a, b in ((eager, traced), (traced, eager)))
+
+
+def _zero_verdict(g, traced: Trace, region: set[str], name: str,
+                  problems: _Problems) -> tuple[list[str], str]:
+    """Name the op (or the untaken tf.cond branch) that zeroes a connected gradient."""
+    culprits = zero_culprits(g, region, traced.tensor_norms, traced.og.target)
+    if culprits:
+        for x in culprits:
+            why = culprit_text(g.nodes[x]["type"], _label(g, x))
+            problems.add("zero", x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"),
+                         severity="warning")
+        more = f" (and {len(culprits) - 1} more)" if len(culprits) > 1 else ""
+        return culprits, sentence("zero", message=culprit_text(
+            g.nodes[culprits[0]]["type"], _label(g, culprits[0])) + more)
+    branch = untaken_branch(g, region, traced.og.functions, traced.branch_taken)
+    if branch:
+        call, kind = branch
+        src = g.nodes[call].get("source")
+        line = f" at line {src.line}" if src else ""
+        why = branch_text(_label(g, call), kind, line)
+        problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
+        return [call], sentence("zero", message=why)
+    why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"
+           " gradient is not measured, such as a loop body)")
+    problems.add("zero", "", "", f"the gradient of {name} is exactly zero; {why}", name, None,
+                 severity="warning")
+    return [], sentence("zero", message=why)
 
 
 def _blame(g, region: set[str], u: str, v: str) -> list[tuple[str, str]]:

@@ -1,0 +1,182 @@
+"""Engine precision: the op named for an integer cut, zeros that mean a cut,
+the ``zero`` warning, and gradient norms inside nested function bodies.
+
+TensorFlow is the ground truth: each test asks ``tape.gradient`` itself.
+"""
+
+from __future__ import annotations
+
+import runpy
+
+import pytest
+
+from tests.conftest import EXAMPLES, tensorflow_truth
+from tfviz import gradrules
+
+
+def _eager_grads(path: str, names: list[str]) -> dict:
+    """``tape.gradient`` run eagerly, as a plain Python loop runs the target."""
+    import tensorflow as tf
+
+    ns = runpy.run_path(path, run_name="tfviz_truth")
+    with tf.GradientTape() as tape:
+        value = ns["loss"]()
+    grads = tape.gradient(value, [ns[n] for n in names])
+    return dict(zip(names, grads))
+
+
+def test_argmax_is_named_for_an_integer_cut(tmp_path):
+    from tfviz.diagnose import analyze
+
+    path = tmp_path / "argmax.py"
+    path.write_text(
+        "import tensorflow as tf\n\n"
+        "logits = tf.Variable([0.2, 0.9, 0.1], name='logits')\n\n\n"
+        "def loss():\n"
+        "    picked = tf.one_hot(tf.argmax(logits), 3)\n"
+        "    return tf.reduce_sum(picked * tf.constant([1.0, 2.0, 3.0]))\n"
+    )
+    report = analyze(str(path))
+    assert tensorflow_truth(str(path), ["logits"]) == {"logits": "disconnected"}
+    (v,) = report.variables
+    assert (v.status, v.kind) == ("disconnected", "integer")
+    (p,) = report.problems
+    assert p.op_type == "ArgMax" and p.source.line == 7
+
+
+def test_zeros_from_a_while_loop_are_the_cut_not_a_disagreement(analyze_example):
+    name = "kind_integer_while.py"
+    path = str(EXAMPLES / name)
+    # TensorFlow: zeros inside tf.function, None eagerly.
+    assert tensorflow_truth(path, ["rate"], zeros=True) == {"rate": "zero"}
+    assert _eager_grads(path, ["rate"])["rate"] is None
+    report = analyze_example(name)
+    rate = next(v for v in report.variables if v.name == "rate")
+    assert (rate.status, rate.kind) == ("disconnected", "integer")
+    assert "returns a tensor of zeros" in rate.explanation
+    assert [p.kind for p in report.problems] == ["integer"]
+    (p,) = report.problems
+    assert p.op_type == "Cast" and p.source.line == 12 and rate.blocked_at == [p.op]
+
+
+def test_a_real_disagreement_inside_control_flow_still_shows(monkeypatch):
+    """A cut tfviz wrongly finds where TensorFlow's gradient is non-zero stays `other`."""
+    from tfviz.diagnose import analyze
+
+    real = gradrules.port_verdict
+
+    def tanh_cuts(g, u, v, dst_in, prober):
+        if g.nodes[v].get("type") == "Tanh":
+            return gradrules.PortVerdict("stop_gradient", "pretend")
+        return real(g, u, v, dst_in, prober)
+
+    monkeypatch.setattr(gradrules, "port_verdict", tanh_cuts)
+    report = analyze(str(EXAMPLES / "healthy_control_flow.py"))
+    got = {v.name: (v.status, v.kind) for v in report.variables}
+    # gate also multiplies tanh's output, so it keeps a path; the others are "cut".
+    assert got == {"w": ("connected", "other"), "table": ("connected", "other"),
+                   "gate": ("connected", None)}
+    others = [p for p in report.problems if p.kind == "other"]
+    assert {n for p in others for n in p.variables} == {"w", "table"}
+    assert all(p.severity == "error" for p in others) and not report.ok
+
+
+def test_dead_relu_and_multiplication_by_zero_are_named(analyze_example):
+    name = "kind_zero_dead_relu.py"
+    truth = tensorflow_truth(str(EXAMPLES / name), ["w", "dead", "muted"], zeros=True)
+    assert truth == {"w": "connected", "dead": "zero", "muted": "zero"}
+    report = analyze_example(name)
+    assert not report.ok
+    by_var = {p.variables[0]: p for p in report.problems}
+    assert set(by_var) == {"dead", "muted"}
+    assert all(p.kind == "zero" and p.severity == "warning" for p in by_var.values())
+    assert by_var["dead"].op_type == "Relu" and "tf.nn.relu" in by_var["dead"].source.code
+    assert by_var["muted"].op_type == "Mul" and "muted * mask" in by_var["muted"].source.code
+    dead = next(v for v in report.variables if v.name == "dead")
+    assert dead.grad_norm == 0.0 and "dead ReLU" in dead.explanation
+
+
+def test_untaken_cond_branch_is_said(analyze_example):
+    name = "kind_zero_cond.py"
+    path = str(EXAMPLES / name)
+    assert tensorflow_truth(path, ["fallback"], zeros=True) == {"fallback": "zero"}
+    assert _eager_grads(path, ["fallback"])["fallback"] is None
+    report = analyze_example(name)
+    (p,) = report.problems  # no eager/graph "other" warning: None and zeros agree
+    assert (p.kind, p.op_type, p.variables) == ("zero", "If", ["fallback"])
+    assert "else branch" in p.message and "not taken" in p.message
+
+
+def test_text_report_never_ticks_a_zero_gradient(analyze_example):
+    from tfviz.textreport import render
+
+    text = render(analyze_example("kind_zero_dead_relu.py"))
+    lines = {ln.split()[1]: ln for ln in text.splitlines() if ln.startswith("  ") and "connected" in ln}
+    assert lines["w"].lstrip().startswith("ok ")
+    assert not lines["dead"].lstrip().startswith("ok ") and "[zero]" in lines["dead"]
+    assert "gradient problems found" in text
+
+
+NESTED = """\
+import tensorflow as tf
+
+w = tf.Variable([-0.5, -1.0, 1.0], name="w")
+
+
+@tf.function
+def inner(h):
+    return tf.tanh(h) * 2.0
+
+
+def loss():
+    h = w * 3.0
+    y = inner(h)
+    z = tf.cond(tf.reduce_sum(w) > 0.0, lambda: y * y, lambda: y - 1.0)
+    return tf.reduce_sum(z)
+"""
+
+
+def test_norms_inside_nested_bodies_match_tape_gradient(tmp_path):
+    """The inner function's argument and result, and the taken cond branch's,
+    carry TensorFlow's own gradient norms; the branch not taken carries none."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tfviz.diagnose import analyze
+
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED)
+    ns = runpy.run_path(str(path), run_name="tfviz_truth")
+    inner, w = ns["inner"], ns["w"]
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            h = w * 3.0
+            y = inner(h)
+            z = tf.cond(tf.reduce_sum(w) > 0.0, lambda: y * y, lambda: y - 1.0)
+            value = tf.reduce_sum(z)
+        return [tf.norm(g) for g in tape.gradient(value, [h, y, z])], tf.reduce_sum(w) > 0.0
+
+    (dh, dy, dz), pred = step()
+    assert bool(pred) is False  # the else branch runs: these values exercise the filter
+    report = analyze(str(path))
+    norms = {o.id: o.grad_norm for o in report.graph.ops if o.group}
+    call = {k: v for k, v in norms.items() if "#call/" in k and v is not None}
+    then = {k: v for k, v in norms.items() if "#then/" in k and v is not None}
+    other = {k: v for k, v in norms.items() if "#else/" in k and v is not None}
+    assert then == {}
+    assert any(k.endswith("/h") for k in call), call
+    np.testing.assert_allclose(next(v for k, v in call.items() if k.endswith("/h")), dh.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(next(v for k, v in call.items() if k.endswith("/Identity")), dy.numpy(),
+                               rtol=1e-5)
+    assert sorted(round(v, 4) for v in other.values()) == sorted(
+        round(float(x), 4) for x in (dy.numpy(), dz.numpy()))
+
+
+@pytest.mark.parametrize("value,kind", [(1, "then"), (0, "else"), (5, "branch2")])
+def test_taken_kind(value, kind):
+    from tfviz.nestednorms import taken_kind
+
+    kinds = ["then", "else"] if kind in ("then", "else") else ["branch0", "branch1", "branch2"]
+    assert taken_kind(kinds, value) == kind
