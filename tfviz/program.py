@@ -127,7 +127,7 @@ class RunHandler:
 
         if self.entries or not tf.executing_eagerly():
             return original()
-        self.entries.append(_Entry(fn, args, kwargs, _namespace(frame),
+        self.entries.append(_Entry(fn.python_function, args, kwargs, _namespace(frame),
                                    autograph=bool(getattr(fn, "_autograph", True))))
         try:
             return original()
