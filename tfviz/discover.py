@@ -7,6 +7,7 @@ Each variable gets the Python path it was found at (``upper[0]``,
 from __future__ import annotations
 
 import inspect
+import re
 import types
 from collections import deque
 from collections.abc import Iterator
@@ -187,18 +188,53 @@ def _user_instance(obj: Any, module: types.ModuleType) -> bool:
     return getattr(type(obj), "__module__", None) == module.__name__
 
 
+_POSITION = re.compile(r"\[\d+\]$")
+
+
+def name_rank(path: str, scoped: bool = False) -> int:
+    """How readable a variable's name is; lower is better.
+
+    0: a named attribute or key (``gen.layers[2].kernel``, ``w``, ``params['w']``);
+    1: a Keras path (``disc/d_conv1/kernel``, ``scoped``), used instead of a
+    position in a module-level list; 2: a position in an object's own list
+    (``layer.trainable_variables[0]``); 3: a position in a module-level list
+    (``all_trainable[7]``), which says nothing about what the variable is.
+
+    >>> [name_rank(p) for p in ("gen.layers[2].kernel", "layer.weights[0]", "all_vars[3]")]
+    [0, 2, 3]
+    """
+    if scoped:
+        return 1
+    if not _POSITION.search(path):
+        return 0
+    return 2 if "." in path else 3
+
+
+def _keras_path(obj: Any) -> str | None:
+    """A Keras variable's layer-scoped path (``disc/d_conv1/kernel``), if it has one."""
+    path = getattr(obj, "path", None)
+    return path if isinstance(path, str) and "/" in path else None
+
+
 def find_variables(module: types.ModuleType) -> list[FoundVariable]:
-    """Trainable variables reachable from the script's globals, in walk order."""
-    best: dict[int, FoundVariable] = {}
+    """Trainable variables reachable from the script's globals, in walk order.
+
+    A variable reachable by several paths gets the most readable name (see
+    ``name_rank``); among equals, the shortest path, which the walk finds first.
+    """
+    best: dict[int, tuple[int, FoundVariable]] = {}
     for path, obj in iter_objects(module):
         tfv = _tf_variable_of(obj)
         if tfv is None:
             continue
+        rank = name_rank(path)
+        keras_path = _keras_path(obj) if rank == 3 else None
+        if keras_path:
+            path, rank = keras_path, name_rank(keras_path, scoped=True)
         old = best.get(id(tfv))
-        # A named attribute beats a position in a layer's weight list.
-        if old is None or (".trainable_weights[" in old.path and ".trainable_weights[" not in path):
-            best[id(tfv)] = FoundVariable(path, obj, tfv)
-    return list(best.values())
+        if old is None or rank < old[0]:
+            best[id(tfv)] = (rank, FoundVariable(path, obj, tfv))
+    return [f for _rank, f in best.values()]
 
 
 def locate(module: types.ModuleType, target: Any) -> str | None:

@@ -1,0 +1,57 @@
+"""Variable names: the most readable Python path wins over a position in an aggregate list."""
+
+from __future__ import annotations
+
+import types
+
+GAN = """
+import tensorflow as tf
+
+def make(name, prefix):
+    return tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4, name=prefix + "_dense1"),
+                                tf.keras.layers.Dense(1, name=prefix + "_dense2")], name=name)
+{models}
+all_trainable = {aggregate}
+"""
+
+
+def _module(source: str) -> types.ModuleType:
+    module = types.ModuleType("gan_script")
+    exec(compile(source, "gan_script.py", "exec"), module.__dict__)  # noqa: S102 - our own text
+    return module
+
+
+def _names(module: types.ModuleType) -> dict[int, str]:
+    from tfviz.discover import find_variables
+
+    return {id(f.tf_variable): f.path for f in find_variables(module)}
+
+
+def _tf_var(v):
+    return getattr(v, "value", v)
+
+
+def test_attribute_path_beats_a_module_level_list():
+    module = _module(GAN.format(
+        models='generator = make("generator", "g")\ndiscriminator = make("discriminator", "d")',
+        aggregate="generator.trainable_variables + discriminator.trainable_variables"))
+    names = _names(module)
+    assert len(names) == 8
+    kernel = _tf_var(module.generator.layers[1].kernel)
+    assert names[id(kernel)] == "generator.layers[1].kernel"
+    assert not any(n.startswith("all_trainable") for n in names.values())
+
+
+def test_keras_path_when_only_the_list_is_global():
+    module = _module(GAN.format(
+        models="", aggregate='make("generator", "g").trainable_variables'
+        ' + make("discriminator", "d").trainable_variables'))
+    names = sorted(_names(module).values())
+    assert "discriminator/d_dense1/kernel" in names and "generator/g_dense2/bias" in names
+    assert not any(n.startswith("all_trainable") for n in names)
+
+
+def test_bare_variables_in_a_list_keep_their_position():
+    module = _module("import tensorflow as tf\nupper = [tf.Variable(1.0), tf.Variable(2.0)]\n"
+                     "alias = upper[1]\n")
+    assert sorted(_names(module).values()) == ["alias", "upper[0]"]
