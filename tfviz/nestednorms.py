@@ -103,9 +103,21 @@ def _boundary_pairs(op: Any, args: list[Any], prefix: str, body: Any) -> list[tu
     returned = [id(t) for t in body.outputs]
     for j, t in enumerate(body.outputs[: len(op.outputs)]):
         if returned.count(id(t)) == 1 and not t.consumers() and not bodies(t.op):
-            pairs.append((op.outputs[j], (prefix + t.op.name, t.value_index)))
+            pairs += [(op.outputs[j], (prefix + x.op.name, x.value_index)) for x in _through_identity(t)]
     fed = [id(x) for x in op.inputs]
     for outer, inner in zip(args, body.inputs):
         if len(outer.consumers()) == 1 and fed.count(id(outer)) == 1:
             pairs.append((outer, (prefix + inner.op.name, 0)))
     return pairs
+
+
+def _through_identity(t: Any) -> list[Any]:
+    """``t`` and the tensors an Identity chain copies into it, each consumed only
+    by the next: all have ``t``'s gradient (a function's results are Identity ops)."""
+    out = [t]
+    while t.op.type == "Identity" and len(t.op.inputs) == 1:
+        t = t.op.inputs[0]
+        if len(t.consumers()) != 1 or bodies(t.op) or t.op.type == "Placeholder":
+            break
+        out.append(t)
+    return out
