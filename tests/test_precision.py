@@ -188,3 +188,24 @@ def test_taken_kind(value, kind):
 
     kinds = ["then", "else"] if kind in ("then", "else") else ["branch0", "branch1", "branch2"]
     assert taken_kind(kinds, value) == kind
+
+
+def test_zero_is_said_when_only_the_eager_verdict_exists(tmp_path):
+    from tfviz.diagnose import analyze
+
+    path = tmp_path / "untraceable.py"
+    path.write_text(
+        "import tensorflow as tf\n\n"
+        "w = tf.Variable(-2.0, name='w')\n"
+        "v = tf.Variable(1.0, name='v')\n\n\n"
+        "def loss():\n"
+        "    n = float(v.numpy())\n"
+        "    return tf.nn.relu(w) * n + v\n"
+    )
+    grads = _eager_grads(str(path), ["w", "v"])
+    assert float(grads["w"]) == 0.0 and float(grads["v"]) != 0.0
+    report = analyze(str(path))
+    assert not report.traced
+    got = {v.name: (v.status, v.kind) for v in report.variables}
+    assert got == {"w": ("connected", "zero"), "v": ("connected", None)}
+    assert any(p.kind == "zero" and p.variables == ["w"] for p in report.problems)

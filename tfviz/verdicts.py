@@ -342,6 +342,11 @@ def _judge_eager(found: list[FoundVariable], eager: Truth,
         elif norm is not None and not math.isfinite(norm):
             kind, text = "nan", "the gradient is NaN or infinite at the current values"
             problems.add("nan", "", "", text, f.path, None)
+        elif eager.zeros.get(id(v)):
+            kind = "zero"
+            text = sentence("zero", message="the target could not be traced, so the op that"
+                            " zeroes it cannot be shown")
+            problems.add("zero", "", "", text, f.path, None, severity="warning")
         reports.append(_var_report(f, status, kind, norm, [], text))
     plist = list(problems.items.values())
     ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
