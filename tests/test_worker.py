@@ -44,3 +44,53 @@ def test_worker_reports_errors_as_data(tmp_path):
     assert msgs[-1]["type"] == "error"
     err = msgs[-1]["error"]
     assert err["file"] == str(script) and err["line"] and "syntax error" in err["message"]
+
+
+STEPPING_PROGRAM = """\
+import sys
+
+import tensorflow as tf
+
+w = tf.Variable(1.0, name="w")
+
+
+def loss():
+    return w * 2.0
+
+
+if __name__ == "__main__":
+    lr = float(sys.argv[sys.argv.index("--lr") + 1])
+    for i in range(3):
+        with tf.GradientTape() as tape:
+            value = tf.square(w - 3.0)
+        (g,) = tape.gradient(value, [w])
+        w.assign_sub(lr * g)
+        print(f"step {i + 1} done")
+"""
+
+
+def test_worker_passes_run_args_and_step_to_the_program(tmp_path):
+    """run=True runs the program although it defines loss(); its argv is
+    [SCRIPT, *args]; step 2 is diagnosed (w=2 after one step at lr 0.25:
+    |d/dw (w-3)^2| = 2, not 4 as at step 1 nor 2*1 as loss() would give)."""
+    script = tmp_path / "stepping.py"
+    script.write_text(STEPPING_PROGRAM)
+    msgs = ask({"cmd": "analyze", "script": str(script), "target": None,
+                "run": True, "args": ["--lr", "0.25"], "step": 2})
+    assert msgs[-1]["type"] == "result", msgs[-1]
+    report = msgs[-1]["report"]
+    assert report["mode"] == "program"
+    assert "tape.gradient" in report["target"]
+    (var,) = report["variables"]
+    assert abs(var["grad_norm"] - 2.0) < 1e-4
+    logged = "".join(m["text"] for m in msgs if m["type"] == "log")
+    assert "step 1 done" in logged and "step 2 done" not in logged  # stopped before step 2's update
+
+
+def test_worker_rejects_malformed_program_options(tmp_path):
+    script = tmp_path / "x.py"
+    script.write_text("print('never run')\n")
+    msgs = ask({"cmd": "analyze", "script": str(script), "args": "--lr 0.1"})
+    assert msgs[-1]["type"] == "error"
+    assert '"args" must be a list of strings' in msgs[-1]["error"]["message"]
+    assert not any(m["type"] == "log" for m in msgs)

@@ -13,7 +13,24 @@ Messages (one JSON object per line):
 - ``{"type": "result", "report": {...}}`` (a full :class:`tfviz.report.Report`)
 - ``{"type": "error", "error": {"message", "file", "line", "code", "detail", "candidates"}}``
 
-Request: ``{"cmd": "analyze", "script": "/path/x.py", "target": null}``.
+Request (one line on stdin)::
+
+    {"cmd": "analyze", "script": "/path/x.py", "target": null,
+     "run": false, "args": [], "step": 1}
+
+- ``target``: a zero-argument function to differentiate (null: ``loss`` when
+  the script defines it, else the program is run).
+- ``run`` (optional, default false): run the script as a program even if it
+  defines ``loss()``.
+- ``args`` (optional, default ``[]``): the program's command line, as
+  ``python SCRIPT ARGS…`` would get it (``sys.argv[1:]``).
+- ``step`` (optional, default 1): diagnose the program's N-th gradient
+  computation.
+
+These are :func:`tfviz.diagnose.analyze`'s arguments. A malformed request
+(``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
+with an ``error`` message. While a program runs, whatever it prints is sent
+at once as ``log`` messages.
 """
 
 from __future__ import annotations
@@ -51,9 +68,15 @@ def serve(channel: Channel, request: dict[str, Any]) -> int:
         channel.send({"type": "error", "error": {"message": f"unknown command: {request.get('cmd')}"}})
         return 2
     try:
+        options = program_options(request)
+    except ValueError as exc:
+        channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
+        return 2
+    try:
         report = analyze(
             request["script"],
             request.get("target"),
+            **options,
             progress=lambda stage, frac: channel.send(
                 {"type": "progress", "stage": stage, "fraction": frac}
             ),
@@ -77,6 +100,28 @@ def serve(channel: Channel, request: dict[str, Any]) -> int:
         return 3
     channel.send({"type": "result", "report": report.to_dict(full_graph=True)})
     return 0
+
+
+def program_options(request: dict[str, Any]) -> dict[str, Any]:
+    """``run``, ``args`` and ``step`` of a request, checked.
+
+    >>> program_options({"args": ["--lr", "0.1"], "step": 2})
+    {'run': False, 'args': ['--lr', '0.1'], 'step': 2}
+    >>> program_options({"step": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: "step" must be a whole number of at least 1, got 0
+    """
+    run = request.get("run") or False
+    args = request.get("args") or []
+    step = request.get("step", 1)
+    if not isinstance(run, bool):
+        raise ValueError(f'"run" must be true or false, got {run!r}')
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ValueError(f'"args" must be a list of strings, got {args!r}')
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f'"step" must be a whole number of at least 1, got {step!r}')
+    return {"run": run, "args": list(args), "step": step}
 
 
 def main() -> int:
