@@ -52,6 +52,9 @@ class Handler(Protocol):
 
     def graph_mode(self) -> None: ...
 
+    def strategy_run(self, strategy: Any, fn: Callable, args: tuple, kwargs: dict,
+                     original: Callable[[], Any]) -> Any: ...
+
 
 _handler: Handler | None = None
 _installed: list[tuple[Any, str, Any, bool]] = []
@@ -100,6 +103,9 @@ def install() -> None:
     _patch(tf.compat.v1, "gradients", _tf_gradients)
     _patch(tf.compat.v1, "disable_eager_execution", _graph_mode)
     _patch(tf.compat.v1, "disable_v2_behavior", _graph_mode)
+    from tensorflow.python.distribute import distribute_lib
+
+    _patch(distribute_lib.StrategyBase, "run", _strategy_run)
     try:
         import keras
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
@@ -201,6 +207,17 @@ def _graph_mode(orig: Callable) -> Callable:
         return orig(*args, **kwargs)
 
     return disable
+
+
+def _strategy_run(orig: Callable) -> Callable:
+    def run(self, fn, args=(), kwargs=None, options=None):
+        h = _handler
+        if h is None:
+            return orig(self, fn, args, kwargs, options)
+        return h.strategy_run(self, fn, args, kwargs or {}, lambda: orig(self, fn, args, kwargs, options))
+
+    run.__doc__ = orig.__doc__
+    return run
 
 
 def _keras(orig: Callable, method: str) -> Callable:

@@ -77,6 +77,7 @@ class _Entry:
     autograph: bool = True
     graph: Any = None
     hits: int = 0
+    called_at: Source | None = None
 
 
 @dataclass
@@ -128,7 +129,8 @@ class RunHandler:
         if self.entries or not tf.executing_eagerly():
             return original()
         self.entries.append(_Entry(fn.python_function, args, kwargs, _namespace(frame),
-                                   autograph=bool(getattr(fn, "_autograph", True))))
+                                   autograph=bool(getattr(fn, "_autograph", True)),
+                                   called_at=_frame_source(frame)))
         try:
             return original()
         finally:
@@ -168,6 +170,9 @@ class RunHandler:
         finally:
             self.entries.pop()
 
+    def strategy_run(self, strategy, fn, args, kwargs, original):
+        return original()
+
     def graph_mode(self) -> None:
         raise _Refused(AnalysisError(
             "the program switches to TensorFlow 1 graph mode (disable_eager_execution /"
@@ -180,6 +185,8 @@ class RunHandler:
         import tensorflow as tf
 
         entry = self.entries[0] if self.entries else None
+        if _other_replica():
+            return  # tf.distribute runs the same step on every replica: count one
         if not tf.executing_eagerly():
             if entry is None:
                 return  # a trace we did not start from an eager call (get_concrete_function)
@@ -218,6 +225,11 @@ class RunHandler:
             desc = hit.api
         if where is not None:
             desc += f" at {os.path.basename(where.file)}:{where.line}"
+        elif entry is not None and entry.called_at is not None:
+            # A tf.distribute replica thread: TensorFlow maps no user line there.
+            where = entry.called_at
+            name = getattr(entry.fn, "__name__", "the step")
+            desc += f" in {name}, called at {os.path.basename(where.file)}:{where.line}"
         if label:
             desc = f"{label}: {desc}"
         return StepCapture(hit.api, desc, replay, sources, where, hit.error, notes, ns)
@@ -260,6 +272,23 @@ class RunHandler:
         else:
             objs = tf.nest.flatten(hit.sources, expand_composites=False)
         return _outside_objects(objs)
+
+
+def _frame_source(frame: Any) -> Source:
+    line = frame.f_lineno
+    return Source(frame.f_code.co_filename, line, code_at(frame.f_code.co_filename, line))
+
+
+def _other_replica() -> bool:
+    import tensorflow as tf
+
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None:
+        return False
+    try:
+        return bool(tf.get_static_value(ctx.replica_id_in_sync_group))
+    except Exception:  # noqa: BLE001 - the default replica context
+        return False
 
 
 def _namespace(frame: Any) -> dict[str, Any]:
@@ -326,6 +355,9 @@ def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[Found
         if f is None:
             name = paths.get(id(o)) or _tf_name(o) or f"source[{i}]"
             f = FoundVariable(name, o, o)
+        primary = getattr(f.tf_variable, "_primary", None)
+        if primary is not None:  # a mirrored variable: the replay reads replica 0's copy
+            f.tf_variable = primary
         found.append(f)
     return found, notes
 
@@ -342,6 +374,8 @@ def _tf_name(o: Any) -> str | None:
 
 
 def _where() -> Source | None:
+    """The user's line that asked for the gradient (TensorFlow maps AutoGraph's
+    generated code back to it, in the thread that started the trace)."""
     from tensorflow.python.util import tf_stack
 
     return user_source(tf_stack.extract_stack())

@@ -73,6 +73,20 @@ class ReplayHandler:
     def graph_mode(self) -> None:
         return None
 
+    def strategy_run(self, strategy, fn, args, kwargs, original):
+        """One replica, in this thread: TensorFlow's tapes are per thread, and
+        the engine's tape must see the replica's ops."""
+        import tensorflow as tf
+
+        def first(value: Any) -> Any:
+            try:
+                return strategy.experimental_local_results(value)[0]
+            except Exception:  # noqa: BLE001 - not a distributed value
+                return value
+
+        return fn(*tf.nest.map_structure(first, tuple(args)),
+                  **tf.nest.map_structure(first, dict(kwargs)))
+
 
 def float_tensors(value: Any) -> list[Any]:
     import tensorflow as tf
