@@ -20,10 +20,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"tfviz {__version__}")
     sub = p.add_subparsers(dest="command")
-    c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)")
+    c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)",
+                       usage="tfviz check SCRIPT [options] [-- ARGS...]",
+                       epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3")
     c.add_argument("script", help="the training script (or a script that defines loss())")
-    c.add_argument("script_args", nargs="*", metavar="-- ARGS",
-                   help="arguments for the script, after --: tfviz check train.py -- --epochs 3")
     c.add_argument("--target", help="a zero-argument function to differentiate instead of running"
                    " the program (default: loss, when the script defines it)")
     c.add_argument("--run", action="store_true",
@@ -35,7 +35,6 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
     o = sub.add_parser("open", help="open a script in the desktop app")
     o.add_argument("script", nargs="?")
-    o.add_argument("script_args", nargs="*", metavar="-- ARGS")
     o.add_argument("--target")
     o.add_argument("--run", action="store_true")
     o.add_argument("--step", type=_positive, default=1, metavar="N")
@@ -55,9 +54,15 @@ def _positive(text: str) -> int:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse the command line; a bare script path means ``open SCRIPT``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:  # everything after it belongs to the user's program
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
     if argv and argv[0] not in ("check", "open") and not argv[0].startswith("-"):
         argv.insert(0, "open")
-    return _parser().parse_args(argv)
+    args = _parser().parse_args(argv)
+    args.script_args = script_args
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

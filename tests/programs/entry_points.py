@@ -58,7 +58,8 @@ y = rng.normal(size=(64, 1)).astype("float32")
 def make_model():
     if args.api == "custom_train_step":
         return CustomModel()
-    return tf.keras.Sequential([tf.keras.Input((4,)), Scale(name="scale"), tf.keras.layers.Dense(1, name="dense")])
+    return tf.keras.Sequential(
+        [tf.keras.Input((4,)), Scale(name="scale"), tf.keras.layers.Dense(1, name="dense")])
 
 
 def mse(model, xb, yb):
