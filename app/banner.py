@@ -52,8 +52,11 @@ class ErrorBanner(QFrame):
 
     def show_error(self, message: str, file: str | None = None, line: int | None = None, code: str = "",
                    detail: str = "", candidates: list[str] | None = None,
-                   base_dir: str | None = None) -> None:
-        """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip)."""
+                   base_dir: str | None = None, prompt: str = "", note: str = "") -> None:
+        """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip).
+
+        ``candidates`` are functions to offer as targets, introduced by ``prompt``;
+        ``note`` (rich text) is a line of advice under the message."""
         candidates = list(candidates or [])
         where = ""
         if file:
@@ -63,8 +66,10 @@ class ErrorBanner(QFrame):
         text = f"<b>{html.escape(message)}</b>{where}"
         if code:
             text += f"<br><code>{html.escape(code)}</code>"
+        if note:
+            text += f"<br>{note}"
         if candidates:
-            text += "<br>Pick the function to differentiate:"
+            text += "<br>" + html.escape(prompt or "Pick the function to differentiate:")
         self.title.setText(text)
         self.targets.clear()
         self.targets.addItems(candidates or [])

@@ -1,4 +1,4 @@
-"""Entry point of the desktop app: ``run_app(script, target)``.
+"""Entry point of the desktop app: ``run_app(script, target, run=, args=, step=)``.
 
 Imports only Qt and TF-free tfviz modules, so the window opens in well under a
 second; TensorFlow lives in worker processes (see :mod:`app.worker_client`).
@@ -9,13 +9,15 @@ from __future__ import annotations
 import sys
 
 
-def make_window(script: str | None = None, target: str | None = None):
+def make_window(script: str | None = None, target: str | None = None, *, run: bool = False,
+                args: list[str] | None = None, step: int = 1):
+    """The window, opened on ``script`` (``args`` None: the arguments remembered for it)."""
     from .window import MainWindow
 
     w = MainWindow()
     w.show()
     if script:
-        w.open_script(script, target)
+        w.open_script(script, target, run=run, args=args, step=step)
     return w
 
 
@@ -34,7 +36,8 @@ def no_display_reason() -> str | None:
     return None
 
 
-def run_app(script: str | None = None, target: str | None = None) -> int:
+def run_app(script: str | None = None, target: str | None = None, *, run: bool = False,
+            args: list[str] | None = None, step: int = 1) -> int:
     reason = no_display_reason()
     if reason:
         print(f"tfviz: cannot open the window: {reason}. In a terminal, use"
@@ -45,7 +48,7 @@ def run_app(script: str | None = None, target: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("tfviz")
     app.setOrganizationName("tfviz")
-    window = make_window(script, target)
+    window = make_window(script, target, run=run, args=args, step=step)
     code = app.exec()
     del window
     return int(code)

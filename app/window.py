@@ -3,17 +3,25 @@
 One analysis at a time. Each runs in a worker process taken from the pool
 (warm when possible); Cancel kills it, a crash is reported with the worker's
 exit status and faulthandler trace, and the window stays usable throughout.
+
+What is analysed: a named target (a zero-argument function), or the program
+itself run to its N-th gradient computation with its command-line arguments
+(program mode). The analysis bar offers both; which one a plain open gets is
+read from the source (:func:`tfviz.scriptinfo.choose_mode`) without running it,
+so the bar is right even when the analysis fails (a program that rejects its
+arguments needs the Arguments field most).
 """
 
 from __future__ import annotations
 
+import html
 import os
+import shlex
 import time
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -26,7 +34,9 @@ from PySide6.QtWidgets import (
 )
 
 from tfviz.report import Report
+from tfviz.scriptinfo import choose_mode, static_targets
 
+from .analysis_bar import PROGRAM, AnalysisBar, step_name
 from .banner import ErrorBanner
 from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
 from .graph_panel import GraphPanel
@@ -49,6 +59,11 @@ class MainWindow(QMainWindow):
         self.report: Report | None = None
         self.script: str | None = None
         self.target: str | None = None
+        self.run = False  # the program was asked for explicitly ("First gradient step")
+        self.args: list[str] = []
+        self.step = 1
+        self.mode = "target"  # what the current analysis is: "target" or "program"
+        self.named_targets: list[str] = []
         self.worker: Worker | None = None
         self.last_error: dict | None = None
         self.result_at = 0.0
@@ -64,6 +79,12 @@ class MainWindow(QMainWindow):
     def _build_ui(self) -> None:
         self.banner = ErrorBanner()
         self.banner.targetChosen.connect(lambda t: self.open_script(self.script, t))
+        self.bar = AnalysisBar(self)
+        self.bar.choiceMade.connect(self._choice_made)
+        self.bar.programChanged.connect(self._program_changed)
+        self.bar.hide()
+        self.addToolBar(Qt.TopToolBarArea, self.bar)
+        self.target_combo = self.bar.combo
         self.banner.locationClicked.connect(lambda f, ln: self.source.mark_line(ln, f))
         self.start = StartPage()
         self.start.openRequested.connect(lambda p: self.open_script(p))
@@ -116,13 +137,8 @@ class MainWindow(QMainWindow):
         self.cancel_btn.setToolTip("Stop the analysis (Esc)")
         self.cancel_btn.clicked.connect(self.cancel)
         self.cancel_btn.hide()
-        self.target_combo = QComboBox()
-        self.target_combo.setToolTip("Function to differentiate")
-        self.target_combo.hide()
-        self.target_combo.activated.connect(
-            lambda _i: self.open_script(self.script, self.target_combo.currentText()))
         sb.addWidget(self.stage, 1)
-        for w in (self.target_combo, self.progress, self.cancel_btn):
+        for w in (self.progress, self.cancel_btn):
             sb.addPermanentWidget(w)
 
     def showEvent(self, e) -> None:
@@ -157,7 +173,7 @@ class MainWindow(QMainWindow):
         f = self.menuBar().addMenu("&File")
         act(f, "&Open…", self.browse, QKeySequence.Open)
         self.recent_menu = f.addMenu("Open &Recent")
-        act(f, "&Start page", lambda: self.stack.setCurrentWidget(self.start))
+        act(f, "&Start page", self.show_start)
         f.addSeparator()
         act(f, "&Quit", self.close, "Ctrl+Q")
         a = self.menuBar().addMenu("&Analysis")
@@ -215,26 +231,43 @@ class MainWindow(QMainWindow):
         if path:
             self.open_script(path)
 
-    def open_script(self, path: str | None, target: str | None = None) -> None:
+    def open_script(self, path: str | None, target: str | None = None, *, run: bool = False,
+                    args: list[str] | None = None, step: int | None = None) -> None:
+        """Analyse ``path``: the function ``target``, or (``run``, or a script without
+        ``loss()``) the program with ``args`` (default: those remembered for this script)
+        up to its ``step``-th gradient computation (default: 1 for a new script)."""
         if not path:
             return
         path = os.path.abspath(path)
-        if path != self.script:
+        new = path != self.script
+        if new:
             if self.watcher.files():
                 self.watcher.removePaths(self.watcher.files())
             self.watcher.addPath(path)
             self.report = None
             self._show_report(None)
-            self.target_combo.hide()
-        self.script, self.target = path, target
+        self.script, self.target, self.run = path, target or None, bool(run) and not target
+        if args is not None:
+            self.args = list(args)
+            self._remember_args(path, self.args)
+        elif new:
+            self.args = self.saved_args(path)
+        if step is not None or new:
+            self.step = max(1, int(step or 1))
         self.setWindowTitle(f"tfviz — {os.path.basename(path)}")
         self._add_recent(path)
         self.source.load(path)
         self.stack.setCurrentWidget(self.graph)
         self._start()
 
+    def show_start(self) -> None:
+        self.stack.setCurrentWidget(self.start)
+        self.bar.hide()
+
     def reload(self) -> None:
         if self.script:
+            if self.mode == "program" and not self._take_program_fields():
+                return
             self.source.reload()
             self._start()
 
@@ -243,12 +276,87 @@ class MainWindow(QMainWindow):
             self.watcher.addPath(path)  # editors that replace the file drop the watch
         self._debounce.start()
 
+    # -- what is analysed: target or program, arguments, step ------------------------
+    def saved_args(self, path: str) -> list[str]:
+        """The arguments last used for the program at ``path`` (kept across restarts)."""
+        saved = self.settings.value("program_args", {})
+        text = saved.get(path, "") if isinstance(saved, dict) else ""
+        try:
+            return shlex.split(text)
+        except ValueError:
+            return []
+
+    def _remember_args(self, path: str, args: list[str]) -> None:
+        saved = self.settings.value("program_args", {})
+        saved = dict(saved) if isinstance(saved, dict) else {}
+        if args:
+            saved[path] = shlex.join(args)
+        else:
+            saved.pop(path, None)
+        self.settings.setValue("program_args", saved)
+
+    def _read_script(self) -> str:
+        try:
+            with open(self.script, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError):
+            return ""  # the analysis says what is wrong with the file
+
+    def _configure_bar(self, targets: list[str] | None = None) -> None:
+        if targets is not None:
+            self.named_targets = sorted(set(self.named_targets) | set(targets))
+        self.bar.set_program(self.args, self.step)
+        self.bar.configure(self.named_targets, self.mode == "program", self.target)
+
+    def _choice_made(self, choice: str) -> None:
+        if choice == PROGRAM:
+            if self.mode == "program" and not self.target:
+                return  # already the program
+            if not self._take_program_fields():
+                return
+            self.open_script(self.script, None, run=True, args=self.args, step=self.step)
+        elif choice != self.target:
+            self.open_script(self.script, choice)
+
+    def _program_changed(self) -> None:
+        if self.script and self._take_program_fields():
+            self.open_script(self.script, None, run=True, args=self.args, step=self.step)
+
+    def _take_program_fields(self) -> bool:
+        """Arguments and step from the bar; False (and says why) when the arguments don't parse."""
+        try:
+            args = self.bar.args()
+        except ValueError as exc:  # an unclosed quote
+            self.stage.setText(f"Arguments: {exc}; nothing was run")
+            self.bar.args_edit.setFocus()
+            return False
+        if args != self.args:
+            self.args = args
+            self._remember_args(self.script, args)
+        self.step = self.bar.step()
+        return True
+
+    def describe(self, report: Report) -> str:
+        """What was analysed, for the status bar: 'First gradient step: tape.gradient at x.py:9'."""
+        if report.mode == "program":
+            return f"{step_name(self.step)}: {report.target}"
+        return f"{report.target}()"
+
     def _start(self) -> None:
         self.cancel(quiet=True)
         self.banner.hide()
         self.last_error = None
-        self.log.append_text("stdout", f"── analysing {os.path.basename(self.script)}"
-                             f" (target: {self.target or 'default'})\n")
+        source = self._read_script()
+        self.named_targets = static_targets(source)
+        self.mode = choose_mode(source, self.target, self.run)
+        self._configure_bar()
+        name = os.path.basename(self.script)
+        if self.mode == "program":
+            cmd = shlex.join([name, *self.args])
+            what = "its first gradient step" if self.step == 1 else f"its gradient step {self.step}"
+            self.log.append_text("stdout", f"── running {cmd} to {what}\n")
+        else:
+            self.log.append_text("stdout", f"── analysing {name}, target {self.target or 'loss'}()\n")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
@@ -261,7 +369,10 @@ class MainWindow(QMainWindow):
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_btn.show()
-        w.analyze(self.script, self.target)
+        if self.mode == "program":
+            w.analyze(self.script, None, run=True, args=self.args, step=self.step)
+        else:
+            w.analyze(self.script, self.target)
 
     def busy(self) -> bool:
         return self.worker is not None
@@ -277,6 +388,7 @@ class MainWindow(QMainWindow):
 
     def _idle(self, text: str) -> None:
         self.stage.setText(text)
+        self.stage.setToolTip("")
         self.progress.hide()
         self.cancel_btn.hide()
 
@@ -299,21 +411,29 @@ class MainWindow(QMainWindow):
             return
         self.report = report
         self._show_report(report)
+        self.mode = report.mode
+        if report.mode == "target":
+            self.target = report.target
+        self._configure_bar(report.targets)
         n = len(report.problems)
         bad = sum(v.status != "connected" for v in report.variables)
-        self._idle(f"{report.target}: {n} problem{'s' * (n != 1)}, {bad}/{len(report.variables)} "
-                   f"variables without gradient" if n or bad else f"{report.target}: all gradients flow")
-        if len(report.targets) > 1:
-            self.target_combo.clear()
-            self.target_combo.addItems(report.targets)
-            self.target_combo.setCurrentText(report.target)
-            self.target_combo.show()
+        what = self.describe(report)
+        self._idle(f"{what} — {n} problem{'s' * (n != 1)}, {bad}/{len(report.variables)} "
+                   f"variables without gradient" if n or bad else f"{what} — all gradients flow")
+        self.stage.setToolTip(self.stage.text())
 
     def _error(self, err: dict) -> None:
         self.last_error = err
+        candidates, prompt, note = err.get("candidates") or [], "", ""
+        if self.mode == "program":
+            cmd = shlex.join(self.args)
+            note = (f"Ran with the arguments <code>{html.escape(cmd)}</code>" if self.args
+                    else "Ran with no arguments") + "; change them under <u>A</u>rguments and press Enter."
+            if not candidates and self.named_targets:
+                candidates, prompt = self.named_targets, "Or differentiate one of its functions:"
         self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
-                               err.get("code") or "", err.get("detail") or "", err.get("candidates") or [],
-                               base_dir=os.path.dirname(self.script or ""))
+                               err.get("code") or "", err.get("detail") or "", candidates,
+                               base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note)
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"])
         self._idle("Analysis failed")

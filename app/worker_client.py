@@ -62,9 +62,12 @@ class Worker(QObject):
     def pid(self) -> int:
         return int(self.proc.processId())
 
-    def analyze(self, script: str, target: str | None) -> None:
+    def analyze(self, script: str, target: str | None, *, run: bool = False,
+                args: list[str] | tuple[str, ...] = (), step: int = 1) -> None:
+        """Send the request (see :mod:`tfviz.worker`); answers arrive as signals."""
         self.busy = True
-        req = json.dumps({"cmd": "analyze", "script": script, "target": target}) + "\n"
+        req = json.dumps({"cmd": "analyze", "script": script, "target": target,
+                          "run": run, "args": list(args), "step": step}) + "\n"
         self.proc.write(req.encode())
 
     def kill(self) -> None:

@@ -31,10 +31,14 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
     script = tmp_path / "two_targets.py"
     script.write_text(TWO_TARGETS.format(scale=1.0))
     run_analysis(qtbot, window, script)
-    # no `loss`: the banner says so and offers both functions
+    # no `loss`: it runs as a program, which computes no gradient; the banner says so and
+    # offers both functions (so does the analysis bar, after "First gradient step")
     assert window.report is None and window.last_error is not None
     banner = window.banner
-    assert banner.isVisible() and "several targets" in banner.plain_text()
+    assert banner.isVisible() and "without computing a gradient" in banner.plain_text()
+    assert "Or differentiate one of its functions" in banner.plain_text()
+    assert [window.target_combo.itemText(i) for i in range(window.target_combo.count())] == [
+        "First gradient step", "a()", "b()"]
     assert [banner.targets.itemText(i) for i in range(banner.targets.count())] == ["a", "b"]
     assert banner.pick.isVisible()
     banner.targets.setCurrentText("b")
@@ -43,7 +47,7 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
                     timeout=ANALYSIS_TIMEOUT_MS)
     assert window.last_error is None, window.last_error
     assert window.report.target == "b" and not banner.isVisible()
-    assert window.target_combo.isVisible() and window.target_combo.currentText() == "b"
+    assert window.target_combo.isVisible() and window.target_combo.currentText() == "b()"
     first = window.report
     norm = first.variables[0].grad_norm  # d/dw of w**2 at 2 = 4
     assert math.isclose(norm, 4.0, rel_tol=1e-4)

@@ -1,0 +1,130 @@
+"""The analysis bar: what to differentiate, and the program's command line.
+
+*First gradient step* runs the script as a program (``python SCRIPT ARGS``)
+up to its N-th gradient computation and diagnoses that step; each named
+target is a zero-argument function of the script, differentiated on its own.
+Arguments and step only mean something for the program, so they are shown
+only while the program is what is analysed. Everything is reachable from the
+keyboard: Alt+A (analyse), Alt+R (arguments), Alt+T (step), Enter runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QToolBar, QWidget
+
+#: Combo data of the program entry (named targets carry their function name).
+PROGRAM = ""
+
+
+def step_name(step: int) -> str:
+    """>>> step_name(1), step_name(3)
+    ('First gradient step', 'Gradient step 3')
+    """
+    return "First gradient step" if step == 1 else f"Gradient step {step}"
+
+
+def split_args(text: str) -> list[str]:
+    """The program's arguments as a shell would split them; ValueError on an open quote.
+
+    >>> split_args("--lr 0.1 --name 'my run'")
+    ['--lr', '0.1', '--name', 'my run']
+    """
+    return shlex.split(text)
+
+
+class AnalysisBar(QToolBar):
+    #: The user picked an entry: a target's name, or PROGRAM for the first gradient step.
+    choiceMade = Signal(str)
+    #: The user asked to run the program with the arguments and step now shown.
+    programChanged = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__("Analysis", parent)
+        self.setObjectName("toolbar_analysis")
+        self.setMovable(False)
+        self.setFloatable(False)
+        self.setContextMenuPolicy(Qt.PreventContextMenu)
+
+        self.combo = QComboBox()
+        self.combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.combo.setToolTip("What to differentiate: the program's gradient step, as it runs,"
+                              " or one of the script's functions that return a loss")
+        self.combo.activated.connect(lambda i: self.choiceMade.emit(self.combo.itemData(i)))
+        self.args_edit = QLineEdit()
+        self.args_edit.setPlaceholderText("none (e.g. --epochs 3)")
+        self.args_edit.setClearButtonEnabled(True)
+        self.args_edit.setMinimumWidth(260)
+        self.args_edit.setToolTip("The program's command line, as in python SCRIPT ARGS."
+                                  " Press Enter to run it again; remembered for this script.")
+        self.args_edit.returnPressed.connect(self.programChanged)
+        self.step_spin = QSpinBox()
+        self.step_spin.setRange(1, 1_000_000)
+        self.step_spin.setKeyboardTracking(False)  # typing "12" is one change, not two
+        self.step_spin.setToolTip("Diagnose the program's N-th gradient computation"
+                                  " (a GAN's generator step, say)")
+        self._step_timer = QTimer(self, singleShot=True, interval=500)  # arrow presses coalesce
+        self._step_timer.timeout.connect(self.programChanged)
+        self.step_spin.valueChanged.connect(self._step_changed)
+        self._quiet = False
+
+        self._actions: dict[str, list] = {}
+        for key, text, w in (("combo", "&Analyse:", self.combo),
+                             ("args", "A&rguments:", self.args_edit),
+                             ("step", "S&tep:", self.step_spin)):
+            label = QLabel(text)
+            label.setBuddy(w)
+            label.setContentsMargins(8, 0, 4, 0)
+            self._actions[key] = [self.addWidget(label), self.addWidget(w)]
+        spacer = QWidget()
+        spacer.setFixedWidth(6)
+        self.addWidget(spacer)
+
+    # -- state ----------------------------------------------------------------------
+    def configure(self, targets: list[str], program: bool, target: str | None) -> None:
+        """Entries for ``targets``; ``program`` says whether the program is what is analysed
+        (then the current entry is the gradient step, else ``target``)."""
+        self._quiet = True
+        self.combo.clear()
+        self.combo.addItem(step_name(self.step_spin.value()), PROGRAM)
+        for t in targets:
+            self.combo.addItem(f"{t}()", t)
+        i = 0 if program else max(0, self.combo.findData(target or ""))
+        self.combo.setCurrentIndex(i)
+        self._quiet = False
+        self._show("combo", len(targets) > 0)
+        self._show("args", program)
+        self._show("step", program)
+        self.setVisible(program or len(targets) > 0)
+
+    def set_program(self, args: list[str], step: int) -> None:
+        self._quiet = True
+        self.args_edit.setText(shlex.join(args))
+        self.step_spin.setValue(step)
+        self.combo.setItemText(0, step_name(step))
+        self._quiet = False
+
+    def args(self) -> list[str]:
+        return split_args(self.args_edit.text())
+
+    def step(self) -> int:
+        return self.step_spin.value()
+
+    def choice(self) -> str:
+        """PROGRAM or the current target's name."""
+        return self.combo.currentData() or PROGRAM
+
+    def is_shown(self, key: str) -> bool:
+        return self.isVisible() and self._actions[key][1].isVisible()
+
+    def _show(self, key: str, on: bool) -> None:
+        for a in self._actions[key]:
+            a.setVisible(on)
+
+    def _step_changed(self, step: int) -> None:
+        if self.combo.count():
+            self.combo.setItemText(0, step_name(step))
+        if not self._quiet:
+            self._step_timer.start()
