@@ -191,3 +191,45 @@ def test_main_function_is_a_program_not_a_target(tmp_path):
     assert "main" not in static_targets(src)
     assert choose_mode(src, None, False) == "program"
     assert choose_mode((EXAMPLES / "kind_integer.py").read_text(), None, False) == "target"
+
+
+def test_ctrl_c_stops_a_program_that_hangs_before_its_first_step(tmp_path):
+    import signal
+    import time
+
+    marker = tmp_path / "started"
+    script = tmp_path / "hang.py"
+    script.write_text(f"import pathlib, time\nimport tensorflow as tf\n"
+                      f"pathlib.Path({str(marker)!r}).write_text('x')\ntime.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "check", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert marker.exists(), proc.communicate()[1]
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "interrupted" in err and time.monotonic() - sent < 10
+
+
+def test_cli_passes_arguments_after_double_dash():
+    done = subprocess.run([sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / "program_argv.py"),
+                           "--json", "--", "--lr", "0.1", "--epochs", "1"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    doc = json.loads(done.stdout)
+    assert doc["mode"] == "program" and doc["target"].startswith("tape.gradient at program_argv.py:")
+    assert done.returncode == (0 if doc["ok"] else 1)
+
+
+@pytest.mark.parametrize("name,needles", [
+    ("program_seed1_svd.py", ["Svd", "tf.linalg.svd(tensor)", "upper[0]", "lower[4]", "unimplemented"]),
+    ("program_seed2_fit.py", ["frozen_copy", "weights2", "tf.reshape( weights"]),
+])
+def test_seed_programs_exactly_as_reported_exit_1(name, needles):
+    done = subprocess.run([sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / name)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 1, done.stderr[-2000:]
+    for needle in needles:
+        assert needle in done.stdout, needle

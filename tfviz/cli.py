@@ -86,7 +86,9 @@ def _check(args: argparse.Namespace) -> int:
         if args.target and (args.run or args.script_args):
             raise AnalysisError("--target calls a function; --run and script arguments are for"
                                 " running the program: use one or the other", file=args.script)
-        report = analyze(args.script, args.target, progress=_progress_printer(),
+        live = sys.stderr.isatty()
+        report = analyze(args.script, args.target, progress=_progress_printer(live),
+                         on_text=_pass_through if live else None,
                          run=args.run, args=args.script_args, step=args.step)
     except AnalysisError as exc:
         if args.json:
@@ -94,7 +96,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"tfviz: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("tfviz: interrupted", file=sys.stderr)
+        print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
         return EXIT_ERROR
     if args.graph:
         with open(args.graph, "w", encoding="utf-8") as fh:
@@ -119,9 +121,15 @@ def _list_targets(path: str) -> int:
     return EXIT_OK
 
 
-def _progress_printer():
+def _pass_through(stream: str, text: str) -> None:
+    """The program's own output, live on stderr (stdout stays the report's)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _progress_printer(live: bool):
     """Stages on stderr while the program runs, when stderr is a terminal."""
-    if not sys.stderr.isatty():
+    if not live:
         return None
 
     def show(stage: str, fraction: float) -> None:
