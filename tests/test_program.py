@@ -139,6 +139,19 @@ def test_seed2_as_reported_names_the_frozen_copy():
     assert "weights2" in p.message and "tf.reshape" in p.source.code
 
 
+def test_seed2_verdict_is_the_kept_trace_not_the_discarded_one():
+    """Run as is, Keras traces seed 2's step twice: the first trace (thrown
+    away) still sees a gradient for the reshaped weight, the second (the one
+    Keras keeps) does not. tfviz must report the second."""
+    t = truth(EXAMPLES / "program_seed2_fit.py")
+    first, kept = t["traces"][0], t["traces"][-1]
+    weight = next(s["name"] for s in first["sources"] if "fc_layer" in s["name"])
+    status = {s["name"]: s["status"] for s in first["sources"]}
+    assert status[weight] == "tensor"
+    assert {s["name"]: s["status"] for s in kept["sources"]}[weight] == "disconnected"
+    assert ours(analyzed(EXAMPLES / "program_seed2_fit.py"))[_norm(weight)] == "disconnected"
+
+
 def test_target_names_the_users_gradient_line():
     path = EXAMPLES / "program_custom_loop.py"
     line = _line_of(path, "tape.gradient(")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 
 from tfviz.report import Report
 
@@ -26,9 +27,10 @@ def _rel(path: str) -> str:
 def render(report: Report, color: bool = False) -> str:
     out: list[str] = []
     head = "gradients flow" if report.ok else "gradient problems found"
-    out.append(f"{_rel(report.script)}  target: {report.target}  -> {head}")
+    what = "step" if report.mode == "program" else "target"
+    out.append(f"{_rel(report.script)}  {what}: {report.target}  -> {head}")
     if not report.traced:
-        out.append("(the target could not be traced; verdicts come from running it eagerly)")
+        out.append(f"(the {what} could not be traced; verdicts come from running it eagerly)")
     out.append("")
     out.append(f"Variables ({len(report.variables)}):")
     width = max((len(v.name) for v in report.variables), default=0)
@@ -55,8 +57,8 @@ def render(report: Report, color: bool = False) -> str:
             if p.message:
                 out.append(f"      {p.message}")
             if p.variables:
-                names = ", ".join(p.variables[:6]) + (" ..." if len(p.variables) > 6 else "")
-                out.append(f"      affects: {names}")
+                out.extend(textwrap.wrap(", ".join(p.variables), 100, initial_indent="      affects: ",
+                                         subsequent_indent="               ", break_on_hyphens=False))
             if p.hint:
                 out.append(f"      hint: {p.hint}")
     g = report.graph.counts()
