@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QToolBar, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QSpinBox, QToolBar
 
 #: Combo data of the program entry (named targets carry their function name).
 PROGRAM = ""
@@ -53,22 +53,35 @@ class AnalysisBar(QToolBar):
         self.combo.setToolTip("What to differentiate: the program's gradient step, as it runs,"
                               " or one of the script's functions that return a loss")
         self.combo.activated.connect(lambda i: self.choiceMade.emit(self.combo.itemData(i)))
+        self.what = QLabel()  # in place of the combo when there is nothing to choose
+        self.what.setTextFormat(Qt.PlainText)
+        self.what.setStyleSheet("font-weight: bold")
+        self.what.setToolTip("This script defines no function that returns a loss, so tfviz runs it"
+                             " as a program and diagnoses its gradient step")
         self.args_edit = QLineEdit()
         self.args_edit.setPlaceholderText("none (e.g. --epochs 3)")
         self.args_edit.setClearButtonEnabled(True)
-        self.args_edit.setMinimumWidth(260)
+        self.args_edit.setMinimumWidth(280)
+        self.args_edit.setMaximumWidth(560)
+        self.args_edit.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.args_edit.setToolTip("The program's command line, as in python SCRIPT ARGS."
                                   " Press Enter to run it again; remembered for this script.")
         self.args_edit.returnPressed.connect(self.programChanged)
         self.step_spin = QSpinBox()
         self.step_spin.setRange(1, 1_000_000)
         self.step_spin.setKeyboardTracking(False)  # typing "12" is one change, not two
+        self.step_spin.setFixedWidth(72)
         self.step_spin.setToolTip("Diagnose the program's N-th gradient computation"
                                   " (a GAN's generator step, say)")
         self._step_timer = QTimer(self, singleShot=True, interval=500)  # arrow presses coalesce
         self._step_timer.timeout.connect(self.programChanged)
         self.step_spin.valueChanged.connect(self._step_changed)
         self._quiet = False
+
+        self.run_button = QPushButton()
+        self.run_button.setText("Run")
+        self.run_button.setToolTip("Run the program with these arguments and step (Enter)")
+        self.run_button.clicked.connect(self.programChanged)
 
         self._actions: dict[str, list] = {}
         for key, text, w in (("combo", "&Analyse:", self.combo),
@@ -78,9 +91,9 @@ class AnalysisBar(QToolBar):
             label.setBuddy(w)
             label.setContentsMargins(8, 0, 4, 0)
             self._actions[key] = [self.addWidget(label), self.addWidget(w)]
-        spacer = QWidget()
-        spacer.setFixedWidth(6)
-        self.addWidget(spacer)
+            if key == "combo":
+                self._actions["what"] = [self.addWidget(self.what)]
+        self._actions["step"].append(self.addWidget(self.run_button))
 
     # -- state ----------------------------------------------------------------------
     def configure(self, targets: list[str], program: bool, target: str | None) -> None:
@@ -95,6 +108,9 @@ class AnalysisBar(QToolBar):
         self.combo.setCurrentIndex(i)
         self._quiet = False
         self._show("combo", len(targets) > 0)
+        self._actions["combo"][0].setVisible(True)  # "Analyse:" introduces the label too
+        self.what.setText(self.combo.itemText(0))
+        self._show("what", not targets)
         self._show("args", program)
         self._show("step", program)
         self.setVisible(program or len(targets) > 0)
@@ -104,6 +120,7 @@ class AnalysisBar(QToolBar):
         self.args_edit.setText(shlex.join(args))
         self.step_spin.setValue(step)
         self.combo.setItemText(0, step_name(step))
+        self.what.setText(step_name(step))
         self._quiet = False
 
     def args(self) -> list[str]:
@@ -117,7 +134,8 @@ class AnalysisBar(QToolBar):
         return self.combo.currentData() or PROGRAM
 
     def is_shown(self, key: str) -> bool:
-        return self.isVisible() and self._actions[key][1].isVisible()
+        actions = self._actions[key]
+        return self.isVisible() and actions[min(1, len(actions) - 1)].isVisible()
 
     def _show(self, key: str, on: bool) -> None:
         for a in self._actions[key]:
@@ -126,5 +144,6 @@ class AnalysisBar(QToolBar):
     def _step_changed(self, step: int) -> None:
         if self.combo.count():
             self.combo.setItemText(0, step_name(step))
+        self.what.setText(step_name(step))
         if not self._quiet:
             self._step_timer.start()

@@ -76,6 +76,9 @@ class ErrorBanner(QFrame):
         self.targets.setVisible(bool(candidates))
         self.pick.setVisible(bool(candidates))
         self.detail.setPlainText(detail or "")
+        # as tall as a short detail needs (a usage message is two lines), at most 220 px
+        lines = sum(1 + len(ln) // 140 for ln in (detail or "").splitlines()) or 1
+        self.detail.setFixedHeight(min(220, self.detail.fontMetrics().lineSpacing() * lines + 14))
         self.toggle.setVisible(bool(detail))
         self.toggle.setChecked(bool(detail) and not candidates and len(detail) < 4000)
         self.show()

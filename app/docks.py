@@ -240,12 +240,18 @@ class LogPanel(QPlainTextEdit):
         self.setMaximumBlockCount(20000)
         self.setPlaceholderText("What the script prints while it is analysed appears here.")
 
-    def append_text(self, stream: str, text: str) -> None:
+    def append_text(self, stream: str, text: str, *, bold: bool = False, color: str | None = None) -> None:
         cur = self.textCursor()
         cur.movePosition(QTextCursor.End)
         fmt = cur.charFormat()
-        fmt.setForeground(QColor("#B00020") if stream == "stderr" else QColor("#202020"))
+        fmt.setForeground(QColor(color or ("#B00020" if stream == "stderr" else "#202020")))
+        fmt.setFontWeight(QFont.Bold if bold else QFont.Normal)
         cur.setCharFormat(fmt)
         cur.insertText(text)
         self.setTextCursor(cur)
         self.ensureCursorVisible()
+
+    def note(self, text: str) -> None:
+        """A line of tfviz's own (what runs, how it ended), set apart from the program's output."""
+        last = self.document().lastBlock().text()
+        self.append_text("stdout", ("\n" if last else "") + f"── {text}\n", bold=True, color="#0B5394")

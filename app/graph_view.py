@@ -192,7 +192,12 @@ class GraphView(QGraphicsView):
         if op.source:
             where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
             tip += f"\n{where}: {op.source.code}"
-        return NodeItem(op.id, rect, op.name, sub, kind=kind, status=op.status, on_path=op.on_path,
+        label = op.name
+        if kind == "target" and self.report.mode == "program":
+            # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
+            # node is the value the program differentiates, so it says so, and the tooltip says where
+            label, tip = "loss", f"the loss of the gradient step\n{self.report.target}\n{tip}"
+        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path,
                         tooltip=tip)
 
     def _build_edges(self, placed) -> None:

@@ -354,9 +354,9 @@ class MainWindow(QMainWindow):
         if self.mode == "program":
             cmd = shlex.join([name, *self.args])
             what = "its first gradient step" if self.step == 1 else f"its gradient step {self.step}"
-            self.log.append_text("stdout", f"── running {cmd} to {what}\n")
+            self.log.note(f"running {cmd} to {what}")
         else:
-            self.log.append_text("stdout", f"── analysing {name}, target {self.target or 'loss'}()\n")
+            self.log.note(f"analysing {name}, target {self.target or 'loss'}()")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
@@ -384,6 +384,8 @@ class MainWindow(QMainWindow):
         for sig in (w.progress, w.log, w.result, w.error, w.crashed):
             sig.disconnect()
         w.kill()
+        if not quiet:
+            self.log.note("cancelled")
         self._idle("Cancelled" if not quiet else "Ready")
 
     def _idle(self, text: str) -> None:
@@ -418,6 +420,11 @@ class MainWindow(QMainWindow):
         n = len(report.problems)
         bad = sum(v.status != "connected" for v in report.variables)
         what = self.describe(report)
+        if report.mode == "program":
+            nth = "first gradient step" if self.step == 1 else f"gradient step {self.step}"
+            self.log.note(f"diagnosed its {nth}: {report.target}")
+        else:
+            self.log.note(f"diagnosed {what}")
         self._idle(f"{what} — {n} problem{'s' * (n != 1)}, {bad}/{len(report.variables)} "
                    f"variables without gradient" if n or bad else f"{what} — all gradients flow")
         self.stage.setToolTip(self.stage.text())
@@ -436,6 +443,7 @@ class MainWindow(QMainWindow):
                                base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note)
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"])
+        self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
         self._idle("Analysis failed")
 
     def _crashed(self, summary: str, trace: str) -> None:
