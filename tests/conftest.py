@@ -13,7 +13,7 @@ EXAMPLES = ROOT / "resources" / "examples"
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Scripts that exist to hang, crash or raise are run by the GUI tests, never imported.
-collect_ignore_glob = ["gui/scripts/*", "bench/*"]
+collect_ignore_glob = ["gui/scripts/*", "bench/*", "programs/*"]
 
 _cache: dict[str, object] = {}
 

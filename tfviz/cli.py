@@ -9,7 +9,7 @@ import sys
 
 from tfviz import __version__
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
+    c.add_argument("--force", action="store_true",
+                   help="let --graph replace an existing file tfviz did not write")
+    c.add_argument("--allow-empty", action="store_true",
+                   help="pass a script that has no trainable variables (exit 0) instead of exit 2")
     o = sub.add_parser("open", help="open a script in the desktop app")
     o.add_argument("script", nargs="?")
     o.add_argument("--target")
@@ -77,47 +81,107 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from tfviz.errors import AnalysisError
+    from tfviz.loader import compile_script
 
     try:
-        if args.list_targets:
-            return _list_targets(args.script)
-        from tfviz.diagnose import analyze
-
         if args.target and (args.run or args.script_args):
             raise AnalysisError("--target calls a function; --run and script arguments are for"
                                 " running the program: use one or the other", file=args.script)
-        live = sys.stderr.isatty()
-        report = analyze(args.script, args.target, progress=_progress_printer(live),
-                         on_text=_pass_through if live else None,
-                         run=args.run, args=args.script_args, step=args.step)
+        if args.graph:
+            refuse_graph_path(args.graph, args.script, args.force)
+        compile_script(args.script)  # a missing file or a syntax error fails before any worker
+        if args.list_targets:
+            return _list_targets(args)
     except AnalysisError as exc:
-        if args.json:
-            print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
-        print(f"tfviz: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, exc.to_dict())
+    live = sys.stderr.isatty()
+    request = {"cmd": "analyze", "script": os.path.abspath(args.script), "target": args.target,
+               "run": args.run, "args": args.script_args, "step": args.step,
+               "allow_empty": args.allow_empty}
+    from tfviz.client import WorkerRun
+
+    worker = WorkerRun(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
+    try:
+        answer = worker.run(request)
     except KeyboardInterrupt:
+        worker.kill()
         print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
-        return EXIT_ERROR
-    if args.graph:
-        with open(args.graph, "w", encoding="utf-8") as fh:
-            fh.write(report.to_json(full_graph=True))
+        return EXIT_INTERRUPTED
+    if answer.get("type") != "result":
+        error = dict(answer.get("error") or {})
+        if not error.get("file") and not error.get("line"):
+            error["file"] = os.path.abspath(args.script)
+        return _fail(args, error)
+    from tfviz.report import Report
+
+    report = Report.from_dict(answer["report"])
     if args.json:
         print(report.to_json(full_graph=False, indent=2))
     else:
         from tfviz.textreport import render
 
         print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    sys.stdout.flush()
+    if args.graph:
+        _write_graph(args.graph, report)
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
-def _list_targets(path: str) -> int:
+def _fail(args: argparse.Namespace, error: dict) -> int:
+    from tfviz.errors import AnalysisError
+
+    exc = AnalysisError(**{k: v for k, v in error.items() if k in (
+        "message", "file", "line", "code", "detail")}, candidates=tuple(error.get("candidates") or ()))
+    if args.json:
+        print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
+    print(f"tfviz: {exc}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def refuse_graph_path(path: str, script: str, force: bool) -> None:
+    """``--graph`` never overwrites the script, nor a file tfviz did not write."""
+    from tfviz.errors import AnalysisError
+
+    if os.path.isdir(path):
+        raise AnalysisError(f"--graph names a folder: {path}", file=path)
+    if not os.path.exists(path):
+        return
+    if os.path.exists(script) and os.path.samefile(path, script):
+        raise AnalysisError("--graph names the script being analysed; refusing to overwrite it",
+                            file=path)
+    if force:
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        head = ""
+    if not (head.lstrip().startswith("{") and '"tfviz"' in head):
+        raise AnalysisError(f"--graph would overwrite {path}, which is not a graph tfviz wrote;"
+                            " use --force to replace it", file=path)
+
+
+def _write_graph(path: str, report) -> None:
+    """Written after the report, so a bad path never hides it; failing to
+    write is one line on stderr and leaves the exit code to the analysis."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(report.to_json(full_graph=True))
+    except OSError as exc:
+        print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)
+
+
+def _list_targets(args: argparse.Namespace) -> int:
     """Named targets, read from the source: listing them never runs the program."""
-    from tfviz.loader import compile_script, read_source
+    from tfviz.loader import read_source
     from tfviz.scriptinfo import static_targets
 
-    compile_script(path)
-    for name in static_targets(read_source(path)):
-        print(name)
+    names = static_targets(read_source(args.script))
+    if args.json:
+        print(json.dumps({"tfviz": __version__, "ok": True, "targets": names}))
+    else:
+        for name in names:
+            print(name)
     return EXIT_OK
 
 

@@ -54,6 +54,7 @@ def analyze(
     run: bool = False,
     args: list[str] | tuple[str, ...] = (),
     step: int = 1,
+    allow_empty: bool = False,
 ) -> Report:
     """Analyse the script at ``path`` and return the report.
 
@@ -61,8 +62,20 @@ def analyze(
     function is the target. Otherwise (or with ``run``) the script runs as a
     program with ``args`` until its ``step``-th gradient computation, and
     that step is diagnosed. Raises AnalysisError (with the user's file:line)
-    when it cannot.
+    when it cannot, and when there is no trainable variable to judge (unless
+    ``allow_empty``): a gate must not pass a script it could not check.
     """
+    try:
+        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty)
+    except SystemExit as exc:
+        err = error_from_exception(exc, "", path)
+        err.message = f"the script called sys.exit({exc.code!r}), so it was not analysed"
+        raise err from None
+
+
+def _analyze(path: str, target: str | None, progress: Progress | None,
+             on_text: Callable[[str, str], None] | None, run: bool, args: list[str], step: int,
+             allow_empty: bool) -> Report:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -100,6 +113,10 @@ def analyze(
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape = _first_call(step_.fn, step_.name, path, capture)
         _check_loss(loss, step_.name, step_.line, path)
+        if not found and not allow_empty:
+            raise AnalysisError(
+                f"found no trainable variables that '{step_.name}' could depend on, so there is no"
+                " gradient to check (pass --allow-empty to accept that)", file=path, line=step_.line)
         for f in found:
             if f.source is None:
                 f.source = recorder.origin(capture_key(f))

@@ -11,7 +11,9 @@ import contextlib
 import io
 import os
 import re
+import stat
 import sys
+import tokenize
 import traceback
 import types
 from dataclasses import dataclass
@@ -56,19 +58,27 @@ class _Tee(io.StringIO):
 
 
 def read_source(path: str) -> str:
-    """The script's text, or a clear error for a missing or non-text file."""
+    """The script's text, decoded as Python decodes it (a BOM, a coding line),
+    or a clear error for a missing file, a folder, a FIFO or a device."""
     if not os.path.exists(path):
         raise AnalysisError(f"no such file: {path}", file=path)
     if os.path.isdir(path):
         raise AnalysisError(f"is a folder, not a Python script: {path}", file=path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise AnalysisError(f"not a regular file (a pipe or a device), not a Python script: {path}",
+                            file=path)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AnalysisError(
-            f"not a Python script (not UTF-8 text: byte {exc.start})", file=path
-        ) from None
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        return raw.decode(encoding)
+    except SyntaxError as exc:  # an unknown coding declaration
+        raise AnalysisError(f"not a Python script: {exc.msg if hasattr(exc, 'msg') else exc}",
+                            file=path) from None
+    except (UnicodeDecodeError, LookupError) as exc:
+        where = f"byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise AnalysisError(f"not a Python script (not text in its declared encoding: {where})",
+                            file=path) from None
     except OSError as exc:
         raise AnalysisError(f"cannot read the script: {exc.strerror}", file=path) from None
 
@@ -97,7 +107,7 @@ def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
     path = os.path.abspath(path)
     code = compile_script(path)
     capture = capture or Capture()
-    folder = os.path.dirname(path)
+    folder = os.path.dirname(os.path.realpath(path))  # as `python script.py` sets sys.path[0]
     if folder not in sys.path:
         sys.path.insert(0, folder)
     module = types.ModuleType(MODULE_NAME)
@@ -108,9 +118,9 @@ def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
         try:
             exec(code, module.__dict__)
         except SystemExit as exc:
-            raise AnalysisError(
-                f"the script called exit({exc.code}) while loading", file=path
-            ) from None
+            err = error_from_exception(exc, "", path)
+            err.message = f"the script called sys.exit({exc.code!r}) while loading"
+            raise err from None
         except BaseException as exc:  # noqa: BLE001 - user code may raise anything
             raise error_from_exception(exc, "the script raised while loading", path) from None
     return LoadedScript(path, module, capture.out.getvalue(), capture.err.getvalue())

@@ -29,7 +29,7 @@ from typing import Any
 from tfviz import hooks
 from tfviz.discover import FoundVariable, find_variables, iter_objects
 from tfviz.errors import AnalysisError
-from tfviz.loader import Capture, compile_script, error_from_exception
+from tfviz.loader import Capture, compile_script, error_from_exception, read_source
 from tfviz.replay import BlockReplay, CallReplay, block_code
 from tfviz.report import Source
 from tfviz.sourcemap import code_at, user_source
@@ -252,13 +252,7 @@ class RunHandler:
                     " tfviz cannot replay that step", file=filename, line=start.line))
             stop = f.f_lineno
         try:
-            with open(filename, encoding="utf-8-sig") as fh:
-                source = fh.read()
-        except OSError as exc:
-            raise _Refused(AnalysisError(f"cannot read the source of the tape block: {exc}",
-                                         file=filename, line=start.line)) from None
-        try:
-            code, assigned = block_code(source, filename, start.line, stop)
+            code, assigned = block_code(read_source(filename), filename, start.line, stop)
         except AnalysisError as exc:
             raise _Refused(exc) from None
         k = self.count - start.count
@@ -394,7 +388,7 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
-    folder = os.path.dirname(path)
+    folder = os.path.dirname(os.path.realpath(path))  # as `python script.py` sets sys.path[0]
     if folder not in sys.path:
         sys.path.insert(0, folder)
     saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
