@@ -113,15 +113,21 @@ def program_options(request: dict[str, Any]) -> dict[str, Any]:
     ValueError: "step" must be a whole number of at least 1, got 0
     """
     run = request.get("run") or False
+    allow_empty = request.get("allow_empty") or False
     args = request.get("args") or []
     step = request.get("step", 1)
     if not isinstance(run, bool):
         raise ValueError(f'"run" must be true or false, got {run!r}')
+    if not isinstance(allow_empty, bool):
+        raise ValueError(f'"allow_empty" must be true or false, got {allow_empty!r}')
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ValueError(f'"args" must be a list of strings, got {args!r}')
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f'"step" must be a whole number of at least 1, got {step!r}')
-    return {"run": run, "args": list(args), "step": step}
+    options = {"run": run, "args": list(args), "step": step}
+    if allow_empty:
+        options["allow_empty"] = True
+    return options
 
 
 def main() -> int:
