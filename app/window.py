@@ -179,6 +179,10 @@ class MainWindow(QMainWindow):
         a = self.menuBar().addMenu("&Analysis")
         self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyse the script again")
         self.cancel_action = act(a, "&Cancel", self.cancel, "Esc", "Stop the running analysis")
+        a.addSeparator()
+        act(a, "Choose &target…", self._focus_choice, "Ctrl+T",
+            "Analyse the program's gradient step or one of the script's functions")
+        act(a, "Program &arguments…", self._focus_args, "Ctrl+L", "Edit the program's command line")
         v = self.menuBar().addMenu("&View")
         act(v, "&Fit graph", self.graph.view.fit, "F")
         act(v, "&Find…", self.graph.focus_search, "Ctrl+F")
@@ -307,6 +311,20 @@ class MainWindow(QMainWindow):
             self.named_targets = sorted(set(self.named_targets) | set(targets))
         self.bar.set_program(self.args, self.step)
         self.bar.configure(self.named_targets, self.mode == "program", self.target)
+
+    def _focus_choice(self) -> None:
+        if self.bar.is_shown("combo"):
+            self.bar.combo.setFocus()
+            self.bar.combo.showPopup()
+        else:
+            self.stage.setText("This script has no function to choose: its program is what is analysed")
+
+    def _focus_args(self) -> None:
+        if self.bar.is_shown("args"):
+            self.bar.args_edit.setFocus()
+            self.bar.args_edit.selectAll()
+        elif self.script:
+            self.stage.setText("Arguments are for the program: choose “First gradient step” first")
 
     def _choice_made(self, choice: str) -> None:
         if choice == PROGRAM:

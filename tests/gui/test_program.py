@@ -6,10 +6,12 @@ cancelled. Real window, real worker."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 from conftest import ANALYSIS_TIMEOUT_MS, EXAMPLES, SCRIPTS
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from test_failures import _alive
 
 
@@ -72,9 +74,14 @@ def test_picker_switches_between_program_and_named_target(qtbot, window):
     assert bar.is_shown("combo") and bar.combo.currentIndex() == 0 and bar.is_shown("args")
     assert "program mode: training" in window.log.toPlainText()
 
-    bar.combo.setFocus()
-    bar.combo.setCurrentIndex(1)
-    bar.combo.activated.emit(1)  # as a user's pick
+    # by keyboard: Ctrl+T goes to the picker, Down picks the named target
+    window.activateWindow()
+    window.graph.view.setFocus()
+    qtbot.keyClick(window.graph.view, Qt.Key_T, Qt.ControlModifier)
+    bar.combo.hidePopup()  # it opened the list; Down on the closed picker chooses too
+    assert bar.combo.hasFocus()
+    window.report = None
+    qtbot.keyClick(bar.combo, Qt.Key_Down)
     _wait_done(qtbot, window)
     assert window.last_error is None, window.last_error
     assert window.report.mode == "target" and window.report.target == "probe"
@@ -84,8 +91,8 @@ def test_picker_switches_between_program_and_named_target(qtbot, window):
     assert not bar.is_shown("args") and not bar.is_shown("step")  # a function has no command line
     assert window.stage.text().startswith("probe() — all gradients flow")
 
-    bar.combo.setCurrentIndex(0)
-    bar.combo.activated.emit(0)
+    window.report = None
+    qtbot.keyClick(bar.combo, Qt.Key_Up)
     _wait_done(qtbot, window)
     assert window.report.mode == "program"
     assert {v.name: v.kind for v in window.report.variables}["w_side"] == "stop_gradient"
@@ -104,9 +111,12 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     assert window.stage.text() == "Analysis failed"
     assert window.bar.is_shown("args")
 
-    # type the arguments and press Enter: the program runs with them
+    # Ctrl+L goes to the field; type the arguments and press Enter: the program runs with them
     edit = window.bar.args_edit
-    edit.setFocus()
+    window.activateWindow()
+    window.graph.view.setFocus()
+    qtbot.keyClick(window.graph.view, Qt.Key_L, Qt.ControlModifier)
+    assert edit.hasFocus()
     qtbot.keyClicks(edit, "--lr 0.1")
     window.report = None
     qtbot.keyClick(edit, Qt.Key_Return)
@@ -117,9 +127,13 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     assert window.args == ["--lr", "0.1"]
     assert "running program_argv.py --lr 0.1 to its first gradient step" in window.log.toPlainText()
 
-    # remembered per script, across restarts (a new QSettings reads the same file)
-    saved = QSettings("tfviz", "tfviz").value("program_args", {})
-    assert saved.get(str(script)) == "--lr 0.1"
+    # remembered per script, across restarts: another process reads them from the settings file
+    window.settings.sync()
+    code = ('from PySide6.QtCore import QSettings; import sys; '
+            'print(QSettings("tfviz", "tfviz").value("program_args", {}).get(sys.argv[1]))')
+    out = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True,
+                         timeout=60, env=os.environ)
+    assert out.stdout.strip() == "--lr 0.1", out.stderr
     assert window.saved_args(str(script)) == ["--lr", "0.1"]
     assert window.saved_args(str(EXAMPLES / "program_seed1_svd.py")) == []
 
