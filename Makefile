@@ -3,9 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXAMPLE ?= resources/examples/seed1_svd_dynamic_shape.py
+EXAMPLE ?= resources/examples/program_seed1_svd.py
 
-.PHONY: run check test lint bench bench-gui graphviz qt-libs clean
+.PHONY: run check test lint bench bench-program bench-gui graphviz qt-libs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,6 +47,9 @@ test: $(STAMP) graphviz lint
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench_check.py
+
+bench-program: $(STAMP)
+	$(BIN)/python tests/bench/bench_program.py
 
 bench-gui: $(STAMP) graphviz
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/bench/bench_gui.py
