@@ -18,6 +18,21 @@ from tfviz.errors import AnalysisError
 from tfviz.report import Source
 
 _MAX_DEPTH = 6
+#: Containers are walked up to this many items: a variable is not the 100,001st
+#: element of a list, and a list of three million floats must not be walked.
+_MAX_CHILDREN = 10_000
+_PEEK = 32
+_PLAIN = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _plain_data(items: Any) -> bool:
+    """A container whose first items are plain numbers or strings holds data, not models.
+
+    >>> _plain_data([0.5] * 1000), _plain_data([0.5, object()]), _plain_data([])
+    (True, False, False)
+    """
+    head = items[:_PEEK]
+    return bool(head) and all(isinstance(x, _PLAIN) for x in head)
 
 
 @dataclass
@@ -154,9 +169,11 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
             continue
         children: list[tuple[str, Any]] = []
         if isinstance(obj, (list, tuple)):
-            children = [(f"{path}[{i}]", v) for i, v in enumerate(obj)]
+            if not _plain_data(obj):
+                children = [(f"{path}[{i}]", v) for i, v in enumerate(obj[:_MAX_CHILDREN])]
         elif isinstance(obj, dict):
-            children = [(f"{path}[{k!r}]", v) for k, v in obj.items()]
+            if not _plain_data(list(obj.values())[:_PEEK]):
+                children = [(f"{path}[{k!r}]", v) for k, v in list(obj.items())[:_MAX_CHILDREN]]
         elif layer_types and isinstance(obj, layer_types):
             if hasattr(obj, "layers") and isinstance(getattr(obj, "layers", None), list):
                 children += [(f"{path}.layers[{i}]", v) for i, v in enumerate(obj.layers)]
