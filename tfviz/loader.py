@@ -139,6 +139,8 @@ def error_from_exception(exc: BaseException, what: str, path: str | None = None)
     first = _first_line(exc)
     if not first.startswith(type(exc).__name__):
         first = f"{type(exc).__name__}: {first}"
+    if isinstance(exc, EOFError):
+        first += " (the script asked for input; tfviz runs it with an empty stdin)"
     return AnalysisError(
         f"{what}: {first}",
         file=src.file if src else path,

@@ -137,18 +137,78 @@ def main() -> int:
 
     tf = import_tensorflow()
     channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})
-    line = sys.stdin.readline()
+    line = sys.stdin.buffer.readline()
+    detach_stdin()
     if not line.strip():
         return 0
     try:
-        request = json.loads(line)
+        request = json.loads(line.decode("utf-8", "replace"))
     except json.JSONDecodeError as exc:
-        channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
+        channel.send({"type": "error", "error": {"message": f"bad request: not JSON ({exc})"}})
+        return 2
+    if not isinstance(request, dict):
+        channel.send({"type": "error", "error": {
+            "message": f"bad request: expected a JSON object, got {type(request).__name__}"}})
+        return 2
+    if not isinstance(request.get("script"), str) and request.get("cmd") == "analyze":
+        channel.send({"type": "error", "error": {"message": 'bad request: "script" must be a path'}})
+        return 2
+    if request.get("target") is not None and not isinstance(request.get("target"), str):
+        channel.send({"type": "error", "error": {"message": 'bad request: "target" must be a name'}})
         return 2
     return serve(channel, request)
 
 
+def detach_stdin() -> None:
+    """The request has been read: the script gets an empty stdin, so input()
+    fails at once with EOFError instead of waiting on the request pipe."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the process
+
+
+def watch_parent() -> None:
+    """End with the process that started us: a killed window or CLI must not
+    leave a worker running the user's script."""
+    parent = os.getppid()
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def poll() -> None:
+        import time
+
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(4)
+
+    threading.Thread(target=poll, name="tfviz-parent-watch", daemon=True).start()
+
+
+def remove_generated_files() -> None:
+    """AutoGraph writes each converted function to a temporary file and deletes
+    it at interpreter exit, which ``os._exit`` skips: delete them here."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("__autograph_generated_file"):
+            path = getattr(module, "__file__", None)
+            if path:
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+
+
 if __name__ == "__main__":
+    watch_parent()
     code = main()
     sys.stdout.flush()
+    remove_generated_files()
+    # Threads the script left running must not keep the worker alive.
     os._exit(code)
