@@ -58,7 +58,7 @@ class MainWindow(QMainWindow):
         self.pool = pool or WorkerPool(self)
         self.report: Report | None = None
         self.script: str | None = None
-        self.target: str | None = None
+        self.target: str | None = None  # the function asked for (None: loss, or the program)
         self.run = False  # the program was asked for explicitly ("First gradient step")
         self.args: list[str] = []
         self.step = 1
@@ -310,7 +310,8 @@ class MainWindow(QMainWindow):
         if targets is not None:
             self.named_targets = sorted(set(self.named_targets) | set(targets))
         self.bar.set_program(self.args, self.step)
-        self.bar.configure(self.named_targets, self.mode == "program", self.target)
+        shown = self.target or (self.report.target if self.report and self.report.mode == "target" else None)
+        self.bar.configure(self.named_targets, self.mode == "program", shown or "loss")
 
     def _focus_choice(self) -> None:
         if self.bar.is_shown("combo"):
@@ -431,9 +432,7 @@ class MainWindow(QMainWindow):
             return
         self.report = report
         self._show_report(report)
-        self.mode = report.mode
-        if report.mode == "target":
-            self.target = report.target
+        self.mode = report.mode  # a default target stays unpinned: F5 after removing loss() runs the program
         self._configure_bar(report.targets)
         n = len(report.problems)
         bad = sum(v.status != "connected" for v in report.variables)
