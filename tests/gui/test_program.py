@@ -27,6 +27,13 @@ def _wait_done(qtbot, window) -> None:
                     timeout=ANALYSIS_TIMEOUT_MS)
 
 
+def _focus_window(qtbot, window) -> None:
+    """Make the main window active again (offscreen, a closed popup keeps activation)."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    window.graph.view.setFocus()
+
+
 def _entries(window) -> list[str]:
     c = window.bar.combo
     return [c.itemText(i) for i in range(c.count())]
@@ -75,8 +82,7 @@ def test_picker_switches_between_program_and_named_target(qtbot, window):
     assert "program mode: training" in window.log.toPlainText()
 
     # by keyboard: Ctrl+T goes to the picker, Down picks the named target
-    window.activateWindow()
-    window.graph.view.setFocus()
+    _focus_window(qtbot, window)
     qtbot.keyClick(window.graph.view, Qt.Key_T, Qt.ControlModifier)
     bar.combo.hidePopup()  # it opened the list; Down on the closed picker chooses too
     assert bar.combo.hasFocus()
@@ -113,8 +119,7 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
 
     # Ctrl+L goes to the field; type the arguments and press Enter: the program runs with them
     edit = window.bar.args_edit
-    window.activateWindow()
-    window.graph.view.setFocus()
+    _focus_window(qtbot, window)
     qtbot.keyClick(window.graph.view, Qt.Key_L, Qt.ControlModifier)
     assert edit.hasFocus()
     qtbot.keyClicks(edit, "--lr 0.1")
@@ -177,8 +182,7 @@ def test_esc_cancels_a_program_that_hangs_before_its_first_step(qtbot, window):
     pid = worker.pid
     assert _alive(pid)
     t0 = time.perf_counter()
-    window.activateWindow()
-    window.graph.view.setFocus()
+    _focus_window(qtbot, window)
     qtbot.keyClick(window.graph.view, Qt.Key_Escape)
     qtbot.waitUntil(lambda: not _alive(pid), timeout=1000)
     assert time.perf_counter() - t0 < 1.0
