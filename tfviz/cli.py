@@ -142,10 +142,8 @@ def refuse_graph_path(path: str, script: str, force: bool) -> None:
     """``--graph`` never overwrites the script, nor a file tfviz did not write."""
     from tfviz.errors import AnalysisError
 
-    if os.path.isdir(path):
-        raise AnalysisError(f"--graph names a folder: {path}", file=path)
-    if not os.path.exists(path):
-        return
+    if not os.path.isfile(path):
+        return  # a folder or a missing path fails when written: one line, after the report
     if os.path.exists(script) and os.path.samefile(path, script):
         raise AnalysisError("--graph names the script being analysed; refusing to overwrite it",
                             file=path)
