@@ -450,9 +450,9 @@ class MainWindow(QMainWindow):
         self.last_error = err
         candidates, prompt, note = err.get("candidates") or [], "", ""
         if self.mode == "program":
-            cmd = shlex.join(self.args)
-            note = (f"Ran with the arguments <code>{html.escape(cmd)}</code>" if self.args
-                    else "Ran with no arguments") + "; change them under <u>A</u>rguments and press Enter."
+            cmd = shlex.join([os.path.basename(self.script or ""), *self.args])
+            note = (f"Command line: <code>{html.escape(cmd)}</code>{'' if self.args else ' (no arguments)'}"
+                    " — edit the arguments above (Ctrl+L) and press Enter to run it again.")
             if not candidates and self.named_targets:
                 candidates, prompt = self.named_targets, "Or differentiate one of its functions:"
         self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
