@@ -103,9 +103,9 @@ def test_script_that_raises_names_its_line(capsys, tmp_path):
     assert f"{p}:3:" in err and "RuntimeError: no data" in err
 
 
-def test_no_target(capsys, tmp_path):
+def test_no_target_runs_the_script_as_a_program(capsys, tmp_path):
     p = _write(tmp_path, "none.py", "import tensorflow as tf\nw = tf.Variable(1.0)\n")
-    assert "no target found" in check_error(capsys, p)
+    assert "ran to the end without computing a gradient" in check_error(capsys, p)
 
 
 def test_several_targets_are_listed(capsys, tmp_path):
@@ -115,8 +115,8 @@ def test_several_targets_are_listed(capsys, tmp_path):
         def a(): return w * 2
         def b(): return w * 3
         """)
-    err = check_error(capsys, p)
-    assert "Candidates: a, b" in err
+    err = check_error(capsys, p)  # no loss(): run as a program, which computes no gradient
+    assert "could differentiate instead: a, b" in err
     assert main(["check", p, "--list-targets"]) == 0
     assert capsys.readouterr().out.split() == ["a", "b"]
     assert main(["check", p, "--target", "b"]) == 0

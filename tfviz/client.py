@@ -112,10 +112,10 @@ class WorkerRun:
 def ended_error(status: int, stderr_tail: list[str]) -> dict[str, Any]:
     """How a worker that never answered ended, in words.
 
-    >>> ended_error(-11, ["Fatal Python error: Segmentation fault"])["message"]
-    "the script's process ended with signal SIGSEGV before tfviz could answer"
-    >>> ended_error(3, [])["message"]
-    "the script ended its process with exit status 3 (os._exit) before tfviz could answer"
+    >>> print(ended_error(-11, ["Fatal Python error: Segmentation fault"])["message"])
+    the script's process ended with signal SIGSEGV before tfviz could answer
+    >>> print(ended_error(3, [])["message"])
+    the script ended its process with exit status 3 (os._exit) before tfviz could answer
     """
     if status < 0:
         try:

@@ -12,7 +12,6 @@ from typing import Any
 from tfviz import __version__
 from tfviz.discover import (
     FoundVariable,
-    find_targets,
     find_variables,
     is_tf_function,
     locate,
@@ -187,7 +186,8 @@ def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
     loaded = load_script(path, capture)
     name, target_obj = pick_target(loaded.module, target, path)
     fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
-    step = _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, sorted(find_targets(loaded.module)))
+    targets = sorted({*static_targets(read_source(path)), name})
+    step = _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, targets)
     step.before = {id(f.tf_variable) for f in find_variables(loaded.module)}
     return step
 

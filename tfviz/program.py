@@ -32,6 +32,7 @@ from tfviz.errors import AnalysisError
 from tfviz.loader import Capture, compile_script, error_from_exception, read_source
 from tfviz.replay import BlockReplay, CallReplay, block_code
 from tfviz.report import Source
+from tfviz.scriptinfo import static_targets
 from tfviz.sourcemap import code_at, user_source
 from tfviz.trace import raising_op
 
@@ -417,7 +418,11 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
             sys.modules["__main__"] = saved_main
     done = "ran to the end without computing a gradient" if handler.count == 0 else (
         f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
-    raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture))
+    candidates = tuple(static_targets(read_source(path)))
+    if candidates:
+        done += (f". Functions it could differentiate instead: {', '.join(candidates)}"
+                 " (choose one with --target NAME)")
+    raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture), candidates=candidates)
 
 
 def _exit_error(exc: SystemExit, path: str, capture: Capture, count: int) -> AnalysisError:

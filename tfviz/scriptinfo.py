@@ -15,6 +15,8 @@ exit status) is a program's entry point, not a target.
 ...     return 0
 ... def helper(x):
 ...     return x
+... def make_model():
+...     return Sequential()
 ... '''
 >>> static_targets(src)
 ['loss']
@@ -39,12 +41,14 @@ def _returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _no_required_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+#: Zero-argument functions named like this build things rather than return a loss.
+_FACTORY_PREFIXES = ("make_", "build_", "create_", "get_", "load_", "init_", "setup_", "parse_", "main")
+
+
+def _no_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """No parameters at all: a helper with defaults (``make_data(n=256)``) is not a loss."""
     a = fn.args
-    positional = a.posonlyargs + a.args
-    required = len(positional) - len(a.defaults)
-    kw_required = sum(1 for d in a.kw_defaults if d is None)
-    return required <= 0 and kw_required == 0
+    return not (a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg)
 
 
 def static_targets(source: str) -> list[str]:
@@ -56,7 +60,7 @@ def static_targets(source: str) -> list[str]:
     out = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-            if _no_required_args(node) and _returns_value(node):
+            if _no_args(node) and _returns_value(node) and not node.name.startswith(_FACTORY_PREFIXES):
                 out.append(node.name)
     return sorted(out)
 
