@@ -28,7 +28,7 @@ from tfviz.program import run_program
 from tfviz.quiet import import_tensorflow
 from tfviz.report import Report
 from tfviz.scriptinfo import choose_mode, static_targets
-from tfviz.trace import Trace, Truth, eager_truth, raising_op, trace
+from tfviz.trace import Trace, Truth, as_value, eager_truth, raising_op, trace
 from tfviz.verdicts import FrozenCopy, judge
 
 Progress = Callable[[str, float], None]
@@ -111,6 +111,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape = _first_call(step_.fn, step_.name, path, capture)
+                    _refuse_new_variables(tape, found, recorder, step_.name, path)
         _check_loss(loss, step_.name, step_.line, path)
         if not found and not allow_empty:
             raise AnalysisError(
@@ -223,15 +224,35 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture,
         try:
             with tf.GradientTape() as tape:
                 tape.watch(list(watch))
-                loss = fn()
+                loss = as_value(fn())
             return loss, None, tape
         except Exception as exc:  # noqa: BLE001 - the user's code
             first = exc
         try:
-            loss = fn()
+            loss = as_value(fn())
         except Exception:  # noqa: BLE001
             raise error_from_exception(first, f"the target '{name}' raised", path) from None
     return loss, Truth(error=first, error_op=raising_op(first)), None
+
+
+def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: OriginRecorder,
+                          name: str, path: str) -> None:
+    """A variable the target creates again on every call is never trained:
+    each step would start from a fresh one."""
+    if tape is None:
+        return
+    known = {id(f.tf_variable) for f in found}
+    fresh = [v for v in tape.watched_variables() if v.trainable and id(v) not in known]
+    if not fresh:
+        return
+    v = fresh[0]
+    where = recorder.origin(v.handle)
+    label = v.name.split(":")[0]
+    raise AnalysisError(
+        f"the target '{name}' creates tf.Variable '{label}' on each call, so training would never"
+        " update it; create it once outside the target (at module level, or in a layer's build())",
+        file=where.file if where else path, line=where.line if where else None,
+        code=where.code if where else "")
 
 
 def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:

@@ -146,13 +146,13 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
             try:
                 with tf.GradientTape(watch_accessed_variables=False) as tape:
                     tape.watch(tf_vars)
-                    loss = converted()
+                    loss = as_value(converted())
             except Exception as exc:  # noqa: BLE001
                 if raising_op(exc) is None:
                     raise
                 raise _TapeForwardError(exc) from None
         else:
-            loss = converted()
+            loss = as_value(converted())
         if not tf.is_tensor(loss):
             loss = tf.convert_to_tensor(loss)
         fg = tf.compat.v1.get_default_graph()
@@ -237,6 +237,19 @@ def is_all_zero(g: Any) -> Any:
 
     values = g.values if isinstance(g, tf.IndexedSlices) else g
     return tf.equal(tf.math.count_nonzero(values), 0)
+
+
+def as_value(loss: Any) -> Any:
+    """A target that returns a variable means its value: read it here, while
+    the tape still records, as ``tape.gradient(v, ...)`` would."""
+    import tensorflow as tf
+
+    value = getattr(loss, "value", None) if hasattr(loss, "path") and not tf.is_tensor(loss) else None
+    if value is not None:  # a Keras variable
+        loss = value
+    if isinstance(loss, tf.Variable):
+        return tf.convert_to_tensor(loss)
+    return loss
 
 
 def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
