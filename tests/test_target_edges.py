@@ -47,3 +47,22 @@ def test_discovery_does_not_walk_large_plain_data():
     visited = sum(1 for _ in iter_objects(module))
     assert visited < 20
     assert sorted(f.path for f in find_variables(module)) == ["layers[0][0]", "w"]
+
+
+def test_tf1_session_program_is_refused_at_its_gradient_line(tmp_path):
+    from tfviz.diagnose import analyze
+    from tfviz.errors import AnalysisError
+
+    script = tmp_path / "tf1_session.py"
+    script.write_text(
+        "import tensorflow as tf\n\n"
+        "with tf.Graph().as_default():\n"
+        "    w = tf.compat.v1.get_variable('w', initializer=1.0)\n"
+        "    loss = w * w\n"
+        "    grads = tf.compat.v1.gradients(loss, [w])\n"
+        "    with tf.compat.v1.Session() as sess:\n"
+        "        sess.run(tf.compat.v1.global_variables_initializer())\n"
+        "        print(sess.run(grads))\n")
+    with pytest.raises(AnalysisError) as err:
+        analyze(str(script))
+    assert "graph mode" in err.value.message and err.value.line == 6

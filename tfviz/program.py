@@ -175,11 +175,13 @@ class RunHandler:
         return original()
 
     def graph_mode(self) -> None:
+        where = _where()
         raise _Refused(AnalysisError(
-            "the program switches to TensorFlow 1 graph mode (disable_eager_execution /"
-            " disable_v2_behavior); tfviz diagnoses TensorFlow 2 programs, where tape.gradient,"
-            " tf.function and Keras run eagerly by default", file=self.script,
-            line=_user_line(), code=code_at(self.script, _user_line() or 0)))
+            "the program uses TensorFlow 1 graph mode (disable_eager_execution, or tf.gradients in"
+            " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
+            " tape.gradient, tf.function and Keras run eagerly by default",
+            file=where.file if where else self.script, line=where.line if where else None,
+            code=where.code if where else ""))
 
     # -- counting ------------------------------------------------------------
     def _count(self, hit: hooks.Hit) -> None:
@@ -190,6 +192,8 @@ class RunHandler:
             return  # tf.distribute runs the same step on every replica: count one
         if not tf.executing_eagerly():
             if entry is None:
+                if not _in_function_graph():
+                    self.graph_mode()  # tf.gradients in a tf.Graph of its own: TF1 style
                 return  # a trace we did not start from an eager call (get_concrete_function)
             top = _outermost_graph()
             if entry.graph is None:
@@ -238,9 +242,10 @@ class RunHandler:
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
         if start is None:
+            where = _where()
             raise _Refused(AnalysisError(
                 f"{hit.api} was called on a tape tfviz did not see start; it cannot replay that step",
-                file=self.script, line=_user_line()))
+                file=where.file if where else self.script, line=where.line if where else None))
         filename = start.frame.f_code.co_filename
         stop = None
         if not inert:
@@ -291,6 +296,12 @@ def _namespace(frame: Any) -> dict[str, Any]:
     if frame.f_code.co_name != "<module>":
         ns.update(frame.f_locals)
     return ns
+
+
+def _in_function_graph() -> bool:
+    from tensorflow.python.framework import func_graph, ops
+
+    return isinstance(ops.get_default_graph(), func_graph.FuncGraph)
 
 
 def _outermost_graph() -> Any:
@@ -374,11 +385,6 @@ def _where() -> Source | None:
     from tensorflow.python.util import tf_stack
 
     return user_source(tf_stack.extract_stack())
-
-
-def _user_line() -> int | None:
-    src = _where()
-    return src.line if src else None
 
 
 def run_program(path: str, args: list[str], step: int, capture: Capture) -> StepCapture:
