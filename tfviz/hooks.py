@@ -55,6 +55,11 @@ class Handler(Protocol):
     def strategy_run(self, strategy: Any, fn: Callable, args: tuple, kwargs: dict,
                      original: Callable[[], Any]) -> Any: ...
 
+    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
+                        original: Callable[[], Any]) -> Any: ...
+
+    def variable_assigned(self, variable: Any) -> None: ...
+
 
 _handler: Handler | None = None
 _installed: list[tuple[Any, str, Any, bool]] = []
@@ -110,6 +115,13 @@ def install() -> None:
         import keras
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+    from tensorflow.python.ops import resource_variable_ops
+
+    _patch(BaseOptimizer, "apply_gradients", _apply_gradients)
+    _patch(BaseOptimizer, "apply", _apply)
+    for name in ("assign", "assign_add", "assign_sub"):
+        _patch(resource_variable_ops.BaseResourceVariable, name, _assign)
     _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
 
@@ -218,6 +230,45 @@ def _strategy_run(orig: Callable) -> Callable:
 
     run.__doc__ = orig.__doc__
     return run
+
+
+def _apply_gradients(orig: Callable) -> Callable:
+    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(self, grads_and_vars, *args, **kwargs)
+        pairs = list(grads_and_vars)
+        return h.optimizer_apply(self, [g for g, _ in pairs], [v for _, v in pairs],
+                                 lambda: orig(self, pairs, *args, **kwargs))
+
+    apply_gradients.__doc__ = orig.__doc__
+    return apply_gradients
+
+
+def _apply(orig: Callable) -> Callable:
+    def apply(self, grads, trainable_variables=None, *args, **kwargs):
+        h = _handler
+        if h is None:
+            return orig(self, grads, trainable_variables, *args, **kwargs)
+        grads = list(grads)
+        variables = list(trainable_variables) if trainable_variables is not None else None
+        return h.optimizer_apply(self, grads, variables or [],
+                                 lambda: orig(self, grads, variables, *args, **kwargs))
+
+    apply.__doc__ = orig.__doc__
+    return apply
+
+
+def _assign(orig: Callable) -> Callable:
+    def assign(self, *args, **kwargs):
+        h = _handler
+        if h is not None:
+            h.variable_assigned(self)
+        return orig(self, *args, **kwargs)
+
+    assign.__name__ = orig.__name__
+    assign.__doc__ = orig.__doc__
+    return assign
 
 
 def _keras(orig: Callable, method: str) -> Callable:

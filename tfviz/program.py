@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfviz import hooks
-from tfviz.discover import FoundVariable, find_variables, iter_objects
+from tfviz.discover import FoundVariable
 from tfviz.errors import AnalysisError
 from tfviz.loader import Capture, compile_script, error_from_exception, read_source
 from tfviz.replay import BlockReplay, CallReplay, block_code
 from tfviz.report import Source
 from tfviz.scriptinfo import static_targets
 from tfviz.sourcemap import code_at, user_source
+from tfviz.sources import name_sources, outside_objects
 from tfviz.trace import raising_op
 
 
@@ -50,6 +51,28 @@ class StepCapture:
     notes: list[str] = field(default_factory=list)
     #: the names visible where the step was called, for naming what it uses
     namespace: dict[str, Any] = field(default_factory=dict)
+    #: the sources exactly as the program passed them, flattened
+    passed: list[Any] = field(default_factory=list)
+    #: the stand-in gradients handed back to the program, in the same order
+    handed: list[Any] = field(default_factory=list)
+    #: what the optimizer was asked to update: (index into ``passed`` of the
+    #: gradient it got, or None when that gradient was not one of ours, variable)
+    updates: list[tuple[int | None, Any]] | None = None
+    updates_known: bool = True
+    update_at: Source | None = None
+
+    def stand_ins(self, hit: Any) -> Any:
+        import tensorflow as tf
+
+        self.passed = tf.nest.flatten(hit.sources)
+        self.handed = [tf.zeros(s.shape, s.dtype) if hasattr(s, "shape") and s.shape.is_fully_defined()
+                       else tf.zeros_like(s) for s in self.passed]
+        return tf.nest.pack_sequence_as(hit.sources, self.handed)
+
+    def record_update(self, grads: list[Any], variables: list[Any], where: Source | None) -> None:
+        index = {id(g): i for i, g in enumerate(self.handed)}
+        self.updates = [(index.get(id(g)), v) for g, v in zip(grads, variables)]
+        self.update_at = where
 
 
 class Reached(BaseException):
@@ -94,12 +117,15 @@ class RunHandler:
 
     def __init__(self, step: int, script: str) -> None:
         self.step, self.script, self.count = step, script, 0
+        #: the captured step, between its gradient call and the optimizer's update
+        self.pending: StepCapture | None = None
         self.entries: list[_Entry] = []
         self.tapes: collections.OrderedDict[int, _TapeStart] = collections.OrderedDict()
         self.watched: dict[int, list[Any]] = {}
 
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
+        self._stop_if_pending()
         ns = dict(frame.f_globals)
         if frame.f_code.co_name != "<module>":
             ns.update(frame.f_locals)
@@ -120,8 +146,29 @@ class RunHandler:
         self.watched.setdefault(id(tape), []).extend(tf.nest.flatten(tensors))
 
     def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
+        self._stop_if_pending()
         self._count(hit)
-        return original()
+        if self.pending is None:
+            return original()
+        # The captured step: its gradients are stand-ins (zeros shaped like the
+        # sources), so the program reaches its optimizer call at no cost, and
+        # what it applies them to can be matched by identity.
+        return self.pending.stand_ins(hit)
+
+    def optimizer_apply(self, optimizer, grads, variables, original):
+        if self.pending is None or _other_replica():
+            return original()
+        self.pending.record_update(grads, variables, _where())
+        raise Reached(self.pending)
+
+    def variable_assigned(self, variable: Any) -> None:
+        if self.pending is not None and not _other_replica():
+            self.pending.updates_known = False  # a hand-written update: which ones is unknown
+            raise Reached(self.pending)
+
+    def _stop_if_pending(self) -> None:
+        if self.pending is not None and not _other_replica():
+            raise Reached(self.pending)
 
     # -- steps ---------------------------------------------------------------
     def function_called(self, fn, args, kwargs, frame, original):
@@ -129,13 +176,16 @@ class RunHandler:
 
         if self.entries or not tf.executing_eagerly():
             return original()
+        self._stop_if_pending()
         self.entries.append(_Entry(fn.python_function, args, kwargs, _namespace(frame),
                                    autograph=bool(getattr(fn, "_autograph", True)),
                                    called_at=_frame_source(frame)))
         try:
-            return original()
+            result = original()
         finally:
             self.entries.pop()
+        self._stop_if_pending()  # the step ran without calling an optimizer
+        return result
 
     def keras_fit(self, model, p, frame, original):
         if self.entries:
@@ -164,12 +214,15 @@ class RunHandler:
     def _keras_step(self, model, data, frame, label: str) -> Any:
         from tfviz.kerasrun import prepare
 
+        self._stop_if_pending()
         prepare(model, data, self.script)
         self.entries.append(_Entry(model.train_step, (data,), {}, _namespace(frame), label=label))
         try:
-            return model.train_step(data)
+            result = model.train_step(data)
         finally:
             self.entries.pop()
+        self._stop_if_pending()
+        return result
 
     def strategy_run(self, strategy, fn, args, kwargs, original):
         return original()
@@ -204,7 +257,10 @@ class RunHandler:
         if entry is not None:
             entry.hits += 1
         if self.count >= self.step:
-            raise Reached(self._capture(hit, entry))
+            capture = self._capture(hit, entry)
+            if hit.api not in ("tape.gradient", "tf.gradients"):
+                raise Reached(capture)
+            self.pending = capture
 
     def _capture(self, hit: hooks.Hit, entry: _Entry | None) -> StepCapture:
         where = _where()
@@ -271,7 +327,7 @@ class RunHandler:
             objs = list(hit.tape.watched_variables()) + self.watched.get(id(hit.tape), [])
         else:
             objs = tf.nest.flatten(hit.sources, expand_composites=False)
-        return _outside_objects(objs)
+        return outside_objects(objs)
 
 
 def _frame_source(frame: Any) -> Source:
@@ -313,72 +369,6 @@ def _outermost_graph() -> Any:
     return g
 
 
-def _outside_objects(objs: list[Any]) -> list[Any]:
-    """Sources as objects that outlive the step: variables stay; a captured
-    tensor inside a trace becomes the eager tensor it captures."""
-    import tensorflow as tf
-
-    out = []
-    external: dict[int, Any] = {}
-    try:
-        from tensorflow.python.framework import ops
-
-        g = ops.get_default_graph()
-        while g is not None and hasattr(g, "captures"):
-            for ext, internal in g.captures:
-                external.setdefault(id(internal), ext)
-            g = getattr(g, "outer_graph", None)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-    seen: set[int] = set()
-    for o in objs:
-        o = getattr(o, "value", o) if not isinstance(o, tf.Variable) and hasattr(o, "path") else o
-        if tf.is_tensor(o) and not isinstance(o, tf.Variable) and not hasattr(o, "numpy"):
-            o = external.get(id(o))
-            if o is None or (o.dtype.name == "resource"):
-                continue
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        out.append(o)
-    return out
-
-
-def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[FoundVariable], list[str]]:
-    """Name each source as a reader of the program would: the Python
-    expression that holds it, then Keras' variable path, then the TF name."""
-    mod = types.ModuleType("__main__")
-    mod.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
-    named = {id(f.tf_variable): f for f in find_variables(mod)}
-    wanted = {id(o) for o in objs}
-    paths: dict[int, str] = {}
-    for path, obj in iter_objects(mod):
-        if id(obj) in wanted and id(obj) not in paths:
-            paths[id(obj)] = path
-    found, notes = [], []
-    for i, o in enumerate(objs):
-        f = named.get(id(o))
-        if f is None:
-            name = paths.get(id(o)) or _tf_name(o) or f"source[{i}]"
-            f = FoundVariable(name, o, o)
-        primary = getattr(f.tf_variable, "_primary", None)
-        if primary is not None:  # a mirrored variable: the replay reads replica 0's copy
-            f.tf_variable = primary
-        found.append(f)
-    return found, notes
-
-
-def _tf_name(o: Any) -> str | None:
-    for attr in ("path", "name"):
-        try:
-            value = getattr(o, attr)
-        except Exception:  # noqa: BLE001 - eager tensors have no name
-            continue
-        if isinstance(value, str) and value:
-            return value.split(":")[0]
-    return None
-
-
 def _where() -> Source | None:
     """The user's line that asked for the gradient (TensorFlow maps AutoGraph's
     generated code back to it, in the thread that started the trace)."""
@@ -411,10 +401,14 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     except _Refused as refused:
         raise refused.error from None
     except SystemExit as exc:
+        if handler.pending is not None:
+            return handler.pending
         raise _exit_error(exc, path, capture, handler.count) from None
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's program may raise anything
+        if handler.pending is not None:
+            return handler.pending  # it failed after its captured step: nothing lost
         what = ("the program raised before its first gradient computation" if handler.count == 0
                 else f"the program raised after {handler.count} gradient computation(s)")
         raise error_from_exception(exc, what, path) from None
@@ -422,6 +416,8 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
         sys.argv = saved_argv
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
+    if handler.pending is not None:
+        return handler.pending
     done = "ran to the end without computing a gradient" if handler.count == 0 else (
         f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
     candidates = tuple(static_targets(read_source(path)))

@@ -73,6 +73,12 @@ class ReplayHandler:
     def graph_mode(self) -> None:
         return None
 
+    def optimizer_apply(self, optimizer, grads, variables, original):
+        return original()
+
+    def variable_assigned(self, variable: Any) -> None:
+        return None
+
     def strategy_run(self, strategy, fn, args, kwargs, original):
         """One replica, in this thread: TensorFlow's tapes are per thread, and
         the engine's tape must see the replica's ops."""
