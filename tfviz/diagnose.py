@@ -28,7 +28,9 @@ from tfviz.program import run_program
 from tfviz.quiet import import_tensorflow
 from tfviz.report import Report
 from tfviz.scriptinfo import choose_mode, static_targets
+from tfviz.sources import name_sources
 from tfviz.trace import Trace, Truth, as_value, eager_truth, raising_op, trace
+from tfviz.training import review
 from tfviz.verdicts import FrozenCopy, judge
 
 Progress = Callable[[str, float], None]
@@ -106,6 +108,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             report_step("calling the target", 0.3)
             loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
             found = step_.variables()
+            extras: list[FoundVariable] = []
+            if mode == "program" and tape is not None:
+                # Variables the step reads but does not differentiate: are they trained at all?
+                extras = step_.extras(tape.watched_variables(), found)
             if mode == "target":
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
@@ -120,6 +126,8 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         for f in found:
             if f.source is None:
                 f.source = recorder.origin(capture_key(f))
+        sources = list(found)
+        found = found + extras
         tf_vars = [f.tf_variable for f in found]
         if eager is None:
             eager = eager_truth(tape, loss, tf_vars)
@@ -149,6 +157,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             trace_error=trace_error,
             target_name=step_.name,
         )
+        review(report, sources, extras, step_.module.__dict__, step_.capture)
         lap("judge")
     report.script = path
     report.target = step_.name
@@ -172,6 +181,13 @@ class _Step:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.before: set[int] = set()
+        self.capture: Any = None  # the program's captured step (program mode)
+
+    def extras(self, read: Any, sources: list[FoundVariable]) -> list[FoundVariable]:
+        """Trainable variables the step read that are not among its sources, named."""
+        known = {id(f.tf_variable) for f in sources}
+        others = [v for v in read if v.trainable and id(v) not in known]
+        return name_sources(others, self.module.__dict__)[0] if others else []
 
     def variables(self) -> list[FoundVariable]:
         return list(self.fixed) if self.fixed is not None else find_variables(self.module)
@@ -201,6 +217,7 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture) -> _Step
                  captured.where.line if captured.where else None,
                  static_targets(read_source(path)))
     step.fixed = captured.sources
+    step.capture = captured
     if not captured.sources:
         raise AnalysisError(f"the gradient computation ({captured.description}) has no variable or"
                             " watched tensor that tfviz can follow", file=path,

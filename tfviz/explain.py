@@ -20,6 +20,7 @@ SENTENCE: dict[str, str] = {
     " non-finite at {op}",
     "zero": "the gradient is exactly zero at the current values, so this variable will not"
     " change on this step: {message}",
+    "not_trained": "the loss reads it, but this training step never updates it: {message}",
     "other": "{message}",
 }
 
@@ -47,6 +48,8 @@ HINT: dict[str, str] = {
     "nan": "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
     "zero": "Check the values it meets: re-initialise or use LeakyReLU for a dead ReLU, do not"
     " multiply by a zero tensor, or make sure the branch that uses it runs for your data.",
+    "not_trained": "Create the weight with self.add_weight(...), and pass every variable the loss"
+    " should train to tape.gradient and to the optimizer (model.trainable_variables).",
     "other": "Compare with tape.gradient on a small input; please report this case.",
 }
 

@@ -29,6 +29,7 @@ KINDS: tuple[str, ...] = (
     "assign",
     "py_function",
     "nan",
+    "not_trained",
     "zero",
     "other",
 )
@@ -128,6 +129,14 @@ class GraphFunction:
 
 
 @dataclass
+class ReadNotTrained:
+    """A variable the loss reads on purpose without training it (a target network)."""
+
+    name: str
+    reason: str
+
+
+@dataclass
 class GraphDoc:
     ops: list[GraphOp] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
@@ -150,6 +159,8 @@ class Report:
     timings_s: dict[str, float] = field(default_factory=dict)
     targets: list[str] = field(default_factory=list)
     traced: bool = True
+    #: variables the loss reads that belong to a separate model not trained in this step
+    read_not_trained: list[ReadNotTrained] = field(default_factory=list)
     #: "target" (a function the script names) or "program" (its first gradient step)
     mode: str = "target"
     stdout: str = ""
@@ -179,6 +190,7 @@ class Report:
                           for v in d.get("variables", [])],
             "problems": [Problem(**{**p, "source": _source(p.get("source"))})
                          for p in d.get("problems", [])],
+            "read_not_trained": [ReadNotTrained(**r) for r in d.get("read_not_trained", [])],
             "graph": _graph(d.get("graph") or {}),
         })
 

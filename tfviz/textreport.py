@@ -44,6 +44,11 @@ def render(report: Report, color: bool = False) -> str:
         out.append(f"  {mark}{v.name:<{width}}  {shape:<12} {v.status}{kind}  {norm}".rstrip())
         if v.status != "connected" or v.kind:
             out.append(f"      {v.explanation}")
+    if report.read_not_trained:
+        out.append("")
+        out.append(f"Read but not trained in this step ({len(report.read_not_trained)}), no problem:")
+        for r in report.read_not_trained:
+            out.append(f"  .. {r.name}  {r.reason}")
     if report.problems:
         out.append("")
         out.append(f"Problems ({len(report.problems)}):")

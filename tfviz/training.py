@@ -1,0 +1,227 @@
+"""Variables the loss reads but training never updates.
+
+No gradient is ``None`` here: the variable would get one if asked. The step
+just never asks (it is missing from the list passed to ``tape.gradient``,
+often because Keras 3 never tracked it) or never applies what it gets (the
+gradients are zipped against another list). The variable keeps its initial
+value while the loss still falls.
+
+A model the loss reads on purpose (a DQN target network, a frozen teacher,
+the discriminator in a generator step) is not an error. What tells them
+apart: a ``not_trained`` variable sits in the same model as variables that
+*are* trained in this step, or it is a raw ``tf.Variable`` that its Keras
+layer never tracked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import types
+from typing import Any
+
+from tfviz.discover import FoundVariable, iter_objects
+from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
+
+HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
+        " should train to tape.gradient and to the optimizer (model.trainable_variables).")
+
+
+def _base(v: Any) -> Any:
+    """The tf.Variable behind a Keras variable."""
+    value = getattr(v, "value", None)
+    return value if value is not None and hasattr(value, "handle") else v
+
+
+def _prefixes(path: str) -> list[str]:
+    """``a.b[0].c`` -> ``['a', 'a.b', 'a.b[0]']`` (the objects that hold it).
+
+    >>> _prefixes("model.layers[1].kernel")
+    ['model', 'model.layers', 'model.layers[1]']
+    """
+    cuts = [m.start() for m in re.finditer(r"[.\[]", path)]
+    return [path[:c] for c in cuts]
+
+
+class _Objects:
+    """The script's objects by Python path, for finding a variable's owners."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        module = types.ModuleType("__main__")
+        module.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        self.by_path: dict[str, Any] = {}
+        for path, obj in iter_objects(module):
+            self.by_path.setdefault(path, obj)
+
+    def owners(self, path: str) -> list[tuple[str, Any]]:
+        return [(p, self.by_path[p]) for p in _prefixes(path) if p in self.by_path]
+
+
+def _is_layer(obj: Any) -> bool:
+    try:
+        import keras
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(obj, keras.layers.Layer)
+
+
+def _is_model(obj: Any) -> bool:
+    import tensorflow as tf
+
+    try:
+        import keras
+
+        if isinstance(obj, keras.Model):
+            return True
+        if isinstance(obj, keras.layers.Layer):
+            return False
+    except ImportError:  # pragma: no cover
+        pass
+    return isinstance(obj, tf.Module)
+
+
+def _tracked(layer: Any) -> set[int]:
+    try:
+        return {id(_base(w)) for w in layer.weights}
+    except Exception:  # noqa: BLE001 - a layer that cannot list its weights tracks none
+        return set()
+
+
+def untracked_reason(f: FoundVariable, objects: _Objects) -> str | None:
+    """Why Keras does not know this variable, when it sits in a layer that does not track it."""
+    owners = objects.owners(f.path)
+    if not owners:
+        return None
+    parent_path, parent = owners[-1]
+    base = id(_base(f.tf_variable))
+    if isinstance(parent, (list, tuple)) and len(owners) > 1:
+        layer_path, layer = owners[-2]
+        if _is_layer(layer) and base not in _tracked(layer):
+            attr = parent_path[len(layer_path):].lstrip(".")
+            return (f"a raw tf.Variable in the list `{attr}` of layer `{layer.name}`; Keras 3 tracks"
+                    " only variables made with add_weight, so it is missing from the model's"
+                    " trainable_variables")
+    if _is_layer(parent) and base not in _tracked(parent):
+        return (f"a raw tf.Variable attribute of layer `{parent.name}`; Keras 3 does not track it, so"
+                " it is missing from the model's trainable_variables; create it with self.add_weight")
+    return None
+
+
+def _model_of(f: FoundVariable, objects: _Objects) -> tuple[str, Any] | None:
+    """The nearest model (or tf.Module) holding the variable; else its top-level layer."""
+    owners = objects.owners(f.path)
+    models = [(p, o) for p, o in owners if _is_model(o)]
+    if models:
+        return models[-1]
+    layers = [(p, o) for p, o in owners if _is_layer(o)]
+    return layers[0] if layers else None
+
+
+def _members(model_path: str, model: Any, everyone: list[FoundVariable]) -> set[int]:
+    ids = _tracked(model) if _is_layer(model) else {id(v) for v in getattr(model, "variables", ())}
+    ids |= {id(f.tf_variable) for f in everyone
+            if f.path.startswith(model_path + ".") or f.path.startswith(model_path + "[")}
+    return ids
+
+
+def _label(src: Source | None) -> str:
+    return f"{os.path.basename(src.file)}:{src.line}" if src else "the gradient call"
+
+
+def review(report: Report, sources: list[FoundVariable], extras: list[FoundVariable],
+           namespace: dict[str, Any], capture: Any | None) -> None:
+    """Mark variables the loss reads that this training step never updates."""
+    objects = _Objects(namespace)
+    rows = {r.name: r for r in report.variables}
+    source_ids = {id(f.tf_variable) for f in sources}
+    everyone = sources + extras
+    program = capture is not None
+    drop: set[str] = set()
+    for f in extras:
+        row = rows.get(f.path)
+        if row is None:
+            continue
+        if row.status != "connected":
+            drop.add(f.path)  # read, but no gradient would reach it anyway: not this check's business
+            continue
+        untracked = untracked_reason(f, objects)
+        owner = _model_of(f, objects)
+        trained_beside = owner is not None and bool(
+            (_members(owner[0], owner[1], everyone) - {id(f.tf_variable)}) & source_ids)
+        if trained_beside or untracked:
+            where = _label(capture.where) if program else "the gradient call"
+            why = untracked or f"not in the variable list passed to {capture.api} at {where}"
+            _mark(report, row, f, why, "error")
+        else:
+            name = owner[0] if owner else f.path.split(".")[0].split("[")[0]
+            report.read_not_trained.append(ReadNotTrained(
+                name=f.path, reason=f"separate model `{name}`, not differentiated in this step"))
+            drop.add(f.path)
+    if program:
+        _check_updates(report, rows, sources, capture)
+    else:
+        for f in sources:
+            row = rows.get(f.path)
+            why = untracked_reason(f, objects) if row is not None else None
+            if why:
+                _mark(report, row, f, why + "; loss() differentiates it, but a training step on"
+                      " model.trainable_variables would not", "warning", keep_status=True)
+    report.variables = [r for r in report.variables if r.name not in drop]
+    report.ok = all(r.status == "connected" and r.kind is None for r in report.variables) and not any(
+        p.severity == "error" for p in report.problems)
+
+
+def _check_updates(report: Report, rows: dict[str, VariableReport], sources: list[FoundVariable],
+                   capture: Any) -> None:
+    """Sources whose gradient the optimizer applies to another variable, or never applies."""
+    updates = capture.updates
+    if updates is None or not capture.updates_known or any(i is None for i, _ in updates):
+        return  # no optimizer call seen, or gradients transformed on the way: cannot tell
+    passed = [id(_base(p)) for p in capture.passed]
+    by_id = {id(_base(f.tf_variable)): f for f in sources}
+    applied_right: set[int] = set()
+    applied_wrong: set[int] = set()
+    where = _label(capture.update_at)
+    for i, var in updates:
+        src, dst = passed[i], id(_base(var))
+        if src == dst:
+            applied_right.add(src)
+            continue
+        applied_wrong.add(src)
+        f = by_id.get(src)
+        if f is not None and f.path in rows:
+            other = by_id[dst].path if dst in by_id else (
+                getattr(var, "path", None) or getattr(var, "name", "another variable"))
+            _mark(report, rows[f.path], f, f"its gradient was applied to `{other}` instead (zip of"
+                  f" different lists at {where})", "error")
+    for key, f in by_id.items():
+        row = rows.get(f.path)
+        if row is None or row.status != "connected" or key in applied_right or key in applied_wrong:
+            continue
+        if key in passed:
+            _mark(report, row, f, f"tape.gradient computes its gradient, but the optimizer call at"
+                  f" {where} never applies it", "error")
+
+
+def _mark(report: Report, row: VariableReport, f: FoundVariable, why: str, severity: str,
+          keep_status: bool = False) -> None:
+    made = f" (created at {_label(f.source)})" if f.source else ""
+    if not keep_status:
+        row.status = "disconnected"
+    row.kind = "not_trained"
+    row.explanation = f"{why}{made}"
+    read = _read_op(report, row.name)
+    report.problems.append(Problem(
+        kind="not_trained", severity=severity, op=read[0], op_type=read[1],
+        message=f"{f.path} is read by the loss but training never updates it: {why}",
+        variables=[f.path], source=f.source, hint=HINT))
+
+
+def _read_op(report: Report, name: str) -> tuple[str, str]:
+    """The op that reads the variable, so the graph can mark it."""
+    node = f"var:{name}"
+    types_by_id = {o.id: o.type for o in report.graph.ops}
+    for e in report.graph.edges:
+        if e.src == node and e.dst in types_by_id:
+            return e.dst, types_by_id[e.dst]
+    return "", ""
