@@ -22,6 +22,7 @@ from tfviz.errors import AnalysisError
 from tfviz.flow import ancestors_of, path_region
 from tfviz.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.graphbuild import OpGraph
+from tfviz.jacobian.session import Session
 from tfviz.loader import Capture, compile_script, error_from_exception, load_script, read_source
 from tfviz.origins import OriginRecorder
 from tfviz.program import run_program
@@ -56,8 +57,13 @@ def analyze(
     args: list[str] | tuple[str, ...] = (),
     step: int = 1,
     allow_empty: bool = False,
-) -> Report:
+    keep_session: bool = False,
+) -> Report | tuple[Report, Session]:
     """Analyse the script at ``path`` and return the report.
+
+    With ``keep_session`` it returns ``(report, session)``: the session
+    (:class:`tfviz.jacobian.session.Session`) keeps the step and its graph
+    alive for Jacobian requests.
 
     With a named ``target``, or a script that defines ``loss()``, that
     function is the target. Otherwise (or with ``run``) the script runs as a
@@ -67,7 +73,8 @@ def analyze(
     ``allow_empty``): a gate must not pass a script it could not check.
     """
     try:
-        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty)
+        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty,
+                        keep_session)
     except SystemExit as exc:
         err = error_from_exception(exc, "", path)
         err.message = f"the script called sys.exit({exc.code!r}), so it was not analysed"
@@ -76,7 +83,7 @@ def analyze(
 
 def _analyze(path: str, target: str | None, progress: Progress | None,
              on_text: Callable[[str, str], None] | None, run: bool, args: list[str], step: int,
-             allow_empty: bool) -> Report:
+             allow_empty: bool, keep_session: bool = False) -> Report | tuple[Report, Session]:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -169,6 +176,11 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     report.timings_s = {**timings, "probes": float(prober.probes)}
     report.targets = step_.targets
     report_step("done", 1.0)
+    if keep_session:
+        return report, Session(script=path, target=step_.name, mode=mode, step_fn=step_.fn,
+                               found=found, og=traced.og if traced is not None else None,
+                               capture=capture,
+                               trace_error=trace_error.message if trace_error is not None else "")
     return report
 
 

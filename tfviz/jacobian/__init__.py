@@ -1,0 +1,18 @@
+"""Per-element Jacobians between tensors of an analysed graph (issue 9).
+
+``tape.gradient`` and ``tf.gradients`` sum over the target's elements, so
+gradient "parts" do not multiply back into the whole (the seed-3 question).
+This package computes the full Jacobian d out_i / d in_j of any float tensor
+of the traced graph with respect to a variable or an upstream tensor, and the
+chain-rule split J(y,h) @ J(h,x) == J(y,x).
+
+- :mod:`tfviz.jacobian.data`: plain-data results and their JSON encoding;
+- :mod:`tfviz.jacobian.names`: which graph tensor or variable a name means;
+- :mod:`tfviz.jacobian.compute`: reverse/forward mode, chunks, memory guard;
+- :mod:`tfviz.jacobian.chain`: the chain-rule split and the tf.gradients sum;
+- :mod:`tfviz.jacobian.session`: the analysed script kept alive for requests;
+- :mod:`tfviz.jacobian.protocol`: the worker's ``jacobian`` requests;
+- :mod:`tfviz.jacobian.png`, :mod:`tfviz.jacobian.cli`: files and the command.
+
+Nothing here imports Qt. TensorFlow is imported lazily, inside functions.
+"""

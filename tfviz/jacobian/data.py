@@ -1,0 +1,191 @@
+"""Plain-data Jacobian results that cross the worker's pipe as JSON.
+
+Arrays travel as base64 of their raw little-endian bytes plus dtype and
+shape: a 2000x2000 float32 Jacobian is 16 MB of bytes and about 21 MB of
+base64, against roughly 40 MB as a nested JSON list that also takes seconds
+to parse. ``encoding="list"`` gives nested lists for small results and
+humans.
+
+>>> import numpy as np
+>>> a = Array.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+>>> Array.from_dict(a.to_dict()).to_numpy().tolist()
+[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+>>> Array.from_dict(a.to_dict("list")).to_numpy().dtype.name
+'float32'
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Result statuses: a matrix, or one of the two answers that are not a matrix.
+STATUSES = ("ok", "no_path", "cut")
+
+
+@dataclass
+class Array:
+    """A numpy array as JSON-able data (C order, little-endian)."""
+
+    dtype: str
+    shape: list[int]
+    data: str | list = ""
+    encoding: str = "base64"
+
+    @classmethod
+    def from_numpy(cls, a: np.ndarray, encoding: str = "base64") -> Array:
+        a = np.ascontiguousarray(a)
+        if encoding == "list":
+            return cls(a.dtype.name, list(a.shape), a.tolist(), "list")
+        raw = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+        return cls(a.dtype.name, list(a.shape), base64.b64encode(raw).decode("ascii"))
+
+    def to_numpy(self) -> np.ndarray:
+        dtype = np.dtype(self.dtype)
+        if self.encoding == "list":
+            return np.asarray(self.data, dtype=dtype).reshape(self.shape)
+        raw = base64.b64decode(self.data)
+        return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(self.shape)
+
+    def to_dict(self, encoding: str | None = None) -> dict[str, Any]:
+        if encoding and encoding != self.encoding:
+            return Array.from_numpy(self.to_numpy(), encoding).to_dict()
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Array:
+        return cls(d["dtype"], list(d["shape"]), d.get("data", ""), d.get("encoding", "base64"))
+
+
+@dataclass
+class TensorRef:
+    """A tensor of the analysed graph, or a variable, as the user names it.
+
+    ``node``/``index`` are the graph document's op id and output index (the
+    GUI's node ids); ``kind`` is "target", "tensor" or "variable".
+    """
+
+    name: str
+    kind: str
+    node: str
+    index: int = 0
+    dtype: str = ""
+    shape: list[int] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+
+@dataclass
+class Cut:
+    """The op where a structural path stops carrying a gradient."""
+
+    op: str
+    op_type: str
+    kind: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Jacobian:
+    """d of[i] / d wrt[j]. ``values`` has shape ``of.shape + wrt.shape``, or
+    ``[n_out, n_in]`` over the flat index ranges when sliced; ``None`` unless
+    ``status == "ok"``."""
+
+    of: TensorRef
+    wrt: TensorRef
+    status: str = "ok"
+    message: str = ""
+    values: Array | None = None
+    mode: str = ""  # "reverse" or "forward"
+    chunks: int = 0
+    seconds: float = 0.0
+    out_range: list[int] | None = None  # flat [start, stop) over of's elements
+    in_range: list[int] | None = None  # flat [start, stop) over wrt's elements
+    cut: Cut | None = None
+
+    def to_dict(self, encoding: str = "base64") -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if self.values is not None:
+            d["values"] = self.values.to_dict(encoding)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Jacobian:
+        return cls(
+            of=TensorRef(**d["of"]), wrt=TensorRef(**d["wrt"]), status=d.get("status", "ok"),
+            message=d.get("message", ""),
+            values=Array.from_dict(d["values"]) if d.get("values") else None,
+            mode=d.get("mode", ""), chunks=d.get("chunks", 0), seconds=d.get("seconds", 0.0),
+            out_range=d.get("out_range"), in_range=d.get("in_range"),
+            cut=Cut(**d["cut"]) if d.get("cut") else None,
+        )
+
+    def array(self) -> np.ndarray | None:
+        return self.values.to_numpy() if self.values is not None else None
+
+
+@dataclass
+class ChainSplit:
+    """The seed-3 question: J(y,x) against J(y,h) @ J(h,x), and what
+    ``tf.gradients(y, x)`` gives (J summed over y's elements: x's shape)."""
+
+    j_yh: Jacobian
+    j_hx: Jacobian
+    j_yx: Jacobian
+    product: Array | None = None  # shape y.shape + x.shape
+    max_abs_diff: float | None = None  # max |product - J(y,x)|
+    tf_gradients: Array | None = None  # tf.gradients(y, x)[0], shape x.shape
+    tf_gradients_diff: float | None = None  # max |tf.gradients - sum_i J(y,x)[i]|
+    message: str = ""
+
+    def to_dict(self, encoding: str = "base64") -> dict[str, Any]:
+        return {
+            "j_yh": self.j_yh.to_dict(encoding), "j_hx": self.j_hx.to_dict(encoding),
+            "j_yx": self.j_yx.to_dict(encoding),
+            "product": self.product.to_dict(encoding) if self.product else None,
+            "max_abs_diff": self.max_abs_diff,
+            "tf_gradients": self.tf_gradients.to_dict(encoding) if self.tf_gradients else None,
+            "tf_gradients_diff": self.tf_gradients_diff, "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ChainSplit:
+        arr = (lambda v: Array.from_dict(v) if v else None)
+        return cls(Jacobian.from_dict(d["j_yh"]), Jacobian.from_dict(d["j_hx"]),
+                   Jacobian.from_dict(d["j_yx"]), arr(d.get("product")), d.get("max_abs_diff"),
+                   arr(d.get("tf_gradients")), d.get("tf_gradients_diff"), d.get("message", ""))
+
+
+class JacobianError(Exception):
+    """A request that cannot be answered with a matrix, as data.
+
+    ``kind``: ``not_found`` (with close-match ``candidates``), ``not_reachable``
+    (inside a nested function body), ``too_big`` (with ``size_bytes``,
+    ``budget_bytes`` and slice ``offers``), ``cancelled``, ``replay`` (the
+    step could not be traced again), ``unsupported``, ``bad_request``.
+    """
+
+    def __init__(self, kind: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.extra = kind, message, extra
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, **self.extra}
+
+
+def fmt_bytes(n: int) -> str:
+    """>>> fmt_bytes(16_000_000), fmt_bytes(3 * 2**30)
+    ('15.3 MiB', '3.0 GiB')
+    """
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
