@@ -27,10 +27,49 @@ Request (one line on stdin)::
 - ``step`` (optional, default 1): diagnose the program's N-th gradient
   computation.
 
+- ``keep`` (optional, default false): keep the session after the result
+  and answer ``jacobian`` requests (below).
+
 These are :func:`tfviz.diagnose.analyze`'s arguments. A malformed request
 (``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
 with an ``error`` message. While a program runs, whatever it prints is sent
 at once as ``log`` messages.
+
+
+Keeping the session (``"keep": true``)
+--------------------------------------
+
+With ``"keep": true`` in the ``analyze`` request the worker does not exit
+after its ``result``: it keeps the analysed session (the loaded script, its
+variables, the traced graph) and answers further requests, one JSON line
+each, until its stdin closes or it gets ``{"cmd": "close"}``. A new analysis
+is a new worker (every analysis starts from a clean TensorFlow state): close
+this one's stdin. Requests (see ``docs/jacobian.md`` for the full reference):
+
+- ``{"cmd": "jacobian", "id": ID, "of": "target"|TENSOR, "wrt": NAME,
+  "via": TENSOR|null, "out_range": [start, stop]|null,
+  "in_range": [start, stop]|null, "mode": "auto"|"reverse"|"forward",
+  "budget_mb": 512, "encoding": "base64"|"list"}``: the Jacobian
+  d of / d wrt (a TENSOR is a graph op id, optionally ``:k``; a NAME is a
+  variable's name or tf_name, or a TENSOR). With ``via``, the chain-rule
+  split through that tensor.
+- ``{"cmd": "cancel", "id": ID}``: stop that request at its next chunk.
+- ``{"cmd": "names", "id": ID}``: every name a request may use.
+- ``{"cmd": "close"}``: end the worker.
+
+Answers carry the request's ``id``:
+
+- ``{"type": "jacobian_progress", "id", "done", "total"}`` (chunks);
+- ``{"type": "jacobian", "id", "result": {...}}``
+  (:class:`tfviz.jacobian.data.Jacobian`: ``status`` ok / no_path / cut,
+  ``values`` as ``{"dtype", "shape", "data", "encoding"}``, base64 of the
+  raw little-endian bytes) or ``{"type": "jacobian", "id", "chain": {...}}``
+  (:class:`tfviz.jacobian.data.ChainSplit`) for a ``via`` request;
+- ``{"type": "names", "id", "names": [...]}``;
+- ``{"type": "jacobian_error", "id", "error": {"kind", "message", ...}}``:
+  ``not_found`` (``candidates``), ``not_reachable``, ``too_big``
+  (``size_bytes``, ``budget_bytes``, ``offers``), ``cancelled``, ``replay``,
+  ``unsupported``, ``bad_request``, ``internal``. The session lives on.
 """
 
 from __future__ import annotations
@@ -60,7 +99,7 @@ class Channel:
             self._out.flush()
 
 
-def serve(channel: Channel, request: dict[str, Any]) -> int:
+def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> int:
     from tfviz.diagnose import analyze
     from tfviz.errors import AnalysisError
 
@@ -72,11 +111,13 @@ def serve(channel: Channel, request: dict[str, Any]) -> int:
     except ValueError as exc:
         channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
         return 2
+    keep = request.get("keep") is True
     try:
         report = analyze(
             request["script"],
             request.get("target"),
             **options,
+            keep_session=keep,
             progress=lambda stage, frac: channel.send(
                 {"type": "progress", "stage": stage, "fraction": frac}
             ),
@@ -98,7 +139,14 @@ def serve(channel: Channel, request: dict[str, Any]) -> int:
             }
         )
         return 3
+    session = None
+    if keep:
+        report, session = report
     channel.send({"type": "result", "report": report.to_dict(full_graph=True)})
+    if session is not None and requests is not None:
+        from tfviz.jacobian.protocol import serve_session
+
+        return serve_session(channel.send, session, requests)
     return 0
 
 
@@ -137,7 +185,10 @@ def main() -> int:
 
     tf = import_tensorflow()
     channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})
-    line = sys.stdin.buffer.readline()
+    # The request pipe stays ours on a private fd: the script gets an empty
+    # stdin, a kept session reads its further requests from this one.
+    requests = os.fdopen(os.dup(0), "rb")
+    line = requests.readline()
     detach_stdin()
     if not line.strip():
         return 0
@@ -156,7 +207,7 @@ def main() -> int:
     if request.get("target") is not None and not isinstance(request.get("target"), str):
         channel.send({"type": "error", "error": {"message": 'bad request: "target" must be a name'}})
         return 2
-    return serve(channel, request)
+    return serve(channel, request, requests)
 
 
 def detach_stdin() -> None:

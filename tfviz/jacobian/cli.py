@@ -1,0 +1,204 @@
+"""``tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [-o FILE]``.
+
+Exit status: 0 a Jacobian was computed; 1 the answer is not a matrix (no
+path, or the path is cut: the op is named); 2 the request or the script
+could not be served (a bad name gets its close matches); 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from tfviz.jacobian.data import ChainSplit, Jacobian, fmt_bytes
+
+EXIT_OK, EXIT_NOT_A_MATRIX, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+WRITERS = (".npy", ".png", ".csv")
+
+
+def add_parser(sub: Any) -> None:
+    j = sub.add_parser(
+        "jacobian", help="per-element Jacobian d out/d in between two tensors of the graph",
+        usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [-o FILE] [-- ARGS]",
+        epilog="TENSOR is a graph op id as the graph view shows it (optionally :k for output k),"
+               " or 'target'. NAME is a variable's name or tf_name, or a TENSOR.")
+    j.add_argument("script")
+    j.add_argument("--target", help="the function to differentiate (as for tfviz check)")
+    j.add_argument("--run", action="store_true", help="run the script as a program")
+    j.add_argument("--step", type=int, default=1, metavar="N", help="the program's N-th step")
+    j.add_argument("--of", default="target", metavar="TENSOR", help="the output (default: target)")
+    j.add_argument("--wrt", required=True, metavar="NAME", help="the input: a variable or a tensor")
+    j.add_argument("--via", metavar="TENSOR",
+                   help="print the chain-rule split J(of,via) @ J(via,wrt) against J(of,wrt)")
+    j.add_argument("-o", "--output", metavar="FILE",
+                   help="write J (J(of,wrt) with --via) as .npy, .png (heatmap) or .csv")
+    j.add_argument("--out-range", metavar="START:STOP", help="only these flat output elements")
+    j.add_argument("--in-range", metavar="START:STOP", help="only these flat input elements")
+    j.add_argument("--mode", choices=("auto", "reverse", "forward"), default="auto")
+    j.add_argument("--budget-mb", type=float, default=512.0,
+                   help="refuse a Jacobian larger than this (default 512 MiB)")
+    j.add_argument("--json", action="store_true", help="print the answer as JSON (values as lists)")
+
+
+def _range(text: str | None) -> list[int] | None:
+    """>>> _range("0:10"), _range(None)
+    ([0, 10], None)
+    """
+    if text is None:
+        return None
+    a, _, b = text.partition(":")
+    try:
+        return [int(a), int(b)]
+    except ValueError:
+        raise SystemExit(f"tfviz: expected START:STOP, got {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfviz.errors import AnalysisError
+    from tfviz.loader import compile_script
+
+    if args.output and os.path.splitext(args.output)[1].lower() not in WRITERS:
+        print(f"tfviz: -o must end in {', '.join(WRITERS)}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        compile_script(args.script)
+    except AnalysisError as exc:
+        print(f"tfviz: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    from tfviz.jacobian.remote import SessionWorker
+
+    worker = SessionWorker(on_progress=_progress if sys.stderr.isatty() else None)
+    try:
+        return _serve(worker, args)
+    except KeyboardInterrupt:
+        worker.kill()
+        print("tfviz: interrupted (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        worker.close()
+
+
+def _serve(worker: Any, args: argparse.Namespace) -> int:
+    answer = worker.request({"cmd": "analyze", "script": os.path.abspath(args.script),
+                             "target": args.target, "run": args.run,
+                             "args": list(args.script_args), "step": args.step,
+                             "allow_empty": True, "keep": True}, until=("result",))
+    if answer.get("type") != "result":
+        from tfviz.errors import AnalysisError
+
+        err = answer.get("error") or {}
+        exc = AnalysisError(str(err.get("message") or "the analysis failed"), file=err.get("file"),
+                            line=err.get("line"), code=err.get("code") or "")
+        print(f"tfviz: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    request = {"cmd": "jacobian", "id": 1, "of": args.of, "wrt": args.wrt, "via": args.via,
+               "out_range": _range(args.out_range), "in_range": _range(args.in_range),
+               "mode": args.mode, "budget_mb": args.budget_mb}
+    answer = worker.request(request, until=("jacobian", "jacobian_error"))
+    if answer.get("type") != "jacobian":
+        return _refused(answer.get("error") or {}, args.json)
+    if args.json:
+        body = answer.get("chain") or answer.get("result")
+        print(json.dumps(_as_lists(body)))
+    if "chain" in answer:
+        split = ChainSplit.from_dict(answer["chain"])
+        if not args.json:
+            _print_chain(split)
+        main = split.j_yx
+    else:
+        main = Jacobian.from_dict(answer["result"])
+        if not args.json:
+            _print_one(main)
+    if main.status != "ok":
+        return EXIT_NOT_A_MATRIX
+    if args.output:
+        write(args.output, main)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def write(path: str, j: Jacobian) -> None:
+    """``.npy`` keeps the shape out_shape + in_shape; ``.csv`` and ``.png`` are
+    the flattened (output elements x input elements) matrix."""
+    values = j.array()
+    assert values is not None
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".npy":
+        np.save(path, values)
+        return
+    n_out = (j.out_range[1] - j.out_range[0]) if j.out_range else j.of.size
+    matrix = values.reshape(n_out, -1)
+    if ext == ".csv":
+        np.savetxt(path, matrix, delimiter=",", fmt="%.9g")
+    else:
+        from tfviz.jacobian.png import to_png
+
+        with open(path, "wb") as fh:
+            fh.write(to_png(matrix))
+
+
+def _as_lists(body: dict) -> dict:
+    from tfviz.jacobian.data import Array
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, dict) and v.get("encoding") == "base64" and "dtype" in v:
+            return Array.from_dict(v).to_dict("list")
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+    return walk(body)
+
+
+def _describe(j: Jacobian) -> str:
+    return f"J({j.of.name} {tuple(j.of.shape)}, {j.wrt.name} {tuple(j.wrt.shape)})"
+
+
+def _print_one(j: Jacobian) -> None:
+    if j.status != "ok":
+        print(f"{_describe(j)}: {j.status.replace('_', ' ')}: {j.message}")
+        if j.cut is not None and j.cut.file:
+            print(f"    at {j.cut.file}:{j.cut.line}")
+        return
+    values = j.array()
+    assert values is not None
+    print(f"{_describe(j)}: shape {tuple(values.shape)}, {fmt_bytes(values.nbytes)},"
+          f" {j.mode} mode, {j.chunks} chunk(s), {j.seconds:.3f} s")
+    if values.size <= 144:
+        with np.printoptions(precision=5, suppress=True, linewidth=100):
+            print(values.reshape(-1, values.shape[-1]) if values.ndim else values)
+
+
+def _print_chain(s: ChainSplit) -> None:
+    for label, j in (("J(y,h)", s.j_yh), ("J(h,x)", s.j_hx), ("J(y,x)", s.j_yx)):
+        shape = tuple(j.array().shape) if j.status == "ok" else j.status
+        print(f"{label} = {_describe(j)}: {shape}")
+    if s.max_abs_diff is not None:
+        print(f"max |J(y,h) @ J(h,x) - J(y,x)| = {s.max_abs_diff:.3g}")
+        print(f"tf.gradients(y, x): shape {tuple(s.tf_gradients.shape)} = J(y,x) summed over y;"
+              f" max |difference| = {s.tf_gradients_diff:.3g}")
+    print(s.message)
+
+
+def _refused(err: dict, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"ok": False, "error": err}))
+    print(f"tfviz: {err.get('message', 'the Jacobian could not be computed')}", file=sys.stderr)
+    if err.get("candidates"):
+        print(f"tfviz: close matches: {', '.join(err['candidates'])}", file=sys.stderr)
+    for offer in err.get("offers") or []:
+        print(f"tfviz: try --out-range {offer['out_range'][0]}:{offer['out_range'][1]}"
+              f" --in-range {offer['in_range'][0]}:{offer['in_range'][1]}"
+              f" ({fmt_bytes(offer['bytes'])})", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _progress(msg: dict) -> None:
+    if msg.get("type") == "progress":
+        print(f"tfviz: {msg.get('stage')}…", file=sys.stderr, flush=True)
+    else:
+        print(f"tfviz: chunk {msg.get('done')}/{msg.get('total')}", file=sys.stderr, flush=True)
