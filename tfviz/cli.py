@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="let --graph replace an existing file tfviz did not write")
     c.add_argument("--allow-empty", action="store_true",
                    help="pass a script that has no trainable variables (exit 0) instead of exit 2")
+    from tfviz.jacobian.cli import add_parser as add_jacobian
+
+    add_jacobian(sub)
     o = sub.add_parser("open", help="open a script in the desktop app")
     o.add_argument("script", nargs="?")
     o.add_argument("--target")
@@ -62,7 +65,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if "--" in argv:  # everything after it belongs to the user's program
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1:]
-    if argv and argv[0] not in ("check", "open") and not argv[0].startswith("-"):
+    if argv and argv[0] not in ("check", "open", "jacobian") and not argv[0].startswith("-"):
         argv.insert(0, "open")
     args = _parser().parse_args(argv)
     args.script_args = script_args
@@ -75,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "check":
         return _check(args)
+    if args.command == "jacobian":
+        from tfviz.jacobian.cli import run
+
+        return run(args)
     print("tfviz: the desktop app starts from the `tfviz` command", file=sys.stderr)
     return EXIT_ERROR
 
