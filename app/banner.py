@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
 from .display import location
@@ -84,4 +85,6 @@ class ErrorBanner(QFrame):
         self.show()
 
     def plain_text(self) -> str:
-        return self.title.text() + "\n" + self.detail.toPlainText()
+        """What the banner says, as a reader sees it (no markup), then its details."""
+        title = QTextDocumentFragment.fromHtml(self.title.text()).toPlainText()
+        return title + "\n" + self.detail.toPlainText()

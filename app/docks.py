@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import html
 import os
+from collections import deque
 
-from PySide6.QtCore import QPointF, QRect, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QTextCursor
+from PySide6.QtCore import QPointF, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget, QTreeWidgetItem
 
 from tfviz.report import Report
@@ -233,25 +234,128 @@ class DetailsPanel(QTextBrowser):
 
 
 class LogPanel(QPlainTextEdit):
+    """What the script prints, as it runs, and tfviz's own notes (bold blue).
+
+    Text arrives in chunks of up to 64 KB (the worker batches it) and is
+    queued; a timer inserts at most :data:`BUDGET` characters per turn of the
+    event loop, whole chunks at a time, with no per-line work in Python. The
+    panel keeps the last :data:`MAX_LINES` lines: older ones are removed in
+    one cut (Qt's own maximum block count removes them one at a time, which
+    costs more than inserting them), and queued text that would only be cut
+    again is dropped before it is drawn. The view follows the output only
+    while it is at the bottom, so scrolling up to read stays put.
+    """
+
+    MAX_LINES = 20000
+    #: Characters inserted per timer turn: a few milliseconds of work.
+    BUDGET = 128 * 1024
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setReadOnly(True)
         self.setFont(QFont("Monospace", 9))
-        self.setMaximumBlockCount(20000)
+        self.setLineWrapMode(QPlainTextEdit.NoWrap)  # long lines cost no re-wrapping on resize
+        self.setUndoRedoEnabled(False)
         self.setPlaceholderText("What the script prints while it is analysed appears here.")
+        self._formats: dict[tuple[str, bool, str | None], QTextCharFormat] = {}
+        self._queue: deque[tuple[tuple[str, bool, str | None], str]] = deque()
+        self._queued_lines = 0
+        self._skipped = False  # the oldest lines were dropped: say so at the top
+        self._line_start = True  # the text so far ends with a newline
+        self._timer = QTimer(self, singleShot=True, interval=10)
+        self._timer.timeout.connect(self._drain)
 
     def append_text(self, stream: str, text: str, *, bold: bool = False, color: str | None = None) -> None:
-        cur = self.textCursor()
-        cur.movePosition(QTextCursor.End)
-        fmt = cur.charFormat()
-        fmt.setForeground(QColor(color or ("#B00020" if stream == "stderr" else "#202020")))
-        fmt.setFontWeight(QFont.Bold if bold else QFont.Normal)
-        cur.setCharFormat(fmt)
-        cur.insertText(text)
-        self.setTextCursor(cur)
-        self.ensureCursorVisible()
+        if not text:
+            return
+        self._queue.append(((stream, bold, color), text))
+        self._queued_lines += text.count("\n")
+        self._line_start = text.endswith("\n")
+        if self._queued_lines > self.MAX_LINES:
+            self._drop_old()
+        if not self._timer.isActive():
+            self._timer.start()
 
     def note(self, text: str) -> None:
         """A line of tfviz's own (what runs, how it ended), set apart from the program's output."""
-        last = self.document().lastBlock().text()
-        self.append_text("stdout", ("\n" if last else "") + f"── {text}\n", bold=True, color="#0B5394")
+        self.append_text("stdout", ("" if self._line_start else "\n") + f"── {text}\n",
+                         bold=True, color="#0B5394")
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt's name
+        """Everything appended so far, including what is still queued."""
+        self.flush()
+        return super().toPlainText()
+
+    def flush(self) -> None:
+        while self._queue or self._skipped:
+            self._drain(budget=1 << 62)
+
+    def clear(self) -> None:
+        self._queue.clear()
+        self._queued_lines, self._skipped = 0, False
+        self._line_start = True
+        super().clear()
+
+    # -- internals ----------------------------------------------------------------
+    def _format(self, key: tuple[str, bool, str | None]) -> QTextCharFormat:
+        fmt = self._formats.get(key)
+        if fmt is None:
+            stream, bold, color = key
+            fmt = self._formats[key] = QTextCharFormat()
+            fmt.setForeground(QColor(color or ("#B00020" if stream == "stderr" else "#202020")))
+            fmt.setFontWeight(QFont.Bold if bold else QFont.Normal)
+        return fmt
+
+    def _drop_old(self) -> None:
+        """The queue alone fills the panel: what is shown now, and the queue's oldest
+        lines, would all be cut once it is drawn, so drop them now."""
+        excess = self._queued_lines - self.MAX_LINES
+        while excess > 0 and self._queue:
+            key, text = self._queue[0]
+            n = text.count("\n")
+            if n <= excess:
+                self._queue.popleft()
+                cut = n
+            else:
+                self._queue[0] = (key, text.split("\n", excess)[-1])
+                cut = excess
+            excess -= cut
+            self._queued_lines -= cut
+        self._skipped = True
+        self.setPlainText("")
+
+    def _drain(self, budget: int | None = None) -> None:
+        budget = budget or self.BUDGET
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        cur = QTextCursor(self.document())
+        cur.movePosition(QTextCursor.End)
+        used = 0
+        while self._queue and used < budget:
+            key, text = self._queue[0]
+            room = budget - used
+            if len(text) > room:
+                cut = text.rfind("\n", 0, room) + 1 or room  # whole lines where there are some
+                text, rest = text[:cut], text[cut:]
+                self._queue[0] = (key, rest)
+            else:
+                self._queue.popleft()
+            self._queued_lines -= text.count("\n")
+            cur.insertText(text, self._format(key))
+            used += len(text)
+        doc = self.document()
+        if doc.blockCount() > self.MAX_LINES + self.MAX_LINES // 10:
+            cut = QTextCursor(doc)
+            cut.setPosition(doc.findBlockByNumber(doc.blockCount() - self.MAX_LINES).position(),
+                            QTextCursor.KeepAnchor)
+            cut.removeSelectedText()
+            self._skipped = True
+        if self._skipped:
+            top = QTextCursor(doc)
+            top.insertText(f"── earlier output not kept: the Log keeps the last {self.MAX_LINES:,} lines\n",
+                           self._format(("stdout", True, "#0B5394")))
+            self._skipped = False
+        if follow:
+            bar.setValue(bar.maximum())
+        if self._queue:
+            self._timer.start()

@@ -463,11 +463,12 @@ class MainWindow(QMainWindow):
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
         self._idle("Analysis failed")
 
-    def _crashed(self, summary: str, trace: str) -> None:
-        self.last_error = {"message": summary, "detail": trace}
-        self.log.append_text("stderr", f"{summary}\n")
-        self.banner.show_error(summary + " Press F5 to try again.", detail=trace or "(no output on stderr)")
-        self._idle("Worker crashed")
+    def _crashed(self, err: dict) -> None:
+        """The worker ended without an answer: how, in words, with the faulthandler trace."""
+        err = dict(err, detail=err.get("detail") or "(the process wrote nothing on stderr)")
+        self._error(err)
+        self.banner.title.setText(self.banner.title.text() + "<br>Press F5 to run it again.")
+        self._idle("The script's process ended")
 
     # -- selection ----------------------------------------------------------------
     def _show_report(self, report: Report | None) -> None:

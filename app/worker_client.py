@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from tfviz.client import ended_error  # Qt-free and TensorFlow-free
 from tfviz.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +33,7 @@ class Worker(QObject):
     result = Signal(object)  # a Report, or the report's dict for small messages
     _parsed = Signal(object)
     error = Signal(dict)
-    crashed = Signal(str, str)  # summary, stderr tail (faulthandler trace)
+    crashed = Signal(dict)  # how it ended, as an error: message, file, line, detail (the trace)
     finished = Signal()
 
     def __init__(self, parent=None):
@@ -67,7 +68,8 @@ class Worker(QObject):
         """Send the request (see :mod:`tfviz.worker`); answers arrive as signals."""
         self.busy = True
         req = json.dumps({"cmd": "analyze", "script": script, "target": target,
-                          "run": run, "args": list(args), "step": step}) + "\n"
+                          "run": run, "args": list(args), "step": step,
+                          "result_output": "tail"}) + "\n"  # the Log panel has the output
         self.proc.write(req.encode())
 
     def kill(self) -> None:
@@ -89,25 +91,45 @@ class Worker(QObject):
         self._consume(bytes(self.proc.readAllStandardOutput()))
 
     def _consume(self, chunk: bytes) -> None:
-        """Frame JSON lines; only the new chunk is searched for line ends."""
+        """Frame JSON lines; only the new chunk is searched for line ends.
+
+        Consecutive ``log`` messages of one stream in a chunk are emitted as
+        one, so a flood of output costs one insertion per read, not per line."""
         if b"\n" not in chunk:
             self._parts.append(chunk)  # a long line still arriving: no rescans
             return
         head, *lines = chunk.split(b"\n")
         first = b"".join([*self._parts, head])
         self._parts = [lines.pop()]
+        logs: list[str] = []
+        stream = "stdout"
         for raw in [first, *lines]:
             if not raw.strip():
                 continue
             if len(raw) > BIG_LINE:
+                self._emit_log(stream, logs)
                 self._parse_in_background(raw)
                 continue
             try:
                 msg = json.loads(raw)
             except json.JSONDecodeError:
-                self.log.emit("stdout", raw.decode("utf-8", "replace") + "\n")
+                msg = {"type": "log", "stream": "stdout", "text": raw.decode("utf-8", "replace") + "\n"}
+            if isinstance(msg, dict) and msg.get("type") == "log":
+                s = str(msg.get("stream", "stdout"))
+                if s != stream:
+                    self._emit_log(stream, logs)
+                    stream = s
+                logs.append(str(msg.get("text", "")))
                 continue
-            self._dispatch(msg)
+            self._emit_log(stream, logs)
+            if isinstance(msg, dict):
+                self._dispatch(msg)
+        self._emit_log(stream, logs)
+
+    def _emit_log(self, stream: str, texts: list[str]) -> None:
+        if texts:
+            self.log.emit(stream, "".join(texts))
+            texts.clear()
 
     def _parse_in_background(self, raw: bytes) -> None:
         """Decode a large message (the result) off the GUI thread.
@@ -148,7 +170,7 @@ class Worker(QObject):
 
     def _on_error(self, err) -> None:
         if err == QProcess.FailedToStart:
-            self.crashed.emit(f"the analysis worker could not start: {self.proc.errorString()}", "")
+            self.crashed.emit({"message": f"the analysis worker could not start: {self.proc.errorString()}"})
             self.finished.emit()
 
     def _on_finished(self, code: int, status) -> None:
@@ -168,22 +190,10 @@ class Worker(QObject):
     def _report_exit(self) -> None:
         code, status = self._exit
         if not self.answered and not self.cancelled:
-            if status == QProcess.CrashExit:
-                sig = self._signal_name(code)
-                summary = f"The analysis worker crashed ({sig})."
-            else:
-                summary = f"The analysis worker exited with status {code} before answering."
-            self.crashed.emit(summary, self.stderr_tail())
+            # A signal ends a crashed process; ended_error takes it as a negative status.
+            self.crashed.emit(ended_error(-code if status == QProcess.CrashExit else code,
+                                          self.stderr_tail().splitlines()))
         self.finished.emit()
-
-    @staticmethod
-    def _signal_name(code: int) -> str:
-        import signal
-
-        try:
-            return f"killed by signal {code}, {signal.Signals(code).name}"
-        except ValueError:
-            return f"exit code {code}"
 
 
 class WorkerPool(QObject):

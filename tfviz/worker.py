@@ -26,6 +26,9 @@ Request (one line on stdin)::
   ``python SCRIPT ARGS…`` would get it (``sys.argv[1:]``).
 - ``step`` (optional, default 1): diagnose the program's N-th gradient
   computation.
+- ``result_output`` (optional, default ``"full"``): ``"tail"`` keeps only the
+  last 64 KB of the script's stdout and stderr in the result, for a caller
+  that shows the ``log`` messages (the window).
 
 - ``keep`` (optional, default false): keep the session after the result
   and answer ``jacobian`` requests (below).
@@ -33,7 +36,8 @@ Request (one line on stdin)::
 These are :func:`tfviz.diagnose.analyze`'s arguments. A malformed request
 (``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
 with an ``error`` message. While a program runs, whatever it prints is sent
-at once as ``log`` messages.
+as ``log`` messages of at most 64 KB, each sent within 50 ms of its first
+character (:mod:`tfviz.logbatch`).
 
 
 Keeping the session (``"keep": true``)
@@ -81,6 +85,11 @@ import sys
 import threading
 from typing import Any
 
+from tfviz.logbatch import LogSender, flush_at_exit
+
+#: How much of the script's output a ``result_output: "tail"`` result keeps.
+OUTPUT_TAIL = 64 * 1024
+
 
 class Channel:
     """JSON lines on the original stdout; fd 1 itself now goes to stderr so
@@ -90,13 +99,19 @@ class Channel:
         fd = os.dup(1)
         os.dup2(2, 1)
         self._out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        #: The script's output, batched (see :mod:`tfviz.logbatch`).
+        self.logs = LogSender(self._write_line, self._lock)
 
     def send(self, msg: dict[str, Any]) -> None:
         line = json.dumps(msg, allow_nan=True)
         with self._lock:
-            self._out.write(line + "\n")
-            self._out.flush()
+            self.logs.flush()  # what the script printed before this message comes first
+            self._write_line(line)
+
+    def _write_line(self, line: str) -> None:
+        self._out.write(line + "\n")
+        self._out.flush()
 
 
 def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> int:
@@ -121,7 +136,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
             progress=lambda stage, frac: channel.send(
                 {"type": "progress", "stage": stage, "fraction": frac}
             ),
-            on_text=lambda stream, text: channel.send({"type": "log", "stream": stream, "text": text}),
+            on_text=channel.logs.write,
         )
     except AnalysisError as exc:
         channel.send({"type": "error", "error": exc.to_dict()})
@@ -142,7 +157,12 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
     session = None
     if keep:
         report, session = report
-    channel.send({"type": "result", "report": report.to_dict(full_graph=True)})
+    result = report.to_dict(full_graph=True)
+    if request.get("result_output") == "tail":
+        # The caller has the output from the log messages: don't send 50 MB twice.
+        for key in ("stdout", "stderr"):
+            result[key] = result.get(key, "")[-OUTPUT_TAIL:]
+    channel.send({"type": "result", "report": result})
     if session is not None and requests is not None:
         from tfviz.jacobian.protocol import serve_session
 
@@ -181,6 +201,7 @@ def program_options(request: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     channel = Channel()
+    flush_at_exit(channel.logs)
     from tfviz.quiet import import_tensorflow
 
     tf = import_tensorflow()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from conftest import EXAMPLES, SCRIPTS, run_analysis
+from conftest import ANALYSIS_TIMEOUT_MS, EXAMPLES, SCRIPTS, run_analysis
 from PySide6.QtCore import Qt
 
 
@@ -25,10 +25,35 @@ def test_segfault_is_reported_with_trace(qtbot, window):
     run_analysis(qtbot, window, SCRIPTS / "segfault.py")
     assert window.banner.isVisible()
     text = window.banner.plain_text()
-    assert "crashed" in text and "SIGSEGV" in text
+    assert "the script's process ended with signal SIGSEGV before tfviz could answer" in text
     assert "Fatal Python error" in window.banner.detail.toPlainText()  # faulthandler's trace
     assert "segfault.py" in window.banner.detail.toPlainText()
-    assert window.stage.text() == "Worker crashed"
+    assert window.last_error["file"].endswith("segfault.py") and window.last_error["line"] == 4
+    assert window.source.marked_line == 4  # the line that crashed, from the trace
+    assert window.stage.text() == "The script's process ended"
+
+
+def test_os_exit_says_how_the_process_ended(qtbot, window):
+    run_analysis(qtbot, window, SCRIPTS / "os_exit.py")
+    text = window.banner.plain_text()
+    assert ("the script ended its process with exit status 3 (os._exit) before tfviz could answer"
+            in text), text
+    assert "Press F5 to run it again" in text
+    assert "about to call os._exit(3)" in window.log.toPlainText()  # printed just before: not lost
+
+
+def test_sys_exit_is_reported_with_its_line_and_f5_runs_again(qtbot, window):
+    run_analysis(qtbot, window, SCRIPTS / "sys_exit.py")
+    err = window.last_error
+    assert "called sys.exit(0)" in err["message"], err
+    assert err["line"] == 7 and "sys_exit.py" in window.banner.plain_text()
+    assert "os._exit" not in window.banner.plain_text() and "status 0" not in window.banner.plain_text()
+    window.last_error = None
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key_F5)
+    assert window.busy()  # F5 started a new analysis
+    qtbot.waitUntil(lambda: not window.busy(), timeout=ANALYSIS_TIMEOUT_MS)
+    assert "called sys.exit(0)" in window.last_error["message"]
 
 
 def test_raise_shows_message_and_line(qtbot, window):
