@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from tfviz.report import Report
+
 
 def short_path(path: str | None, base_dir: str | None = None) -> str:
     """``path`` relative to ``base_dir`` when it lies below it, else its last two parts.
@@ -36,3 +38,18 @@ def location(path: str | None, line: int | None, base_dir: str | None = None) ->
     """``file.py:21`` for a source location, relative as in :func:`short_path`."""
     s = short_path(path, base_dir)
     return f"{s}:{line}" if s and line else s
+
+
+def summary(report: Report) -> str:
+    """The status bar's verdict: "2 problems, 1/3 variables without gradient, 1 with a zero gradient".
+
+    A zero gradient is a warning: it flows, but not at these values, so it is never "all flow"."""
+    n = len(report.problems)
+    bad = sum(v.status != "connected" for v in report.variables)
+    zero = sum(v.status == "connected" and v.kind == "zero" for v in report.variables)
+    if not n and not bad:
+        return "all gradients flow"
+    parts = [f"{n} problem{'s' * (n != 1)}", f"{bad}/{len(report.variables)} variables without gradient"]
+    if zero:
+        parts.append(f"{zero} with a zero gradient")
+    return ", ".join(parts)

@@ -11,18 +11,25 @@ import html
 import os
 from collections import deque
 
-from PySide6.QtCore import QPointF, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget, QTreeWidgetItem
 
 from tfviz.report import Report
 
 from .display import location
-from .palette import STATUS_ICON_COLOR, STYLES, category
+from .palette import STYLES, category, status_icon, text_color, variable_look
 
 ROLE = Qt.UserRole
 #: Short words for the Variables list: the kind follows, the full sentence is in the tooltip.
-STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises"}
+STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN"}
+
+#: Tooltips of the Variables list's icon.
+LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
+            "nan": "connected, but its gradient is NaN or Inf at these values"}
+#: How the Details panel names an op's gradient status, where the kind alone says too little.
+OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
+                   "nan": "NaN/Inf at these values"}
 
 
 def _shape(s) -> str:
@@ -35,35 +42,6 @@ def _norm(g) -> str:
 
 def _base(report: Report | None) -> str | None:
     return os.path.dirname(report.script) if report and report.script else None
-
-
-_ICONS: dict[str, QIcon] = {}
-
-
-def status_icon(status: str) -> QIcon:
-    """A dot in the status colour with a glyph (✓, –, ✕) so it also reads without colour."""
-    icon = _ICONS.get(status)
-    if icon is None:
-        pm = QPixmap(28, 28)
-        pm.fill(Qt.transparent)
-        p = QPainter(pm)
-        p.setRenderHint(QPainter.Antialiasing)
-        p.setPen(Qt.NoPen)
-        p.setBrush(QColor(STATUS_ICON_COLOR.get(status, "#777777")))
-        p.drawEllipse(2, 2, 24, 24)
-        pen = QPen(QColor("white"), 3.2)
-        pen.setCapStyle(Qt.RoundCap)
-        p.setPen(pen)
-        if status == "connected":
-            p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
-        elif status == "disconnected":
-            p.drawLine(QPointF(8, 14), QPointF(20, 14))
-        else:
-            p.drawLine(QPointF(9, 9), QPointF(19, 19))
-            p.drawLine(QPointF(19, 9), QPointF(9, 19))
-        p.end()
-        icon = _ICONS[status] = QIcon(pm)
-    return icon
 
 
 class _Tree(QTreeWidget):
@@ -119,14 +97,19 @@ class VariablesPanel(_Tree):
         self.placeholder = ("Open a script to see its trainable variables and whether each gets a gradient."
                             if report is None else "The target reads no trainable variable.")
         for v in report.variables if report else []:
-            word = STATUS_WORD.get(v.status, v.status)
-            text = f"{word}: {v.kind}" if v.kind else word
+            look = variable_look(v.status, v.kind)
+            word = STATUS_WORD.get(look, look)
+            if look != v.status:  # zero or NaN: name the op where it happens
+                text = f"{word}: {v.blocked_at[0].rsplit('/', 1)[-1]}" if v.blocked_at else word
+            else:
+                text = f"{word}: {v.kind}" if v.kind else word
             it = QTreeWidgetItem(["", v.name, text, _shape(v.shape), _norm(v.grad_norm)])
-            it.setIcon(0, status_icon(v.status))
-            it.setForeground(2, QBrush(QColor(STATUS_ICON_COLOR.get(v.status, "#777"))))
-            it.setToolTip(0, v.status)
+            it.setIcon(0, status_icon(look))
+            it.setForeground(2, QBrush(QColor(text_color(look))))
+            tip = LOOK_TIP.get(look, v.status)
+            it.setToolTip(0, tip)
             it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{_shape(v.shape)}")
-            it.setToolTip(2, f"{v.status}" + (f" ({v.kind})" if v.kind else "")
+            it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
                           + (f"\n{v.explanation}" if v.explanation else ""))
             for col in (3, 4):
                 it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
@@ -161,10 +144,12 @@ class ProblemsPanel(_Tree):
         base = _base(report)
         for p in report.problems if report else []:
             where = location(p.source.file, p.source.line, base) if p.source else ""
-            st = STYLES[category(p.kind)]
+            cat = category(p.kind)
+            st = STYLES[cat]
             it = QTreeWidgetItem([f"{st.marker} {p.kind}", f"{p.op_type} {p.op.rsplit('/', 1)[-1]}".strip(),
                                   where, p.message])
-            it.setForeground(0, QBrush(QColor(st.color)))
+            it.setForeground(0, QBrush(QColor(text_color(cat))))
+            it.setToolTip(0, f"{p.severity}: {st.label}")
             if p.severity == "error":
                 f = QFont()
                 f.setBold(True)
@@ -197,17 +182,19 @@ class DetailsPanel(QTextBrowser):
         if op is None:
             self.setHtml(f"<b>{esc(group_label or op_id)}</b><br>A group; double-click it to expand.")
             return
-        st = STYLES[category(op.status)]
+        cat = category(op.status)
+        st, color = STYLES[cat], text_color(cat)
         h = [f"<h3 style='margin:0'>{esc(op.name)}</h3><b>{esc(op.type)}</b>"]
         if op.group or op.scope:
             fn = next((f for f in report.graph.functions if f.id == op.group), None)
             where = f"{fn.name} ({fn.kind})" if fn else "top level"  # as the group box is titled
             h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
-        h.append(f"<p>Gradient: <span style='color:{st.color}'><b>{op.status}</b></span>"
+        status = OP_STATUS_WORDS.get(op.status, op.status)
+        h.append(f"<p>Gradient: <span style='color:{color}'><b>{st.marker} {status}</b></span>"
                  f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
                  f" · grad norm: {_norm(op.grad_norm)}</p>")
         if op.message:
-            h.append(f"<p style='color:{st.color}'>{esc(op.message)}</p>")
+            h.append(f"<p style='color:{color}'>{esc(op.message)}</p>")
         if op.source:
             loc = location(op.source.file, op.source.line, _base(report))
             h.append(f"<p><code>{esc(loc)}</code><br><code>{esc(op.source.code)}</code></p>")
@@ -219,10 +206,11 @@ class DetailsPanel(QTextBrowser):
             h.append("<b>Inputs</b><table cellspacing=4>")
             for e in ins:
                 src = ops.get(e.src)
-                est = STYLES[category(e.status)]
+                ecat = category(e.status)
+                est = STYLES[ecat]
                 h.append(f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
                          f"<td>{e.dtype}{_shape(e.shape)}</td>"
-                         f"<td style='color:{est.color}'>{est.marker} {e.status}</td>"
+                         f"<td style='color:{text_color(ecat)}'>{est.marker} {e.status}</td>"
                          f"<td>{_norm(e.grad_norm)}</td></tr>")
             h.append("</table>")
         if op.outputs:

@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from .palette import STYLES, category
+from .palette import STYLES, badge_text, category
 
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
@@ -118,8 +118,8 @@ class NodeItem(QGraphicsItem):
                 painter.setPen(Qt.NoPen)
                 painter.setBrush(QColor(STYLES[cat].color))
                 painter.drawRoundedRect(br, 6, 6)
-                painter.setPen(QColor("white") if cat != "off_path" else QColor("black"))
-                painter.drawText(br, Qt.AlignCenter, f"{STYLES[cat].marker}{n}")
+                painter.setPen(QColor("black") if cat in ("off_path", "zero") else QColor("white"))
+                painter.drawText(br, Qt.AlignCenter, badge_text(cat, n))
 
 
 class FrameItem(QGraphicsItem):

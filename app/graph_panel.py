@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolBu
 
 from .flow_layout import FlowLayout
 from .graph_view import GraphView
-from .palette import STYLES, pen_for
+from .palette import STYLES, pen_for, text_color
 
 
 def legend_icon(key: str) -> QPixmap:
@@ -29,7 +29,7 @@ def legend_icon(key: str) -> QPixmap:
 
 #: Legend words; the full sentence of each status is the entry's tooltip.
 SHORT = {"passes": "passes", "raises": "raises", "cut": "cut", "stop_gradient": "stop_gradient",
-         "integer": "integer", "nan": "NaN/Inf", "off_path": "off-path"}
+         "integer": "integer", "nan": "NaN/Inf", "zero": "zero", "off_path": "off-path"}
 
 
 class Legend(QWidget):
@@ -46,8 +46,8 @@ class Legend(QWidget):
             row.setSpacing(3)
             icon = QLabel()
             icon.setPixmap(legend_icon(key))
-            mark = f"<span style='color:{st.color if key != 'off_path' else '#777'}'>{st.marker}</span> " \
-                if st.marker else ""
+            color = text_color(key) if key != "off_path" else "#777"
+            mark = f"<span style='color:{color}'><b>{st.marker}</b></span> " if st.marker else ""
             row.addWidget(icon)
             row.addWidget(QLabel(mark + SHORT[key]))
             entry.setToolTip(st.label.replace("kind", "frozen_copy, assign, not_read, …"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtCore import QPointF, QRect, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 
 from tfviz.report import RAISING_KINDS
 
@@ -34,6 +34,8 @@ STYLES: dict[str, Style] = {
         Style("stop_gradient", "stop_gradient", "#0072B2", (1, 2), 2.0, "⊘"),
         Style("integer", "integer (not differentiable dtype)", "#CC79A7", (6, 2, 1, 2, 1, 2), 1.6, "ℤ"),
         Style("nan", "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
+        Style("zero", "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9", (8, 2), 2.4,
+              "0"),
         Style("off_path", "off-path (no variable→target path)", "#BBBBBB", (), 1.0, ""),
     )
 }
@@ -47,13 +49,13 @@ def category(status: str | None) -> str:
         return "off_path"
     if status in RAISING_KINDS:
         return "raises"
-    if status in ("stop_gradient", "integer", "nan"):
+    if status in ("stop_gradient", "integer", "nan", "zero"):
         return status
     return "cut"
 
 
 #: Worst first: when several edges merge into one drawn edge, the worst wins.
-SEVERITY = ("raises", "nan", "cut", "stop_gradient", "integer", "passes", "off_path")
+SEVERITY = ("raises", "nan", "cut", "stop_gradient", "integer", "zero", "passes", "off_path")
 
 
 def worst(statuses) -> str:
@@ -93,4 +95,66 @@ def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
     return QPen(QColor(r, g, b), 1.0 + 5.0 * t)
 
 
-STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00"}
+STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00",
+                     "nan": "#000000", "zero": "#56B4E9"}
+#: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
+TEXT_COLOR = {"zero": "#1F6FA3"}
+
+
+def text_color(key: str) -> str:
+    """The colour for words in the style of ``key`` (a legend category or a variable look)."""
+    return TEXT_COLOR.get(key) or STATUS_ICON_COLOR.get(key) or STYLES.get(key, STYLES["passes"]).color
+
+
+def variable_look(status: str, kind: str | None) -> str:
+    """How a variable is shown: its status, except that a connected variable whose
+    gradient is NaN or exactly zero is never shown as a plain "connected" tick.
+
+    >>> variable_look("connected", None), variable_look("connected", "zero"), variable_look("broken", "nan")
+    ('connected', 'zero', 'broken')
+    """
+    return kind if status == "connected" and kind in ("nan", "zero") else status
+
+
+def badge_text(cat: str, n: int) -> str:
+    """A group's problem badge: the marker then the count ("0·2" where the marker is a digit)."""
+    marker = STYLES[cat].marker
+    return f"{marker}·{n}" if marker[-1:].isdigit() else f"{marker}{n}"
+
+
+_ICONS: dict[str, QIcon] = {}
+
+
+def status_icon(status: str) -> QIcon:
+    """A dot in the status colour with a glyph (✓, –, ✕, 0, !) so it also reads without colour.
+
+    ``status`` is a :func:`~app.palette.variable_look`: a zero or NaN gradient is never a tick."""
+    icon = _ICONS.get(status)
+    if icon is None:
+        pm = QPixmap(28, 28)
+        pm.fill(Qt.transparent)
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.Antialiasing)
+        p.setPen(Qt.NoPen)
+        p.setBrush(QColor(STATUS_ICON_COLOR.get(status, "#777777")))
+        p.drawEllipse(2, 2, 24, 24)
+        pen = QPen(QColor("white"), 3.2)
+        pen.setCapStyle(Qt.RoundCap)
+        p.setPen(pen)
+        if status in ("zero", "nan"):
+            f = QFont()
+            f.setPixelSize(19)
+            f.setBold(True)
+            p.setFont(f)
+            p.setPen(QColor("#0B2A40" if status == "zero" else "white"))  # dark on sky blue: 8:1
+            p.drawText(QRect(2, 1, 24, 25), Qt.AlignCenter, "0" if status == "zero" else "!")
+        elif status == "connected":
+            p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
+        elif status == "disconnected":
+            p.drawLine(QPointF(8, 14), QPointF(20, 14))
+        else:
+            p.drawLine(QPointF(9, 9), QPointF(19, 19))
+            p.drawLine(QPointF(19, 9), QPointF(9, 19))
+        p.end()
+        icon = _ICONS[status] = QIcon(pm)
+    return icon

@@ -38,6 +38,7 @@ from tfviz.scriptinfo import choose_mode, static_targets
 
 from .analysis_bar import PROGRAM, AnalysisBar, step_name
 from .banner import ErrorBanner
+from .display import summary
 from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
 from .graph_panel import GraphPanel
 from .source_view import SourceView
@@ -434,16 +435,13 @@ class MainWindow(QMainWindow):
         self._show_report(report)
         self.mode = report.mode  # a default target stays unpinned: F5 after removing loss() runs the program
         self._configure_bar(report.targets)
-        n = len(report.problems)
-        bad = sum(v.status != "connected" for v in report.variables)
         what = self.describe(report)
         if report.mode == "program":
             nth = "first gradient step" if self.step == 1 else f"gradient step {self.step}"
             self.log.note(f"diagnosed its {nth}: {report.target}")
         else:
             self.log.note(f"diagnosed {what}")
-        self._idle(f"{what} — {n} problem{'s' * (n != 1)}, {bad}/{len(report.variables)} "
-                   f"variables without gradient" if n or bad else f"{what} — all gradients flow")
+        self._idle(f"{what} — {summary(report)}")
         self.stage.setToolTip(self.stage.text())
 
     def _error(self, err: dict) -> None:
