@@ -134,6 +134,8 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             if f.source is None:
                 f.source = recorder.origin(capture_key(f))
         sources = list(found)
+        for f in extras:
+            f.source = f.source or recorder.origin(capture_key(f))
         found = found + extras
         tf_vars = [f.tf_variable for f in found]
         if eager is None:

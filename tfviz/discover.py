@@ -175,9 +175,10 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
             if not _plain_data(list(obj.values())[:_PEEK]):
                 children = [(f"{path}[{k!r}]", v) for k, v in list(obj.items())[:_MAX_CHILDREN]]
         elif layer_types and isinstance(obj, layer_types):
+            # Named attributes first, so a sub-model is reached as gan.generator, not gan.layers[0].
+            children += _attributes(path, obj)
             if hasattr(obj, "layers") and isinstance(getattr(obj, "layers", None), list):
                 children += [(f"{path}.layers[{i}]", v) for i, v in enumerate(obj.layers)]
-            children += _attributes(path, obj)
         elif isinstance(obj, tf.Module) or _user_instance(obj, module):
             children += _attributes(path, obj)
         queue.extend((p, v, depth + 1) for p, v in children)
@@ -239,7 +240,7 @@ def find_variables(module: types.ModuleType) -> list[FoundVariable]:
     A variable reachable by several paths gets the most readable name (see
     ``name_rank``); among equals, the shortest path, which the walk finds first.
     """
-    best: dict[int, tuple[int, FoundVariable]] = {}
+    best: dict[int, tuple[tuple[int, int], FoundVariable]] = {}
     for path, obj in iter_objects(module):
         tfv = _tf_variable_of(obj)
         if tfv is None:
@@ -248,10 +249,13 @@ def find_variables(module: types.ModuleType) -> list[FoundVariable]:
         keras_path = _keras_path(obj) if rank == 3 else None
         if keras_path:
             path, rank = keras_path, name_rank(keras_path, scoped=True)
+        # Among equally readable paths, one through attribute names
+        # (gan.discriminator.layers[0]) beats one through layer positions (gan.layers[1].layers[0]).
+        key = (rank, path.count(".layers["))
         old = best.get(id(tfv))
-        if old is None or rank < old[0]:
-            best[id(tfv)] = (rank, FoundVariable(path, obj, tfv))
-    return [f for _rank, f in best.values()]
+        if old is None or key < old[0]:
+            best[id(tfv)] = (key, FoundVariable(path, obj, tfv))
+    return [f for _key, f in best.values()]
 
 
 def locate(module: types.ModuleType, target: Any) -> str | None:

@@ -74,7 +74,7 @@ class ReplayHandler:
         return None
 
     def optimizer_apply(self, optimizer, grads, variables, original):
-        return original()
+        return None  # a replayed step never updates anything (an earlier step's optimizer call)
 
     def variable_assigned(self, variable: Any) -> None:
         return None
