@@ -92,10 +92,10 @@ def main(repeats: int) -> int:
     print(f"{'':<22}{'tfviz check':>12}{'plain python':>14}{'ratio':>8}")
     print(f"{'wall time, s':<22}{t_wall:>12.1f}{p_wall:>14.1f}{ratio:>7.2f}x")
     print(f"{'peak memory, MiB':<22}{t_mem:>12.0f}{p_mem:>14.0f}{t_mem / p_mem:>7.2f}x")
-    print(f"{'each run, s':<22}{'/'.join(f'{r[0]:.1f}' for r in tfviz):>16}"
-          f"{'/'.join(f'{r[0]:.1f}' for r in plain):>16}")
-    print(f"{'exit codes':<22}{'/'.join(str(r[2]) for r in tfviz):>12}"
-          f"{'/'.join(str(r[2]) for r in plain):>14}")
+    print(f"each run (s): tfviz {', '.join(f'{r[0]:.1f}' for r in tfviz)};"
+          f" plain {', '.join(f'{r[0]:.1f}' for r in plain)}"
+          f"  (exit codes: tfviz {', '.join(str(r[2]) for r in tfviz)};"
+          f" plain {', '.join(str(r[2]) for r in plain)})")
     if stages:
         keys = [k for k in ("import", "load", "call", "trace", "probe", "judge") if k in stages[0]]
         med = {k: statistics.median(s.get(k, 0.0) for s in stages) for k in keys}
