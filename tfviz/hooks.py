@@ -120,8 +120,10 @@ def install() -> None:
 
     _patch(BaseOptimizer, "apply_gradients", _apply_gradients)
     _patch(BaseOptimizer, "apply", _apply)
-    for name in ("assign", "assign_add", "assign_sub"):
-        _patch(resource_variable_ops.BaseResourceVariable, name, _assign)
+    for cls in (resource_variable_ops.ResourceVariable, resource_variable_ops.BaseResourceVariable):
+        for name in ("assign", "assign_add", "assign_sub"):
+            if name in vars(cls):
+                _patch(cls, name, _assign)
     _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
 
