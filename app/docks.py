@@ -190,7 +190,8 @@ class DetailsPanel(QTextBrowser):
             where = f"{fn.name} ({fn.kind})" if fn else "top level"  # as the group box is titled
             h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
         status = OP_STATUS_WORDS.get(op.status, op.status)
-        h.append(f"<p>Gradient: <span style='color:{color}'><b>{st.marker} {status}</b></span>"
+        mark = "" if st.marker.isdigit() else st.marker  # "0 zero" would say it twice
+        h.append(f"<p>Gradient: <span style='color:{color}'><b>{mark} {status}</b></span>"
                  f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
                  f" · grad norm: {_norm(op.grad_norm)}</p>")
         if op.message:
@@ -242,7 +243,6 @@ class LogPanel(QPlainTextEdit):
         super().__init__(parent)
         self.setReadOnly(True)
         self.setFont(QFont("Monospace", 9))
-        self.setLineWrapMode(QPlainTextEdit.NoWrap)  # long lines cost no re-wrapping on resize
         self.setUndoRedoEnabled(False)
         self.setPlaceholderText("What the script prints while it is analysed appears here.")
         self._formats: dict[tuple[str, bool, str | None], QTextCharFormat] = {}

@@ -56,7 +56,27 @@ class GraphView(QGraphicsView):
         self.edge_items: dict[tuple[str, str], EdgeBatch] = {}
         self._overlay = None
         self.highlighted_edges = 0
+        self.placeholder = ""  # said in the middle while there is no graph to draw
         self.scene().selectionChanged.connect(self._on_selection)
+
+    def set_placeholder(self, text: str) -> None:
+        self.placeholder = text
+        self.viewport().update()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
+        super().drawForeground(painter, rect)
+        if self.node_items or not self.placeholder:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QColor("#808080"))
+        f = painter.font()
+        f.setItalic(True)
+        f.setPointSizeF(f.pointSizeF() * 1.15)
+        painter.setFont(f)
+        painter.drawText(self.viewport().rect().adjusted(40, 40, -40, -40),
+                         Qt.AlignCenter | Qt.TextWordWrap, self.placeholder)
+        painter.restore()
 
     # -- model ------------------------------------------------------------------
     def set_report(self, report: Report | None) -> None:

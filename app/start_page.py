@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -22,11 +24,29 @@ def bundled_examples() -> list[Path]:
     return sorted(EXAMPLES_DIR.glob("*.py")) if EXAMPLES_DIR.is_dir() else []
 
 
+def first_sentence(doc: str, limit: int = 110) -> str:
+    """The first sentence of a docstring's first paragraph, on one line.
+
+    >>> first_sentence("An integer cast in a loop: inside tf.function,\\nTensorFlow returns zeros. More.")
+    'An integer cast in a loop: inside tf.function, TensorFlow returns zeros.'
+    """
+    para = " ".join(doc.split("\n\n")[0].split())
+    m = re.search(r"[.!?](\s|$)", para)
+    first = para[:m.end()].strip() if m else para
+    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
 def _first_doc_line(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+    try:
+        doc = ast.get_docstring(ast.parse(text)) or ""
+    except (SyntaxError, ValueError):
+        doc = ""
+    if doc:
+        return first_sentence(doc)
     for line in text.splitlines():
         s = line.strip().strip('"').strip("'").strip()
         if s and not s.startswith("#"):
@@ -47,8 +67,9 @@ class StartPage(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         title = QLabel("<h2>tfviz</h2>See why a TensorFlow model's gradients don't flow. "
-                       "Open a script that defines a zero-argument <code>loss()</code> "
-                       "(or pick another target after opening).")
+                       "Open your training script as it is: tfviz runs it up to its first gradient "
+                       "step and diagnoses that step, or differentiates a <code>loss()</code> "
+                       "function it defines.")
         title.setWordWrap(True)
         browse = QPushButton("Open script…  (Ctrl+O)")
         browse.clicked.connect(self.browseRequested)
@@ -70,7 +91,7 @@ class StartPage(QWidget):
             box = QVBoxLayout()
             box.addWidget(QLabel(f"<b>{label}</b> — double-click to open"))
             box.addWidget(w)
-            cols.addLayout(box)
+            cols.addLayout(box, 3 if w is self.examples else 2)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(40, 30, 40, 30)
         lay.addWidget(title)

@@ -377,6 +377,7 @@ class MainWindow(QMainWindow):
             self.log.note(f"running {cmd} to {what}")
         else:
             self.log.note(f"analysing {name}, target {self.target or 'loss'}()")
+        self.graph.view.set_placeholder(f"Analysing {name}…")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
@@ -406,6 +407,7 @@ class MainWindow(QMainWindow):
         w.kill()
         if not quiet:
             self.log.note("cancelled")
+            self.graph.view.set_placeholder("Cancelled. Press F5 to analyse the script again.")
         self._idle("Cancelled" if not quiet else "Ready")
 
     def _idle(self, text: str) -> None:
@@ -459,13 +461,15 @@ class MainWindow(QMainWindow):
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"])
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
+        self.graph.view.set_placeholder("No graph: the analysis did not finish. The message above says why.")
         self._idle("Analysis failed")
 
     def _crashed(self, err: dict) -> None:
         """The worker ended without an answer: how, in words, with the faulthandler trace."""
         err = dict(err, detail=err.get("detail") or "(the process wrote nothing on stderr)")
         self._error(err)
-        self.banner.title.setText(self.banner.title.text() + "<br>Press F5 to run it again.")
+        if self.mode != "program":  # a program's banner already says how to run it again
+            self.banner.title.setText(self.banner.title.text() + "<br>Press F5 to run it again.")
         self._idle("The script's process ended")
 
     # -- selection ----------------------------------------------------------------

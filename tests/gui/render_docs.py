@@ -72,6 +72,34 @@ def main() -> int:
     settle(app)
     w.grab().save(str(out / "window_seed3.png"))
 
+    w.graph.magnitude.setChecked(False)
+    analyse(app, w, EXAMPLES / "kind_zero_dead_relu.py")
+    w.graph.view.fit()
+    relu = w.problems.topLevelItem(0)
+    w.problems.setCurrentItem(relu)
+    w.show_problem(relu.data(0, 0x0100))
+    settle(app)
+    w.grab().save(str(out / "window_zero.png"))
+
+    # Program mode: the analysis bar with its arguments and step, the Log with the program's output.
+    w.log.clear()
+    w.open_script(str(EXAMPLES / "program_seed2_fit.py"))
+    t = QElapsedTimer()
+    t.start()
+    while w.busy() and t.elapsed() < 180_000:
+        app.processEvents()
+    w.docks["Log"].raise_()
+    settle(app)
+    w.grab().save(str(out / "window_program.png"))
+    w.docks["Problems"].raise_()
+
+    w.open_script(str(ROOT / "tests" / "gui" / "scripts" / "segfault.py"))
+    t.restart()
+    while w.busy() and t.elapsed() < 180_000:
+        app.processEvents()
+    settle(app)
+    w.grab().save(str(out / "window_crash.png"))
+
     graph = ROOT / "out" / "resnet50_graph.json"
     if graph.exists():  # the full analysis of ResNet50 takes a while; reuse `tfviz check --graph`
         from tfviz.report import Report
