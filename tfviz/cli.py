@@ -75,6 +75,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """The headless commands. Opening the app is ``app.launch``'s job, since
     the library never imports the GUI."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `tfviz check ... | head`: the reader left; say nothing more, keep the exit code sane.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+
+
+def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
     if args.command == "check":
         return _check(args)
