@@ -453,8 +453,8 @@ class MainWindow(QMainWindow):
             cmd = shlex.join([os.path.basename(self.script or ""), *self.args])
             note = (f"Command line: <code>{html.escape(cmd)}</code>{'' if self.args else ' (no arguments)'}"
                     " — edit the arguments above (Ctrl+L) and press Enter to run it again.")
-            if not candidates and self.named_targets:
-                candidates, prompt = self.named_targets, "Or differentiate one of its functions:"
+            candidates = candidates or self.named_targets
+            prompt = "Or differentiate one of its functions:" if candidates else ""
         self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
                                err.get("code") or "", err.get("detail") or "", candidates,
                                base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note)

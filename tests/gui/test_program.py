@@ -113,7 +113,7 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     assert err is not None and "exited (status 2)" in err["message"]
     assert "--lr" in err["detail"] and "usage:" in err["detail"]
     banner = window.banner.plain_text()
-    assert "exited (status 2)" in banner and "program_argv.py</code> (no arguments)" in banner
+    assert "exited (status 2)" in banner and "Command line: program_argv.py (no arguments)" in banner
     assert window.stage.text() == "Analysis failed"
     assert window.bar.is_shown("args")
 
