@@ -41,6 +41,7 @@ from .banner import ErrorBanner
 from .display import summary
 from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
 from .graph_panel import GraphPanel
+from .jacobian import JacobianController
 from .source_view import SourceView
 from .start_page import StartPage, recent_label
 from .worker_client import Worker, WorkerPool
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.result_at = 0.0
         self._build_ui()
         self._build_menus()
+        self.jacobian = JacobianController(self)  # the Jacobian dock and its right-click entries
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._file_changed)
         self._debounce = QTimer(self, singleShot=True, interval=500)
@@ -386,6 +388,8 @@ class MainWindow(QMainWindow):
         w.error.connect(self._error)
         w.crashed.connect(self._crashed)
         w.finished.connect(lambda w=w: self._finished(w))
+        w.done.connect(lambda w=w: self._finished(w))  # answered: the worker lives on as the session
+        self.jacobian.attach(w)
         self.stage.setText("starting TensorFlow…" if not w.is_ready else "analysing…")
         self.progress.setValue(0)
         self.progress.show()

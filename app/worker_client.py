@@ -1,9 +1,14 @@
 """Worker processes for analyses, driven by QProcess so the event loop never blocks.
 
 A worker imports TensorFlow (~7 s), says ``ready`` and then serves one
-request. The pool keeps one spare worker warm so that opening or reloading a
+analysis. The pool keeps one spare worker warm so that opening or reloading a
 script starts analysing at once; every analysis uses a fresh process, so a
 crash or hang in the user's script only ever kills that process.
+
+The analysis is sent with ``"keep": true``: after its result the worker keeps
+the analysed session and answers ``jacobian`` / ``names`` requests (the
+Jacobian panel, :mod:`app.jacobian`) until it is closed; ``done`` says the
+analysis itself is answered, ``finished`` that the process has ended.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from tfviz.client import ended_error  # Qt-free and TensorFlow-free
+from tfviz.jacobian.data import ChainSplit, Jacobian  # Qt-free and TensorFlow-free
 from tfviz.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +39,11 @@ class Worker(QObject):
     result = Signal(object)  # a Report, or the report's dict for small messages
     _parsed = Signal(object)
     error = Signal(dict)
+    done = Signal()  # the analysis is answered (result or error); a kept session lives on
+    jacobian = Signal(object, object)  # request id, Jacobian or ChainSplit (arrays decoded)
+    jacobian_progress = Signal(object, int, int)  # request id, done, total
+    jacobian_error = Signal(object, dict)  # request id, {"kind", "message", ...}
+    names = Signal(object, list)  # request id, every usable name
     crashed = Signal(dict)  # how it ended, as an error: message, file, line, detail (the trace)
     finished = Signal()
 
@@ -46,6 +57,7 @@ class Worker(QObject):
         self._parsing = 0
         self._exit: tuple[int, object] | None = None
         self._err = bytearray()
+        self._next_id = 0
         self.proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
         env.insert("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), env.value("PYTHONPATH")])))
@@ -69,8 +81,49 @@ class Worker(QObject):
         self.busy = True
         req = json.dumps({"cmd": "analyze", "script": script, "target": target,
                           "run": run, "args": list(args), "step": step,
-                          "result_output": "tail"}) + "\n"  # the Log panel has the output
+                          "result_output": "tail",  # the Log panel has the output
+                          "keep": True}) + "\n"  # then serve Jacobian requests
         self.proc.write(req.encode())
+
+    # -- the kept session (see tfviz.worker and docs/jacobian.md) --------------------
+    def session_alive(self) -> bool:
+        return self.answered and self.proc.state() != QProcess.NotRunning
+
+    def _send(self, msg: dict) -> int:
+        self._next_id += 1
+        msg["id"] = self._next_id
+        self.proc.write((json.dumps(msg) + "\n").encode())
+        return self._next_id
+
+    def jacobian_request(self, of: str, wrt: str, via: str | None = None, *,
+                         out_range: list[int] | None = None, in_range: list[int] | None = None,
+                         mode: str = "auto", budget_mb: float | None = None) -> int:
+        """Ask for J(of, wrt) (or the chain-rule split through ``via``); returns the request id.
+        Answers: ``jacobian_progress``, then ``jacobian`` or ``jacobian_error``."""
+        msg = {"cmd": "jacobian", "of": of or "target", "wrt": wrt, "via": via or None,
+               "out_range": out_range, "in_range": in_range, "mode": mode}
+        if budget_mb is not None:
+            msg["budget_mb"] = budget_mb
+        return self._send(msg)
+
+    def cancel_request(self, rid: int | None = None) -> None:
+        """Stop that request (None: the current one) at its next chunk boundary."""
+        self.proc.write((json.dumps({"cmd": "cancel", "id": rid}) + "\n").encode())
+
+    def names_request(self) -> int:
+        return self._send({"cmd": "names"})
+
+    def close_session(self) -> None:
+        """End the kept session: close the request pipe; the worker exits on its own."""
+        if self.proc.state() != QProcess.NotRunning:
+            self.proc.closeWriteChannel()
+            QTimer.singleShot(5000, self.kill)  # a worker stuck in a request goes anyway
+
+    def exit_error(self) -> dict:
+        """How the process ended, as an error dict (for a session that ended mid-request)."""
+        code, status = self._exit or (0, None)
+        return ended_error(-code if status == QProcess.CrashExit else code,
+                           self.stderr_tail().splitlines())
 
     def kill(self) -> None:
         self.cancelled = True
@@ -142,12 +195,20 @@ class Worker(QObject):
         self._parsing += 1
 
         def work() -> None:
+            msg = {}
             try:
                 msg = json.loads(raw)
                 if msg.get("type") == "result":
                     msg["report"] = Report.from_dict(msg.get("report") or {})
+                elif msg.get("type") == "jacobian":
+                    msg = decode_jacobian(msg)
             except Exception as exc:  # noqa: BLE001 - shown in the window
-                msg = {"type": "error", "error": {"message": f"could not read the analysis result: {exc}"}}
+                if isinstance(msg, dict) and msg.get("type") == "jacobian":
+                    msg = {"type": "jacobian_error", "id": msg.get("id"), "error": {
+                        "kind": "internal", "message": f"could not read the Jacobian: {exc}"}}
+                else:
+                    msg = {"type": "error",
+                           "error": {"message": f"could not read the analysis result: {exc}"}}
             self._parsed.emit(msg)
 
         threading.Thread(target=work, name="tfviz-parse", daemon=True).start()
@@ -164,9 +225,26 @@ class Worker(QObject):
         elif t == "result":
             self.answered = True
             self.result.emit(msg.get("report") or {})
+            self.done.emit()
         elif t == "error":
             self.answered = True
             self.error.emit(msg.get("error") or {})
+            self.done.emit()
+        elif t == "jacobian":
+            try:
+                if "decoded" not in msg:
+                    msg = decode_jacobian(msg)
+            except Exception as exc:  # noqa: BLE001 - shown in the panel
+                self.jacobian_error.emit(msg.get("id"), {"kind": "internal",
+                                                         "message": f"could not read the Jacobian: {exc}"})
+                return
+            self.jacobian.emit(msg.get("id"), msg["decoded"])
+        elif t == "jacobian_progress":
+            self.jacobian_progress.emit(msg.get("id"), int(msg.get("done") or 0), int(msg.get("total") or 0))
+        elif t == "jacobian_error":
+            self.jacobian_error.emit(msg.get("id"), msg.get("error") or {})
+        elif t == "names":
+            self.names.emit(msg.get("id"), list(msg.get("names") or []))
 
     def _on_error(self, err) -> None:
         if err == QProcess.FailedToStart:
@@ -194,6 +272,26 @@ class Worker(QObject):
             self.crashed.emit(ended_error(-code if status == QProcess.CrashExit else code,
                                           self.stderr_tail().splitlines()))
         self.finished.emit()
+
+
+def decode_jacobian(msg: dict) -> dict:
+    """A ``jacobian`` answer with its result rebuilt (``msg["decoded"]``: a Jacobian or a
+    ChainSplit) and every array decoded once (``_array`` / ``_product`` attributes), so the
+    GUI thread never decodes base64; large answers run this on the parse thread."""
+    if msg.get("chain") is not None:
+        split = ChainSplit.from_dict(msg["chain"])
+        for j in (split.j_yh, split.j_hx, split.j_yx):
+            j._array = j.array()
+        split._product = split.product.to_numpy() if split.product is not None else None
+        split._tf_gradients = split.tf_gradients.to_numpy() if split.tf_gradients is not None else None
+        msg["decoded"] = split
+    else:
+        j = Jacobian.from_dict(msg.get("result") or {})
+        j._array = j.array()
+        msg["decoded"] = j
+    msg.pop("result", None)
+    msg.pop("chain", None)
+    return msg
 
 
 class WorkerPool(QObject):

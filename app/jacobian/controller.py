@@ -1,0 +1,170 @@
+"""Connects the Jacobian panel to the analysis worker's kept session.
+
+The window hands every worker it takes to :meth:`JacobianController.attach`.
+The analysis is sent with ``"keep": true``, so after its result the worker stays
+and answers ``jacobian`` requests (:mod:`tfviz.jacobian.protocol`); a new
+analysis replaces it (the old worker's request pipe is closed and it exits).
+A request made while the analysis still runs waits for its result.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, QProcess, Qt
+from PySide6.QtWidgets import QDockWidget
+
+from tfviz.jacobian.data import ChainSplit, Jacobian
+
+from ..worker_client import Worker
+from .menu import install_graph_menu, install_variables_menu
+from .panel import NO_SESSION, JacobianPanel
+
+
+class JacobianController(QObject):
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.worker: Worker | None = None
+        self.current: dict | None = None  # the request being computed (with its "id")
+        self.pending: dict | None = None  # asked for before the analysis answered
+        self.last_request: dict | None = None  # of / wrt / via of what is shown
+        self.last_failed: dict | None = None  # the request of the error shown (its slice offers)
+        self.budget_mb: float | None = None  # None: the worker's default (512 MiB)
+        self.panel = JacobianPanel()
+        self.panel.computeRequested.connect(lambda of, wrt, via: self.open(of, wrt, via))
+        self.panel.cancelRequested.connect(self.cancel)
+        self.panel.offerChosen.connect(self._offer)
+        self.panel.opClicked.connect(lambda op: window.graph.view.select_op(op))
+        self.dock = QDockWidget("Jacobian", window)
+        self.dock.setObjectName("dock_Jacobian")
+        self.dock.setWidget(self.panel)
+        window.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
+        window.tabifyDockWidget(window.docks["Log"], self.dock)
+        window.docks["Problems"].raise_()
+        install_graph_menu(self, window.graph.view)
+        install_variables_menu(self, window.variables)
+
+    # -- the session --------------------------------------------------------------
+    def attach(self, w: Worker) -> None:
+        """``w`` analyses the script now; it becomes the session once it answers."""
+        old, self.worker = self.worker, w
+        if old is not None and old is not w:
+            self._release(old)
+        self.current = None
+        self.panel.idle()
+        w.result.connect(self._session_ready)
+        w.error.connect(self._session_failed)
+        w.finished.connect(lambda w=w: self._ended(w))
+        w.jacobian.connect(self._answer)
+        w.jacobian_error.connect(self._error)
+        w.jacobian_progress.connect(self._progress)
+        w.names.connect(lambda _rid, names: self.panel.set_names(names))
+
+    def _release(self, w: Worker) -> None:
+        for sig in (w.jacobian, w.jacobian_error, w.jacobian_progress, w.names):
+            try:
+                sig.disconnect()
+            except (RuntimeError, TypeError):
+                pass
+        w.close_session()
+
+    def _session_ready(self, _report) -> None:
+        w = self.worker
+        if w is None:
+            return
+        w.names_request()
+        if self.pending is not None:
+            req, self.pending = self.pending, None
+            self.open(**req)
+        elif self.last_request is not None and self.dock.isVisible():
+            self.open(**self.last_request)  # the script was analysed again: recompute what is shown
+
+    def _session_failed(self, _err) -> None:
+        self.pending = None
+        self.panel.idle()
+        self.panel.show_empty(NO_SESSION)
+
+    def _ended(self, w: Worker) -> None:
+        if w is not self.worker:
+            return
+        self.worker = None
+        if self.current is not None:
+            self.current = None
+            self.panel.idle()
+            msg = w.exit_error().get("message") or "the analysis worker ended"
+            self.panel.set_message(f"The analysis worker ended while computing: {html.escape(msg)}."
+                                   " Press F5 to analyse the script again.", "error")
+
+    def alive(self) -> bool:
+        return self.worker is not None and self.worker.session_alive()
+
+    # -- requests -----------------------------------------------------------------
+    def show(self) -> None:
+        self.dock.show()
+        self.dock.raise_()
+        h = self.window.height()
+        if self.dock.height() < h * 0.35:
+            self.window.resizeDocks([self.dock], [int(h * 0.45)], Qt.Vertical)
+
+    def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
+             in_range: list[int] | None = None) -> int | None:
+        """Show the panel and compute J(of, wrt) (or the split through ``via``); returns the
+        request id, or None when it waits for the analysis or there is no session."""
+        self.show()
+        of = of or "target"
+        self.panel.set_request(of, wrt, via)
+        req = {"of": of, "wrt": wrt, "via": via or "", "out_range": out_range, "in_range": in_range}
+        w = self.worker
+        if w is None or w.proc.state() == QProcess.NotRunning:
+            self.panel.show_empty(NO_SESSION)
+            return None
+        if not w.answered:
+            self.pending = req
+            self.panel.computing("Waiting for the analysis to finish…")
+            return None
+        if self.current is not None:
+            w.cancel_request(self.current["id"])
+        rid = w.jacobian_request(of, wrt, via or None, out_range=out_range, in_range=in_range,
+                                 budget_mb=self.budget_mb)
+        self.current = dict(req, id=rid)
+        what = f"J({of}, {wrt})" + (f" through {via}" if via else "")
+        self.panel.computing(f"Computing {what}…")
+        return rid
+
+    def cancel(self) -> None:
+        if self.current is not None and self.worker is not None:
+            self.worker.cancel_request(self.current["id"])
+            self.panel.cancel_btn.setEnabled(False)
+            self.panel.set_message("Cancelling…")
+        elif self.pending is not None:
+            self.pending = None
+            self.panel.idle()
+            self.panel.set_message("Cancelled.")
+
+    def _mine(self, rid) -> bool:
+        return self.current is not None and rid == self.current["id"]
+
+    def _answer(self, rid, res: Jacobian | ChainSplit) -> None:
+        if not self._mine(rid):
+            return
+        req, self.current = self.current, None
+        self.last_request = {k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range")}
+        self.panel.show_result(res)
+
+    def _error(self, rid, err: dict) -> None:
+        if not self._mine(rid):
+            return
+        self.last_failed, self.current = self.current, None
+        self.panel.show_error(err)
+
+    def _progress(self, rid, done: int, total: int) -> None:
+        if self._mine(rid):
+            self.panel.set_progress(done, total)
+
+    def _offer(self, k: int) -> None:
+        req = self.last_failed
+        if req is None or not (0 <= k < len(self.panel.offers)):
+            return
+        o = self.panel.offers[k]
+        self.open(req["of"], req["wrt"], "", o.get("out_range"), o.get("in_range"))

@@ -1,0 +1,50 @@
+"""Save the Jacobian the panel shows, as ``tfviz jacobian -o`` does.
+
+``.npy`` keeps the shape ``of.shape + wrt.shape`` (or ``[n_out, n_in]`` for a
+slice); ``.csv`` and ``.png`` are the flattened (outputs x inputs) matrix, the
+PNG in the CLI's blue-white-red map (zero white), one block of pixels per element.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tfviz.jacobian.data import Jacobian
+from tfviz.jacobian.png import to_png
+
+FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": "PNG image (*.png)"}
+
+
+def values_of(j: Jacobian) -> np.ndarray:
+    a = getattr(j, "_array", None)
+    return a if a is not None else j.array()
+
+
+def matrix_of(j: Jacobian) -> np.ndarray:
+    """(output elements, input elements)."""
+    a = values_of(j)
+    if j.out_range or j.in_range:
+        return a.reshape(a.shape[0], -1)  # already [n_out, n_in]
+    return a.reshape(j.of.size, j.wrt.size)
+
+
+def save(j: Jacobian, path: str) -> str:
+    """Write ``j`` to ``path`` in the format its extension names; returns the path."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise ValueError(f"unknown format {ext or '(none)'}: use .npy, .csv or .png")
+    if ext == ".npy":
+        np.save(path, values_of(j))
+    elif ext == ".csv":
+        np.savetxt(path, matrix_of(j), delimiter=",", fmt="%.9g")  # float32 round-trips at 9 digits
+    else:
+        with open(path, "wb") as fh:
+            fh.write(to_png(matrix_of(j)))
+    return path
+
+
+def default_name(j: Jacobian, ext: str = ".npy") -> str:
+    safe = (lambda s: "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s))
+    return f"jacobian_{safe(j.of.name)}_wrt_{safe(j.wrt.name)}{ext}"

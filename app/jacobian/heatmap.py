@@ -1,0 +1,184 @@
+"""One Jacobian as a pyqtgraph heatmap: rows are output elements, columns input elements.
+
+The colour map is diverging and centred on zero (blue negative, white zero, red
+positive: the same ends as ``tfviz jacobian -o out.png``, :mod:`tfviz.jacobian.png`),
+scaled to the largest magnitude; *log magnitude* shows log10 |J| instead on a
+sequential map, with exact zeros left blank. Faint lines mark the boundaries of
+the tensors' leading dimensions, so a (3,4)x(2,5) Jacobian reads as 3x2 blocks.
+Hovering reports the element under the cursor (``hovered``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem
+
+from tfviz.jacobian.png import _MID, _NEG, _POS
+
+#: Blue, white, red at -max, 0, +max (the CLI's PNG colours).
+DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], [tuple(int(c) for c in x) for x in (_NEG, _MID, _POS)])
+SEQUENTIAL = pg.colormap.get("viridis")
+#: Entries of the lookup table: enough that neighbouring values never share a colour visibly.
+LUT_SIZE = 1024
+#: Orders of magnitude shown in log mode below the largest |J|.
+LOG_DECADES = 8
+#: More block boundaries than this along an axis are not drawn (they would only grey it out).
+MAX_LINES = 120
+
+
+def max_abs(a: np.ndarray) -> float:
+    """The largest finite |value| (1.0 when there is none, so the levels stay valid)."""
+    hi, lo = float(np.nanmax(a)), float(np.nanmin(a))
+    m = max(abs(hi), abs(lo))
+    if not np.isfinite(m):
+        f = a[np.isfinite(a)]
+        m = float(np.max(np.abs(f))) if f.size else 0.0
+    return m if m > 0 else 1.0
+
+
+def block_size(shape: list[int]) -> int:
+    """Flat elements per index of the leading dimension (0: no blocks worth drawing)."""
+    if len(shape) < 2 or shape[0] < 2:
+        return 0
+    inner = int(np.prod(shape[1:]))
+    return inner if inner > 1 and shape[0] <= MAX_LINES else 0
+
+
+class IndexAxis(pg.AxisItem):
+    """Whole element indices, each at the centre of its row or column."""
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802,N803 - pyqtgraph's names
+        levels = super().tickValues(minVal, maxVal, size)
+        step = max(1, int(np.ceil(levels[0][0]))) if levels else 1
+        first = int(np.ceil((minVal - 0.5) / step)) * step
+        last = int(np.floor(maxVal - 0.5))
+        return [(step, [k + 0.5 for k in range(max(first, 0), last + 1, step)])]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        return [str(int(round(v - 0.5))) for v in values]
+
+
+class Heatmap(pg.GraphicsLayoutWidget):
+    """A zoomable heatmap of a (rows, cols) matrix with a colour bar."""
+
+    hovered = Signal(int, int, float)  # row, col, value (row -1: the cursor left the image)
+
+    def __init__(self, parent=None, title: str = "", compact: bool = False):
+        super().__init__(parent)
+        self.setBackground("w")
+        self.plot = self.addPlot(title=title, axisItems={"left": IndexAxis("left"),
+                                                          "bottom": IndexAxis("bottom")})
+        self.plot.setMenuEnabled(False)
+        self.plot.invertY(True)  # row 0 (the first output element) at the top
+        self.plot.setAspectLocked(False)
+        self.plot.hideButtons()
+        for name in ("left", "bottom"):
+            ax = self.plot.getAxis(name)
+            ax.setPen(pg.mkPen("#606060"))
+            ax.setTextPen(pg.mkPen("#303030"))
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.bar = pg.ColorBarItem(values=(-1, 1), colorMap=DIVERGING, interactive=False,
+                                   width=12 if compact else 16)
+        self.bar.axis.enableAutoSIPrefix(False)
+        self.bar.setImageItem(self.image, insert_in=self.plot)
+        self.grid = QGraphicsPathItem()
+        self.grid.setPen(QPen(QColor(0, 0, 0, 60), 0))  # cosmetic: one pixel at any zoom
+        self.grid.setZValue(5)
+        self.plot.addItem(self.grid)
+        self.matrix = np.zeros((0, 0), np.float32)
+        self.log = False
+        self.scale = 1.0
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+        self._lut_div = DIVERGING.getLookupTable(0.0, 1.0, LUT_SIZE, alpha=False)
+        self._lut_seq = SEQUENTIAL.getLookupTable(0.0, 1.0, LUT_SIZE, alpha=False)
+
+    # -- data ---------------------------------------------------------------------
+    def set_matrix(self, matrix: np.ndarray, out_shape: list[int] | None = None,
+                   in_shape: list[int] | None = None, *, log: bool | None = None) -> None:
+        """Show ``matrix`` (rows: output elements, cols: input elements). ``out_shape`` /
+        ``in_shape`` (the tensors' shapes, unsliced) give the block lines."""
+        m = np.asarray(matrix)
+        if m.dtype not in (np.float32, np.float64):
+            m = m.astype(np.float32)
+        self.matrix = m
+        if log is not None:
+            self.log = log
+        self._draw()
+        self._blocks(block_size(out_shape or []), block_size(in_shape or []))
+        self.plot.setRange(xRange=(0, max(1, m.shape[1])), yRange=(0, max(1, m.shape[0])), padding=0.02)
+
+    def set_log(self, on: bool) -> None:
+        if on != self.log:
+            self.log = on
+            self._draw()
+
+    def clear(self) -> None:
+        self.matrix = np.zeros((0, 0), np.float32)
+        self.image.clear()
+        self.grid.setPath(QPainterPath())
+
+    def _draw(self) -> None:
+        m = self.matrix
+        if m.size == 0:
+            self.image.clear()
+            return
+        if self.log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shown = np.log10(np.abs(m))
+            shown[~np.isfinite(shown)] = np.nan  # exact zeros (and NaN) blank
+            top = float(np.nanmax(shown)) if np.isfinite(shown).any() else 0.0
+            levels = (top - LOG_DECADES, top)
+            lut, cmap, label = self._lut_seq, SEQUENTIAL, "log10 |J|"
+        else:
+            self.scale = max_abs(m)
+            shown, levels = m, (-self.scale, self.scale)
+            lut, cmap, label = self._lut_div, DIVERGING, "J"
+        self.image.setImage(shown, autoLevels=False, levels=levels, lut=lut)
+        self.bar.setColorMap(cmap)
+        self.bar.setLevels(levels)
+        self.bar.axis.setLabel(label)
+
+    def _blocks(self, rows_per: int, cols_per: int) -> None:
+        rows, cols = self.matrix.shape
+        path = QPainterPath()
+        for r in range(rows_per, rows, rows_per) if rows_per else ():
+            path.moveTo(QPointF(0, r))
+            path.lineTo(QPointF(cols, r))
+        for c in range(cols_per, cols, cols_per) if cols_per else ():
+            path.moveTo(QPointF(c, 0))
+            path.lineTo(QPointF(c, rows))
+        self.grid.setPath(path)
+
+    def set_labels(self, left: str, bottom: str) -> None:
+        self.plot.setLabel("left", left)
+        self.plot.setLabel("bottom", bottom)
+
+    # -- hover --------------------------------------------------------------------
+    def element_at(self, scene_pos) -> tuple[int, int] | None:
+        """(row, col) of the element under a scene position, or None off the image."""
+        p = self.plot.vb.mapSceneToView(scene_pos)
+        r, c = int(np.floor(p.y())), int(np.floor(p.x()))
+        rows, cols = self.matrix.shape
+        return (r, c) if 0 <= r < rows and 0 <= c < cols else None
+
+    def element_center(self, row: int, col: int) -> QPointF:
+        """Where element (row, col) is drawn, in this widget's coordinates (for tests)."""
+        sp = self.plot.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+        return QPointF(self.mapFromScene(sp))
+
+    def _mouse_moved(self, scene_pos) -> None:
+        at = self.element_at(scene_pos)
+        if at is None:
+            self.hovered.emit(-1, -1, 0.0)
+        else:
+            self.hovered.emit(at[0], at[1], float(self.matrix[at]))
+
+    def color_of(self, value: float) -> QColor:
+        """The colour the linear map gives ``value`` (what a pixel of it shows)."""
+        t = 0.5 + 0.5 * float(np.clip(value / self.scale, -1, 1))
+        c = self._lut_div[min(LUT_SIZE - 1, int(t * (LUT_SIZE - 1) + 0.5))]
+        return QColor(int(c[0]), int(c[1]), int(c[2]))

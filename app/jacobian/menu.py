@@ -1,0 +1,163 @@
+"""Where the Jacobian panel is opened from: the graph's and the Variables list's right-click menus.
+
+:func:`add_jacobian_actions` fills any QMenu for a tensor of the graph, so a graph
+view that grows its own context menu can call it (``window.jacobian`` is the
+controller); until then :func:`install_graph_menu` gives the view one.
+
+Names are the worker's: a graph node id is the tensor (``:k`` for output k other
+than 0), a variable is its Variables-panel name (node ``var:NAME``), the target
+node is ``target``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPainterPathStroker
+from PySide6.QtWidgets import QInputDialog, QMenu
+
+from tfviz.report import Report
+
+#: Variables listed directly in the "w.r.t." submenu; more go through "Other…".
+MAX_LISTED = 25
+
+
+def tensor_name(report: Report, node_id: str, output: int = 0) -> str:
+    """The request name of a graph node's output (``var:W`` -> ``W``, the target -> ``target``)."""
+    if node_id.startswith("var:"):
+        return node_id[4:]
+    op = next((o for o in report.graph.ops if o.id == node_id), None)
+    if op is not None and op.type == "Target":
+        return "target"
+    return node_id if not output else f"{node_id}:{output}"
+
+
+def upstream(report: Report, node_id: str) -> list[str]:
+    """Graph node ids the node depends on (nearest first), from the report's edges."""
+    preds: dict[str, list[str]] = getattr(report, "_jacobian_preds", None) or {}
+    if not preds:
+        for e in report.graph.edges:
+            if not e.back:
+                preds.setdefault(e.dst, []).append(e.src)
+        report._jacobian_preds = preds
+    seen, order, frontier = {node_id}, [], [node_id]
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for p in preds.get(n, ()):
+                if p not in seen:
+                    seen.add(p)
+                    order.append(p)
+                    nxt.append(p)
+        frontier = nxt
+    return order
+
+
+def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
+                         selected: list[str] | None = None) -> None:
+    """“Jacobian of this w.r.t. ▸ …” for the tensor ``node_id:output``; with two nodes
+    selected, the downstream one w.r.t. the other; with a Jacobian shown, split it here."""
+    report = controller.window.report
+    if report is None:
+        return
+    if node_id.startswith("var:"):
+        menu.addAction("Jacobian of the loss w.r.t. this",
+                       lambda: controller.open("target", tensor_name(report, node_id)))
+        return
+    this = tensor_name(report, node_id, output)
+    ups = upstream(report, node_id)
+    sub = menu.addMenu("Jacobian of this w.r.t. …")
+    variables = [u for u in ups if u.startswith("var:")]
+    for v in variables[:MAX_LISTED]:
+        sub.addAction(v[4:], lambda v=v: controller.open(this, v[4:]))
+    tensors = [tensor_name(report, u) for u in ups if not u.startswith("var:")]
+    if variables or tensors:
+        sub.addSeparator()
+        sub.addAction("Other variable or upstream tensor…",
+                      lambda: _pick(controller, this, [v[4:] for v in variables] + tensors))
+    else:
+        sub.setEnabled(False)
+        sub.setTitle("Jacobian of this w.r.t. … (nothing upstream)")
+    other = [s for s in (selected or []) if s != node_id]
+    if len(other) == 1:
+        a = other[0]
+        if a in ups:  # the other one is upstream: d this / d other
+            menu.addAction(f"Jacobian of this w.r.t. {tensor_name(report, a)} (selected)",
+                           lambda: controller.open(this, tensor_name(report, a)))
+        elif node_id in upstream(report, a) and not a.startswith("var:"):
+            menu.addAction(f"Jacobian of {tensor_name(report, a)} (selected) w.r.t. this",
+                           lambda: controller.open(tensor_name(report, a), this))
+    shown = controller.last_request
+    if shown and shown["of"] != this and shown["wrt"] != this:
+        menu.addAction(f"Split J({shown['of']}, {shown['wrt']}) through this (chain rule)",
+                       lambda: controller.open(shown["of"], shown["wrt"], this))
+
+
+def _pick(controller, of: str, names: list[str]) -> None:
+    name, ok = QInputDialog.getItem(controller.window, "Jacobian", f"∂ {of} / ∂ …", names, 0, True)
+    if ok and name.strip():
+        controller.open(of, name.strip())
+
+
+def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
+    """The drawn edge (src, dst) under a scene position, within a few pixels."""
+    stroker = QPainterPathStroker()
+    stroker.setWidth(8.0 / max(view.transform().m11(), 1e-3))
+    for ab, path in view.edge_routes.items():
+        if path.controlPointRect().adjusted(-8, -8, 8, 8).contains(scene_pos) \
+                and stroker.createStroke(path).contains(scene_pos):
+            return ab
+    return None
+
+
+def graph_menu(controller, view, pos) -> QMenu | None:
+    """The graph's right-click menu at ``pos`` (viewport coordinates), or None off any tensor."""
+    from app.graph_items import NodeItem
+
+    report = controller.window.report
+    if report is None or view.h is None:
+        return None
+    menu = QMenu(view)
+    selected = [i.node_id for i in view.scene().selectedItems() if isinstance(i, NodeItem)]
+    node = next((i for i in view.items_at(pos) if isinstance(i, NodeItem)), None)
+    if node is not None and node.kind != "group":
+        add_jacobian_actions(menu, controller, node.node_id, selected=selected)
+    elif node is None:
+        ab = edge_at(view, view.mapToScene(pos))
+        if ab is None or ab[0] not in view.h.ops:
+            return None
+        e = next((e for e in report.graph.edges if e.src == ab[0] and e.dst == ab[1]), None)
+        add_jacobian_actions(menu, controller, ab[0], e.src_output if e else 0)
+    return menu if not menu.isEmpty() else None
+
+
+def install_graph_menu(controller, view) -> None:
+    view.setContextMenuPolicy(Qt.CustomContextMenu)
+
+    def show(pos) -> None:
+        menu = graph_menu(controller, view, pos)
+        if menu is not None:
+            menu.exec(view.viewport().mapToGlobal(pos))
+    view.customContextMenuRequested.connect(show)
+
+
+def variables_menu(controller, variables, pos) -> QMenu | None:
+    """Right-click a variable: “Jacobian of the loss w.r.t. this”."""
+    from app.docks import ROLE
+
+    it = variables.itemAt(pos)
+    if it is None or it.data(0, ROLE) is None or controller.window.report is None:
+        return None
+    name = it.data(0, ROLE).name
+    menu = QMenu(variables)
+    menu.addAction("Jacobian of the loss w.r.t. this", lambda: controller.open("target", name))
+    return menu
+
+
+def install_variables_menu(controller, variables) -> None:
+    variables.setContextMenuPolicy(Qt.CustomContextMenu)
+
+    def show(pos) -> None:
+        menu = variables_menu(controller, variables, pos)
+        if menu is not None:
+            menu.exec(variables.viewport().mapToGlobal(pos))
+    variables.customContextMenuRequested.connect(show)

@@ -1,0 +1,334 @@
+"""The Jacobian panel: d of / d wrt as a heatmap, or the chain-rule split as four.
+
+It only shows and asks; :class:`app.jacobian.controller.JacobianController` sends
+the requests to the analysis worker's kept session and hands the answers back.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
+
+from . import export
+from .heatmap import Heatmap
+
+EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
+         "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "
+         "Or name the tensors above and press Compute.")
+NO_SESSION = "Open and analyse a script first: the Jacobian is computed from the analysed step."
+
+
+def element(ref: TensorRef, flat: int) -> str:
+    """``W[2, 0]``: the flat element index in the tensor's own shape."""
+    if not ref.shape:
+        return ref.name
+    idx = np.unravel_index(flat, ref.shape)
+    return f"{ref.name}[{', '.join(str(int(i)) for i in idx)}]"
+
+
+def axis_label(ref: TensorRef, rng: list[int] | None, what: str) -> str:
+    shape = "(" + ", ".join(map(str, ref.shape)) + (",)" if len(ref.shape) == 1 else ")")
+    n = ref.size
+    if rng:
+        return f"{ref.name} {shape}: {what} elements {rng[0]:,}–{rng[1] - 1:,} of {n:,}"
+    return f"{ref.name} {shape}: {n:,} {what} element{'s' if n != 1 else ''}"
+
+
+def _combo(tip: str, placeholder: str) -> QComboBox:
+    c = QComboBox()
+    c.setEditable(True)
+    c.setInsertPolicy(QComboBox.NoInsert)
+    c.setMinimumContentsLength(12)
+    c.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    c.lineEdit().setPlaceholderText(placeholder)
+    c.setToolTip(tip)
+    return c
+
+
+class JacobianPanel(QWidget):
+    computeRequested = Signal(str, str, str)  # of, wrt, via ("" = no split)
+    cancelRequested = Signal()
+    offerChosen = Signal(int)  # index into the last too_big error's offers
+    opClicked = Signal(str)  # select this op in the graph
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.shown: Jacobian | ChainSplit | None = None
+        self.offers: list[dict] = []
+        self.of = _combo("The output tensor: an op id of the graph (:k for its output k), or target",
+                         "target")
+        self.wrt = _combo("The input: a variable (as in Variables) or an upstream tensor",
+                          "variable or tensor")
+        self.via = _combo("Optional: a tensor between them, to split J(of, wrt) by the chain rule",
+                          "(no split)")
+        self.compute_btn = QPushButton("Compute")
+        self.compute_btn.clicked.connect(self._compute)
+        for c in (self.of, self.wrt, self.via):
+            c.lineEdit().returnPressed.connect(self._compute)
+        self.log_box = QCheckBox("log |J|")
+        self.log_box.setToolTip("Show log10 of the magnitude (exact zeros blank) instead of signed values")
+        self.log_box.toggled.connect(self._set_log)
+        self.export_btn = QToolButton()
+        self.export_btn.setText("Export")
+        self.export_btn.setPopupMode(QToolButton.InstantPopup)
+        menu = QMenu(self.export_btn)
+        for ext, what in ((".png", "PNG image…"), (".npy", "NumPy array (.npy)…"), (".csv", "CSV matrix…")):
+            menu.addAction(what, lambda ext=ext: self.export_dialog(ext))
+        self.export_btn.setMenu(menu)
+        self.export_btn.setEnabled(False)
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 4, 6, 0)
+        for w in (QLabel("∂"), self.of, QLabel("/ ∂"), self.wrt, QLabel("via"), self.via,
+                  self.compute_btn, self.log_box, self.export_btn):
+            top.addWidget(w)
+        top.setStretch(1, 2)
+        top.setStretch(3, 2)
+        top.setStretch(5, 1)
+
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.RichText)
+        self.message.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.message.linkActivated.connect(self._link)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.clicked.connect(self.cancelRequested)
+        prog = QHBoxLayout()
+        prog.setContentsMargins(0, 0, 0, 0)
+        prog.addWidget(self.progress, 1)
+        prog.addWidget(self.cancel_btn)
+        self.progress_row = QWidget()
+        self.progress_row.setLayout(prog)
+        self.progress_row.hide()
+
+        self.empty = QLabel(EMPTY)
+        self.empty.setAlignment(Qt.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color: #808080; font-style: italic; padding: 24px;")
+        self.single = Heatmap()
+        self.single.hovered.connect(lambda r, c, v: self._hover(0, r, c, v))
+        self.parts = [Heatmap(title=t, compact=True)
+                      for t in ("J(y,h)", "J(h,x)", "J(y,h) · J(h,x)", "J(y,x)")]
+        chain = QWidget()
+        row = QHBoxLayout(chain)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        for k, h in enumerate(self.parts):
+            h.hovered.connect(lambda r, c, v, k=k: self._hover(k + 1, r, c, v))
+            row.addWidget(h)
+        self.stack = QStackedWidget()
+        for w in (self.empty, self.single, chain):
+            self.stack.addWidget(w)
+        self.readout = QLabel(" ")
+        self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.readout.setStyleSheet("font-family: monospace; padding: 2px 6px;")
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 2)
+        lay.setSpacing(3)
+        lay.addLayout(top)
+        for w in (self.message, self.progress_row):
+            lay.addWidget(w)
+        self.message.setContentsMargins(8, 0, 8, 0)
+        lay.addWidget(self.stack, 1)
+        lay.addWidget(self.readout)
+        self.set_message("")
+
+    # -- requests -----------------------------------------------------------------
+    def set_names(self, names: list[str]) -> None:
+        for c in (self.of, self.wrt, self.via):
+            text = c.currentText()
+            c.blockSignals(True)
+            c.clear()
+            c.addItems(([""] if c is self.via else []) + names)
+            c.setEditText(text)
+            c.blockSignals(False)
+
+    def set_request(self, of: str, wrt: str, via: str = "") -> None:
+        self.of.setEditText(of or "target")
+        self.wrt.setEditText(wrt)
+        self.via.setEditText(via or "")
+
+    def request(self) -> tuple[str, str, str]:
+        return (self.of.currentText().strip() or "target", self.wrt.currentText().strip(),
+                self.via.currentText().strip())
+
+    def _compute(self) -> None:
+        of, wrt, via = self.request()
+        if not wrt:
+            self.set_message("Name the input (∂ / ∂ <i>what</i>): a variable or an upstream tensor.")
+            return
+        self.computeRequested.emit(of, wrt, via)
+
+    def computing(self, text: str) -> None:
+        self.set_message(html.escape(text))
+        self.progress.setValue(0)
+        self.progress_row.show()
+        self.cancel_btn.setEnabled(True)
+
+    def set_progress(self, done: int, total: int) -> None:
+        self.progress.setValue(int(100 * done / total) if total else 0)
+
+    def idle(self) -> None:
+        self.progress_row.hide()
+
+    # -- answers ------------------------------------------------------------------
+    def set_message(self, text: str, kind: str = "info") -> None:
+        color = {"info": "#303030", "error": "#B0301C", "ok": "#1E6B3A"}[kind]
+        self.message.setText(f"<span style='color:{color}'>{text}</span>" if text else "")
+        self.message.setVisible(bool(text))
+
+    def show_empty(self, text: str = EMPTY) -> None:
+        self.shown = None
+        self.empty.setText(text)
+        self.stack.setCurrentWidget(self.empty)
+        self.export_btn.setEnabled(False)
+
+    def show_result(self, res: Jacobian | ChainSplit) -> None:
+        self.idle()
+        self.offers = []
+        if isinstance(res, ChainSplit):
+            self._show_chain(res)
+            return
+        if res.status != "ok":
+            self.show_empty(self._not_a_matrix(res))
+            self.set_message(self._not_a_matrix(res, links=True), "error")
+            return
+        self.shown = res
+        self.stack.setCurrentWidget(self.single)
+        self._fill(self.single, res)
+        a = export.values_of(res)
+        self.set_message(f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
+                         f"{tuple(a.shape)}, {res.mode} mode, {res.chunks} chunk"
+                         f"{'s' if res.chunks != 1 else ''}, {res.seconds:.2f} s. Largest |J| = "
+                         f"{self.single.scale:.4g}.")
+        self.export_btn.setEnabled(True)
+
+    def _show_chain(self, split: ChainSplit) -> None:
+        parts = (split.j_yh, split.j_hx, split.j_yx)
+        if any(j.status != "ok" for j in parts):
+            self.show_empty(split.message)
+            cut = next((j for j in parts if j.cut is not None), None)
+            extra = f" {self._not_a_matrix(cut, links=True)}" if cut is not None else ""
+            self.set_message(html.escape(split.message) + extra, "error")
+            return
+        self.shown = split
+        self.stack.setCurrentIndex(2)
+        y, h, x = split.j_yx.of, split.j_yh.wrt, split.j_yx.wrt
+        short = (lambda r: r.name if len(r.name) <= 14 else "…" + r.name[-13:])
+        ys, hs, xs = short(y), short(h), short(x)
+        titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})")
+        product = Jacobian(y, x, values=split.j_yx.values)
+        product._array = split._product
+        for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx), titles):
+            heat.plot.setTitle(html.escape(t), size="10pt", color="#303030")
+            self._fill(heat, j, short=True)
+        diff = split.max_abs_diff if split.max_abs_diff is not None else float("nan")
+        good = diff <= 1e-5 * max(1.0, self.parts[3].scale)
+        self.set_message(
+            f"<b>max |J({y.name},{h.name}) · J({h.name},{x.name}) − J({y.name},{x.name})| = {diff:.3g}</b>"
+            f" ({'the chain rule holds' if good else 'they differ'}). " + html.escape(
+                split.message.split(";", 1)[1].strip() if ";" in split.message else ""),
+            "ok" if good else "error")
+        self.export_btn.setEnabled(True)
+
+    def _fill(self, heat: Heatmap, j: Jacobian, short: bool = False) -> None:
+        heat.set_matrix(export.matrix_of(j), None if j.out_range else j.of.shape,
+                        None if j.in_range else j.wrt.shape, log=self.log_box.isChecked())
+        heat.jacobian = j
+        if short:
+            heat.set_labels(f"{j.of.name} {tuple(j.of.shape)}", f"{j.wrt.name} {tuple(j.wrt.shape)}")
+        else:
+            heat.set_labels(axis_label(j.of, j.out_range, "output"), axis_label(j.wrt, j.in_range, "input"))
+
+    def _not_a_matrix(self, j: Jacobian, links: bool = False) -> str:
+        if j.cut is not None:
+            op = html.escape(j.cut.op)
+            where = f" ({os.path.basename(j.cut.file)}:{j.cut.line})" if j.cut.file and j.cut.line else ""
+            shown = f"<a href='op:{op}'>{op}</a>" if links else op
+            msg = html.escape(j.message) if links else j.message
+            return f"{msg} The path is cut at {shown} ({html.escape(j.cut.op_type)}){where}."
+        return html.escape(j.message) if links else j.message
+
+    def show_error(self, err: dict) -> None:
+        """A ``jacobian_error``: too big (with its slices), not found, not reachable, …"""
+        self.idle()
+        kind, msg = err.get("kind", ""), html.escape(err.get("message") or "the request failed")
+        self.offers = list(err.get("offers") or []) if kind == "too_big" else []
+        if kind == "cancelled":
+            self.set_message("Cancelled.")
+            return
+        if kind == "too_big":
+            links = [f"<a href='offer:{k}'>outputs {o['out_range'][0]:,}–{o['out_range'][1] - 1:,}"
+                     f" × inputs {o['in_range'][0]:,}–{o['in_range'][1] - 1:,}"
+                     f" ({fmt_bytes(int(o['bytes']))})</a>" for k, o in enumerate(self.offers)]
+            msg = f"<b>Too big.</b> {msg}." + (" Compute a slice instead: " + " · ".join(links)
+                                               if links else "")
+        elif kind == "not_found" and err.get("candidates"):
+            msg += ". Close matches: " + ", ".join(html.escape(c) for c in err["candidates"][:8])
+        elif kind == "not_reachable" and err.get("op"):
+            op = html.escape(err["op"])
+            msg += f" (inside <a href='op:{op}'>{op}</a>)"
+        self.set_message(msg, "error")
+
+    def _link(self, href: str) -> None:
+        kind, _, value = href.partition(":")
+        if kind == "op":
+            self.opClicked.emit(value)
+        elif kind == "offer":
+            self.offerChosen.emit(int(value))
+
+    # -- view ---------------------------------------------------------------------
+    def _set_log(self, on: bool) -> None:
+        for h in (self.single, *self.parts):
+            h.set_log(on)
+
+    def _hover(self, which: int, r: int, c: int, v: float) -> None:
+        heat = self.single if which == 0 else self.parts[which - 1]
+        j = getattr(heat, "jacobian", None)
+        if r < 0 or j is None:
+            self.readout.setText(" ")
+            return
+        o = r + (j.out_range[0] if j.out_range else 0)
+        i = c + (j.in_range[0] if j.in_range else 0)
+        self.readout.setText(f"∂ {element(j.of, o)} / ∂ {element(j.wrt, i)} = {v:.6g}"
+                             f"    (row {o:,}, column {i:,})")
+
+    def export_target(self) -> Jacobian | None:
+        """What Export saves: the Jacobian shown (for a split, J(of, wrt), as the CLI does)."""
+        return self.shown.j_yx if isinstance(self.shown, ChainSplit) else self.shown
+
+    def export_dialog(self, ext: str) -> None:
+        j = self.export_target()
+        if j is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export the Jacobian", export.default_name(j, ext),
+                                              export.FORMATS[ext])
+        if path:
+            if not path.lower().endswith(ext):
+                path += ext
+            try:
+                export.save(j, path)
+                self.set_message(f"Saved {html.escape(path)}.")
+            except (OSError, ValueError) as exc:
+                self.set_message(f"Could not save: {html.escape(str(exc))}", "error")
