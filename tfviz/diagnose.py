@@ -104,10 +104,14 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     capture = Capture(on_text)
     with _in_folder(os.path.dirname(path)):
         recorder = OriginRecorder()
-        with recorder:
+        with contextlib.ExitStack() as recording:
+            recording.enter_context(recorder)
             if mode == "program":
                 report_step("running the program to its first gradient step", 0.1)
                 step_ = _program_step(path, list(args), step, capture)
+                # Frozen copies are made before the step (build(), import time): the
+                # replays below need no recording, which would double their eager time.
+                recording.close()
             else:
                 report_step("running the script", 0.1)
                 step_ = _target_step(path, target, capture)
