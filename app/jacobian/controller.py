@@ -103,9 +103,13 @@ class JacobianController(QObject):
     def show(self) -> None:
         self.dock.show()
         self.dock.raise_()
-        h = self.window.height()
-        if self.dock.height() < h * 0.35:
-            self.window.resizeDocks([self.dock], [int(h * 0.45)], Qt.Vertical)
+        win = self.window
+        if self.dock.height() < win.height() * 0.35:  # heatmaps need room: 45% of the height,
+            win.resizeDocks([self.dock], [int(win.height() * 0.45)], Qt.Vertical)
+            variables = win.docks.get("Variables")  # and most of the width beside Variables
+            if variables is not None and variables.isVisible() and not variables.isFloating():
+                win.resizeDocks([variables, self.dock], [int(win.width() * 0.3), int(win.width() * 0.7)],
+                                Qt.Horizontal)
 
     def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
              in_range: list[int] | None = None) -> int | None:

@@ -51,6 +51,7 @@ class IndexAxis(pg.AxisItem):
     """Whole element indices, each at the centre of its row or column."""
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802,N803 - pyqtgraph's names
+        minVal, maxVal = sorted((minVal, maxVal))  # an inverted axis may give them swapped
         levels = super().tickValues(minVal, maxVal, size)
         step = max(1, int(np.ceil(levels[0][0]))) if levels else 1
         first = int(np.ceil((minVal - 0.5) / step)) * step

@@ -207,6 +207,7 @@ class JacobianPanel(QWidget):
     def show_result(self, res: Jacobian | ChainSplit) -> None:
         self.idle()
         self.offers = []
+        self.readout.setText(" ")
         if isinstance(res, ChainSplit):
             self._show_chain(res)
             return

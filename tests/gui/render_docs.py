@@ -40,8 +40,38 @@ def analyse(app, w, script: Path) -> None:
     settle(app)
 
 
+def render_jacobian(app, w, out: Path) -> None:
+    """The Jacobian panel on seed 3: J(y, W) with a hovered element, then the chain-rule split."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    analyse(app, w, EXAMPLES / "seed3_chain_rule_split.py")
+    c = w.jacobian
+
+    def compute(*req) -> None:
+        c.open(*req)
+        t = QElapsedTimer()
+        t.start()
+        while (c.current is not None or c.pending is not None) and t.elapsed() < 120_000:
+            app.processEvents()
+        settle(app)
+
+    compute("y", "W")
+    w.graph.view.select_op("y")
+    heat = c.panel.single
+    p = heat.element_center(1, 7).toPoint()
+    QTest.mouseMove(heat.viewport(), p + QPoint(1, 0))
+    QTest.mouseMove(heat.viewport(), p)
+    settle(app)
+    w.grab().save(str(out / "window_jacobian.png"))
+    compute("y", "W", "h")
+    w.grab().save(str(out / "window_jacobian_split.png"))
+    w.docks["Problems"].raise_()
+
+
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "images"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0]) if args else ROOT / "docs" / "images"
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
     from app.window import MainWindow
@@ -50,6 +80,10 @@ def main() -> int:
     w.resize(1400, 900)
     w.show()
     settle(app, 500)
+    if "--jacobian" in sys.argv:  # only the Jacobian panel's images
+        render_jacobian(app, w, out)
+        w.close()
+        return 0
     w.grab().save(str(out / "window_start.png"))
 
     analyse(app, w, EXAMPLES / "seed1_svd_dynamic_shape.py")
@@ -80,6 +114,8 @@ def main() -> int:
     w.show_problem(relu.data(0, 0x0100))
     settle(app)
     w.grab().save(str(out / "window_zero.png"))
+
+    render_jacobian(app, w, out)
 
     # Program mode: the analysis bar with its arguments and step, the Log with the program's output.
     w.log.clear()
