@@ -26,6 +26,7 @@ class JacobianController(QObject):
         super().__init__(window)
         self.window = window
         self.worker: Worker | None = None
+        self.script: str | None = None  # the script of the session
         self.current: dict | None = None  # the request being computed (with its "id")
         self.pending: dict | None = None  # asked for before the analysis answered
         self.last_request: dict | None = None  # of / wrt / via of what is shown
@@ -51,6 +52,10 @@ class JacobianController(QObject):
         old, self.worker = self.worker, w
         if old is not None and old is not w:
             self._release(old)
+        if self.window.script != self.script:  # another script: its names mean nothing here
+            self.script, self.last_request, self.pending = self.window.script, None, None
+            self.panel.show_empty()
+            self.panel.set_message("")
         self.current = None
         self.panel.idle()
         w.result.connect(self._session_ready)
