@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWi
 from tfviz.report import Report
 
 from .display import location
-from .palette import STYLES, category, status_icon, text_color, variable_look
+from .palette import STYLES, category, look, status_icon, text_color, variable_look
 
 ROLE = Qt.UserRole
 #: Short words for the Variables list: the kind follows, the full sentence is in the tooltip.
@@ -29,7 +29,8 @@ LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values
             "nan": "connected, but its gradient is NaN or Inf at these values"}
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
 OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
-                   "nan": "NaN/Inf at these values"}
+                   "nan": "NaN/Inf at these values",
+                   "starved": "none arrives here (cut further toward the target)"}
 
 
 def _shape(s) -> str:
@@ -207,11 +208,17 @@ class DetailsPanel(QTextBrowser):
             h.append("<b>Inputs</b><table cellspacing=4>")
             for e in ins:
                 src = ops.get(e.src)
-                ecat = category(e.status)
+                ecat = category(look(e))
                 est = STYLES[ecat]
+                word = e.status
+                if ecat == "starved":
+                    cut = ops.get(e.cut_at)
+                    word = f"no gradient: cut at {cut.type if cut else ''} {cut.name if cut else e.cut_at}"
+                elif ecat == "muted":
+                    word = f"{e.status} (no variable needs this cut)"
                 h.append(f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
                          f"<td>{e.dtype}{_shape(e.shape)}</td>"
-                         f"<td style='color:{text_color(ecat)}'>{est.marker} {e.status}</td>"
+                         f"<td style='color:{text_color(ecat)}'>{est.marker} {esc(word)}</td>"
                          f"<td>{_norm(e.grad_norm)}</td></tr>")
             h.append("</table>")
         if op.outputs:

@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from .palette import STYLES, badge_text, category
+from .palette import QUIET, STYLES, badge_text, category, worst
 
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
@@ -64,12 +64,24 @@ class NodeItem(QGraphicsItem):
             self._fill, self._text = QColor("white"), QColor("#202020")
         if not on_path and kind != "target":
             self._fill, self._text = QColor("#F3F3F3"), QColor("#9A9A9A")
-        self._problem = cat not in ("passes", "off_path")
+        self._problem = cat not in QUIET
+        self.starved = cat == "starved"
         self._border = QPen(QColor(STYLES[cat].color) if self._problem else QColor("#8A8A8A"),
                             3.0 if self._problem else 1.0)
         if self._problem and STYLES[cat].dash:
             self._border.setDashPattern([max(1.0, d / 1.5) for d in STYLES[cat].dash])
         self._marker = STYLES[cat].marker if self._problem else ""
+        if self.starved:  # no gradient arrives: muted, never a bug's style, never green
+            self._border = QPen(QColor(STYLES[cat].color), 1.6)
+            self._border.setDashPattern([3, 2])
+            self._text = QColor("#6B645A")
+            self._fill = QColor("#EEEAE4") if kind == "variable" else QColor("#F7F5F2")
+            self._marker = STYLES[cat].marker if kind == "variable" else ""
+        # the colour a node keeps when zoomed out: its status, or its worst badge
+        bad = [c for c in self.badges if c not in QUIET] if kind == "group" else []
+        self.far_cat = cat if self._problem else worst(bad) if bad else ""
+        if self.far_cat:
+            self.setZValue(1)  # problems are drawn on top
 
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-3, -3, 3, 3)
@@ -79,8 +91,8 @@ class NodeItem(QGraphicsItem):
         r = self._rect
         sel = self.isSelected() or self.highlight
         if lod < LOD_TEXT:
-            painter.fillRect(r, QColor("#FFD54F") if sel else self._border.color()
-                             if self._problem else self._fill.darker(115))
+            painter.fillRect(r, QColor("#FFD54F") if sel else QColor(STYLES[self.far_cat].color)
+                             if self.far_cat else self._fill.darker(115))
             return
         painter.setBrush(self._fill)
         painter.setPen(QPen(QColor("#1A1A1A"), 3.5) if sel else self._border)
@@ -118,7 +130,8 @@ class NodeItem(QGraphicsItem):
                 painter.setPen(Qt.NoPen)
                 painter.setBrush(QColor(STYLES[cat].color))
                 painter.drawRoundedRect(br, 6, 6)
-                painter.setPen(QColor("black") if cat in ("off_path", "zero") else QColor("white"))
+                painter.setPen(QColor("black") if cat in ("off_path", "zero", "starved", "muted")
+                               else QColor("white"))
                 painter.drawText(br, Qt.AlignCenter, badge_text(cat, n))
 
 
@@ -166,3 +179,44 @@ class EdgeBatch(QGraphicsPathItem):
         self.setZValue(z)
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.setFlag(QGraphicsItem.ItemIsSelectable, False)
+
+
+class ProblemMarks(QGraphicsItem):
+    """Zoomed out, each problem op (or group holding one) as a patch in its status colour,
+    at least :data:`MIN_PX` pixels wide whatever the zoom, drawn above everything else:
+    the broken ops never vanish into the grey of a fitted view."""
+
+    MIN_PX = 9.0
+
+    def __init__(self, marks: list[tuple[QRectF, str]]):
+        super().__init__()
+        self.marks = marks
+        self._rect = QRectF()
+        for r, _ in marks:
+            self._rect = self._rect.united(r)
+        self.setZValue(20)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self._colors = {c: QColor(STYLES[c].color) for _, c in marks}
+        self._margin = 0.0
+
+    def set_scale(self, scale: float) -> None:
+        """Grow the bounding rect with the patches' size at this zoom (the view calls it)."""
+        m = self.MIN_PX / max(scale, 1e-4)
+        if abs(m - self._margin) > 1e-6:
+            self.prepareGeometryChange()
+            self._margin = m
+
+    def boundingRect(self) -> QRectF:
+        m = self._margin
+        return self._rect.adjusted(-m, -m, m, m)
+
+    def paint(self, painter, option, widget=None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod >= LOD_TEXT or lod <= 0:
+            return
+        m = self.MIN_PX / lod
+        painter.setPen(QPen(QColor("white"), 1.0 / lod))
+        for r, c in self.marks:
+            w, h = max(r.width(), m), max(r.height(), m)
+            painter.setBrush(self._colors[c])
+            painter.drawRect(QRectF(r.center().x() - w / 2, r.center().y() - h / 2, w, h))

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphics
 from tfviz.report import Report
 
 from .display import location
-from .graph_items import EdgeBatch, FrameItem, NodeItem, Tile
+from .graph_items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from .graph_layout import GraphLayout
 from .hierarchy import ROOT, Hierarchy
-from .palette import STYLES, category, magnitude_pen, pen_for, worst
+from .palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
 
 TILE = 1600.0
 
@@ -57,6 +57,7 @@ class GraphView(QGraphicsView):
         self._overlay = None
         self.highlighted_edges = 0
         self.placeholder = ""  # said in the middle while there is no graph to draw
+        self._tiles, self._overview, self._marks, self.edge_cats = [], [], None, {}
         self.scene().selectionChanged.connect(self._on_selection)
 
     def set_placeholder(self, text: str) -> None:
@@ -65,6 +66,8 @@ class GraphView(QGraphicsView):
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
         super().drawForeground(painter, rect)
+        if self.magnitude and self.node_items:
+            self._draw_scale(painter)
         if self.node_items or not self.placeholder:
             return
         painter.save()
@@ -78,11 +81,36 @@ class GraphView(QGraphicsView):
                          Qt.AlignCenter | Qt.TextWordWrap, self.placeholder)
         painter.restore()
 
+    def magnitude_range(self) -> tuple[float, float]:
+        return (min(self._norms), max(self._norms)) if self._norms else (0.0, 0.0)
+
+    def _draw_scale(self, painter: QPainter) -> None:
+        """The magnitude overlay's colour scale, bottom right: log10 of the gradient norm."""
+        lo, hi = self.magnitude_range()
+        painter.save()
+        painter.resetTransform()
+        vp = self.viewport().rect()
+        w, h = 180, 12
+        x0, y0 = vp.right() - w - 16, vp.bottom() - 44
+        painter.fillRect(QRectF(x0 - 8, y0 - 20, w + 16, 50), QColor(255, 255, 255, 225))
+        for i in range(w):
+            v = lo + (hi - lo) * i / max(w - 1, 1)
+            painter.fillRect(QRectF(x0 + i, y0, 1.0, h), magnitude_pen(10 ** v, lo, hi).color())
+        painter.setPen(QColor("#303030"))
+        f = painter.font()
+        f.setPixelSize(11)
+        painter.setFont(f)
+        painter.drawText(QRectF(x0, y0 - 18, w, 16), Qt.AlignCenter, "gradient norm (log10)")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignLeft, f"1e{lo:.0f}")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignRight, f"1e{hi:.0f}")
+        painter.restore()
+
     # -- model ------------------------------------------------------------------
     def set_report(self, report: Report | None) -> None:
         self.report = report
         self.scene().clear()
         self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
+        self._tiles, self._overview, self._marks = [], [], None
         if report is None or not report.graph.ops:
             self.h = self.gl = None
             return
@@ -98,7 +126,7 @@ class GraphView(QGraphicsView):
         """Fit the graph if its labels stay legible; a long, thin graph (ResNet's chain of
         blocks) would shrink to an unreadable strip, so show its top at a readable scale."""
         self.fit()
-        r = self.scene().itemsBoundingRect()
+        r = self.content_rect()
         if r.isEmpty() or self.transform().m11() >= 0.45:
             return
         s = max(self.transform().m11(), min(0.8, (self.viewport().width() - 40) / max(r.width(), 1.0)))
@@ -180,6 +208,10 @@ class GraphView(QGraphicsView):
             ov.setVisible(False)
             self._overview.append(ov)
         self._build_edges(placed)
+        marks = [(it.sceneBoundingRect(), it.far_cat) for it in self.node_items.values() if it.far_cat]
+        self._marks = ProblemMarks(marks) if marks else None
+        if self._marks is not None:
+            sc.addItem(self._marks)
         self._lod_overview = None
         self.update_lod()
         rect = QRectF(-60, -60, placed.width + 120, placed.height + 120)
@@ -222,6 +254,7 @@ class GraphView(QGraphicsView):
 
     def _build_edges(self, placed) -> None:
         merged: dict[tuple[str, str], list] = {}
+        self.edge_cats: dict[tuple[str, str], str] = {}  # drawn edge -> its legend category
         for e in self.report.graph.edges:
             if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
                 continue
@@ -232,7 +265,7 @@ class GraphView(QGraphicsView):
             if self.only_path and e.status == "off_path":
                 continue
             merged.setdefault((a, b), []).append(e)
-        lo, hi = (min(self._norms), max(self._norms)) if self._norms else (0.0, 0.0)
+        lo, hi = self.magnitude_range()
         batches: dict[tuple, QPainterPath] = {}
         pens: dict[tuple, QPen] = {}
         batch_of: dict[tuple[str, str], tuple] = {}
@@ -246,7 +279,8 @@ class GraphView(QGraphicsView):
                 dy = max(20.0, abs(p1.y() - p0.y()) / 2)
                 path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
             self.edge_routes[(a, b)] = path
-            status = worst(e.status for e in es)
+            status = worst(look(e) for e in es)
+            self.edge_cats[(a, b)] = category(status)
             if self.magnitude:
                 g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
                 pen = magnitude_pen(g, lo, hi)
@@ -260,12 +294,12 @@ class GraphView(QGraphicsView):
             pens[tkey] = pen
             batch_of[(a, b)] = tkey
             cat = category(status)
-            if not self.magnitude and cat not in ("passes", "off_path"):
+            if cat not in QUIET:  # kept in the magnitude overlay too
                 self._marker(path.pointAtPercent(0.5), cat, es)
         items = {}
+        zs = {"off_path": -5, "muted": -4, "starved": -3, "passes": -1}
         for k, path in batches.items():
-            cat = k[2]
-            z = -5 if cat == "off_path" else -1 if cat == "passes" else 0
+            z = zs.get(k[2], 0)
             items[k] = EdgeBatch(path, pens[k], z)
             self.scene().addItem(items[k])
         self.edge_items = {ab: items[k] for ab, k in batch_of.items()}  # drawn edge -> its batch
@@ -352,6 +386,8 @@ class GraphView(QGraphicsView):
 
     def update_lod(self) -> None:
         """Swap node items for per-tile overview paths when nodes are a few pixels wide."""
+        if getattr(self, "_marks", None) is not None:
+            self._marks.set_scale(self.transform().m11())
         far = self.transform().m11() < self.OVERVIEW_SCALE and len(self.node_items) > 400
         if far == getattr(self, "_lod_overview", None):
             return
@@ -361,6 +397,13 @@ class GraphView(QGraphicsView):
         for o in self._overview:
             o.setVisible(far)
 
+    def content_rect(self) -> QRectF:
+        """The nodes and group frames (not the zoom-dependent problem marks)."""
+        r = QRectF()
+        for it in (*self._tiles, *self.frames.values()):
+            r = r.united(it.sceneBoundingRect())
+        return r
+
     def zoom_by(self, factor: float) -> None:
         s = self.transform().m11() * factor
         if 0.0002 < s < 8:
@@ -368,7 +411,7 @@ class GraphView(QGraphicsView):
             self.update_lod()
 
     def fit(self) -> None:
-        r = self.scene().itemsBoundingRect()
+        r = self.content_rect()
         if not r.isEmpty():
             self.fitInView(r.adjusted(-20, -20, 20, 20), Qt.KeepAspectRatio)
             if self.transform().m11() > 1.2:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from tfviz.report import GraphDoc, GraphOp
 
-from .palette import category
+from .palette import QUIET, category
 
 ROOT = "f:"
 
@@ -131,7 +131,8 @@ class Hierarchy:
                 g = self.groups[gid]
                 g.n_ops += 1
                 g.on_path = g.on_path or op.on_path
-                if cat not in ("passes", "off_path"):
+                # problem ops, and variables no gradient reaches (a layer behind a stop_gradient)
+                if cat not in QUIET or (cat == "starved" and op.is_variable):
                     g.problems[cat] = g.problems.get(cat, 0) + 1
 
     # -- queries ----------------------------------------------------------------

@@ -36,6 +36,10 @@ STYLES: dict[str, Style] = {
         Style("nan", "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
         Style("zero", "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9", (8, 2), 2.4,
               "0"),
+        Style("starved", "no gradient (none arrives here: cut further toward the target)", "#A89F91",
+              (3, 3), 1.4, "∅"),
+        Style("muted", "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
+              "#9AA3AD", (1, 3), 1.2, ""),
         Style("off_path", "off-path (no variable→target path)", "#BBBBBB", (), 1.0, ""),
     )
 }
@@ -45,8 +49,8 @@ def category(status: str | None) -> str:
     """Map an edge/op status (passes, off_path or a kind) to a legend category."""
     if not status or status == "passes":
         return "passes"
-    if status == "off_path":
-        return "off_path"
+    if status in ("off_path", "starved", "muted"):
+        return status
     if status in RAISING_KINDS:
         return "raises"
     if status in ("stop_gradient", "integer", "nan", "zero"):
@@ -54,12 +58,32 @@ def category(status: str | None) -> str:
     return "cut"
 
 
-#: Worst first: when several edges merge into one drawn edge, the worst wins.
-SEVERITY = ("raises", "nan", "cut", "stop_gradient", "integer", "zero", "passes", "off_path")
+#: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
+#: that passes outranks one that never arrives, and a harmless cut ranks below both.
+SEVERITY = ("raises", "nan", "cut", "stop_gradient", "integer", "zero", "passes", "starved", "muted",
+            "off_path")
+#: Categories that mark a bug (or a warning) where they are drawn.
+QUIET = frozenset({"passes", "off_path", "starved", "muted"})
+
+
+def look(edge) -> str:
+    """The status an edge is drawn with: its own, except that a cut no variable needs is
+    ``muted`` (BatchNorm's moments are not a bug)."""
+    if edge.status not in ("passes", "off_path", "starved") and not getattr(edge, "needed", True):
+        return "muted"
+    return edge.status
 
 
 def worst(statuses) -> str:
-    cats = {category(s): s for s in statuses}
+    """The status of a merged edge: the worst of its on-path members (an off-path member,
+    such as shape arithmetic beside a real path, never colours it).
+
+    >>> worst(["passes", "integer"]), worst(["passes", "off_path"]), worst(["starved", "passes"])
+    ('integer', 'passes', 'passes')
+    """
+    statuses = list(statuses)
+    on = [s for s in statuses if s != "off_path"] or statuses
+    cats = {category(s): s for s in on}
     for c in SEVERITY:
         if c in cats:
             return cats[c]
@@ -98,7 +122,7 @@ def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
 STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00",
                      "nan": "#000000", "zero": "#56B4E9"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3"}
+TEXT_COLOR = {"zero": "#1F6FA3", "starved": "#6B645A", "muted": "#5F6B76"}
 
 
 def text_color(key: str) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import deque
+
 import networkx as nx
 
 from tfviz.report import (
     EDGE_OFF_PATH,
     EDGE_PASSES,
+    EDGE_STARVED,
     GraphDoc,
     GraphEdge,
     GraphFunction,
@@ -22,8 +25,16 @@ def graph_doc(
     problems: dict[tuple[str, str], Problem],
     nan_ops: list[str],
     functions: list[GraphFunction],
+    reach: set[str] | None = None,
+    needed: set[tuple[str, str]] | None = None,
 ) -> GraphDoc:
-    """Ops and edges with their gradient status; ops on no path are ``off_path``."""
+    """Ops and edges with their gradient status; ops on no path are ``off_path``.
+
+    With ``reach`` (the ops a gradient from the target arrives at), an on-path op or
+    passing edge that no gradient reaches is ``starved``, with ``cut_at`` naming the
+    nearest cut toward the target. With ``needed`` (cut edges some variable's
+    verdict rests on), every other cut is marked ``needed=False``: it blocks nothing.
+    """
     node_status: dict[str, tuple[str, str]] = {}
     for (kind, op), p in problems.items():
         if op:
@@ -33,12 +44,17 @@ def graph_doc(
     # A call op whose body is inlined is drawn as that body's group; with no
     # edges of its own it would be a stray box.
     callers = {f.call_op for f in functions}
+    cut_at = _cut_at(g, union, reach, node_status) if reach is not None else {}
     ops: list[GraphOp] = []
     for nid, d in g.nodes(data=True):
         if nid in callers and g.degree(nid) == 0:
             continue
         on = nid in union
         status, message = node_status.get(nid, (EDGE_PASSES if on else EDGE_OFF_PATH, ""))
+        cut = cut_at.get(nid, "") if status == EDGE_PASSES else ""
+        if cut:
+            status = EDGE_STARVED
+            message = f"no gradient arrives here: cut at {_name(g, cut)}"
         outs = [norms[(nid, i)] for i in range(len(d.get("outputs", []))) if (nid, i) in norms]
         ops.append(
             GraphOp(
@@ -54,12 +70,17 @@ def graph_doc(
                 message=message,
                 grad_norm=max(outs) if outs else None,
                 is_variable=bool(d.get("is_variable")),
+                cut_at=cut,
             )
         )
     edges: list[GraphEdge] = []
     for u, v, e in g.edges(data=True):
         on = u in union and v in union
         status = e.get("status", EDGE_PASSES) if on else EDGE_OFF_PATH
+        cut = cut_at.get(v, "") if status == EDGE_PASSES else ""
+        if cut:
+            status = EDGE_STARVED
+        need = needed is None or status in (EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED) or (u, v) in needed
         for src_out, dst_in in e["ports"]:
             edges.append(
                 GraphEdge(
@@ -72,7 +93,50 @@ def graph_doc(
                     status=status,
                     grad_norm=norms.get((u, src_out)) if on else None,
                     back=bool(e.get("back")),
+                    cut_at=cut,
+                    needed=need,
                 )
             )
     return GraphDoc(ops=ops, edges=edges, functions=list(functions))
 
+
+
+def _name(g: nx.DiGraph, nid: str) -> str:
+    d = g.nodes[nid]
+    return f"{d.get('type', '?')} '{d.get('name', nid)}'"
+
+
+def _cut_at(g: nx.DiGraph, union: set[str], reach: set[str],
+            node_status: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """For each on-path op no gradient reaches, the nearest op toward the target where
+    the gradient is cut: a problem op on the way if there is one, else the consumer of
+    the cut edge. One backward walk from all cuts at once (linear in the graph).
+
+    >>> g = nx.DiGraph()
+    >>> g.add_edge("w", "read", status="passes")
+    >>> g.add_edge("read", "sg", status="stop_gradient")
+    >>> g.add_edge("sg", "t", status="passes")
+    >>> _cut_at(g, {"w", "read", "sg", "t"}, {"sg", "t"}, {})
+    {'read': 'sg', 'w': 'sg'}
+    """
+    starved = union - reach
+    label: dict[str, str] = {}
+    queue: deque[str] = deque()
+    for n in sorted(starved):
+        if n in node_status:  # a problem op no gradient reaches (a Cast upstream of its cut)
+            label[n] = n
+            queue.append(n)
+    for x in sorted(starved):
+        if x in label:
+            continue
+        ys = sorted(y for y in g.successors(x) if y in union and y in reach)
+        if ys:
+            label[x] = ys[0]
+            queue.append(x)
+    while queue:
+        x = queue.popleft()
+        for u in g.predecessors(x):
+            if u in starved and u not in label:
+                label[u] = label[x]
+                queue.append(u)
+    return dict(sorted(label.items()))

@@ -40,6 +40,9 @@ STATUSES: tuple[str, ...] = ("connected", "disconnected", "broken")
 #: variable-to-target path at all.
 EDGE_PASSES = "passes"
 EDGE_OFF_PATH = "off_path"
+#: An on-path edge or op that no gradient reaches, because of a cut further toward the
+#: target (its ``cut_at`` names that op): the gradient would pass here, but none arrives.
+EDGE_STARVED = "starved"
 
 
 @dataclass
@@ -102,6 +105,8 @@ class GraphOp:
     message: str = ""
     grad_norm: float | None = None
     is_variable: bool = False
+    #: status ``starved``: the op, nearest toward the target, where its gradient is cut
+    cut_at: str = ""
 
 
 @dataclass
@@ -115,6 +120,11 @@ class GraphEdge:
     status: str = EDGE_OFF_PATH
     grad_norm: float | None = None
     back: bool = False
+    #: status ``starved``: the op, nearest toward the target, where the gradient is cut
+    cut_at: str = ""
+    #: a cut (status a kind) that some variable's gradient needs; False for a cut that
+    #: blocks no variable (BatchNorm's moments, a numerically stable loss, shape arithmetic)
+    needed: bool = True
 
 
 @dataclass

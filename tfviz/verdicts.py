@@ -140,6 +140,9 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     for c in frozen:
         frozen_of.setdefault(c.variable, []).append(c)
     nan_ops = _nan_culprits(g, traced, union, reach)
+    # the cut edges some variable's verdict rests on; every other cut blocks nothing
+    needed = {(u, x) for x in raisers for u in g.predecessors(x)
+              if u in union and g.edges[u, x].get("status") in RAISING_KINDS}
     reports: list[VariableReport] = []
     for f in found:
         vn, region = var_node(f), regions[f.path]
@@ -183,10 +186,13 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
             kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
                            key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)
             kind = kinds[0] if kinds else "other"
+            needed.update(cuts)
             for u, v in cuts:
                 k = g.edges[u, v]["status"]
                 for blame, msg in _blame(g, region, u, v):
                     blocked.append(blame)
+                    needed.update((p, blame) for p in g.predecessors(blame)
+                                  if p in region and g.edges[p, blame].get("status") != EDGE_PASSES)
                     src = g.nodes[blame].get("source")
                     if k == "frozen_copy":
                         copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
@@ -215,7 +221,8 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     plist = list(problems.items.values())
     ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
         p.severity == "error" for p in plist)
-    doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions)
+    doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions,
+                    reach=reach, needed=needed)
     return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist,
                   graph=doc)
 
