@@ -15,22 +15,27 @@ from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget, QTreeWidgetItem
 
-from tfviz.report import Report
+from tfviz.report import Report, VariableReport
 
 from .display import location
 from .palette import STYLES, category, look, status_icon, text_color, variable_look
 
 ROLE = Qt.UserRole
 #: Short words for the Variables list: the kind follows, the full sentence is in the tooltip.
-STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN"}
+STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",
+               "not_trained": "not trained", "read_not_trained": "read, not trained here"}
 
 #: Tooltips of the Variables list's icon.
 LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
-            "nan": "connected, but its gradient is NaN or Inf at these values"}
+            "nan": "connected, but its gradient is NaN or Inf at these values",
+            "not_trained": "not trained: the loss reads it, but this training step never updates it",
+            "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)"}
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
 OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
                    "nan": "NaN/Inf at these values",
-                   "starved": "none arrives here (cut further toward the target)"}
+                   "starved": "none arrives here (cut further toward the target)",
+                   "not_trained": "not trained — the loss reads this variable, but the step never"
+                                  " updates it"}
 
 
 def _shape(s) -> str:
@@ -100,7 +105,9 @@ class VariablesPanel(_Tree):
         for v in report.variables if report else []:
             look = variable_look(v.status, v.kind)
             word = STATUS_WORD.get(look, look)
-            if look != v.status:  # zero or NaN: name the op where it happens
+            if look == "not_trained":  # the reason is in the tooltip
+                text = word
+            elif look != v.status:  # zero or NaN: name the op where it happens
                 text = f"{word}: {v.blocked_at[0].rsplit('/', 1)[-1]}" if v.blocked_at else word
             else:
                 text = f"{word}: {v.kind}" if v.kind else word
@@ -116,6 +123,23 @@ class VariablesPanel(_Tree):
                 it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
             it.setData(0, ROLE, v)
             self.addTopLevelItem(it)
+        for r in report.read_not_trained if report else []:
+            self._add_read_not_trained(r)
+
+    def _add_read_not_trained(self, r) -> None:
+        """A separate model's variable the loss reads on purpose: greyed, after the others."""
+        look = "read_not_trained"
+        v = VariableReport(name=r.name, tf_name="", dtype="", shape=[], status=look, explanation=r.reason)
+        it = QTreeWidgetItem(["", r.name, f"{STATUS_WORD[look]}: separate model", "", ""])
+        it.setIcon(0, status_icon(look))
+        grey = QBrush(QColor(text_color(look)))
+        for col in (1, 2):
+            it.setForeground(col, grey)
+        it.setToolTip(0, LOOK_TIP[look])
+        it.setToolTip(1, r.name)
+        it.setToolTip(2, f"{LOOK_TIP[look]}\n{r.reason}")
+        it.setData(0, ROLE, v)
+        self.addTopLevelItem(it)
 
     def select_name(self, name: str) -> bool:
         for i in range(self.topLevelItemCount()):

@@ -19,7 +19,7 @@ from tfviz.report import Report
 from .display import location
 from .graph_items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from .graph_layout import GraphLayout
-from .hierarchy import ROOT, Hierarchy
+from .hierarchy import ROOT, Hierarchy, mark_not_trained
 from .palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
 
 TILE = 1600.0
@@ -114,6 +114,7 @@ class GraphView(QGraphicsView):
         if report is None or not report.graph.ops:
             self.h = self.gl = None
             return
+        mark_not_trained(report)
         self.h = Hierarchy(report.graph)
         self.gl = GraphLayout(self.h)
         self.expanded = self.h.default_expanded()

@@ -36,6 +36,8 @@ STYLES: dict[str, Style] = {
         Style("nan", "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
         Style("zero", "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9", (8, 2), 2.4,
               "0"),
+        Style("not_trained", "not trained (the loss reads it, but the step never updates it)", "#B59A00",
+              (6, 2, 2, 2), 2.4, "↺"),
         Style("starved", "no gradient (none arrives here: cut further toward the target)", "#A89F91",
               (3, 3), 1.4, "∅"),
         Style("muted", "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
@@ -53,14 +55,14 @@ def category(status: str | None) -> str:
         return status
     if status in RAISING_KINDS:
         return "raises"
-    if status in ("stop_gradient", "integer", "nan", "zero"):
+    if status in ("stop_gradient", "integer", "nan", "zero", "not_trained"):
         return status
     return "cut"
 
 
 #: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
 #: that passes outranks one that never arrives, and a harmless cut ranks below both.
-SEVERITY = ("raises", "nan", "cut", "stop_gradient", "integer", "zero", "passes", "starved", "muted",
+SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "passes", "starved", "muted",
             "off_path")
 #: Categories that mark a bug (or a warning) where they are drawn.
 QUIET = frozenset({"passes", "off_path", "starved", "muted"})
@@ -120,9 +122,10 @@ def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
 
 
 STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00",
-                     "nan": "#000000", "zero": "#56B4E9"}
+                     "nan": "#000000", "zero": "#56B4E9", "not_trained": "#B59A00",
+                     "read_not_trained": "#B8B8B8"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3", "starved": "#6B645A", "muted": "#5F6B76"}
+TEXT_COLOR = {"zero": "#1F6FA3", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A", "starved": "#6B645A", "muted": "#5F6B76"}
 
 
 def text_color(key: str) -> str:
@@ -134,9 +137,15 @@ def variable_look(status: str, kind: str | None) -> str:
     """How a variable is shown: its status, except that a connected variable whose
     gradient is NaN or exactly zero is never shown as a plain "connected" tick.
 
+    A variable the step never updates (``not_trained``) has its own look, whatever its status.
+
     >>> variable_look("connected", None), variable_look("connected", "zero"), variable_look("broken", "nan")
     ('connected', 'zero', 'broken')
+    >>> variable_look("disconnected", "not_trained"), variable_look("connected", "not_trained")
+    ('not_trained', 'not_trained')
     """
+    if kind == "not_trained":
+        return kind
     return kind if status == "connected" and kind in ("nan", "zero") else status
 
 
@@ -172,6 +181,13 @@ def status_icon(status: str) -> QIcon:
             p.setFont(f)
             p.setPen(QColor("#0B2A40" if status == "zero" else "white"))  # dark on sky blue: 8:1
             p.drawText(QRect(2, 1, 24, 25), Qt.AlignCenter, "0" if status == "zero" else "!")
+        elif status in ("not_trained", "read_not_trained"):
+            f = QFont("DejaVu Sans")
+            f.setPixelSize(19 if status == "not_trained" else 16)
+            f.setBold(True)
+            p.setFont(f)
+            p.setPen(QColor("white"))
+            p.drawText(QRect(2, 1, 24, 25), Qt.AlignCenter, "↺" if status == "not_trained" else "R")
         elif status == "connected":
             p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
         elif status == "disconnected":
