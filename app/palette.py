@@ -62,8 +62,8 @@ def category(status: str | None) -> str:
 
 #: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
 #: that passes outranks one that never arrives, and a harmless cut ranks below both.
-SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "passes", "starved", "muted",
-            "off_path")
+SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "passes",
+            "starved", "muted", "off_path")
 #: Categories that mark a bug (or a warning) where they are drawn.
 QUIET = frozenset({"passes", "off_path", "starved", "muted"})
 
@@ -125,7 +125,8 @@ STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken"
                      "nan": "#000000", "zero": "#56B4E9", "not_trained": "#B59A00",
                      "read_not_trained": "#B8B8B8"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A", "starved": "#6B645A", "muted": "#5F6B76"}
+TEXT_COLOR = {"zero": "#1F6FA3", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A",
+              "starved": "#6B645A", "muted": "#5F6B76"}
 
 
 def text_color(key: str) -> str:
