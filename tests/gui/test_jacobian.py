@@ -50,9 +50,19 @@ def node_pos(view, node_id: str) -> QPoint:
 
 
 def hover(heat, row: int, col: int) -> None:
+    """Move the mouse over an element (inside the window: QTest's events go through it)."""
     p = heat.element_center(row, col).toPoint()
+    assert heat.window().rect().contains(heat.mapTo(heat.window(), p)), "element outside the window"
     QTest.mouseMove(heat.viewport(), p + QPoint(1, 0))
     QTest.mouseMove(heat.viewport(), p)
+
+
+def hover_until(qtbot, heat, row: int, col: int, cond) -> None:
+    """Hover the element until ``cond()``: the view may still be settling after a resize."""
+    def moved() -> bool:
+        hover(heat, row, col)
+        return cond()
+    qtbot.waitUntil(moved, timeout=5000)
 
 
 def test_open_from_node_hover_and_colours(qtbot, seed3):
@@ -71,10 +81,9 @@ def test_open_from_node_hover_and_colours(qtbot, seed3):
     cols = np.arange(12) % 3
     assert np.all(m[np.arange(3)[:, None] != cols[None, :]] == 0)  # y_j reads W[:, j] only
     assert np.all(m[np.arange(3)[:, None] == cols[None, :]] != 0)
-    heat.resize(700, 400)
     qtbot.wait(50)
-    hover(heat, 1, 7)  # output 1 = y[0, 1]; input 7 = W[2, 1]
-    qtbot.waitUntil(lambda: "W[2, 1]" in c.panel.readout.text(), timeout=5000)
+    # output 1 = y[0, 1]; input 7 = W[2, 1]
+    hover_until(qtbot, heat, 1, 7, lambda: "W[2, 1]" in c.panel.readout.text())
     assert c.panel.readout.text().startswith(f"∂ y[0, 1] / ∂ W[2, 1] = {m[1, 7]:.6g}")
     img = heat.grab().toImage()
     lo, hi = np.unravel_index(np.argmin(m), m.shape), np.unravel_index(np.argmax(m), m.shape)
@@ -153,13 +162,11 @@ def test_too_big_offers_slices(qtbot, seed3):
     (o0, o1), (i0, i1) = offer["out_range"], offer["in_range"]
     n_out, n_in = o1 - o0, i1 - i0
     assert c.panel.single.matrix.shape == (n_out, n_in)
-    c.panel.single.resize(600, 400)
     qtbot.wait(50)
-    hover(c.panel.single, n_out - 1, n_in - 1)
     o, i = offer["out_range"][1] - 1, offer["in_range"][1] - 1
     idx = (lambda flat, shape: ", ".join(str(int(v)) for v in np.unravel_index(flat, shape)))
     want = f"∂ y[{idx(o, (1, 3))}] / ∂ W[{idx(i, (4, 3))}] = "
-    qtbot.waitUntil(lambda: c.panel.readout.text().startswith(want), timeout=5000)
+    hover_until(qtbot, c.panel.single, n_out - 1, n_in - 1, lambda: c.panel.readout.text().startswith(want))
     assert f"row {o}, column {i}" in c.panel.readout.text()
 
 
