@@ -40,6 +40,7 @@ from .analysis_bar import PROGRAM, AnalysisBar, step_name
 from .banner import ErrorBanner
 from .display import summary
 from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
+from .flow_chart import add_flow_dock
 from .graph_panel import GraphPanel
 from .jacobian import JacobianController
 from .source_view import SourceView
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._build_menus()
         self.jacobian = JacobianController(self)  # the Jacobian dock and its right-click entries
+        self.flow = add_flow_dock(self)  # the gradient-flow chart
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._file_changed)
         self._debounce = QTimer(self, singleShot=True, interval=500)
@@ -481,6 +483,7 @@ class MainWindow(QMainWindow):
         self.variables.set_report(report)
         self.problems.set_report(report)
         self.graph.view.set_report(report)
+        self.flow.set_report(report)
         self.details.show_op(report, "")
 
     def _node_selected(self, node_id: str) -> None:
