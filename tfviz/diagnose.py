@@ -142,8 +142,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             f.source = f.source or recorder.origin(capture_key(f))
         found = found + extras
         tf_vars = [f.tf_variable for f in found]
-        if eager is None:
+        as_graph = step_.capture is not None and step_.capture.as_graph
+        if eager is None and not as_graph:
             eager = eager_truth(tape, loss, tf_vars)
+        del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
         lap("call")
         report_step("tracing the graph", 0.5)
         frozen: list[FrozenCopy] = []
@@ -156,6 +158,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             except Exception as exc:  # noqa: BLE001 - untraceable user code
                 trace_error = error_from_exception(
                     exc, f"'{step_.name}' cannot be traced by tf.function", path)
+        if eager is None:
+            # The program runs this step as a graph (tf.function, Keras fit): the
+            # traced verdict is its truth. Untraceable: fall back to an eager call.
+            eager = traced.truth if traced is not None else _eager_again(step_, path, capture, tf_vars)
         lap("trace")
         report_step("checking gradients", 0.8)
         prober = Prober()
@@ -268,6 +274,11 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture,
         except Exception:  # noqa: BLE001
             raise error_from_exception(first, f"the target '{name}' raised", path) from None
     return loss, Truth(error=first, error_op=raising_op(first)), None
+
+
+def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) -> Truth:
+    loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+    return eager if eager is not None else eager_truth(tape, loss, tf_vars)
 
 
 def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: OriginRecorder,

@@ -60,6 +60,8 @@ class StepCapture:
     updates: list[tuple[int | None, Any]] | None = None
     updates_known: bool = True
     update_at: Source | None = None
+    #: the program runs the step as a graph, so the traced verdict is its truth
+    as_graph: bool = False
 
     def stand_ins(self, hit: Any) -> Any:
         import tensorflow as tf
@@ -102,6 +104,8 @@ class _Entry:
     graph: Any = None
     hits: int = 0
     called_at: Source | None = None
+    #: the real program runs this step as a graph (tf.function, Keras fit)
+    as_graph: bool = True
 
 
 @dataclass
@@ -216,7 +220,8 @@ class RunHandler:
 
         self._stop_if_pending()
         prepare(model, data, self.script)
-        self.entries.append(_Entry(model.train_step, (data,), {}, _namespace(frame), label=label))
+        self.entries.append(_Entry(model.train_step, (data,), {}, _namespace(frame), label=label,
+                                   as_graph=not getattr(model, "run_eagerly", False)))
         try:
             result = model.train_step(data)
         finally:
@@ -293,7 +298,9 @@ class RunHandler:
             desc += f" in {name}, called at {os.path.basename(where.file)}:{where.line}"
         if label:
             desc = f"{label}: {desc}"
-        return StepCapture(hit.api, desc, replay, sources, where, hit.error, notes, ns)
+        captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, notes, ns)
+        captured.as_graph = entry is not None and entry.as_graph
+        return captured
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
