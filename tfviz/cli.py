@@ -6,8 +6,12 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tfviz import __version__
+
+if TYPE_CHECKING:
+    from tfviz.report import Report
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -40,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     from tfviz.jacobian.cli import add_parser as add_jacobian
 
     add_jacobian(sub)
+    from tfviz.exportcli import add_parser as add_export
+
+    add_export(sub, _positive)
     o = sub.add_parser("open", help="open a script in the desktop app")
     o.add_argument("script", nargs="?")
     o.add_argument("--target")
@@ -65,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if "--" in argv:  # everything after it belongs to the user's program
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1:]
-    if argv and argv[0] not in ("check", "open", "jacobian") and not argv[0].startswith("-"):
+    if argv and argv[0] not in ("check", "open", "jacobian", "export") and not argv[0].startswith("-"):
         argv.insert(0, "open")
     args = _parser().parse_args(argv)
     args.script_args = script_args
@@ -92,6 +99,10 @@ def _main(argv: list[str] | None) -> int:
         from tfviz.jacobian.cli import run
 
         return run(args)
+    if args.command == "export":
+        from tfviz.exportcli import run as run_export
+
+        return run_export(args)
     print("tfviz: the desktop app starts from the `tfviz` command", file=sys.stderr)
     return EXIT_ERROR
 
@@ -111,6 +122,24 @@ def _check(args: argparse.Namespace) -> int:
             return _list_targets(args)
     except AnalysisError as exc:
         return _fail(args, exc.to_dict())
+    report = analyse(args)
+    if isinstance(report, int):
+        return report
+    if args.json:
+        print(report.to_json(full_graph=False, indent=2))
+    else:
+        from tfviz.textreport import render
+
+        print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    sys.stdout.flush()
+    if args.graph:
+        _write_graph(args.graph, report)
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
+
+
+def analyse(args: argparse.Namespace) -> Report | int:
+    """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
+    code when there is none (the error already said on stderr, and on stdout with --json)."""
     live = sys.stderr.isatty()
     request = {"cmd": "analyze", "script": os.path.abspath(args.script), "target": args.target,
                "run": args.run, "args": args.script_args, "step": args.step,
@@ -130,18 +159,7 @@ def _check(args: argparse.Namespace) -> int:
             error["file"] = os.path.abspath(args.script)
         return _fail(args, error)
     from tfviz.report import Report
-
-    report = Report.from_dict(answer["report"])
-    if args.json:
-        print(report.to_json(full_graph=False, indent=2))
-    else:
-        from tfviz.textreport import render
-
-        print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
-    sys.stdout.flush()
-    if args.graph:
-        _write_graph(args.graph, report)
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
+    return Report.from_dict(answer["report"])
 
 
 def _fail(args: argparse.Namespace, error: dict) -> int:
@@ -155,14 +173,14 @@ def _fail(args: argparse.Namespace, error: dict) -> int:
     return EXIT_ERROR
 
 
-def refuse_graph_path(path: str, script: str, force: bool) -> None:
-    """``--graph`` never overwrites the script, nor a file tfviz did not write."""
+def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph") -> None:
+    """``--graph`` (and ``export -o``) never overwrites the script, nor a file tfviz did not write."""
     from tfviz.errors import AnalysisError
 
     if not os.path.isfile(path):
         return  # a folder or a missing path fails when written: one line, after the report
     if os.path.exists(script) and os.path.samefile(path, script):
-        raise AnalysisError("--graph names the script being analysed; refusing to overwrite it",
+        raise AnalysisError(f"{flag} names the script being analysed; refusing to overwrite it",
                             file=path)
     if force:
         return
@@ -171,8 +189,9 @@ def refuse_graph_path(path: str, script: str, force: bool) -> None:
             head = fh.read(4096).decode("utf-8", "replace")
     except OSError:
         head = ""
-    if not (head.lstrip().startswith("{") and '"tfviz"' in head):
-        raise AnalysisError(f"--graph would overwrite {path}, which is not a graph tfviz wrote;"
+    ours = (head.lstrip().startswith("{") and '"tfviz"' in head) or "written by tfviz" in head[:200]
+    if not ours:
+        raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote;"
                             " use --force to replace it", file=path)
 
 
@@ -180,8 +199,10 @@ def _write_graph(path: str, report) -> None:
     """Written after the report, so a bad path never hides it; failing to
     write is one line on stderr and leaves the exit code to the analysis."""
     try:
+        from tfviz.analysisfile import analysis_json
+
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(report.to_json(full_graph=True))
+            fh.write(analysis_json(report))
     except OSError as exc:
         print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)
 

@@ -1,0 +1,144 @@
+"""Writing an analysis as data: JSON (a saved analysis), DOT (Graphviz) and GraphML (Gephi, yEd).
+
+DOT and GraphML come from one networkx graph, :func:`to_networkx`: a node per op and an
+edge per tensor (several between two ops when several outputs feed several inputs), each
+with its gradient ``status``, the problem ``kind`` where there is one, and ``grad_norm``.
+Image formats (PNG, SVG, PDF) are drawn by the app's scene and are not written here.
+
+>>> from tfviz.report import GraphOp, Report
+>>> r = Report(script="s.py", target="loss")
+>>> r.graph.ops.append(GraphOp(id="var:w", name="w", type="Variable", scope="", status="passes"))
+>>> g = to_networkx(r)
+>>> g.nodes["var:w"]["status"], g.graph["target"]
+('passes', 'loss')
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import networkx as nx
+
+from tfviz import __version__
+from tfviz.analysisfile import analysis_json
+from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
+
+DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
+IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+#: The first line of every DOT or GraphML file tfviz writes (how ``--force`` knows its own files).
+SIGNATURE = "written by tfviz"
+#: Colours for Graphviz: the app's palette for the statuses (Okabe–Ito, colour-blind safe).
+_COLORS = {EDGE_PASSES: "#0072B2", EDGE_OFF_PATH: "#BBBBBB", EDGE_STARVED: "#E69F00"}
+_CUT_COLOR = "#D55E00"
+
+
+def format_of(path: str) -> str:
+    """The format named by ``path``'s extension (``json``, ``dot``, ``graphml``, ``png``…).
+
+    >>> format_of("out/Graph.GV"), format_of("a.graphml")
+    ('dot', 'graphml')
+    """
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    ext = {"gv": "dot", "xml": "graphml"}.get(ext, ext)
+    if ext not in DATA_FORMATS + IMAGE_FORMATS:
+        raise ValueError(f"cannot tell the format of {path!r}: use .json, .dot or .graphml"
+                         " (images: .png, .svg, .pdf)")
+    return ext
+
+
+def kind_of(status: str) -> str:
+    """The problem kind an op or edge status names, or "" for passes/off_path/starved."""
+    return "" if status in (EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED) else status
+
+
+def to_networkx(report: Report) -> nx.MultiDiGraph:
+    """The analysed graph with plain attributes (no None: GraphML has no null)."""
+    g = nx.MultiDiGraph()
+    g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
+                           "script": report.script, "target": report.target, "mode": report.mode,
+                           "ok": report.ok}))
+    for op in report.graph.ops:
+        g.add_node(op.id, **_clean({
+            "label": op.name, "op_name": op.name, "type": op.type, "scope": op.scope,
+            "function": op.group, "status": op.status, "kind": kind_of(op.status),
+            "on_path": op.on_path, "is_variable": op.is_variable, "grad_norm": op.grad_norm,
+            "message": op.message, "cut_at": op.cut_at,
+            "outputs": "; ".join(f"{t.dtype}{_shape(t.shape)}" for t in op.outputs),
+            "file": op.source.file if op.source else None,
+            "line": op.source.line if op.source else None,
+            "color": _color(op.status),
+        }))
+    for i, e in enumerate(report.graph.edges):
+        g.add_edge(e.src, e.dst, key=i, **_clean({
+            "status": e.status, "kind": kind_of(e.status), "grad_norm": e.grad_norm,
+            "dtype": e.dtype, "shape": _shape(e.shape), "src_output": e.src_output,
+            "dst_input": e.dst_input, "back": e.back, "needed": e.needed, "cut_at": e.cut_at,
+            "color": _color(e.status),
+        }))
+    return g
+
+
+def write(report: Report, path: str, fmt: str | None = None) -> None:
+    """Write ``report`` to ``path`` as ``fmt`` (default: from the extension). Raises
+    OSError when the file cannot be written, ValueError for a format not written here."""
+    fmt = fmt or format_of(path)
+    if fmt == "json":
+        text = analysis_json(report)
+    elif fmt == "dot":
+        text = dot_text(to_networkx(report))
+    elif fmt == "graphml":
+        text = graphml_text(to_networkx(report))
+    else:
+        raise ValueError(f"{fmt} is not a data format (use json, dot or graphml)")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def graphml_text(g: nx.MultiDiGraph) -> str:
+    lines = list(nx.generate_graphml(g, named_key_ids=True, edge_id_from_attribute=None))
+    head = 1 if lines and lines[0].startswith("<?xml") else 0
+    lines.insert(head, f"<!-- {SIGNATURE} {__version__} -->")
+    return "\n".join(lines) + "\n"
+
+
+def dot_text(g: nx.MultiDiGraph) -> str:
+    """The graph in Graphviz's DOT language, every id and value quoted.
+
+    networkx writes DOT only through pydot or pygraphviz; this writer needs neither.
+    """
+    out = [f"// {SIGNATURE} {__version__}", "digraph tfviz {"]
+    if g.graph:
+        out.append(f"  graph [{_attrs(g.graph)}];")
+    out.append('  node [shape="box", style="rounded", fontname="Helvetica"];')
+    for n, d in g.nodes(data=True):
+        out.append(f"  {_quote(n)} [{_attrs(d)}];")
+    for u, v, d in g.edges(data=True):
+        out.append(f"  {_quote(u)} -> {_quote(v)} [{_attrs(d)}];")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _attrs(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_quote(v)}" for k, v in d.items())
+
+
+def _quote(v: Any) -> str:
+    if isinstance(v, bool):
+        v = "true" if v else "false"
+    text = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
+    return f'"{text}"'
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None and v != ""}
+
+
+def _shape(shape: list[int | None] | None) -> str:
+    if shape is None:
+        return ""
+    return "[" + ",".join("?" if s is None else str(s) for s in shape) + "]"
+
+
+def _color(status: str) -> str:
+    return _COLORS.get(status, _CUT_COLOR)
