@@ -39,12 +39,15 @@ from tfviz.scriptinfo import choose_mode, static_targets
 from .analysis_bar import PROGRAM, AnalysisBar, step_name
 from .banner import ErrorBanner
 from .display import summary
-from .docks import DetailsPanel, LogPanel, ProblemsPanel, VariablesPanel
+from .docks import DetailsPanel, LogPanel
 from .flow_chart import add_flow_dock
 from .graph_panel import GraphPanel
 from .jacobian import JacobianController
+from .problems_panel import ProblemsPanel
+from .saved import install_save_action, is_saved_analysis, open_saved
 from .source_view import SourceView
 from .start_page import StartPage, recent_label
+from .variables_panel import VariablesPanel
 from .worker_client import Worker, WorkerPool
 
 MAX_RECENT = 10
@@ -119,7 +122,7 @@ class MainWindow(QMainWindow):
         # column of the Variables list is visible and the graph keeps most of the window.
         for name, w, area in (("Source", self.source, Qt.RightDockWidgetArea),
                               ("Details", self.details, Qt.RightDockWidgetArea),
-                              ("Variables", self.variables, Qt.BottomDockWidgetArea),
+                              ("Variables", self.variables.box, Qt.BottomDockWidgetArea),
                               ("Problems", self.problems, Qt.BottomDockWidgetArea),
                               ("Log", self.log, Qt.BottomDockWidgetArea)):
             d = QDockWidget(name, self)
@@ -177,6 +180,7 @@ class MainWindow(QMainWindow):
 
         f = self.menuBar().addMenu("&File")
         act(f, "&Open…", self.browse, QKeySequence.Open)
+        install_save_action(self, f)
         self.recent_menu = f.addMenu("Open &Recent")
         act(f, "&Start page", self.show_start)
         f.addSeparator()
@@ -236,7 +240,7 @@ class MainWindow(QMainWindow):
     # -- analysis -----------------------------------------------------------------
     def browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open script", os.path.dirname(self.script or ""),
-                                              "Python scripts (*.py)")
+                                              "Python scripts (*.py);;Saved analyses (*.json)")
         if path:
             self.open_script(path)
 
@@ -246,6 +250,9 @@ class MainWindow(QMainWindow):
         ``loss()``) the program with ``args`` (default: those remembered for this script)
         up to its ``step``-th gradient computation (default: 1 for a new script)."""
         if not path:
+            return
+        if is_saved_analysis(path):  # shown from the file alone: nothing runs
+            open_saved(self, path)
             return
         path = os.path.abspath(path)
         new = path != self.script

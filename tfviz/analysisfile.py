@@ -106,7 +106,7 @@ def report_from_document(doc: Any, name: str = "the file") -> Report:
         raise AnalysisFileError(f"{name} was written by a newer tfviz (schema {version}); this"
                                 f" tfviz reads schema {SCHEMA_VERSION}: upgrade tfviz to open it")
     graph = doc.get("graph")
-    if isinstance(graph, dict) and not isinstance(graph.get("ops", []), list):
+    if isinstance(graph, dict) and type(graph.get("ops")) is int:
         raise AnalysisFileError(f"{name} holds the graph's counts, not the graph (tfviz check --json"
                                 " output): save it with tfviz export -o FILE.json or check --graph")
     try:
@@ -146,6 +146,8 @@ def _check(value: Any, hint: Any, where: str) -> Any:
                 continue
             sub = f"{where}.{f.name}" if where else f.name
             out[f.name] = _check(value[f.name], hints[f.name], sub)
+            if (hint.__name__, f.name) == ("Source", "line") and not 0 <= out[f.name] < 2**31:
+                raise _Invalid(f"{sub} is not a line number")
             allowed = _VOCAB.get((hint.__name__, f.name))
             if allowed is not None and out[f.name] not in allowed:
                 raise _Invalid(f"{sub} is {out[f.name]!r}, not one of tfviz's values")
