@@ -1,4 +1,4 @@
-"""Variables, Problems, Details and Log panels (all fed from a Report).
+"""Details and Log panels, and the list base of Variables and Problems (all fed from a Report).
 
 Every panel says what it will show while it is empty, so the start page and a
 failed analysis never leave blank boxes. Paths are shown relative to the
@@ -11,25 +11,16 @@ import html
 import os
 from collections import deque
 
-from PySide6.QtCore import QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget, QTreeWidgetItem
+from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
-from tfviz.report import Report, VariableReport
+from tfviz.report import Report
 
 from .display import location
-from .palette import STYLES, category, look, status_icon, text_color, variable_look
+from .palette import STYLES, category, look, text_color
 
 ROLE = Qt.UserRole
-#: Short words for the Variables list: the kind follows, the full sentence is in the tooltip.
-STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",
-               "not_trained": "not trained", "read_not_trained": "read, not trained here"}
-
-#: Tooltips of the Variables list's icon.
-LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
-            "nan": "connected, but its gradient is NaN or Inf at these values",
-            "not_trained": "not trained: the loss reads it, but this training step never updates it",
-            "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)"}
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
 OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
                    "nan": "NaN/Inf at these values",
@@ -50,7 +41,7 @@ def _base(report: Report | None) -> str | None:
     return os.path.dirname(report.script) if report and report.script else None
 
 
-class _Tree(QTreeWidget):
+class Tree(QTreeWidget):
     """A flat list with a grey placeholder sentence while it has no rows."""
 
     def __init__(self, headers: list[str], placeholder: str, parent=None):
@@ -74,116 +65,6 @@ class _Tree(QTreeWidget):
             r = self.viewport().rect().adjusted(12, 10, -12, -10)
             p.drawText(QRect(r), Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.placeholder)
             p.end()
-
-
-class VariablesPanel(_Tree):
-    """One row per trainable variable: status icon, name (elided in the middle), how its
-    gradient ends (``flows``, ``none: frozen_copy``, ``raises: unimplemented``), shape, |grad|."""
-
-    variableSelected = Signal(object)  # VariableReport or None
-
-    def __init__(self, parent=None):
-        super().__init__(["", "variable", "gradient", "shape", "|grad|"],
-                         "Open a script to see its trainable variables and whether each gets a gradient.",
-                         parent)
-        self.setTextElideMode(Qt.ElideMiddle)
-        hdr = self.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.Fixed)
-        hdr.resizeSection(0, 26)
-        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
-        hdr.setMinimumSectionSize(24)
-        self.headerItem().setToolTip(4, "L2 norm of the variable's gradient")
-        self.itemSelectionChanged.connect(
-            lambda: self.variableSelected.emit(self.currentItem().data(0, ROLE) if self.selectedItems()
-                                               else None))
-
-    def set_report(self, report: Report | None) -> None:
-        self.clear()
-        self.placeholder = ("Open a script to see its trainable variables and whether each gets a gradient."
-                            if report is None else "The target reads no trainable variable.")
-        for v in report.variables if report else []:
-            look = variable_look(v.status, v.kind)
-            word = STATUS_WORD.get(look, look)
-            if look == "not_trained":  # the reason is in the tooltip
-                text = word
-            elif look != v.status:  # zero or NaN: name the op where it happens
-                text = f"{word}: {v.blocked_at[0].rsplit('/', 1)[-1]}" if v.blocked_at else word
-            else:
-                text = f"{word}: {v.kind}" if v.kind else word
-            it = QTreeWidgetItem(["", v.name, text, _shape(v.shape), _norm(v.grad_norm)])
-            it.setIcon(0, status_icon(look))
-            it.setForeground(2, QBrush(QColor(text_color(look))))
-            tip = LOOK_TIP.get(look, v.status)
-            it.setToolTip(0, tip)
-            it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{_shape(v.shape)}")
-            it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
-                          + (f"\n{v.explanation}" if v.explanation else ""))
-            for col in (3, 4):
-                it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
-            it.setData(0, ROLE, v)
-            self.addTopLevelItem(it)
-        for r in report.read_not_trained if report else []:
-            self._add_read_not_trained(r)
-
-    def _add_read_not_trained(self, r) -> None:
-        """A separate model's variable the loss reads on purpose: greyed, after the others."""
-        look = "read_not_trained"
-        v = VariableReport(name=r.name, tf_name="", dtype="", shape=[], status=look, explanation=r.reason)
-        it = QTreeWidgetItem(["", r.name, f"{STATUS_WORD[look]}: separate model", "", ""])
-        it.setIcon(0, status_icon(look))
-        grey = QBrush(QColor(text_color(look)))
-        for col in (1, 2):
-            it.setForeground(col, grey)
-        it.setToolTip(0, LOOK_TIP[look])
-        it.setToolTip(1, r.name)
-        it.setToolTip(2, f"{LOOK_TIP[look]}\n{r.reason}")
-        it.setData(0, ROLE, v)
-        self.addTopLevelItem(it)
-
-    def select_name(self, name: str) -> bool:
-        for i in range(self.topLevelItemCount()):
-            it = self.topLevelItem(i)
-            if it.data(0, ROLE).name == name:
-                self.setCurrentItem(it)
-                return True
-        return False
-
-
-EMPTY_PROBLEMS = "Problems appear here: every op where a gradient stops, with the line that created it."
-
-
-class ProblemsPanel(_Tree):
-    problemActivated = Signal(object)  # Problem
-
-    def __init__(self, parent=None):
-        super().__init__(["kind", "op", "where", "message"], EMPTY_PROBLEMS, parent)
-        self.header().setSectionResizeMode(3, QHeaderView.Stretch)  # message: the rest, full text in tooltip
-        self.itemActivated.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
-        self.itemClicked.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
-
-    def set_report(self, report: Report | None) -> None:
-        self.clear()
-        self.placeholder = (EMPTY_PROBLEMS if report is None else
-                            "No problems: the gradient reaches every variable.")
-        base = _base(report)
-        for p in report.problems if report else []:
-            where = location(p.source.file, p.source.line, base) if p.source else ""
-            cat = category(p.kind)
-            st = STYLES[cat]
-            it = QTreeWidgetItem([f"{st.marker} {p.kind}", f"{p.op_type} {p.op.rsplit('/', 1)[-1]}".strip(),
-                                  where, p.message])
-            it.setForeground(0, QBrush(QColor(text_color(cat))))
-            it.setToolTip(0, f"{p.severity}: {st.label}")
-            if p.severity == "error":
-                f = QFont()
-                f.setBold(True)
-                it.setFont(0, f)
-            it.setToolTip(3, p.message + (f"\nHint: {p.hint}" if p.hint else ""))
-            if p.source:
-                it.setToolTip(2, f"{p.source.file}:{p.source.line}")
-            it.setData(0, ROLE, p)
-            self.addTopLevelItem(it)
 
 
 EMPTY_DETAILS = "<i style='color:#707070'>Select an op in the graph.</i>"

@@ -1,0 +1,78 @@
+"""The Problems panel: every op where a gradient stops, with the line that created it.
+
+The op column names each op once: ``Svd`` rather than ``Svd Svd`` when the op is
+named after its type, the type in brackets only when the name says something else
+(``SelfAdjointEigV2 (eig)``). Several problems on one op keep one row each, and the
+rows after the first leave the op blank (``″``) so the column reads as a list of ops.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
+
+from tfviz.report import Report
+
+from .display import location
+from .docks import ROLE, Tree, _base
+from .palette import STYLES, category, text_color
+
+EMPTY_PROBLEMS = "Problems appear here: every op where a gradient stops, with the line that created it."
+
+
+def op_label(op_type: str, op: str) -> str:
+    """The op's short name, with its type only where the name does not already say it.
+
+    >>> op_label("Svd", "model/Svd"), op_label("StopGradient", "StopGradient_3")
+    ('Svd', 'StopGradient_3')
+    >>> op_label("Cast", "model/to_int"), op_label("", "x")
+    ('Cast to_int', 'x')
+    """
+    short = op.rsplit("/", 1)[-1]
+    bare = re.sub(r"_\d+$", "", short).replace("_", "").lower()
+    if not op_type or op_type.lower() in (bare, short.lower()) or op_type.lower() in bare:
+        return short
+    return f"{op_type} {short}".strip()
+
+
+class ProblemsPanel(Tree):
+    problemActivated = Signal(object)  # Problem
+
+    def __init__(self, parent=None):
+        super().__init__(["kind", "op", "where", "message"], EMPTY_PROBLEMS, parent)
+        self.header().setSectionResizeMode(3, QHeaderView.Stretch)  # message: the rest, full text in tooltip
+        self.itemActivated.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
+        self.itemClicked.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
+
+    def set_report(self, report: Report | None) -> None:
+        self.clear()
+        self.placeholder = (EMPTY_PROBLEMS if report is None else
+                            "No problems: the gradient reaches every variable.")
+        base = _base(report)
+        previous = None
+        for p in report.problems if report else []:
+            where = location(p.source.file, p.source.line, base) if p.source else ""
+            cat = category(p.kind)
+            st = STYLES[cat]
+            label = op_label(p.op_type, p.op)
+            shown = label if p.op != previous else "″"
+            previous = p.op
+            it = QTreeWidgetItem([f"{st.marker} {p.kind}", shown, where, p.message])
+            it.setForeground(0, QBrush(QColor(text_color(cat))))
+            it.setToolTip(0, f"{p.severity}: {st.label}")
+            it.setToolTip(1, f"{p.op_type} {p.op}".strip())
+            if shown != label:
+                it.setForeground(1, QBrush(QColor("#8A8A8A")))
+            if p.severity == "error":
+                f = QFont()
+                f.setBold(True)
+                it.setFont(0, f)
+            it.setToolTip(3, p.message + (f"\nHint: {p.hint}" if p.hint else ""))
+            if p.source:
+                it.setToolTip(2, f"{p.source.file}:{p.source.line}")
+            it.setData(0, ROLE, p)
+            it.setData(1, Qt.UserRole + 1, label)
+            self.addTopLevelItem(it)

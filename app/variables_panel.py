@@ -1,0 +1,399 @@
+"""The Variables panel: one row per trainable variable, grouped by layer, sortable, filterable.
+
+Each row says the variable's Python path (``model.head.kernel``) with its layer's name
+beside it in grey (``head``), how its gradient ends (``flows``, ``none: frozen_copy``), its
+shape and gradient norm. A model with many variables (ResNet50: 214) is grouped by layer:
+one header row per layer with its worst status and a count, its variables under it.
+The filter field keeps the rows whose name, layer or gradient words contain the text.
+Clicking a column header sorts by it (|grad| and shape numerically); a third click
+returns to the report's order (order of first use).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QStyle,
+    QStyledItemDelegate,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tfviz.report import Report, VariableReport
+
+from .docks import ROLE, Tree, _norm, _shape
+from .palette import status_icon, text_color, variable_look
+
+#: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
+STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",
+               "not_trained": "not trained", "read_not_trained": "read, not trained here"}
+
+#: Tooltips of the icon.
+LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
+            "nan": "connected, but its gradient is NaN or Inf at these values",
+            "not_trained": "not trained: the loss reads it, but this training step never updates it",
+            "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)"}
+
+#: Worst first: a layer's header shows its worst variable's icon.
+SEVERITY = ["broken", "nan", "disconnected", "not_trained", "zero", "connected", "read_not_trained"]
+#: The layer's name, drawn grey beside the Python path (flat list) or as the header's text.
+LAYER_ROLE = Qt.UserRole + 1
+#: A row's sort key for a column (columns 0..4).
+SORT_ROLE = Qt.UserRole + 2
+#: Lists longer than this open grouped by layer (ResNet50's 214 rows become 107 layers).
+GROUP_ABOVE = 12
+COLUMNS = ["", "variable", "gradient", "shape", "|grad|"]
+NO_LAYER = "(no layer)"
+EMPTY = "Open a script to see its trainable variables and whether each gets a gradient."
+
+
+def layer_of(v: VariableReport) -> str:
+    """The layer a variable belongs to: its TensorFlow path without the variable's own name.
+
+    >>> layer_of(VariableReport("m.head.kernel", "head/kernel", "float32", [], "connected"))
+    'head'
+    >>> layer_of(VariableReport("w", "w:0", "float32", [], "connected"))
+    ''
+    """
+    path = (v.tf_name or "").split(":", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _numel(shape) -> float:
+    if not shape:
+        return 0.0 if shape is None else 1.0
+    n = 1.0
+    for d in shape:
+        n *= d if d is not None else 0
+    return n
+
+
+class _Item(QTreeWidgetItem):
+    """Sorts by the key stored per column (numbers as numbers); rows read on purpose but
+    not trained (greyed) stay after the model's own variables whatever the order."""
+
+    def __lt__(self, other) -> bool:
+        tree = self.treeWidget()
+        col = tree.sortColumn() if tree else 0
+        asc = tree is None or tree.header().sortIndicatorOrder() == Qt.AscendingOrder
+        a, b = self.data(col, SORT_ROLE), other.data(col, SORT_ROLE)
+        ga, gb = bool(self.data(1, SORT_ROLE + 1)), bool(other.data(1, SORT_ROLE + 1))
+        if ga != gb:  # greyed rows last in either direction
+            return gb if asc else ga
+        if a is None or b is None:
+            return super().__lt__(other)
+        return a < b
+
+
+class _NameDelegate(QStyledItemDelegate):
+    """Column 1: the Python path, elided in the middle, and the layer's name right-aligned in grey."""
+
+    def paint(self, painter, option, index) -> None:
+        layer = index.data(LAYER_ROLE)
+        if not layer or index.column() != 1:
+            super().paint(painter, option, index)
+            return
+        fm = painter.fontMetrics()
+        room = option.rect.width() - 8
+        lw = min(fm.horizontalAdvance(layer) + 4, max(0, room // 2))
+        lay = fm.elidedText(layer, Qt.ElideMiddle, lw) if lw else ""
+        # the default paint draws the name in the room the layer leaves
+        opt = type(option)(option)
+        self.initStyleOption(opt, index)
+        opt.rect = QRect(option.rect)
+        opt.rect.setWidth(max(0, option.rect.width() - (lw + 10 if lay else 0)))
+        w = opt.widget
+        style = w.style() if w else None
+        if style is not None:
+            full = type(option)(option)
+            self.initStyleOption(full, index)
+            full.text = ""
+            style.drawControl(QStyle.CE_ItemViewItem, full, painter, w)  # background, selection
+            opt.backgroundBrush = QBrush(Qt.NoBrush)
+            opt.state &= ~QStyle.State_HasFocus
+            style.drawControl(QStyle.CE_ItemViewItem, opt, painter, w)
+        else:
+            super().paint(painter, opt, index)
+        if lay:
+            painter.save()
+            selected = bool(option.state & QStyle.State_Selected)
+            painter.setPen(option.palette.highlightedText().color() if selected else QColor("#8A8A8A"))
+            r = QRect(option.rect.right() - lw - 4, option.rect.top(), lw, option.rect.height())
+            painter.drawText(r, Qt.AlignRight | Qt.AlignVCenter, lay)
+            painter.restore()
+
+
+class VariablesPanel(Tree):
+    """One row per trainable variable: status icon, Python path (layer beside it), how its
+    gradient ends (``flows``, ``none: frozen_copy``, ``raises: unimplemented``), shape, |grad|.
+
+    :attr:`box` is the widget to put in the dock: the filter field and the list."""
+
+    variableSelected = Signal(object)  # VariableReport or None
+    layerSelected = Signal(str)  # a layer header row: the layer's name
+
+    def __init__(self, parent=None):
+        super().__init__(COLUMNS, EMPTY, parent)
+        self.setTextElideMode(Qt.ElideMiddle)
+        self.setItemDelegateForColumn(1, _NameDelegate(self))
+        hdr = self.header()
+        hdr.setStretchLastSection(False)
+        hdr.setSectionResizeMode(0, QHeaderView.Fixed)
+        hdr.resizeSection(0, 26)
+        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
+        hdr.setMinimumSectionSize(24)
+        hdr.setSortIndicator(-1, Qt.AscendingOrder)  # the report's order until a header is clicked
+        hdr.setSortIndicatorClearable(True)  # third click: back to the order of first use
+        hdr.sortIndicatorChanged.connect(self._sort_changed)
+        self.headerItem().setToolTip(0, "status (sort: worst first)")
+        self.headerItem().setToolTip(1, "Python path of the variable; its layer in grey")
+        self.headerItem().setToolTip(4, "L2 norm of the variable's gradient")
+        self.itemSelectionChanged.connect(self._selection_changed)
+        self.report: Report | None = None
+        self.grouped = False
+
+        self.box = QWidget()
+        self.filter = QLineEdit(placeholderText="Filter: name, layer or status (e.g. none, zero)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self.apply_filter)
+        self.by_layer = QCheckBox("By layer")
+        self.by_layer.setToolTip("Group the variables under their layers")
+        self.by_layer.toggled.connect(self._group_toggled)
+        top = QHBoxLayout()
+        top.setContentsMargins(2, 2, 2, 0)
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.by_layer)
+        lay = QVBoxLayout(self.box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(top)
+        lay.addWidget(self)
+
+    # -- contents -----------------------------------------------------------------
+    def set_report(self, report: Report | None, grouped: bool | None = None) -> None:
+        self.report = report
+        if grouped is None:
+            layers = {layer_of(v) for v in report.variables} if report else set()
+            grouped = bool(report) and len(report.variables) > GROUP_ABOVE and len(layers) > 1
+        self.by_layer.blockSignals(True)
+        self.by_layer.setChecked(grouped)
+        self.by_layer.blockSignals(False)
+        self._fill(grouped)
+
+    def _group_toggled(self, on: bool) -> None:
+        current = self.current_variable()
+        self._fill(on)
+        if current is not None:
+            self.select_name(current.name)
+
+    def _fill(self, grouped: bool) -> None:
+        report = self.report
+        self.setSortingEnabled(False)
+        self.clear()
+        self.grouped = grouped
+        self.setRootIsDecorated(grouped)
+        self.setIndentation(14)
+        self.header().resizeSection(0, 26 + (2 * self.indentation() if grouped else 0))
+        self.placeholder = EMPTY if report is None else "The target reads no trainable variable."
+        heads: dict[str, QTreeWidgetItem] = {}
+        members: dict[str, list[str]] = {}
+        for i, v in enumerate(report.variables if report else []):
+            it = self._variable_item(v, i)
+            layer = layer_of(v)
+            if grouped:
+                key = layer or NO_LAYER
+                if key not in heads:
+                    heads[key] = self._layer_item(key, len(heads))
+                    self.addTopLevelItem(heads[key])
+                    members[key] = []
+                heads[key].addChild(it)
+                members[key].append(variable_look(v.status, v.kind))
+            else:
+                it.setData(1, LAYER_ROLE, layer)
+                self.addTopLevelItem(it)
+        for key, looks in members.items():
+            self._summarise(heads[key], looks)
+        n = len(report.variables) if report else 0
+        for j, r in enumerate(report.read_not_trained if report else []):
+            self.addTopLevelItem(self._read_not_trained_item(r, n + j))
+        if grouped:
+            self.expandAll()
+        self.setSortingEnabled(True)
+        self.apply_filter(self.filter.text())
+
+    def _variable_item(self, v: VariableReport, order: int) -> QTreeWidgetItem:
+        look = variable_look(v.status, v.kind)
+        word = STATUS_WORD.get(look, look)
+        if look == "not_trained":  # the reason is in the tooltip
+            text = word
+        elif look != v.status:  # zero or NaN: name the op where it happens
+            text = f"{word}: {v.blocked_at[0].rsplit('/', 1)[-1]}" if v.blocked_at else word
+        else:
+            text = f"{word}: {v.kind}" if v.kind else word
+        it = _Item(["", v.name, text, _shape(v.shape), _norm(v.grad_norm)])
+        it.setIcon(0, status_icon(look))
+        it.setForeground(2, QBrush(QColor(text_color(look))))
+        tip = LOOK_TIP.get(look, v.status)
+        layer = layer_of(v)
+        it.setToolTip(0, tip)
+        it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{_shape(v.shape)}"
+                      + (f"\nlayer: {layer}" if layer else ""))
+        it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
+                      + (f"\n{v.explanation}" if v.explanation else ""))
+        for col in (3, 4):
+            it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
+        it.setData(0, ROLE, v)
+        g = v.grad_norm if v.grad_norm is not None else -1.0
+        for col, key in enumerate((SEVERITY.index(look) * 1e6 + order if look in SEVERITY else order,
+                                   v.name.lower(), f"{text}\0{order:06d}", _numel(v.shape), g)):
+            it.setData(col, SORT_ROLE, key)
+        it.setData(1, SORT_ROLE + 2, order)
+        return it
+
+    def _layer_item(self, layer: str, order: int) -> QTreeWidgetItem:
+        it = _Item(["", layer, "", "", ""])
+        f = QFont()
+        f.setBold(True)
+        it.setFont(1, f)
+        it.setData(0, ROLE, None)
+        it.setData(0, LAYER_ROLE, layer)
+        for col in range(5):
+            it.setData(col, SORT_ROLE, order if col != 1 else layer.lower())
+        it.setData(1, SORT_ROLE + 2, order)
+        it.setFirstColumnSpanned(False)
+        return it
+
+    def _summarise(self, head: QTreeWidgetItem, looks: list[str]) -> None:
+        worst = min(looks, key=lambda s: SEVERITY.index(s) if s in SEVERITY else 99)
+        bad = sum(1 for s in looks if s not in ("connected", "read_not_trained"))
+        head.setIcon(0, status_icon(worst))
+        n = len(looks)
+        words = f"{n} variable{'s' if n != 1 else ''}"
+        words += f", {bad} without a flowing gradient" if bad else ""
+        head.setText(2, words)
+        head.setForeground(2, QBrush(QColor(text_color(worst) if bad else "#707070")))
+        head.setToolTip(1, f"layer {head.text(1)}: {words}")
+        sev = SEVERITY.index(worst) if worst in SEVERITY else 99
+        head.setData(0, SORT_ROLE, sev * 1e6 + head.data(1, SORT_ROLE + 2))
+
+    def _read_not_trained_item(self, r, order: int) -> QTreeWidgetItem:
+        """A separate model's variable the loss reads on purpose: greyed, after the others."""
+        look = "read_not_trained"
+        v = VariableReport(name=r.name, tf_name="", dtype="", shape=[], status=look, explanation=r.reason)
+        it = _Item(["", r.name, f"{STATUS_WORD[look]}: separate model", "", ""])
+        it.setIcon(0, status_icon(look))
+        grey = QBrush(QColor(text_color(look)))
+        for col in (1, 2):
+            it.setForeground(col, grey)
+        it.setToolTip(0, LOOK_TIP[look])
+        it.setToolTip(1, r.name)
+        it.setToolTip(2, f"{LOOK_TIP[look]}\n{r.reason}")
+        it.setData(0, ROLE, v)
+        for col in range(5):
+            it.setData(col, SORT_ROLE, order if col != 1 else r.name.lower())
+        it.setData(1, SORT_ROLE + 1, True)
+        it.setData(1, SORT_ROLE + 2, order)
+        return it
+
+    # -- reading ------------------------------------------------------------------
+    def rows(self) -> list[QTreeWidgetItem]:
+        """Every variable's row, in the order shown (layer headers left out)."""
+        out = []
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top.data(0, ROLE) is not None:
+                out.append(top)
+            out.extend(top.child(j) for j in range(top.childCount()))
+        return out
+
+    def layers(self) -> list[QTreeWidgetItem]:
+        return [self.topLevelItem(i) for i in range(self.topLevelItemCount())
+                if self.topLevelItem(i).data(0, ROLE) is None]
+
+    def visible_rows(self) -> list[QTreeWidgetItem]:
+        return [it for it in self.rows()
+                if not it.isHidden() and not (it.parent() and it.parent().isHidden())]
+
+    def current_variable(self) -> VariableReport | None:
+        it = self.currentItem()
+        return it.data(0, ROLE) if it is not None and self.selectedItems() else None
+
+    def select_name(self, name: str) -> bool:
+        for it in self.rows():
+            if it.data(0, ROLE).name == name:
+                if it.isHidden():
+                    self.filter.clear()
+                self.setCurrentItem(it)
+                self.scrollToItem(it)
+                return True
+        return False
+
+    # -- sorting, filtering -------------------------------------------------------------
+    def _sort_changed(self, col: int, _order) -> None:
+        if col < 0:  # cleared: the report's order
+            self._restore_order()
+
+    def _restore_order(self) -> None:
+        self.setSortingEnabled(False)
+        tops = [self.takeTopLevelItem(0) for _ in range(self.topLevelItemCount())]
+        tops.sort(key=lambda it: (bool(it.data(1, SORT_ROLE + 1)), it.data(1, SORT_ROLE + 2) or 0))
+        for it in tops:
+            kids = [it.takeChild(0) for _ in range(it.childCount())]
+            kids.sort(key=lambda k: k.data(1, SORT_ROLE + 2) or 0)
+            it.addChildren(kids)
+        self.addTopLevelItems(tops)
+        if self.grouped:
+            self.expandAll()
+        self.header().blockSignals(True)
+        self.header().setSortIndicator(-1, Qt.AscendingOrder)
+        self.header().blockSignals(False)
+        self.setSortingEnabled(True)
+
+    def setSortingEnabled(self, on: bool) -> None:  # noqa: N802 - Qt's name
+        """Enabling sorting keeps the current order until a header is clicked."""
+        hdr = self.header()
+        col, order = hdr.sortIndicatorSection(), hdr.sortIndicatorOrder()
+        if on and (col < 0 or col >= len(COLUMNS)):
+            hdr.blockSignals(True)
+            super().setSortingEnabled(True)
+            hdr.setSortIndicator(-1, Qt.AscendingOrder)
+            hdr.blockSignals(False)
+            return
+        super().setSortingEnabled(on)
+        if on:
+            self.sortItems(col, order)
+
+    def apply_filter(self, text: str) -> None:
+        low = text.strip().lower()
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top.data(0, ROLE) is None:  # a layer: shown when it or one of its variables matches
+                head_hit = bool(low) and low in top.text(1).lower()
+                any_kid = False
+                for j in range(top.childCount()):
+                    kid = top.child(j)
+                    hit = not low or head_hit or self._matches(kid, low)
+                    kid.setHidden(not hit)
+                    any_kid |= hit
+                top.setHidden(not any_kid)
+            else:
+                top.setHidden(bool(low) and not self._matches(top, low))
+
+    @staticmethod
+    def _matches(it: QTreeWidgetItem, low: str) -> bool:
+        layer = it.data(1, LAYER_ROLE) or (it.parent().text(1) if it.parent() else "")
+        return any(low in s.lower() for s in (it.text(1), it.text(2), layer or ""))
+
+    def _selection_changed(self) -> None:
+        it = self.currentItem() if self.selectedItems() else None
+        if it is not None and it.data(0, ROLE) is None:
+            self.layerSelected.emit(it.text(1))
+            self.variableSelected.emit(None)
+            return
+        self.variableSelected.emit(it.data(0, ROLE) if it is not None else None)
