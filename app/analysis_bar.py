@@ -10,6 +10,7 @@ keyboard: Alt+A (analyse), Alt+R (arguments), Alt+T (step), Enter runs.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -17,6 +18,34 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePo
 
 #: Combo data of the program entry (named targets carry their function name).
 PROGRAM = ""
+
+
+#: Combo data of the "more…" entry, which shows the targets kept behind it.
+MORE = "\x00more"
+_LOSSY = re.compile(r"loss|objective|cost|nll|elbo|energy|penalty|criterion", re.I)
+_BUILDER = re.compile(r"^_*(make|build|create|get|load|init|setup|prepare|new)(_|$)"
+                      r"|_(model|generator|discriminator|dataset|data|optimizer|layer|net)$", re.I)
+
+
+def rank_targets(targets: list[str], current: str | None = None) -> tuple[list[str], list[str]]:
+    """The targets to list first, and those kept behind "more…".
+
+    ``loss``-like names come first; when there is one, the other names wait behind
+    "more…". Names that look like builders (``make_generator``, ``build_model``) always
+    wait there. The current target is always listed.
+
+    >>> rank_targets(["make_generator", "probe", "gen_loss", "loss"])
+    (['loss', 'gen_loss'], ['probe', 'make_generator'])
+    >>> rank_targets(["a", "b", "build_model"], current="build_model")
+    (['a', 'b', 'build_model'], [])
+    """
+    lossy = sorted((t for t in targets if _LOSSY.search(t)), key=lambda t: (t != "loss", len(t), t))
+    builders = [t for t in targets if _BUILDER.search(t) and t not in lossy]
+    plain = [t for t in targets if t not in lossy and t not in builders]
+    first, rest = (lossy, plain + builders) if lossy else (plain, builders)
+    if current in rest:
+        first, rest = first + [current], [t for t in rest if t != current]
+    return first, rest
 
 
 def step_name(step: int) -> str:
@@ -52,7 +81,8 @@ class AnalysisBar(QToolBar):
         self.combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.combo.setToolTip("What to differentiate: the program's gradient step, as it runs,"
                               " or one of the script's functions that return a loss")
-        self.combo.activated.connect(lambda i: self.choiceMade.emit(self.combo.itemData(i)))
+        self.combo.activated.connect(self._activated)
+        self._all_targets: list[str] = []
         self.what = QLabel()  # in place of the combo when there is nothing to choose
         self.what.setTextFormat(Qt.PlainText)
         self.what.setStyleSheet("font-weight: bold")
@@ -102,10 +132,17 @@ class AnalysisBar(QToolBar):
         self._quiet = True
         self.combo.clear()
         self.combo.addItem(step_name(self.step_spin.value()), PROGRAM)
-        for t in targets:
+        self._all_targets = list(targets)
+        first, rest = rank_targets(targets, None if program else target)
+        for t in first:
             self.combo.addItem(f"{t}()", t)
+        if rest:
+            self.combo.addItem(f"more… ({len(rest)})", MORE)
+            self.combo.setItemData(self.combo.count() - 1,
+                                   "Other functions of the script: " + ", ".join(rest), Qt.ToolTipRole)
         i = 0 if program else max(0, self.combo.findData(target or ""))
         self.combo.setCurrentIndex(i)
+        self._last = self.combo.currentData()
         self._quiet = False
         self._show("combo", len(targets) > 0)
         self._actions["combo"][0].setVisible(True)  # "Analyse:" introduces the label too
@@ -114,6 +151,29 @@ class AnalysisBar(QToolBar):
         self._show("args", program)
         self._show("step", program)
         self.setVisible(program or len(targets) > 0)
+
+    def _activated(self, i: int) -> None:
+        data = self.combo.itemData(i)
+        if data != MORE:
+            self._last = data
+            self.choiceMade.emit(data)
+            return
+        self.show_all()
+        self.combo.showPopup()
+
+    def show_all(self) -> None:
+        """List every target: what "more…" does."""
+        self._quiet = True
+        current = getattr(self, "_last", PROGRAM)
+        i = self.combo.findData(MORE)
+        if i >= 0:
+            self.combo.removeItem(i)
+        shown = {self.combo.itemData(j) for j in range(self.combo.count())}
+        for t in self._all_targets:
+            if t not in shown:
+                self.combo.addItem(f"{t}()", t)
+        self.combo.setCurrentIndex(max(0, self.combo.findData(current)))
+        self._quiet = False
 
     def set_program(self, args: list[str], step: int) -> None:
         self._quiet = True

@@ -46,6 +46,7 @@ from .jacobian import JacobianController
 from .problems_panel import ProblemsPanel
 from .saved import install_save_action, is_saved_analysis, open_saved
 from .source_view import SourceView
+from .stale import mark_stale
 from .start_page import StartPage, recent_label
 from .variables_panel import VariablesPanel
 from .worker_client import Worker, WorkerPool
@@ -474,6 +475,7 @@ class MainWindow(QMainWindow):
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"])
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
+        mark_stale(self, True)  # the previous report, if any, stays greyed, not shown as current
         self.graph.view.set_placeholder("No graph: the analysis did not finish. The message above says why.")
         self._idle("Analysis failed")
 
@@ -487,6 +489,7 @@ class MainWindow(QMainWindow):
 
     # -- selection ----------------------------------------------------------------
     def _show_report(self, report: Report | None) -> None:
+        mark_stale(self, False)
         self.variables.set_report(report)
         self.problems.set_report(report)
         self.graph.view.set_report(report)

@@ -1,0 +1,56 @@
+"""Stale results: a failed analysis greys the previous one's panels instead of leaving
+them shown as current.
+
+When an analysis fails while an earlier report is still on screen (the user picked
+another target, edited the script, changed the arguments), the graph, Variables,
+Problems and the gradient-flow chart are drawn at reduced opacity, and the error
+banner gets a line that says what they still show. The next result clears it.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QGraphicsOpacityEffect, QWidget
+
+#: How strongly stale panels are drawn.
+OPACITY = 0.4
+STALE_NOTE = ("<i>The graph and lists below are from the previous analysis ({what}) and are out of date;"
+              " they are greyed until an analysis succeeds.</i>")
+
+
+def _panels(window) -> list[QWidget]:
+    out = [window.graph.view, window.variables.box, window.problems]
+    flow = getattr(window, "flow", None)
+    if isinstance(flow, QWidget):
+        out.append(flow)
+    elif flow is not None and isinstance(getattr(flow, "widget", None), QWidget):
+        out.append(flow.widget)
+    return out
+
+
+def is_stale(window) -> bool:
+    return bool(getattr(window, "stale", False))
+
+
+def mark_stale(window, on: bool) -> None:
+    """Grey the panels (``on``) or draw them normally again; say so in the banner."""
+    on = bool(on and window.report is not None)
+    window.stale = on
+    for w in _panels(window):
+        if on:
+            eff = QGraphicsOpacityEffect(w)
+            eff.setOpacity(OPACITY)
+            w.setGraphicsEffect(eff)
+        elif isinstance(w.graphicsEffect(), QGraphicsOpacityEffect):
+            w.setGraphicsEffect(None)
+        w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
+                     if on else "")
+    if on:
+        r = window.report
+        what = f"{r.target}()" if r.mode == "target" else f"program: {r.target}"
+        note = STALE_NOTE.format(what=html.escape(what))
+        title = window.banner.title
+        if note not in title.text():
+            title.setText(title.text() + "<br>" + note)
+        window.banner.show()
