@@ -137,6 +137,7 @@ class VariablesPanel(Tree):
 
     variableSelected = Signal(object)  # VariableReport or None
     layerSelected = Signal(str)  # a layer header row: the layer's name
+    reportSet = Signal()  # a new report (or none) is listed
 
     def __init__(self, parent=None):
         super().__init__(COLUMNS, EMPTY, parent)
@@ -185,6 +186,7 @@ class VariablesPanel(Tree):
         self.by_layer.setChecked(grouped)
         self.by_layer.blockSignals(False)
         self._fill(grouped)
+        self.reportSet.emit()
 
     def _group_toggled(self, on: bool) -> None:
         current = self.current_variable()

@@ -43,6 +43,7 @@ from .docks import DetailsPanel, LogPanel
 from .flow_chart import add_flow_dock
 from .graph_panel import GraphPanel
 from .jacobian import JacobianController
+from .navigation import install_navigation
 from .problems_panel import ProblemsPanel
 from .saved import install_save_action, is_saved_analysis, open_saved
 from .source_view import SourceView
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.jacobian = JacobianController(self)  # the Jacobian dock and its right-click entries
         self.flow = add_flow_dock(self)  # the gradient-flow chart
+        self.search_panel = install_navigation(self)  # the Search dock and the graph's keys
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._file_changed)
         self._debounce = QTimer(self, singleShot=True, interval=500)

@@ -1,0 +1,220 @@
+"""Search results and keyboard navigation for the graph (issue 8, item 5).
+
+*Search* (a dock, Ctrl+Shift+F): one list of every layer (group), variable and op whose
+name, type or id contains the text (or matches ``/regex/``), with a kind column; Enter or a
+click goes to it: a layer is revealed and selected in the graph, a variable is selected in
+Variables (which shows its gradient path), an op is selected and centred.
+
+Keys on the graph (an event filter, so the view's own code is untouched): the arrows
+move the selection along the drawn edges (Down/Right: toward the target, to a consumer;
+Up/Left: back, to an input), ``+``/``-`` zoom, Enter expands the selected group,
+Backspace collapses the group around the selection (or the selected group).
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDockWidget, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from .hierarchy import ROOT
+
+MAX_RESULTS = 500
+KIND_COLOR = {"layer": "#0B5394", "variable": "#007A5A", "op": "#555555"}
+
+
+def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:
+    """(kind, id, name, detail) of every layer, variable and op that matches ``text``."""
+    if report is None or not text.strip():
+        return []
+    text = text.strip()
+    if len(text) > 2 and text.startswith("/") and text.endswith("/"):
+        try:
+            rx = re.compile(text[1:-1], re.I)
+        except re.error:
+            return []
+        test = lambda *s: any(rx.search(x or "") for x in s)  # noqa: E731
+    else:
+        low = text.lower()
+        test = lambda *s: any(low in (x or "").lower() for x in s)  # noqa: E731
+    out = []
+    if hierarchy is not None:
+        for g in hierarchy.groups.values():
+            if g.id != ROOT and test(g.label, g.id):
+                out.append(("layer", g.id, g.label, f"{g.kind}, {g.n_ops} ops"))
+    for v in report.variables:
+        if test(v.name, v.tf_name):
+            out.append(("variable", f"var:{v.name}", v.name, f"{v.tf_name} · {v.status}"))
+    for o in report.graph.ops:
+        if not o.is_variable and test(o.name, o.type, o.id):
+            out.append(("op", o.id, o.name, o.type))
+    return out
+
+
+class SearchPanel(QWidget):
+    def __init__(self, window, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.field = QLineEdit(placeholderText="Find layers, variables and ops: name, type or /regex/")
+        self.field.setClearButtonEnabled(True)
+        self.field.textChanged.connect(self.refresh)
+        self.list = QTreeWidget()
+        self.list.setHeaderLabels(["kind", "name", "type / where"])
+        self.list.setRootIsDecorated(False)
+        self.list.setUniformRowHeights(True)
+        self.list.setAlternatingRowColors(True)
+        self.list.setTextElideMode(Qt.ElideMiddle)
+        self.list.header().resizeSection(0, 70)
+        self.list.header().resizeSection(1, 260)
+        self.list.itemActivated.connect(lambda it, _c: self.go(it))
+        self.list.itemClicked.connect(lambda it, _c: self.go(it))
+        self.field.returnPressed.connect(self._enter)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.setSpacing(2)
+        lay.addWidget(self.field)
+        lay.addWidget(self.list, 1)
+
+    def refresh(self) -> None:
+        self.list.clear()
+        view = self.window.graph.view
+        hits = search(self.window.report, view.h, self.field.text())
+        for kind, nid, name, detail in hits[:MAX_RESULTS]:
+            it = QTreeWidgetItem([kind, name, detail])
+            it.setForeground(0, QBrush(QColor(KIND_COLOR[kind])))
+            it.setToolTip(1, name)
+            it.setData(0, Qt.UserRole, (kind, nid))
+            self.list.addTopLevelItem(it)
+        more = len(hits) - MAX_RESULTS
+        if more > 0:
+            self.list.addTopLevelItem(QTreeWidgetItem(["", f"… {more} more: type more of the name", ""]))
+
+    def _enter(self) -> None:
+        if self.list.topLevelItemCount():
+            self.list.setCurrentItem(self.list.topLevelItem(0))
+            self.go(self.list.topLevelItem(0))
+
+    def go(self, it: QTreeWidgetItem) -> None:
+        data = it.data(0, Qt.UserRole)
+        if not data:
+            return
+        kind, nid = data
+        w = self.window
+        if kind == "variable":
+            w.variables.select_name(nid[4:])
+        elif kind == "op":
+            w.graph.view.select_op(nid)
+        else:
+            select_group(w.graph.view, nid)
+
+
+def select_group(view, gid: str) -> bool:
+    """Reveal the group ``gid`` (open the groups around it) and select its box."""
+    if view.h is None or gid not in view.h.groups:
+        return False
+    chain = view.h.group_chain(gid)[:-1]
+    if not set(chain) <= view.expanded or (gid not in view.node_items and gid not in view.frames):
+        view.expanded.update(chain)
+        view.rebuild()
+    item = view.node_items.get(gid) or view.frames.get(gid)
+    if item is None:
+        return False
+    view.scene().clearSelection()
+    if gid in view.node_items:
+        item.setSelected(True)
+    view.centerOn(item.sceneBoundingRect().center())
+    return True
+
+
+class GraphKeys(QObject):
+    """Arrows, +/-, Enter and Backspace on the graph view."""
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.view = view
+        view.installEventFilter(self)
+
+    def selected(self) -> str | None:
+        sel = [i for i in self.view.scene().selectedItems() if hasattr(i, "node_id")]
+        return sel[0].node_id if sel else None
+
+    def neighbours(self, nid: str, forward: bool) -> list[str]:
+        """Drawn nodes one edge away: consumers (``forward``) or inputs."""
+        out = []
+        for a, b in self.view.edge_routes:
+            if forward and a == nid and b in self.view.node_items:
+                out.append(b)
+            elif not forward and b == nid and a in self.view.node_items:
+                out.append(a)
+        # left to right on screen, so repeated presses are predictable
+        return sorted(set(out), key=lambda n: self.view.node_items[n].sceneBoundingRect().center().x())
+
+    def move(self, forward: bool, step: int = 0) -> bool:
+        v = self.view
+        nid = self.selected()
+        if nid is None:
+            if not v.node_items:
+                return False
+            nid = next(iter(v.node_items))
+            target = nid
+        else:
+            ns = self.neighbours(nid, forward)
+            if not ns:
+                return False
+            target = ns[step % len(ns)]
+        v.scene().clearSelection()
+        v.node_items[target].setSelected(True)
+        v.ensureVisible(v.node_items[target], 60, 60)
+        return True
+
+    def eventFilter(self, obj, e) -> bool:  # noqa: N802 - Qt's name
+        if e.type() != QEvent.KeyPress or self.view.h is None:
+            return False
+        k, v = e.key(), self.view
+        if k in (Qt.Key_Down, Qt.Key_Right):
+            return self.move(True)
+        if k in (Qt.Key_Up, Qt.Key_Left):
+            return self.move(False)
+        if k in (Qt.Key_Plus, Qt.Key_Equal):
+            v.zoom_by(1.25)
+            return True
+        if k in (Qt.Key_Minus, Qt.Key_Underscore):
+            v.zoom_by(0.8)
+            return True
+        nid = self.selected()
+        if k in (Qt.Key_Return, Qt.Key_Enter) and nid in v.h.groups and nid not in v.expanded:
+            v.toggle_group(nid)
+            return True
+        if k == Qt.Key_Backspace and nid:
+            gid = nid if nid in v.h.groups and nid in v.expanded else v.h.parent.get(nid)
+            if gid and gid != ROOT:
+                v.toggle_group(gid)
+                if gid in v.node_items:
+                    v.scene().clearSelection()
+                    v.node_items[gid].setSelected(True)
+                return True
+        return False
+
+
+def install_navigation(window) -> SearchPanel:
+    """The Search dock (tabbed with Details) and the graph's keys."""
+    panel = SearchPanel(window)
+    dock = QDockWidget("Search", window)
+    dock.setObjectName("dock_Search")
+    dock.setWidget(panel)
+    window.addDockWidget(Qt.RightDockWidgetArea, dock)
+    window.tabifyDockWidget(window.docks["Details"], dock)
+    window.docks["Details"].raise_()
+    window.docks["Search"] = dock
+
+    def focus() -> None:
+        dock.show()
+        dock.raise_()
+        panel.field.setFocus(Qt.ShortcutFocusReason)
+        panel.field.selectAll()
+    QShortcut(QKeySequence("Ctrl+Shift+F"), window, focus)
+    window.variables.reportSet.connect(panel.refresh)
+    window.graph_keys = GraphKeys(window.graph.view)
+    return panel

@@ -1,0 +1,61 @@
+"""Search results (layers, variables, ops, with a kind column) and the graph's keys (issue 8, item 5)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report, VariableReport
+
+
+def _report() -> Report:
+    ops = [GraphOp("var:w", "w", "VarHandleOp", "", on_path=True, is_variable=True),
+           GraphOp("dense/read", "dense/read", "ReadVariableOp", "dense", on_path=True),
+           GraphOp("dense/MatMul", "dense/MatMul", "MatMul", "dense", on_path=True),
+           GraphOp("dense/Relu", "dense/Relu", "Relu", "dense", on_path=True),
+           GraphOp("__target__", "loss", "Target", "", on_path=True)]
+    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [2], "passes")  # noqa: E731
+    edges = [e("var:w", "dense/read"), e("dense/read", "dense/MatMul"), e("dense/MatMul", "dense/Relu"),
+             e("dense/Relu", "__target__")]
+    return Report(script="/x/m.py", target="loss", ok=True, graph=GraphDoc(ops=ops, edges=edges),
+                  variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)])
+
+
+def test_search_lists_layers_variables_and_ops(qtbot, window):
+    r = _report()
+    window.report = r
+    window._show_report(r)
+    panel = window.search_panel
+    panel.field.setText("dense")
+    rows = [(panel.list.topLevelItem(i).text(0), panel.list.topLevelItem(i).text(1))
+            for i in range(panel.list.topLevelItemCount())]
+    kinds = {k for k, _ in rows}
+    assert kinds == {"layer", "variable", "op"}, rows
+    assert ("op", "dense/MatMul") in rows and ("variable", "w") in rows
+    op_row = next(panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount())
+                  if panel.list.topLevelItem(i).text(1) == "dense/Relu")
+    panel.go(op_row)
+    assert [i.node_id for i in window.graph.view.scene().selectedItems()] == ["dense/Relu"]
+    panel.field.setText("/^zzz/")
+    assert panel.list.topLevelItemCount() == 0
+
+
+def test_keys_move_along_edges_zoom_and_collapse(qtbot, window):
+    r = _report()
+    window.report = r
+    window._show_report(r)
+    view = window.graph.view
+    assert view.select_op("dense/MatMul", center=False)
+    sel = lambda: [i.node_id for i in view.scene().selectedItems()]  # noqa: E731
+    qtbot.keyClick(view, Qt.Key_Down)
+    assert sel() == ["dense/Relu"]
+    qtbot.keyClick(view, Qt.Key_Up)
+    assert sel() == ["dense/MatMul"]
+    s = view.transform().m11()
+    qtbot.keyClick(view, Qt.Key_Plus)
+    assert view.transform().m11() > s
+    qtbot.keyClick(view, Qt.Key_Minus)
+    gid = view.h.parent["dense/MatMul"]
+    qtbot.keyClick(view, Qt.Key_Backspace)  # collapse the layer around the selection
+    assert gid not in view.expanded and sel() == [gid]
+    qtbot.keyClick(view, Qt.Key_Return)  # and open it again
+    assert gid in view.expanded
