@@ -8,7 +8,9 @@ analysis is refused with a message and the window is left as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Iterator
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
@@ -124,8 +126,18 @@ def _guard_sources(report: Report) -> None:
                 seen[f] = False
         return seen[f]
 
-    sources: list[Source | None] = [op.source for op in report.graph.ops]
-    sources += [v.source for v in report.variables] + [p.source for p in report.problems]
-    for s in sources:
-        if s is not None and not readable(s.file):
+    for s in _sources(report):
+        if not readable(s.file):
             s.file = f"{s.file} (not a regular source file; not read)"
+
+
+def _sources(obj: object) -> Iterator[Source]:
+    """Every source line anywhere in the report (ops, variables, problems, functions…)."""
+    if isinstance(obj, Source):
+        yield obj
+    elif isinstance(obj, list):
+        for x in obj:
+            yield from _sources(x)
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from _sources(getattr(obj, f.name))
