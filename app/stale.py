@@ -3,7 +3,7 @@ them shown as current.
 
 When an analysis fails while an earlier report is still on screen (the user picked
 another target, edited the script, changed the arguments), the graph, Variables,
-Problems and the gradient-flow chart are drawn at reduced opacity, and the error
+Problems and the gradient-flow chart are drawn in grey, and the error
 banner gets a line that says what they still show. The next result clears it.
 """
 
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QGraphicsOpacityEffect, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsColorizeEffect, QWidget
 
-#: How strongly stale panels are drawn.
-OPACITY = 0.4
+#: How strongly stale panels are turned grey (1: no colour left).
+OPACITY = 0.85
 STALE_NOTE = ("<i>The graph and lists below are from the previous analysis ({what}) and are out of date;"
               " they are greyed until an analysis succeeds.</i>")
 
@@ -39,10 +40,11 @@ def mark_stale(window, on: bool) -> None:
     window.stale = on
     for w in _panels(window):
         if on:
-            eff = QGraphicsOpacityEffect(w)
-            eff.setOpacity(OPACITY)
+            eff = QGraphicsColorizeEffect(w)
+            eff.setColor(QColor("#8C8C8C"))
+            eff.setStrength(OPACITY)
             w.setGraphicsEffect(eff)
-        elif isinstance(w.graphicsEffect(), QGraphicsOpacityEffect):
+        elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):
             w.setGraphicsEffect(None)
         w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
                      if on else "")

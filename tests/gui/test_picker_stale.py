@@ -3,7 +3,7 @@ greys the previous results with a banner line (issue 8, item 6)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGraphicsOpacityEffect
+from PySide6.QtWidgets import QGraphicsColorizeEffect
 
 from app.analysis_bar import MORE, AnalysisBar, rank_targets
 from tfviz.report import Report, VariableReport
@@ -42,7 +42,7 @@ def test_failed_analysis_greys_previous_results(qtbot, window):
     assert window.stale
     for w in (window.graph.view, window.variables.box, window.problems):
         eff = w.graphicsEffect()
-        assert isinstance(eff, QGraphicsOpacityEffect) and eff.opacity() < 0.6
+        assert isinstance(eff, QGraphicsColorizeEffect) and eff.strength() > 0.5
     text = window.banner.plain_text()
     assert "previous analysis (gen_loss())" in text and "out of date" in text
     window._show_report(report)  # the next result is current again
