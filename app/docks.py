@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWi
 from tfviz.report import Report
 
 from .display import location
+from .hierarchy import function_title
 from .palette import STYLES, category, look, text_color
 
 ROLE = Qt.UserRole
@@ -93,7 +94,7 @@ class DetailsPanel(QTextBrowser):
         h = [f"<h3 style='margin:0'>{esc(op.name)}</h3><b>{esc(op.type)}</b>"]
         if op.group or op.scope:
             fn = next((f for f in report.graph.functions if f.id == op.group), None)
-            where = f"{fn.name} ({fn.kind})" if fn else "top level"  # as the group box is titled
+            where = function_title(fn, ops.get(fn.call_op)) if fn else "top level"  # as its group box
             h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
         status = OP_STATUS_WORDS.get(op.status, op.status)
         mark = "" if st.marker.isdigit() else st.marker  # "0 zero" would say it twice

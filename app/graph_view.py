@@ -17,12 +17,24 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphics
 from tfviz.report import Report
 
 from .display import location
-from .graph_items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
+from .gradient_path import GradientPath
+from .graph_items import _FONT, EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from .graph_layout import GraphLayout
-from .hierarchy import ROOT, Hierarchy, mark_not_trained
+from .hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
 from .palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
 
 TILE = 1600.0
+#: the smallest text the default and path views go down to, in pixels
+READABLE_PX = 9.0
+#: what is not on a shown gradient path is drawn at this opacity
+DIM = 0.22
+
+
+def readable_scale() -> float:
+    """The zoom at which the nodes' titles are :data:`READABLE_PX` pixels tall."""
+    from PySide6.QtGui import QFontInfo
+
+    return READABLE_PX / max(QFontInfo(_FONT).pixelSize(), 1)
 
 
 def _fmt_shape(shape) -> str:
@@ -31,6 +43,7 @@ def _fmt_shape(shape) -> str:
 
 class GraphView(QGraphicsView):
     nodeSelected = Signal(str)  # op id or group id ("" when cleared)
+    pathRequested = Signal(str)  # "Show path" on a node: its id
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -58,6 +71,8 @@ class GraphView(QGraphicsView):
         self.highlighted_edges = 0
         self.placeholder = ""  # said in the middle while there is no graph to draw
         self._tiles, self._overview, self._marks, self.edge_cats = [], [], None, {}
+        self.path: GradientPath | None = None  # the gradient path shown (everything else dimmed)
+        self._path_items = []
         self.scene().selectionChanged.connect(self._on_selection)
 
     def set_placeholder(self, text: str) -> None:
@@ -115,28 +130,70 @@ class GraphView(QGraphicsView):
             self.h = self.gl = None
             return
         mark_not_trained(report)
-        self.h = Hierarchy(report.graph)
+        self.path = None
+        self.h = Hierarchy(report.graph, layer_names(report.variables))
         self.gl = GraphLayout(self.h)
-        self.expanded = self.h.default_expanded()
+        self.expanded = self.h.default_expanded(focus=self.first_problem()[:1])
         self._norms = [math.log10(e.grad_norm) for e in report.graph.edges
                        if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
         self.rebuild()
         self.first_view()
 
+    def first_problem(self) -> list[str]:
+        """The first problem's op, then an affected variable's node: what the window opens on."""
+        if self.report is None:
+            return []
+        ids = {o.id for o in self.report.graph.ops}
+        for p in self.report.problems:
+            if p.op in ids and p.severity != "warning":
+                return [p.op] + [f"var:{v}" for v in p.variables[:1] if f"var:{v}" in ids]
+        return []
+
     def first_view(self) -> None:
-        """Fit the graph if its labels stay legible; a long, thin graph (ResNet's chain of
-        blocks) would shrink to an unreadable strip, so show its top at a readable scale."""
+        """On the first problem: the path from an affected variable through the cut to the
+        target, at a readable zoom. A healthy graph is fitted if its labels stay legible;
+        a long one (ResNet's chain of blocks) shows its top at a readable scale instead."""
+        focus = self.first_problem()
+        if focus:
+            items = [self.node_items.get(self.h.representative(o, self.expanded)) for o in
+                     [*focus, "__target__"] if o in self.h.ops]
+            self.fit_items([i for i in items if i is not None], center=items[0])
+            return
         self.fit()
         r = self.content_rect()
-        if r.isEmpty() or self.transform().m11() >= 0.45:
+        if r.isEmpty() or self.transform().m11() >= readable_scale():
             return
-        s = max(self.transform().m11(), min(0.8, (self.viewport().width() - 40) / max(r.width(), 1.0)))
+        s = readable_scale()
         self.resetTransform()
         self.scale(s, s)
         self.update_lod()
-        top = QPointF(r.center().x(), r.top() + self.viewport().height() / (2 * s) - 20 / s)
+        first = min(self.node_items.values(), key=lambda i: (i.sceneBoundingRect().top(),
+                                                             i.sceneBoundingRect().left()), default=None)
+        x = first.sceneBoundingRect().center().x() if first is not None else r.center().x()
+        x = max(x, r.left() + self.viewport().width() / (2 * s) - 20 / s)
+        top = QPointF(x, r.top() + self.viewport().height() / (2 * s) - 20 / s)
         self.centerOn(top)
         QTimer.singleShot(0, lambda: self.centerOn(top))
+
+    def fit_items(self, items, center=None) -> None:
+        """Fit the view to ``items``, never below a readable zoom: when they do not fit at
+        that zoom, ``center`` (the cut) is centred instead."""
+        r = QRectF()
+        for it in items:
+            r = r.united(it.sceneBoundingRect())
+        if r.isEmpty():
+            return
+        self.fitInView(r.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+        s = min(max(self.transform().m11(), readable_scale()), 1.2)
+        self.resetTransform()
+        self.scale(s, s)
+        self.update_lod()
+        c = r.center()
+        vw, vh = self.viewport().width() / s, self.viewport().height() / s
+        if (r.width() > vw - 20 or r.height() > vh - 20) and center is not None:
+            c = center.sceneBoundingRect().center()
+        self.centerOn(c)
+        QTimer.singleShot(0, lambda: self.centerOn(c))
 
     def set_only_path(self, on: bool) -> None:
         self.only_path = on
@@ -222,6 +279,8 @@ class GraphView(QGraphicsView):
         for nid in selected:
             if nid in self.node_items:
                 self.node_items[nid].setSelected(True)
+        if self.path is not None:
+            self._apply_path()
         if anchor is not None:
             it = self.node_items.get(keep) or self.frames.get(keep)
             if it is not None:
@@ -233,7 +292,8 @@ class GraphView(QGraphicsView):
         rect = QRectF(p.x, p.y, p.w, p.h)
         if p.kind == "group":
             g = self.h.groups[p.id]
-            return NodeItem(p.id, rect, g.label, f"{g.n_ops} ops · double-click to expand", kind="group",
+            what = {"layer": "layer", "function": "function"}.get(g.kind, "scope")
+            return NodeItem(p.id, rect, g.label, f"{what} · {g.n_ops} ops", kind="group",
                             on_path=g.on_path, badges=g.problems,
                             tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
                             + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
@@ -245,7 +305,7 @@ class GraphView(QGraphicsView):
         if op.source:
             where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
             tip += f"\n{where}: {op.source.code}"
-        label = op.name
+        label = self.h.title(op.id)
         if kind == "target" and self.report.mode == "program":
             # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
             # node is the value the program differentiates, so it says so, and the tooltip says where
@@ -256,6 +316,7 @@ class GraphView(QGraphicsView):
     def _build_edges(self, placed) -> None:
         merged: dict[tuple[str, str], list] = {}
         self.edge_cats: dict[tuple[str, str], str] = {}  # drawn edge -> its legend category
+        self.edge_status: dict[tuple[str, str], str] = {}  # drawn edge -> the status it is drawn with
         for e in self.report.graph.edges:
             if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
                 continue
@@ -282,6 +343,7 @@ class GraphView(QGraphicsView):
             self.edge_routes[(a, b)] = path
             status = worst(look(e) for e in es)
             self.edge_cats[(a, b)] = category(status)
+            self.edge_status[(a, b)] = status
             if self.magnitude:
                 g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
                 pen = magnitude_pen(g, lo, hi)
@@ -325,6 +387,7 @@ class GraphView(QGraphicsView):
         """Expand the groups hiding ``op_id``, then return its item."""
         if self.h is None or op_id not in self.h.ops:
             return None
+        op_id = self.h.alias.get(op_id, op_id)  # a weight's read is drawn as the weight
         missing = [g for g in self.h.chain[op_id] if g not in self.expanded]
         if missing or op_id not in self.node_items:
             self.expanded.update(self.h.chain[op_id])
@@ -382,6 +445,66 @@ class GraphView(QGraphicsView):
         self._overlay = EdgeBatch(path, pen, -2)
         self.scene().addItem(self._overlay)
 
+    # -- gradient path -------------------------------------------------------------
+    def show_path(self, path: GradientPath | None, fit: bool = True) -> None:
+        """Isolate ``path``: its ops and edges drawn as they are, everything else dimmed, the
+        view fitted to it (never below a readable zoom). ``None`` clears it."""
+        self.path = path
+        if path is None or self.h is None:
+            self._apply_path()
+            return
+        if path.end in self.h.ops:  # the cut (or the target) is shown as itself
+            want = set(self.h.chain[self.h.alias.get(path.end, path.end)]) - self.expanded
+            if want:
+                self.expanded |= want
+                self.rebuild()
+        self._apply_path()
+        if fit:
+            reps = {self.h.representative(o, self.expanded) for o in path.ops if o in self.h.ops}
+            items = [self.node_items[r] for r in reps if r in self.node_items]
+            key = path.end if path.cut else path.start  # the cut, or the variable
+            self.fit_items(items, center=self.node_items.get(self.h.representative(key, self.expanded)))
+
+    def path_reps(self) -> set[str]:
+        if self.path is None or self.h is None:
+            return set()
+        return {self.h.representative(o, self.expanded) for o in self.path.ops if o in self.h.ops}
+
+    def _apply_path(self) -> None:
+        for it in self._path_items:
+            if it.scene() is self.scene():
+                self.scene().removeItem(it)
+        self._path_items = []
+        reps = self.path_reps()
+        on = bool(reps)
+        self.highlighted_edges = 0
+        ends = {self.h.representative(o, self.expanded) for o in (self.path.start, self.path.end)
+                if o in self.h.ops} if on else set()
+        for nid, it in self.node_items.items():
+            it.setOpacity(DIM if on and nid not in reps else 1.0)
+            if it.highlight != (nid in ends):
+                it.highlight = nid in ends
+                it.update()
+        for it in {id(b): b for b in self.edge_items.values()}.values():
+            it.setOpacity(DIM if on else 1.0)
+        for f in self.frames.values():
+            f.setOpacity(0.6 if on else 1.0)
+        if not on:
+            return
+        by_pen: dict[str, QPainterPath] = {}
+        for (a, b), route in self.edge_routes.items():
+            if a in reps and b in reps:
+                by_pen.setdefault(self.edge_status.get((a, b), "passes"), QPainterPath()).addPath(route)
+        self.highlighted_edges = sum(1 for a, b in self.edge_routes if a in reps and b in reps)
+        halo = QPainterPath()
+        for p in by_pen.values():
+            halo.addPath(p)
+        items = [EdgeBatch(halo, QPen(QColor(255, 193, 7, 110), 9.0), -1.5)]
+        items += [EdgeBatch(p, pen_for(st), 0.5) for st, p in by_pen.items()]
+        for it in items:
+            self.scene().addItem(it)
+        self._path_items = items
+
     # -- navigation ---------------------------------------------------------------
     OVERVIEW_SCALE = 0.08
 
@@ -420,6 +543,18 @@ class GraphView(QGraphicsView):
                 self.scale(1.2, 1.2)
                 self.centerOn(r.center())
         self.update_lod()
+
+    def mousePressEvent(self, event) -> None:
+        self._press = event.position()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        press = getattr(self, "_press", None)
+        if self.path is not None and press is not None and event.button() == Qt.LeftButton \
+                and (event.position() - press).manhattanLength() < 4 \
+                and not any(isinstance(i, NodeItem) for i in self.items_at(event.position().toPoint())):
+            self.show_path(None)  # a click on the background shows everything again
 
     def wheelEvent(self, event) -> None:
         self.zoom_by(1.0015 ** event.angleDelta().y())

@@ -1,13 +1,24 @@
 """Group tree of a graph: nested function bodies, then name scopes inside each.
 
 An op's place in the tree comes from its ``group`` (function body, nested via
-``GraphFunction.parent``) and its ``scope``. Scopes holding a single op are
-flattened away: a box around one op only adds clutter. Edges are projected to
-the lowest common group, so each group's layout only sees its direct children.
+``GraphFunction.parent``) and its ``scope``. The tree follows what the user wrote:
+
+- a scope named after a Keras layer or model (known from the variables' paths) is kept,
+  titled with the layer's name, without the ``_1`` the trace added;
+- a scope that stands for no user object and holds only a handful of ops
+  (``strided_slice_3``, ``Tensordot``) is flattened into its parent, and so is
+  a scope holding a single thing;
+- a weight's resource placeholder and ``ReadVariableOp`` (Keras' ``Cast ›
+  ReadVariableOp``) are drawn as the weight's own node (:attr:`Hierarchy.alias`);
+- function bodies are titled as the user wrote them: ``body of while_loop at rnn.py:31``.
+
+Edges are projected to the lowest common group, so each group's layout only sees its
+direct children.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tfviz.report import GraphDoc, GraphOp
@@ -15,6 +26,54 @@ from tfviz.report import GraphDoc, GraphOp
 from .palette import QUIET, category
 
 ROOT = "f:"
+#: a scope that is no layer and holds at most this many ops is flattened into its parent
+SMALL_SCOPE = 6
+_SUFFIX = re.compile(r"^(.*)_(\d+)$")
+_FN_NAME = re.compile(r"^(?:__inference_|__forward_|__backward_)?(.*?)(?:_\d+)?(?:_rewritten)?$")
+_BODY_OF = {"body": "body", "cond": "condition", "then": "true branch", "else": "false branch"}
+
+
+def layer_names(variables) -> set[str]:
+    """Keras layer and model names, from the variables' paths (``encoder/enc_1/kernel``)."""
+    out: set[str] = set()
+    for v in variables:
+        parts = (getattr(v, "tf_name", "") or "").split("/")
+        out.update(p for p in parts[:-1] if p)
+    return out
+
+
+def layer_label(segment: str, layers: set[str]) -> str:
+    """A scope segment as the user named the layer: Keras' trace adds ``_1`` (``enc_1_1``
+    for the layer ``enc_1``); it is dropped only where the shorter name is a layer's.
+
+    >>> layer_label("enc_1_1", {"enc_1"}), layer_label("enc_1", {"enc_1"}), layer_label("x_1", set())
+    ('enc_1', 'enc_1', 'x_1')
+    """
+    if segment in layers:
+        return segment
+    m = _SUFFIX.match(segment)
+    if m and m.group(1) in layers:
+        return m.group(1)
+    return segment
+
+
+def function_title(fn, call=None) -> str:
+    """A function body's title, from its record and the op that runs it (if still in the graph)."""
+    src = getattr(fn, "source", None) or (call.source if call else None)
+    where = f"{src.file.rsplit('/', 1)[-1]}:{src.line}" if src else ""
+    return function_label(fn, getattr(fn, "call_type", "") or (call.type if call else ""), where)
+
+
+def function_label(fn, call_type: str = "", where: str = "") -> str:
+    """``body of while_loop at rnn.py:31``, ``true branch of cond at x.py:9``, ``step (tf.function)``."""
+    at = f" at {where}" if where else ""
+    if fn.kind in _BODY_OF or fn.kind.startswith("branch"):
+        what = ("while_loop" if "While" in call_type else "cond" if "If" in call_type
+                else "switch_case" if "Case" in call_type else "control flow")
+        part = _BODY_OF.get(fn.kind) or fn.kind.replace("branch", "branch ")
+        return f"{part} of {what}{at}"
+    name = _FN_NAME.match(fn.name).group(1) or fn.name
+    return f"{name} (tf.function){at}"
 
 
 def mark_not_trained(report) -> None:
@@ -39,22 +98,30 @@ def mark_not_trained(report) -> None:
 class Group:
     id: str
     label: str
-    kind: str  # root | function | scope
+    kind: str  # root | function | scope | layer
     parent: str | None
     children: list[str] = field(default_factory=list)  # group ids and op ids, in input order
     n_ops: int = 0
     problems: dict[str, int] = field(default_factory=dict)  # legend category -> count
     on_path: bool = False
+    scope: str = ""  # the full name scope a scope group stands for
 
 
 class Hierarchy:
-    def __init__(self, graph: GraphDoc):
+    def __init__(self, graph: GraphDoc, layers: set[str] | None = None):
+        """``layers``: Keras layer and model names (:func:`layer_names` of the report's variables)."""
         self.graph = graph
+        self.layers = layers or set()
         self.ops: dict[str, GraphOp] = {o.id: o for o in graph.ops}
         self.groups: dict[str, Group] = {ROOT: Group(ROOT, "graph", "root", None)}
         self.parent: dict[str, str] = {}  # op or group id -> group id
+        #: op id -> the variable node drawn for it (its resource placeholder and plain reads)
+        self.alias: dict[str, str] = self._aliases()
+        self._fed = {e.dst for e in graph.edges}
         self._build()
         self.chain: dict[str, list[str]] = {op: self._chain(op) for op in self.ops}
+        for a, v in self.alias.items():
+            self.chain[a] = self.chain[v]
         self._summarise()
 
     # -- construction ---------------------------------------------------------
@@ -67,8 +134,8 @@ class Hierarchy:
             parent = ROOT
             label = fid
             if fn is not None:
-                label = f"{fn.name} ({fn.kind})" if fn.kind else fn.name
                 call = self.ops.get(fn.call_op) or self.ops.get(fn.parent + "/" + fn.call_op)
+                label = function_title(fn, call)
                 parent = self._scope_group(fn.parent, call.scope) if call else self._fn_group(fn.parent)
             self.groups[gid] = Group(gid, label, "function", parent)
             self._add_child(parent, gid)
@@ -82,7 +149,9 @@ class Hierarchy:
         if gid not in self.groups:
             head, _, last = scope.rpartition("/")
             parent = self._scope_group(fid, head)
-            self.groups[gid] = Group(gid, last, "scope", parent)
+            name = layer_label(last, self.layers)
+            kind = "layer" if name in self.layers else "scope"
+            self.groups[gid] = Group(gid, name, kind, parent, scope=scope)
             self._add_child(parent, gid)
         return gid
 
@@ -104,31 +173,79 @@ class Hierarchy:
         for f in self.graph.functions:
             self._fn_group(f.id)
         home: dict[str, str] = {}
+        alias = self.alias
         for op in self.graph.ops:
-            if not op.is_variable:
+            if not op.is_variable and op.id not in alias:
                 home[op.id] = self._scope_group(op.group, op.scope)
         # A variable sits in the deepest group holding all its readers, so a
         # model's hundreds of variables do not form one enormous top row.
         readers: dict[str, list[str]] = {}
         for e in self.graph.edges:
-            if e.dst in home:
-                readers.setdefault(e.src, []).append(home[e.dst])
+            src, dst = alias.get(e.src, e.src), alias.get(e.dst, e.dst)
+            if dst in home and src != dst:
+                readers.setdefault(src, []).append(home[dst])
         for op in self.graph.ops:
+            if op.id in alias:
+                continue
             if op.is_variable:
                 homes = readers.get(op.id)
                 home[op.id] = self._common(homes) if homes else self._scope_group(op.group, op.scope)
             self._add_child(home[op.id], op.id)
-        # flatten scope groups that hold exactly one thing, bottom-up
-        for gid in sorted(self.groups, key=len, reverse=True):
-            g = self.groups.get(gid)
-            if g is None or g.kind != "scope" or len(g.children) != 1:
+        self._models()
+        self._flatten()
+
+    def _models(self) -> None:
+        """A scope holding two or more layers is a model (``resnet50_1``: Keras names a
+        functional model's variables without it); titled without the trace's ``_1``."""
+        for gid in sorted(self.groups, key=lambda g: g.count("/"), reverse=True):
+            g = self.groups[gid]
+            if g.kind != "scope":
                 continue
-            (only,) = g.children
+            subs = [self.groups[c].kind for c in g.children if c in self.groups]
+            if subs.count("layer") >= 2 and 2 * subs.count("layer") >= len(subs):
+                g.kind = "layer"
+                g.label = g.label[:-2] if g.label.endswith("_1") and len(g.label) > 2 else g.label
+
+    def _aliases(self) -> dict[str, str]:
+        """A weight's resource placeholder and the plain reads of it, by the weight they stand for.
+        A read that is itself a problem (a frozen copy, a read never trained) keeps its node."""
+        ins: dict[str, list] = {}
+        for e in self.graph.edges:
+            if not e.back:
+                ins.setdefault(e.dst, []).append(e)
+        out: dict[str, str] = {}
+        for op in self.graph.ops:  # graph order: a placeholder comes before its reads
+            if op.is_variable or category(op.status) not in QUIET or op.id not in ins:
+                continue
+            if op.type not in ("Placeholder", "ReadVariableOp"):
+                continue
+            es = ins[op.id]
+            if op.type == "ReadVariableOp" and any(e.dtype != "resource" for e in es):
+                continue
+            srcs = {out.get(e.src) or (e.src if e.src.startswith("var:") else None) for e in es}
+            if len(srcs) == 1 and None not in srcs:
+                out[op.id] = srcs.pop()
+        return out
+
+    def _op_count(self, gid: str) -> int:
+        return sum(self._op_count(c) if c in self.groups else 1 for c in self.groups[gid].children)
+
+    def _flatten(self) -> None:
+        """Bottom-up: drop empty scopes; flatten those holding one thing, and small scopes
+        that stand for no layer, into their parent."""
+        for gid in sorted(self.groups, key=lambda g: g.count("/"), reverse=True):
+            g = self.groups.get(gid)
+            if g is None or g.kind != "scope":
+                continue
+            if len(g.children) > 1 and self._op_count(gid) > SMALL_SCOPE:
+                continue
             par = self.groups[g.parent]
-            par.children[par.children.index(gid)] = only
-            self.parent[only] = g.parent
-            if only in self.groups:
-                self.groups[only].parent = g.parent
+            i = par.children.index(gid)
+            par.children[i:i + 1] = g.children
+            for c in g.children:
+                self.parent[c] = g.parent
+                if c in self.groups:
+                    self.groups[c].parent = g.parent
             del self.groups[gid]
             self.parent.pop(gid, None)
 
@@ -144,6 +261,8 @@ class Hierarchy:
 
     def _summarise(self) -> None:
         for op in self.ops.values():
+            if op.id in self.alias:
+                continue
             cat = category(op.status)
             for gid in self.chain[op.id]:
                 g = self.groups[gid]
@@ -157,8 +276,22 @@ class Hierarchy:
     def group_chain(self, gid: str) -> list[str]:
         return self._chain(gid) + [gid]
 
+    def title(self, op_id: str) -> str:
+        """An op's name within its box: without the scope of the group that holds it."""
+        op = self.ops[op_id]
+        if op.type == "Placeholder" and op_id not in self._fed and op.outputs \
+                and op.outputs[0].dtype != "resource":
+            t = op.outputs[0]
+            dims = "?" if t.shape is None else ",".join("?" if d is None else str(d) for d in t.shape)
+            return f"captured {t.dtype}[{dims}]"
+        g = self.groups.get(self.parent.get(op_id, ROOT))
+        if g is not None and g.scope and op.name.startswith(g.scope + "/"):
+            return op.name[len(g.scope) + 1:]
+        return op.name
+
     def representative(self, op_id: str, expanded: set[str]) -> str:
         """The op itself if every group above it is expanded, else the outermost collapsed group."""
+        op_id = self.alias.get(op_id, op_id)
         for gid in self.chain[op_id]:
             if gid != ROOT and gid not in expanded:
                 return gid
@@ -170,7 +303,10 @@ class Hierarchy:
         for e in self.graph.edges:
             if e.back or e.src not in self.ops or e.dst not in self.ops:
                 continue
-            a, b = self.chain[e.src] + [e.src], self.chain[e.dst] + [e.dst]
+            src, dst = self.alias.get(e.src, e.src), self.alias.get(e.dst, e.dst)
+            if src == dst:
+                continue
+            a, b = self.chain[src] + [src], self.chain[dst] + [dst]
             i = 0
             while i < len(a) and i < len(b) and a[i] == b[i]:
                 i += 1
@@ -179,22 +315,28 @@ class Hierarchy:
             out.setdefault(a[i - 1], set()).add((a[i], b[i]))
         return {g: sorted(es) for g, es in out.items()}
 
-    def default_expanded(self, big: int = 300, budget: int = 200) -> set[str]:
-        """Small graphs open fully expanded; large ones open collapsed, with groups
-        opened breadth-first only while the view stays under ``budget`` boxes."""
-        if len(self.ops) <= big:
-            return set(self.groups)
+    def default_expanded(self, focus: list[str] = (), budget: int = 250) -> set[str]:
+        """Layer level: the top level's groups shown as boxes; a group that mostly holds other
+        groups (a model of layers, a function of layers) is opened while the view stays under
+        ``budget`` boxes. The groups holding each ``focus`` op (the first problem) are opened."""
         out, visible = {ROOT}, len(self.groups[ROOT].children)
         queue = [c for c in self.groups[ROOT].children if c in self.groups]
         while queue:
             gid = queue.pop(0)
             kids = self.groups[gid].children
-            if visible - 1 + len(kids) > budget:
+            sub = sum(1 for c in kids if c in self.groups)
+            if sub < 2 or 2 * sub < len(kids) or visible - 1 + len(kids) > budget:
                 continue
             out.add(gid)
             visible += len(kids) - 1
             queue.extend(c for c in kids if c in self.groups)
+        for op_id in focus:
+            out.update(self.chain.get(self.alias.get(op_id, op_id), []))
         return out
 
     def ancestors_to_expand(self, op_id: str) -> list[str]:
         return self.chain.get(op_id, [])
+
+    def members(self, gid: str) -> list[str]:
+        """The ops inside group ``gid`` (at any depth), in graph order."""
+        return [o for o, ch in self.chain.items() if gid in ch and o not in self.alias]

@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.start.browseRequested.connect(self.browse)
         self.graph = GraphPanel()
         self.graph.view.nodeSelected.connect(self._node_selected)
+        self.graph.view.pathRequested.connect(self.show_path)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.start)
         self.stack.addWidget(self.graph)
@@ -513,19 +514,25 @@ class MainWindow(QMainWindow):
             self.source.mark_line(p.source.line, p.source.file)
 
     def _variable_selected(self, var) -> None:
-        from .paths import path_ops
-
         view = self.graph.view
         if var is None or self.report is None:
-            view.highlight(set())
+            view.show_path(None)
             return
-        ops = path_ops(self.report, f"var:{var.name}")
-        ops |= set(var.blocked_at)
-        view.highlight(ops)
-        view.focus_on(f"var:{var.name}")
-        if var.blocked_at:
-            self.details.show_op(self.report, var.blocked_at[0])  # where its gradient stops
-            op = view.h.ops.get(var.blocked_at[0]) if view.h else None
-            if op is not None and op.source:
-                self.source.mark_line(op.source.line, op.source.file)
-        self.current_path_ops = ops
+        self.show_path(f"var:{var.name}")
+        op = view.h.ops.get(var.blocked_at[0]) if view.h and var.blocked_at else None
+        if op is not None and op.source:  # where its gradient stops
+            self.source.mark_line(op.source.line, op.source.file)
+
+    def show_path(self, node_id: str) -> None:
+        """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""
+        from .gradient_path import gradient_path
+        from .path_details import path_html
+
+        view = self.graph.view
+        if self.report is None or view.h is None:
+            return
+        members = view.h.members(node_id) if node_id in view.h.groups else None
+        path = gradient_path(self.report, node_id, members)
+        view.show_path(path)
+        self.details.setHtml(path_html(self.report, path, set(view.h.alias)))
+        self.current_path_ops = path.ops

@@ -147,7 +147,8 @@ class _Builder:
         for kind, body in nested:
             fid = f"{nid}#{kind}"
             self.functions.append(
-                GraphFunction(id=fid, name=body.name, kind=kind, parent=prefix.rstrip("/"), call_op=nid)
+                GraphFunction(id=fid, name=body.name, kind=kind, parent=prefix.rstrip("/"), call_op=nid,
+                              source=user_source(op.traceback or []), call_type=t)
             )
             bprefix = fid + "/"
             for k, (outer, inner) in enumerate(zip(args, body.inputs)):

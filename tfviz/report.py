@@ -136,6 +136,10 @@ class GraphFunction:
     kind: str
     parent: str
     call_op: str
+    #: the user's line that runs the body (the ``tf.while_loop``, ``tf.cond``, the call)
+    source: Source | None = None
+    #: the type of the op that runs it (``While``, ``StatelessIf``, ``PartitionedCall``)
+    call_type: str = ""
 
 
 @dataclass
@@ -233,7 +237,8 @@ def _graph(g: dict[str, Any]) -> GraphDoc:
             for o in _list(g, "ops")
         ],
         edges=[GraphEdge(**e) for e in _list(g, "edges")],
-        functions=[GraphFunction(**f) for f in _list(g, "functions")],
+        functions=[GraphFunction(**{**f, "source": _source(f.get("source"))})
+                   for f in _list(g, "functions")],
     )
 
 

@@ -119,6 +119,9 @@ def graph_menu(controller, view, pos) -> QMenu | None:
     menu = QMenu(view)
     selected = [i.node_id for i in view.scene().selectedItems() if isinstance(i, NodeItem)]
     node = next((i for i in view.items_at(pos) if isinstance(i, NodeItem)), None)
+    if node is not None and hasattr(view, "pathRequested"):  # the gradient path view
+        menu.addAction("Show path", lambda n=node.node_id: view.pathRequested.emit(n))
+        menu.addSeparator()
     if node is not None and node.kind != "group":
         add_jacobian_actions(menu, controller, node.node_id, selected=selected)
     elif node is None:

@@ -26,7 +26,8 @@ def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
     assert window.source.marked_line == problem.source.line
     assert "svd" in window.source.marked_text()
     assert "unimplemented" in window.details.toPlainText()
-    assert "in contraction_step (call)" in window.details.toPlainText()  # named as its group box
+    # named as its group box
+    assert "in contraction_step (tf.function) at seed1_svd_dynamic_shape.py:" in window.details.toPlainText()
     assert "tensorflow" not in sys.modules
 
 

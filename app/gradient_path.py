@@ -1,0 +1,134 @@
+"""A node's gradient path, for the path view (pure graph walk, no Qt).
+
+A variable's path runs from the variable to the target, or, when its gradient is cut,
+to the op where it is cut (``blocked_at``). An op's path is every on-path way through
+it: the ops upstream of it that a variable feeds, and the ops from it to the target.
+``hops`` is one shortest such way, hop by hop, for the Details panel.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from tfviz.report import Report
+
+TARGET = "__target__"
+
+
+@dataclass
+class Hop:
+    op: str  # graph node id
+    name: str
+    type: str
+    shape: str  # the tensor passed to the next hop (the op's own output for the last)
+    status: str  # what happens to the gradient there
+    grad_norm: float | None
+
+
+@dataclass
+class GradientPath:
+    start: str
+    end: str  # the target, or the op where the gradient is cut
+    ops: set[str] = field(default_factory=set)
+    hops: list[Hop] = field(default_factory=list)
+    cut: bool = False
+
+
+def _shape(shape) -> str:
+    return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _adjacency(report: Report):
+    succ: dict[str, list] = {}
+    pred: dict[str, list] = {}
+    for e in report.graph.edges:
+        if e.back or e.status == "off_path":
+            continue
+        succ.setdefault(e.src, []).append(e)
+        pred.setdefault(e.dst, []).append(e)
+    return succ, pred
+
+
+def _reach(starts, adj, end_of) -> dict[str, object]:
+    """BFS from ``starts``; node -> the edge it was reached by (None for a start)."""
+    seen: dict[str, object] = {s: None for s in starts}
+    q = deque(starts)
+    while q:
+        n = q.popleft()
+        for e in adj.get(n, ()):
+            m = end_of(e)
+            if m not in seen:
+                seen[m] = e
+                q.append(m)
+    return seen
+
+
+def gradient_path(report: Report, node: str, members: list[str] | None = None) -> GradientPath:
+    """The path of ``node`` (a variable ``var:NAME``, an op, or a group whose ``members`` are
+    its ops)."""
+    ops = {o.id: o for o in report.graph.ops}
+    succ, pred = _adjacency(report)
+    fwd = lambda e: e.dst  # noqa: E731
+    bwd = lambda e: e.src  # noqa: E731
+    starts = [m for m in (members or [node]) if m in ops]
+    var = next((v for v in report.variables if f"var:{v.name}" == node), None)
+    if var is not None:
+        end = next((b for b in var.blocked_at if b in ops), TARGET)
+        down = _reach([node], succ, fwd)
+        up = _reach([end], pred, bwd)
+        on = (set(down) & set(up)) | {node, end}
+        chain = _walk(node, end, down, fwd)
+        out = GradientPath(node, end, on, cut=end != TARGET)
+    else:
+        down = _reach(starts, succ, fwd)
+        to_target = _reach([TARGET], pred, bwd)
+        up = _reach(starts, pred, bwd)
+        feeding = set(_reach([v for v in up if v.startswith("var:")], succ, fwd))
+        on = (set(down) & set(to_target)) | (set(up) & feeding) | set(starts)
+        first_var = next((v for v in up if v.startswith("var:")), None)  # BFS order: the nearest
+        chain = _walk(first_var, starts[0], _reach([first_var], succ, fwd), fwd) if first_var else []
+        tail = _walk(starts[0], TARGET, down, fwd) if TARGET in down else [starts[0]]
+        chain = chain[:-1] + tail if chain else tail
+        out = GradientPath(node, TARGET if TARGET in down else chain[-1], on)
+    out.hops = _hops(report, ops, chain)
+    return out
+
+
+def _walk(start: str, end: str, seen: dict, end_of) -> list[str]:
+    """The BFS chain from ``start`` to ``end`` (forward BFS tree ``seen``), start first."""
+    if end not in seen:
+        return [start] if start else []
+    out = [end]
+    n = end
+    while seen.get(n) is not None and n != start:
+        n = seen[n].src
+        out.append(n)
+    out.reverse()
+    return out
+
+
+def _hops(report: Report, ops: dict, chain: list[str]) -> list[Hop]:
+    by_pair = {}
+    for e in report.graph.edges:
+        if not e.back:
+            by_pair.setdefault((e.src, e.dst), e)
+    out = []
+    for i, n in enumerate(chain):
+        op = ops.get(n)
+        if op is None:
+            continue
+        e = by_pair.get((n, chain[i + 1])) if i + 1 < len(chain) else None
+        if e is not None:
+            status = op.status if op.status not in ("passes", "off_path") else e.status
+            shape, norm = f"{e.dtype}{_shape(e.shape)}", e.grad_norm
+        else:
+            t = op.outputs[0] if op.outputs else None
+            shape = f"{t.dtype}{_shape(t.shape)}" if t else ""
+            status, norm = op.status, op.grad_norm
+        if op.is_variable:
+            v = next((v for v in report.variables if f"var:{v.name}" == n), None)
+            if v is not None:
+                shape, norm = f"{v.dtype}{_shape(v.shape)}", v.grad_norm
+        out.append(Hop(n, op.name, op.type, shape, status, norm))
+    return out

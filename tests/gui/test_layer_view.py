@@ -1,0 +1,101 @@
+"""Issue 8, items 1 and 3: the graph opens at layer level on the first problem, and a
+variable's gradient path is isolated, fitted and listed hop by hop."""
+
+from __future__ import annotations
+
+from conftest import EXAMPLES, run_analysis
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QFontInfo
+
+from app.graph_items import _FONT, NodeItem
+from app.graph_view import readable_scale
+from app.jacobian.menu import graph_menu
+
+SG = EXAMPLES / "kind_stop_gradient_layer.py"
+
+
+def _open(qtbot, window, script):
+    if window.script != str(script) or window.report is None:
+        run_analysis(qtbot, window, script)
+    assert window.report is not None, window.last_error
+    qtbot.wait(50)
+    return window.graph.view
+
+
+def _text_px(view) -> float:
+    return view.transform().m11() * QFontInfo(_FONT).pixelSize()
+
+
+def _in_viewport(view, item) -> bool:
+    r = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    return QRectF(view.viewport().rect()).intersects(QRectF(r))
+
+
+def test_default_view_is_layer_level_on_the_cut(qtbot, window):
+    view = _open(qtbot, window, SG)
+    h = view.h
+    layers = {g.label for g in h.groups.values() if g.kind == "layer"}
+    assert layers == {"encoder", "enc_1", "enc_2", "head"}  # Keras names, no trace `_1`
+    assert not any(g.label in ("Cast", "ReadVariableOp", "BiasAdd") for g in h.groups.values())
+    # a weight's Cast › ReadVariableOp is drawn as the weight's node
+    read = "encoder_1/enc_1_1/Cast/ReadVariableOp"
+    assert h.representative(read, set(h.groups)) == "var:encoder.layers[0].kernel"
+    assert "captured float32[32,8]" in {h.title(o) for o in h.ops}
+    # opens on the cut: StopGradient in view, readable
+    sg = view.node_items.get("StopGradient")
+    assert sg is not None and _in_viewport(view, sg)
+    assert _text_px(view) >= 9.0
+    assert "f:/s:encoder_1/enc_1_1" not in view.expanded  # layers stay boxes
+
+
+def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
+    view = _open(qtbot, window, SG)
+    assert window.variables.select_name("encoder.layers[0].kernel")
+    qtbot.wait(50)
+    path = view.path
+    assert path is not None and path.cut and path.end == "StopGradient"
+    assert "StopGradient" in window.current_path_ops and "__target__" not in window.current_path_ops
+    assert view.node_items["StopGradient"].opacity() == 1.0
+    assert view.node_items["StopGradient"].highlight
+    head = next(i for n, i in view.node_items.items() if n.endswith("head_1"))
+    assert head.opacity() < 0.5  # everything else dimmed
+    assert _in_viewport(view, view.node_items["StopGradient"]) and _text_px(view) >= 9.0
+    text = window.details.toPlainText()
+    assert "Gradient path of encoder.layers[0].kernel" in text
+    for hop in ("MatMul", "BiasAdd", "Relu", "StopGradient", "float32[32,16]", "no gradient arrives"):
+        assert hop in text
+    assert "ReadVariableOp" not in text  # drawn as the weight, so not a hop of its own
+
+
+def test_show_path_on_the_right_click_menu(qtbot, window):
+    view = _open(qtbot, window, SG)
+    view.show_path(None)
+    item = view.node_items["StopGradient"]
+    view.centerOn(item)
+    qtbot.wait(20)
+    pos = view.mapFromScene(item.sceneBoundingRect().center())
+    menu = graph_menu(window.jacobian, view, pos)
+    acts = {a.text(): a for a in menu.actions()}
+    assert "Show path" in acts
+    assert any(t.startswith("Jacobian of this") for t in acts)  # the Jacobian entries stay
+    acts["Show path"].trigger()
+    qtbot.wait(20)
+    assert view.path is not None and view.path.start == "StopGradient"
+    assert "__target__" in window.current_path_ops
+    assert "Gradient path of StopGradient" in window.details.toPlainText()
+    # a connected variable's path reaches the target
+    assert window.variables.select_name("head.kernel")
+    assert view.path.end == "__target__" and not view.path.cut
+    assert view.highlighted_edges > 0
+    assert any(isinstance(i, NodeItem) and i.opacity() < 0.5 for i in view.node_items.values())
+
+
+def test_loop_bodies_named_as_written_and_healthy_opens_readable(qtbot, window):
+    view = _open(qtbot, window, EXAMPLES / "kind_integer_while.py")
+    labels = {g.label for g in view.h.groups.values()}
+    assert any(lb.startswith("body of while_loop at kind_integer_while.py:") for lb in labels), labels
+    assert _text_px(view) >= 9.0
+    view = _open(qtbot, window, EXAMPLES / "healthy_batchnorm.py")
+    assert view.transform().m11() >= readable_scale() - 1e-6
+    assert not any(lb.endswith("_1") for lb in (g.label for g in view.h.groups.values()
+                                                  if g.kind == "layer"))
