@@ -232,13 +232,14 @@ class Hierarchy:
 
     def _flatten(self) -> None:
         """Bottom-up: drop empty scopes; flatten those holding one thing, and small scopes
-        that stand for no layer, into their parent."""
+        that stand for no layer and hold no weight, into their parent."""
         for gid in sorted(self.groups, key=lambda g: g.count("/"), reverse=True):
             g = self.groups.get(gid)
             if g is None or g.kind != "scope":
                 continue
-            if len(g.children) > 1 and self._op_count(gid) > SMALL_SCOPE:
-                continue
+            if len(g.children) > 1 and (self._op_count(gid) > SMALL_SCOPE or any(
+                    c in self.ops and self.ops[c].is_variable for c in g.children)):
+                continue  # big, or holding a weight: it stands for a user object
             par = self.groups[g.parent]
             i = par.children.index(gid)
             par.children[i:i + 1] = g.children

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 
+from .docks import OP_STATUS_WORDS
 from .gradient_path import GradientPath
 from .palette import STYLES, category, text_color
 
@@ -29,9 +30,13 @@ def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozens
     if path.cut and end is not None:
         cat = category(end.status)
         what = end.name if end.name == end.type else f"{end.type} {end.name}"
+        words = OP_STATUS_WORDS.get(end.status, f"cut ({end.status})")
         h.append(f"<p>From the variable to <span style='color:{text_color(cat)}'><b>{esc(what)}"
-                 f"</b></span>, where its gradient is cut "
-                 f"({esc(end.status)}); nothing reaches the target from there.</p>")
+                 f"</b></span>, where its gradient stops: {esc(words)}."
+                 + ("" if end.status == "zero" else " No gradient reaches it from the target.")
+                 + "</p>")
+        if end.message:
+            h.append(f"<p style='color:{text_color(cat)}'>{esc(end.message)}</p>")
     elif path.end == "__target__":
         h.append("<p>Every way from here to the target (other ops dimmed). "
                  "Click the graph's background to show everything again.</p>")

@@ -47,7 +47,7 @@ def test_broken_edge_drawn_in_its_status_colour(qapp):
     view.render(p)
     p.end()
     raises, passes = QColor(STYLES["raises"].color), QColor(STYLES["passes"].color)
-    broken = view.edge_routes[("read", "svd")]
+    broken = view.edge_routes[("var:w", "svd")]  # the read is drawn as the weight
     ok = view.edge_routes[("svd", "__target__")]
     for frac in (0.25, 0.75):  # the middle holds the marker glyph
         bp = view.mapFromScene(broken.pointAtPercent(frac))
