@@ -63,7 +63,7 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
 
 def _report() -> Report:
     ops = [GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
-           GraphOp("read", "read", "ReadVariableOp", "", on_path=True),
+           GraphOp("read", "read", "Identity", "", on_path=True),  # a weight read would be drawn as w
            GraphOp("mul", "mul", "Mul", "", on_path=True),
            GraphOp("shape", "shape", "Shape", "", on_path=False),
            GraphOp("__target__", "loss", "Target", "", on_path=True)]
