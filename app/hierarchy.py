@@ -33,6 +33,11 @@ _FN_NAME = re.compile(r"^(?:__inference_|__forward_|__backward_)?(.*?)(?:_\d+)?(
 _BODY_OF = {"body": "body", "cond": "condition", "then": "true branch", "else": "false branch"}
 
 
+def _untraced(label: str) -> str:
+    """Keras' trace suffix dropped from a name it adds it to (``resnet50_1``)."""
+    return label[:-2] if label.endswith("_1") and len(label) > 2 else label
+
+
 def layer_names(variables) -> set[str]:
     """Keras layer and model names, from the variables' paths (``encoder/enc_1/kernel``)."""
     out: set[str] = set()
@@ -199,12 +204,17 @@ class Hierarchy:
         functional model's variables without it); titled without the trace's ``_1``."""
         for gid in sorted(self.groups, key=lambda g: g.count("/"), reverse=True):
             g = self.groups[gid]
-            if g.kind != "scope":
+            if g.kind not in ("scope", "layer"):
                 continue
             subs = [self.groups[c].kind for c in g.children if c in self.groups]
             if subs.count("layer") >= 2 and 2 * subs.count("layer") >= len(subs):
-                g.kind = "layer"
-                g.label = g.label[:-2] if g.label.endswith("_1") and len(g.label) > 2 else g.label
+                if g.kind == "scope":
+                    g.kind, g.label = "layer", _untraced(g.label)
+                for c in g.children:  # a model's weightless layers (Flatten, Dropout) too
+                    if c in self.groups and self.groups[c].kind == "scope" \
+                            and self.groups[c].label.endswith("_1"):
+                        self.groups[c].kind = "layer"
+                        self.groups[c].label = _untraced(self.groups[c].label)
 
     def _aliases(self) -> dict[str, str]:
         """A weight's resource placeholder and the plain reads of it, by the weight they stand for.
