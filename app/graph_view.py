@@ -397,6 +397,8 @@ class GraphView(QGraphicsView):
         return self.node_items.get(op_id)
 
     def select_op(self, op_id: str, center: bool = True) -> bool:
+        if self.path is not None and op_id not in self.path.ops:
+            self.show_path(None)  # going elsewhere (a problem, a search match) ends the path view
         item = self.reveal(op_id)
         if item is None:
             return False
