@@ -73,6 +73,8 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
     bwd = lambda e: e.src  # noqa: E731
     starts = [m for m in (members or [node]) if m in ops]
     var = next((v for v in report.variables if f"var:{v.name}" == node), None)
+    if not starts:  # not in this graph (a stale selection)
+        return GradientPath(node, node)
     if var is not None:
         end = next((b for b in var.blocked_at if b in ops), TARGET)
         down = _reach([node], succ, fwd)
