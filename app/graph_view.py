@@ -465,7 +465,8 @@ class GraphView(QGraphicsView):
             reps = {self.h.representative(o, self.expanded) for o in path.ops if o in self.h.ops}
             items = [self.node_items[r] for r in reps if r in self.node_items]
             key = path.end if path.cut else path.start  # the cut, or the variable
-            self.fit_items(items, center=self.node_items.get(self.h.representative(key, self.expanded)))
+            key = self.h.representative(key, self.expanded) if key in self.h.ops else key
+            self.fit_items(items, center=self.node_items.get(key))
 
     def path_reps(self) -> set[str]:
         if self.path is None or self.h is None:
@@ -480,8 +481,8 @@ class GraphView(QGraphicsView):
         reps = self.path_reps()
         on = bool(reps)
         self.highlighted_edges = 0
-        ends = {self.h.representative(o, self.expanded) for o in (self.path.start, self.path.end)
-                if o in self.h.ops} if on else set()
+        ends = {self.h.representative(o, self.expanded) if o in self.h.ops else o
+                for o in (self.path.start, self.path.end)} if on else set()
         for nid, it in self.node_items.items():
             it.setOpacity(DIM if on and nid not in reps else 1.0)
             if it.highlight != (nid in ends):

@@ -83,6 +83,9 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     assert view.path is not None and view.path.start == "StopGradient"
     assert "__target__" in window.current_path_ops
     assert "Gradient path of StopGradient" in window.details.toPlainText()
+    # a layer's path: every way from its weights through it to the target
+    window.show_path("f:/s:head_1")
+    assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.current_path_ops
     # a connected variable's path reaches the target
     assert window.variables.select_name("head.kernel")
     assert view.path.end == "__target__" and not view.path.cut
