@@ -125,6 +125,7 @@ class GraphView(QGraphicsView):
         self.report = report
         self.scene().clear()
         self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
+        self.edge_items, self._path_items, self.path = {}, [], None
         self._tiles, self._overview, self._marks = [], [], None
         if report is None or not report.graph.ops:
             self.h = self.gl = None
@@ -234,6 +235,7 @@ class GraphView(QGraphicsView):
         sc.blockSignals(True)
         sc.clear()
         self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
+        self.edge_items, self._path_items = {}, []
         placed = self.gl.place(self.expanded, self.only_path)
         self.last_layout_s = placed.layout_s
         h = self.h
@@ -475,8 +477,7 @@ class GraphView(QGraphicsView):
 
     def _apply_path(self) -> None:
         for it in self._path_items:
-            if it.scene() is self.scene():
-                self.scene().removeItem(it)
+            self.scene().removeItem(it)
         self._path_items = []
         reps = self.path_reps()
         on = bool(reps)
