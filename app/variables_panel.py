@@ -92,7 +92,7 @@ class _Item(QTreeWidgetItem):
 
 
 class _NameDelegate(QStyledItemDelegate):
-    """Column 1: the Python path, elided in the middle, and the layer's name right-aligned in grey."""
+    """Column 1: the Python path, and in the room it leaves, its layer's name right-aligned in grey."""
 
     def paint(self, painter, option, index) -> None:
         layer = index.data(LAYER_ROLE)
@@ -101,8 +101,10 @@ class _NameDelegate(QStyledItemDelegate):
             return
         fm = painter.fontMetrics()
         room = option.rect.width() - 8
-        lw = min(fm.horizontalAdvance(layer) + 4, max(0, room // 2))
-        lay = fm.elidedText(layer, Qt.ElideMiddle, lw) if lw else ""
+        # The path comes first: the layer gets only the room the whole path leaves.
+        path_w = fm.horizontalAdvance(str(index.data(Qt.DisplayRole) or ""))
+        lw = min(fm.horizontalAdvance(layer) + 4, room - path_w - 10)
+        lay = fm.elidedText(layer, Qt.ElideMiddle, lw) if lw >= 40 else ""
         # the default paint draws the name in the room the layer leaves
         opt = type(option)(option)
         self.initStyleOption(opt, index)
