@@ -201,6 +201,8 @@ class VariablesPanel(Tree):
         self.setSortingEnabled(False)
         self.clear()
         self.grouped = grouped
+        # Under a layer header the path's tail (…layers[2].kernel) says which weight it is.
+        self.setTextElideMode(Qt.ElideLeft if grouped else Qt.ElideMiddle)
         self.setRootIsDecorated(grouped)
         self.setIndentation(14)
         self.header().resizeSection(0, 26 + (2 * self.indentation() if grouped else 0))
