@@ -64,25 +64,7 @@ import traceback
 import warnings
 from typing import Any
 
-
-class _Stop(BaseException):
-    """Raised (eagerly) to stop the program once the step has been observed."""
-
-
-class _GraphStop(Exception):
-    """Raised inside the traced step's numpy_function once the step has been observed."""
-
-
-def _error_text(exc: BaseException) -> str:
-    message = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
-
-
-def _shape(obj) -> list | None:
-    try:
-        return [None if d is None else int(d) for d in obj.shape]
-    except (AttributeError, TypeError, ValueError):
-        return None
+from truth_common import GraphStop, Stop, error_text, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_name(obj) -> str | None:
@@ -125,7 +107,7 @@ def _describe(sources: list) -> list[dict]:
         expr = _find_in_globals(source, namespace)
         name = _tf_name(source) or expr or f"sources[{i}]"
         dtype = getattr(source, "dtype", None)
-        entry = {"name": name, "shape": _shape(source), "dtype": getattr(dtype, "name", dtype)}
+        entry = {"name": name, "shape": shape_of(source), "dtype": getattr(dtype, "name", dtype)}
         if expr is not None and expr != name:
             entry["expr"] = expr
         described.append(entry)
@@ -205,12 +187,12 @@ class _Observer:
                 "mode": "eager" if eager else "graph",
                 "where": where,
                 "sources": described,
-                "error": _error_text(exc),
+                "error": error_text(exc),
             }
             if not eager:
                 self.traces.append({**record, "executed": False})
             if self._event(record):
-                raise _Stop from exc
+                raise Stop from exc
             raise
         flat_grads = tf.nest.flatten(result, expand_composites=False)
         if eager:
@@ -224,7 +206,7 @@ class _Observer:
                 "error": None,
             }
             if self._event(record):
-                raise _Stop
+                raise Stop
             return result
         return self._hook_graph(result, flat_grads, described, where)
 
@@ -238,7 +220,7 @@ class _Observer:
                 try:
                     grad = call([source])[0]
                 except Exception as exc:
-                    statuses.append(("broken", _error_text(exc)))
+                    statuses.append(("broken", error_text(exc)))
                     continue
                 if grad is None:
                     statuses.append(("disconnected", None))
@@ -286,7 +268,7 @@ class _Observer:
                 sources[i]["status"] = _status_of_value(value)
             record["sources"] = sources
             if self._event(record):
-                raise _GraphStop("program_truth: step observed")
+                raise GraphStop("program_truth: step observed")
             return True
 
         graph = tf.compat.v1.get_default_graph()
@@ -317,7 +299,7 @@ class _Observer:
             self.result is not None
             or exc_type is None
             or not issubclass(exc_type, Exception)
-            or isinstance(exc, _GraphStop)
+            or isinstance(exc, GraphStop)
             or not getattr(tape, "_recording", False)
         ):
             return
@@ -336,10 +318,10 @@ class _Observer:
             "mode": "eager" if tf.executing_eagerly() else "graph",
             "where": _where_tb(self.script, tb) or _where(self.script),
             "sources": described,
-            "error": _error_text(exc),
+            "error": error_text(exc),
         }
         if self._event(record):
-            raise _Stop from exc
+            raise Stop from exc
 
 
 def _first_batch(x, batch_size):
@@ -433,7 +415,7 @@ def program_truth(
         try:
             with _patched(observer, keras_eager, keras_prebuild):
                 runpy.run_path(path, run_name="__main__")
-        except _Stop:
+        except Stop:
             pass
         except SystemExit as exc:
             if observer.result is None:
@@ -443,7 +425,7 @@ def program_truth(
             if observer.result is None:
                 outcome = {
                     "kind": "program_error",
-                    "error": _error_text(exc),
+                    "error": error_text(exc),
                     "where": _where_tb(path, exc.__traceback__),
                 }
         finally:

@@ -56,25 +56,7 @@ import sys
 import traceback
 from typing import Any
 
-
-class _Stop(BaseException):
-    """Raised (eagerly) to stop the program once the update has been observed."""
-
-
-class _GraphStop(Exception):
-    """Raised inside the traced update's numpy_function once the update has been observed."""
-
-
-def _error_text(exc: BaseException) -> str:
-    message = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
-
-
-def _shape(obj) -> list | None:
-    try:
-        return [None if d is None else int(d) for d in obj.shape]
-    except (AttributeError, TypeError, ValueError):
-        return None
+from truth_common import GraphStop, Stop, error_text, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_variable(obj):
@@ -223,7 +205,7 @@ class _Observer:
                     "name": var.name,
                     "path": path,
                     "owner": None if path else _owner(var, own),
-                    "shape": _shape(var),
+                    "shape": shape_of(var),
                     "passed": id(var) in passed_ids,
                     "changed": not same,
                     "max_abs_change": delta,
@@ -237,7 +219,7 @@ class _Observer:
                 {
                     "name": getattr(var, "name", None),
                     "path": snap["paths"].get(id(var)) or getattr(obj, "path", None),
-                    "shape": _shape(obj),
+                    "shape": shape_of(obj),
                     "gradient": "none" if grad is None else "tensor",
                 }
             )
@@ -287,7 +269,7 @@ class _Observer:
                 result = original(optimizer, *args, **kwargs)
                 if snap is not None:
                     self._after(snap)
-                    raise _Stop
+                    raise Stop
                 return result
             return self._graph_call(tf, original, optimizer, args, kwargs, call, passed, where)
         finally:
@@ -305,7 +287,7 @@ class _Observer:
             snap = state.pop("snap", None)
             if snap is not None:
                 self._after(snap)
-                raise _GraphStop("update_truth: update observed")
+                raise GraphStop("update_truth: update observed")
             return True
 
         existing = graph.get_operations()
@@ -381,14 +363,14 @@ def update_truth(path: str, args: list[str] = (), update: int = 1) -> dict:
             with _patched(observer):
                 try:
                     runpy.run_path(path, run_name="__main__")
-                except _Stop:
+                except Stop:
                     pass
                 except SystemExit as exc:
                     if observer.result is None:
                         outcome = {"status": "exit", "error": f"SystemExit: {exc.code}"}
                 except Exception as exc:  # noqa: BLE001 - the program's own error
                     if observer.result is None:
-                        outcome = {"status": "program_error", "error": _error_text(exc)}
+                        outcome = {"status": "program_error", "error": error_text(exc)}
                         traceback.print_exc(file=sys.stderr)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
