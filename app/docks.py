@@ -13,13 +13,27 @@ from collections import deque
 
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
+from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
 from tfviz.report import Report
 
 from .display import location
 from .hierarchy import function_title
 from .palette import STYLES, category, look, text_color
+
+
+def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDockWidget:
+    """A dock named ``name`` (its state saved under ``dock_<name>``), registered in
+    ``window.docks`` and, with ``beside``, tabbed with that dock."""
+    d = QDockWidget(name, window)
+    d.setObjectName(f"dock_{name}")
+    d.setWidget(widget)
+    window.addDockWidget(area, d)
+    if beside is not None:
+        window.tabifyDockWidget(window.docks[beside], d)
+    window.docks[name] = d
+    return d
+
 
 ROLE = Qt.UserRole
 #: How the Details panel names an op's gradient status, where the kind alone says too little.

@@ -142,15 +142,10 @@ class FlowChart(QWidget):
 
 def add_flow_dock(window) -> FlowChart:
     """The "Gradient flow" dock, tabbed with Problems; a click selects the variable."""
-    from PySide6.QtWidgets import QDockWidget
+    from app.docks import add_dock
 
     chart = FlowChart()
-    d = QDockWidget("Gradient flow", window)
-    d.setObjectName("dock_Gradient flow")
-    d.setWidget(chart)
-    window.addDockWidget(Qt.BottomDockWidgetArea, d)
-    window.tabifyDockWidget(window.docks["Problems"], d)
+    add_dock(window, "Gradient flow", chart, Qt.BottomDockWidgetArea, beside="Problems")
     window.docks["Problems"].raise_()
-    window.docks["Gradient flow"] = d
     chart.variableClicked.connect(window.variables.select_name)
     return chart

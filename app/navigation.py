@@ -17,8 +17,9 @@ import re
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDockWidget, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from .docks import add_dock
 from .hierarchy import ROOT
 
 MAX_RESULTS = 500
@@ -201,13 +202,8 @@ class GraphKeys(QObject):
 def install_navigation(window) -> SearchPanel:
     """The Search dock (tabbed with Details) and the graph's keys."""
     panel = SearchPanel(window)
-    dock = QDockWidget("Search", window)
-    dock.setObjectName("dock_Search")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.RightDockWidgetArea, dock)
-    window.tabifyDockWidget(window.docks["Details"], dock)
+    dock = add_dock(window, "Search", panel, Qt.RightDockWidgetArea, beside="Details")
     window.docks["Details"].raise_()
-    window.docks["Search"] = dock
 
     def focus() -> None:
         dock.show()

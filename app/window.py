@@ -22,7 +22,6 @@ import time
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -39,7 +38,7 @@ from tfviz.scriptinfo import choose_mode, static_targets
 from .analysis_bar import PROGRAM, AnalysisBar, step_name
 from .banner import ErrorBanner
 from .display import summary
-from .docks import DetailsPanel, LogPanel
+from .docks import DetailsPanel, LogPanel, add_dock
 from .flow_chart import add_flow_dock
 from .graph_panel import GraphPanel
 from .jacobian import JacobianController
@@ -129,11 +128,7 @@ class MainWindow(QMainWindow):
                               ("Variables", self.variables.box, Qt.BottomDockWidgetArea),
                               ("Problems", self.problems, Qt.BottomDockWidgetArea),
                               ("Log", self.log, Qt.BottomDockWidgetArea)):
-            d = QDockWidget(name, self)
-            d.setObjectName(f"dock_{name}")
-            d.setWidget(w)
-            self.addDockWidget(area, d)
-            self.docks[name] = d
+            add_dock(self, name, w, area)
         self.splitDockWidget(self.docks["Variables"], self.docks["Problems"], Qt.Horizontal)
         self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
         self.docks["Problems"].raise_()

@@ -64,7 +64,7 @@ import traceback
 import warnings
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, patched, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_name(obj) -> str | None:
@@ -378,17 +378,8 @@ def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = Fals
         for name in ("fit", "train_on_batch", "evaluate", "test_on_batch"):
             patches.append((keras.Model, name, wrap(getattr(keras.Model, name))))
 
-    saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patches]
-    try:
-        for owner, name, replacement in patches:
-            setattr(owner, name, replacement)
+    with patched(patches):
         yield
-    finally:
-        for owner, name, value in reversed(saved):
-            if value is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
 
 
 def program_truth(

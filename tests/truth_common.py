@@ -6,6 +6,8 @@ they have seen what they came for; neither imports tfviz.
 
 from __future__ import annotations
 
+import contextlib
+
 
 class Stop(BaseException):
     """Raised eagerly to stop the program once its step has been observed."""
@@ -35,3 +37,20 @@ def shape_of(obj) -> list | None:
         return [None if d is None else int(d) for d in obj.shape]
     except (AttributeError, TypeError, ValueError):
         return None
+
+
+@contextlib.contextmanager
+def patched(patches: list[tuple[object, str, object]]):
+    """Set each ``(owner, name, replacement)`` for the duration; restore exactly
+    (an attribute the owner did not define itself is removed again)."""
+    saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patches]
+    try:
+        for owner, name, replacement in patches:
+            setattr(owner, name, replacement)
+        yield
+    finally:
+        for owner, name, value in reversed(saved):
+            if value is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)

@@ -56,7 +56,7 @@ import sys
 import traceback
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, patched, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_variable(obj):
@@ -330,17 +330,8 @@ def _patched(observer: _Observer):
         (BaseOptimizer, "apply", wrap("apply")),
         (keras.Model, "compile", compile_),
     ]
-    saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patches]
-    try:
-        for owner, name, replacement in patches:
-            setattr(owner, name, replacement)
+    with patched(patches):
         yield
-    finally:
-        for owner, name, value in reversed(saved):
-            if value is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
 
 
 def update_truth(path: str, args: list[str] = (), update: int = 1) -> dict:

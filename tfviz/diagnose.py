@@ -211,7 +211,7 @@ class _Step:
         """Trainable variables the step read that are not among its sources, named."""
         known = {id(f.tf_variable) for f in sources}
         others = [v for v in read if v.trainable and id(v) not in known]
-        return name_sources(others, self.module.__dict__)[0] if others else []
+        return name_sources(others, self.module.__dict__) if others else []
 
     def variables(self) -> list[FoundVariable]:
         return list(self.fixed) if self.fixed is not None else find_variables(self.module)

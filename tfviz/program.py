@@ -48,7 +48,6 @@ class StepCapture:
     sources: list[FoundVariable]
     where: Source | None = None
     error: BaseException | None = None
-    notes: list[str] = field(default_factory=list)
     #: the names visible where the step was called, for naming what it uses
     namespace: dict[str, Any] = field(default_factory=dict)
     #: the sources exactly as the program passed them, flattened
@@ -130,10 +129,7 @@ class RunHandler:
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         self._stop_if_pending()
-        ns = dict(frame.f_globals)
-        if frame.f_code.co_name != "<module>":
-            ns.update(frame.f_locals)
-        self.tapes[id(tape)] = _TapeStart(frame, frame.f_lineno, ns, self.count)
+        self.tapes[id(tape)] = _TapeStart(frame, frame.f_lineno, _namespace(frame), self.count)
         while len(self.tapes) > 64:
             self.tapes.popitem(last=False)
         self.watched.pop(id(tape), None)
@@ -279,7 +275,7 @@ class RunHandler:
             replay, ns = self._block_replay(hit, inert)
             label = ""
         objs = self._source_objects(hit)
-        sources, notes = name_sources(objs, ns)
+        sources = name_sources(objs, ns)
         if inert:
             start = self.tapes.get(id(hit.tape))
             if start is not None:
@@ -298,7 +294,7 @@ class RunHandler:
             desc += f" in {name}, called at {os.path.basename(where.file)}:{where.line}"
         if label:
             desc = f"{label}: {desc}"
-        captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, notes, ns)
+        captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns)
         captured.as_graph = entry is not None and entry.as_graph
         return captured
 

@@ -45,7 +45,7 @@ def outside_objects(objs: list[Any]) -> list[Any]:
     return out
 
 
-def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[FoundVariable], list[str]]:
+def name_sources(objs: list[Any], namespace: dict[str, Any]) -> list[FoundVariable]:
     """Name each source as a reader of the program would: the Python
     expression that holds it, then Keras' variable path, then the TF name."""
     mod = types.ModuleType("__main__")
@@ -56,7 +56,7 @@ def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[Found
     for path, obj in iter_objects(mod):
         if id(obj) in wanted and id(obj) not in paths:
             paths[id(obj)] = path
-    found, notes = [], []
+    found = []
     for i, o in enumerate(objs):
         f = named.get(id(o))
         if f is None:
@@ -66,7 +66,7 @@ def name_sources(objs: list[Any], namespace: dict[str, Any]) -> tuple[list[Found
         if primary is not None:  # a mirrored variable: the replay reads replica 0's copy
             f.tf_variable = primary
         found.append(f)
-    return found, notes
+    return found
 
 
 def _tf_name(o: Any) -> str | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QObject, QProcess, Qt
-from PySide6.QtWidgets import QDockWidget
 
 from tfviz.jacobian.data import ChainSplit, Jacobian
 
+from ..docks import add_dock
 from ..worker_client import Worker
 from .menu import install_graph_menu, install_variables_menu
 from .panel import NO_SESSION, JacobianPanel
@@ -37,11 +37,7 @@ class JacobianController(QObject):
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
         self.panel.opClicked.connect(lambda op: window.graph.view.select_op(op))
-        self.dock = QDockWidget("Jacobian", window)
-        self.dock.setObjectName("dock_Jacobian")
-        self.dock.setWidget(self.panel)
-        window.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
-        window.tabifyDockWidget(window.docks["Log"], self.dock)
+        self.dock = add_dock(window, "Jacobian", self.panel, Qt.BottomDockWidgetArea, beside="Log")
         window.docks["Problems"].raise_()
         install_graph_menu(self, window.graph.view)
         install_variables_menu(self, window.variables)

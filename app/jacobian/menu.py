@@ -133,14 +133,19 @@ def graph_menu(controller, view, pos) -> QMenu | None:
     return menu if not menu.isEmpty() else None
 
 
-def install_graph_menu(controller, view) -> None:
-    view.setContextMenuPolicy(Qt.CustomContextMenu)
+def _install(widget, make) -> None:
+    """Right-click on ``widget`` shows ``make(pos)``'s menu, when it builds one."""
+    widget.setContextMenuPolicy(Qt.CustomContextMenu)
 
     def show(pos) -> None:
-        menu = graph_menu(controller, view, pos)
+        menu = make(pos)
         if menu is not None:
-            menu.exec(view.viewport().mapToGlobal(pos))
-    view.customContextMenuRequested.connect(show)
+            menu.exec(widget.viewport().mapToGlobal(pos))
+    widget.customContextMenuRequested.connect(show)
+
+
+def install_graph_menu(controller, view) -> None:
+    _install(view, lambda pos: graph_menu(controller, view, pos))
 
 
 def variables_menu(controller, variables, pos) -> QMenu | None:
@@ -157,10 +162,4 @@ def variables_menu(controller, variables, pos) -> QMenu | None:
 
 
 def install_variables_menu(controller, variables) -> None:
-    variables.setContextMenuPolicy(Qt.CustomContextMenu)
-
-    def show(pos) -> None:
-        menu = variables_menu(controller, variables, pos)
-        if menu is not None:
-            menu.exec(variables.viewport().mapToGlobal(pos))
-    variables.customContextMenuRequested.connect(show)
+    _install(variables, lambda pos: variables_menu(controller, variables, pos))
