@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.display import summary
 from tfviz.analysisfile import AnalysisFileError, analysis_json, load_analysis
 from tfviz.report import Report, Source
-
-from .display import summary
 
 #: Source files larger than this are not read into the Source panel from a saved analysis.
 _MAX_SOURCE_BYTES = 16 * 2**20

@@ -32,24 +32,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.analysis_bar import PROGRAM, AnalysisBar, step_name
+from app.banner import ErrorBanner
+from app.display import summary
+from app.graph.panel import GraphPanel
+from app.jacobian import JacobianController
+from app.panels.docks import DetailsPanel, LogPanel, add_dock
+from app.panels.flow_chart import add_flow_dock
+from app.panels.problems import ProblemsPanel
+from app.panels.search import install_navigation
+from app.panels.source_view import SourceView
+from app.panels.stale import mark_stale
+from app.panels.variables import VariablesPanel
+from app.saved import install_save_action, is_saved_analysis, open_saved
+from app.start_page import StartPage, recent_label
+from app.worker_client import Worker, WorkerPool
 from tfviz.report import Report
 from tfviz.scriptinfo import choose_mode, static_targets
-
-from .analysis_bar import PROGRAM, AnalysisBar, step_name
-from .banner import ErrorBanner
-from .display import summary
-from .docks import DetailsPanel, LogPanel, add_dock
-from .flow_chart import add_flow_dock
-from .graph_panel import GraphPanel
-from .jacobian import JacobianController
-from .navigation import install_navigation
-from .problems_panel import ProblemsPanel
-from .saved import install_save_action, is_saved_analysis, open_saved
-from .source_view import SourceView
-from .stale import mark_stale
-from .start_page import StartPage, recent_label
-from .variables_panel import VariablesPanel
-from .worker_client import Worker, WorkerPool
 
 MAX_RECENT = 10
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
@@ -520,8 +519,8 @@ class MainWindow(QMainWindow):
 
     def show_path(self, node_id: str) -> None:
         """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""
-        from .gradient_path import gradient_path
-        from .path_details import path_html
+        from app.graph.gradient_path import gradient_path
+        from app.panels.path_details import path_html
 
         view = self.graph.view
         if self.report is None or view.h is None:

@@ -111,7 +111,7 @@ def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
 
 def graph_menu(controller, view, pos) -> QMenu | None:
     """The graph's right-click menu at ``pos`` (viewport coordinates), or None off any tensor."""
-    from app.graph_items import NodeItem
+    from app.graph.items import NodeItem
 
     report = controller.window.report
     if report is None or view.h is None:
@@ -150,7 +150,7 @@ def install_graph_menu(controller, view) -> None:
 
 def variables_menu(controller, variables, pos) -> QMenu | None:
     """Right-click a variable: “Jacobian of the loss w.r.t. this”."""
-    from app.docks import ROLE
+    from app.panels.docks import ROLE
 
     it = variables.itemAt(pos)
     if it is None or it.data(0, ROLE) is None or controller.window.report is None:

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app import dot_order, layout  # noqa: E402
-from app.graph_layout import GraphLayout  # noqa: E402
-from app.graph_view import GraphView  # noqa: E402
-from app.hierarchy import Hierarchy  # noqa: E402
+from app.graph import dot_order, layout  # noqa: E402
+from app.graph.hierarchy import Hierarchy  # noqa: E402
+from app.graph.placement import GraphLayout  # noqa: E402
+from app.graph.view import GraphView  # noqa: E402
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report  # noqa: E402
 
 

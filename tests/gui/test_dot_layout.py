@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from app import dot_order, layout
-from app.graph_layout import GraphLayout
-from app.graph_view import GraphView
-from app.hierarchy import ROOT, Hierarchy
+from app.graph import dot_order, layout
+from app.graph.hierarchy import ROOT, Hierarchy
+from app.graph.placement import GraphLayout
+from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp
 
 HAVE_DOT = shutil.which("dot") is not None

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from app.flow_chart import DECADES, FlowChart
+from app.panels.flow_chart import DECADES, FlowChart
 from tests.gui.conftest import EXAMPLES, run_analysis
 from tfviz.report import Report, VariableReport
 

@@ -8,8 +8,8 @@ import time
 from conftest import ANALYSIS_TIMEOUT_MS, run_analysis
 from PySide6.QtCore import Qt
 
-from app.graph_panel import GraphPanel
-from app.palette import magnitude_pen, pen_for
+from app.graph.palette import magnitude_pen, pen_for
+from app.graph.panel import GraphPanel
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report
 
 TWO_TARGETS = """\

@@ -7,8 +7,8 @@ from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontInfo
 
-from app.graph_items import _FONT, NodeItem
-from app.graph_view import readable_scale
+from app.graph.items import _FONT, NodeItem
+from app.graph.view import readable_scale
 from app.jacobian.menu import graph_menu
 
 SG = EXAMPLES / "kind_stop_gradient_layer.py"
@@ -105,7 +105,7 @@ def test_loop_bodies_named_as_written_and_healthy_opens_readable(qtbot, window):
 
 
 def test_grouping_follows_layers_not_op_name_prefixes():
-    from app.hierarchy import Hierarchy
+    from app.graph.hierarchy import Hierarchy
     from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo, VariableReport
 
     f32 = [TensorInfo("float32", [2, 4])]
@@ -134,7 +134,7 @@ def test_grouping_follows_layers_not_op_name_prefixes():
               GraphEdge("strided_slice/stack", "strided_slice", 0, 1, "int32", [1])]
     variables = [VariableReport("model.dense.kernel", "model/dense/kernel", "float32", [4, 4], "connected"),
                  VariableReport("model.out.kernel", "model/out/kernel", "float32", [4, 1], "connected")]
-    from app.hierarchy import layer_names
+    from app.graph.hierarchy import layer_names
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     labels = {g.label: g.kind for g in h.groups.values()}
     assert labels == {"graph": "root", "model": "layer", "dense": "layer", "flatten": "layer",

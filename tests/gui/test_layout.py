@@ -8,10 +8,10 @@ import os
 from conftest import EXAMPLES, run_analysis
 from PySide6.QtWidgets import QApplication
 
-from app.docks import DetailsPanel
-from app.graph_view import GraphView
-from app.problems_panel import ProblemsPanel
-from app.variables_panel import VariablesPanel
+from app.graph.view import GraphView
+from app.panels.docks import DetailsPanel
+from app.panels.problems import ProblemsPanel
+from app.panels.variables import VariablesPanel
 from tfviz.report import GraphDoc, GraphOp, Problem, Report, Source, VariableReport
 
 SEED1 = EXAMPLES / "seed1_svd_dynamic_shape.py"

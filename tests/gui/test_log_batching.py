@@ -74,7 +74,7 @@ def test_worker_batches_output_in_order_in_bounded_timely_messages(tmp_path):
 
 
 def test_log_panel_keeps_the_tail_of_a_flood_in_order(qtbot):
-    from app.docks import LogPanel
+    from app.panels.docks import LogPanel
 
     panel = LogPanel()
     qtbot.addWidget(panel)
@@ -93,7 +93,7 @@ def test_log_panel_keeps_the_tail_of_a_flood_in_order(qtbot):
 
 
 def test_log_panel_shows_text_soon_and_follows_the_end(qtbot):
-    from app.docks import LogPanel
+    from app.panels.docks import LogPanel
 
     panel = LogPanel()
     qtbot.addWidget(panel)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from app.docks import ROLE
-from app.palette import STATUS_ICON_COLOR, STYLES
+from app.graph.palette import STATUS_ICON_COLOR, STYLES
+from app.panels.docks import ROLE
 from tests.gui.conftest import EXAMPLES, run_analysis
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from app.problems_panel import ProblemsPanel, op_label
-from app.variables_panel import VariablesPanel, layer_of
+from app.panels.problems import ProblemsPanel, op_label
+from app.panels.variables import VariablesPanel, layer_of
 from tfviz.report import Problem, ReadNotTrained, Report, VariableReport
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
-from app.graph_view import GraphView
-from app.palette import STYLES
+from app.graph.palette import STYLES
+from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report
 
 

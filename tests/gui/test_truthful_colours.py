@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
-from app.graph_view import GraphView
-from app.hierarchy import Hierarchy
-from app.palette import QUIET, STYLES
+from app.graph.hierarchy import Hierarchy
+from app.graph.palette import QUIET, STYLES
+from app.graph.view import GraphView
 from tests.gui.conftest import EXAMPLES, run_analysis
 from tests.gui.test_render import _count
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report

@@ -7,7 +7,7 @@ from conftest import EXAMPLES, run_analysis
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel
 
-from app.palette import STYLES, status_icon
+from app.graph.palette import STYLES, status_icon
 
 
 def _rows(tree):

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Hashable
 
-from .layout import Ordering
+from app.graph.layout import Ordering
 
 MIN_CHILDREN = 3  # below this there is nothing to order
 MAX_CHILDREN = 150

@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.graph.palette import status_icon, text_color, variable_look
+from app.panels.docks import ROLE, Tree, _norm, _shape
 from tfviz.report import Report, VariableReport
-
-from .docks import ROLE, Tree, _norm, _shape
-from .palette import status_icon, text_color, variable_look
 
 #: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
 STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",

@@ -14,11 +14,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 
+from app.display import location
+from app.graph.palette import STYLES, category, text_color
+from app.panels.docks import ROLE, Tree, _base
 from tfviz.report import Report
-
-from .display import location
-from .docks import ROLE, Tree, _base
-from .palette import STYLES, category, text_color
 
 EMPTY_PROBLEMS = "Problems appear here: every op where a gradient stops, with the line that created it."
 

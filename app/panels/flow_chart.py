@@ -18,9 +18,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.graph.palette import STATUS_ICON_COLOR, variable_look
 from tfviz.report import Report
-
-from .palette import STATUS_ICON_COLOR, variable_look
 
 #: How many decades from the median the reference lines sit.
 DECADES = 4.0
@@ -142,7 +141,7 @@ class FlowChart(QWidget):
 
 def add_flow_dock(window) -> FlowChart:
     """The "Gradient flow" dock, tabbed with Problems; a click selects the variable."""
-    from app.docks import add_dock
+    from app.panels.docks import add_dock
 
     chart = FlowChart()
     add_dock(window, "Gradient flow", chart, Qt.BottomDockWidgetArea, beside="Problems")

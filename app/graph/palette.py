@@ -162,7 +162,7 @@ _ICONS: dict[str, QIcon] = {}
 def status_icon(status: str) -> QIcon:
     """A dot in the status colour with a glyph (✓, –, ✕, 0, !) so it also reads without colour.
 
-    ``status`` is a :func:`~app.palette.variable_look`: a zero or NaN gradient is never a tick."""
+    ``status`` is a :func:`~app.graph.palette.variable_look`: a zero or NaN gradient is never a tick."""
     icon = _ICONS.get(status)
     if icon is None:
         pm = QPixmap(28, 28)

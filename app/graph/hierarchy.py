@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from app.graph.palette import QUIET, category
 from tfviz.report import GraphDoc, GraphOp
-
-from .palette import QUIET, category
 
 ROOT = "f:"
 #: a scope that is no layer and holds at most this many ops is flattened into its parent

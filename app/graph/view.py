@@ -14,14 +14,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
 
+from app.display import location
+from app.graph.gradient_path import GradientPath
+from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
+from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
+from app.graph.palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
+from app.graph.placement import GraphLayout
 from tfviz.report import Report
-
-from .display import location
-from .gradient_path import GradientPath
-from .graph_items import _FONT, EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
-from .graph_layout import GraphLayout
-from .hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
-from .palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
 
 TILE = 1600.0
 #: the smallest text the default and path views go down to, in pixels

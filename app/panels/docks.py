@@ -15,11 +15,10 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
+from app.display import location
+from app.graph.hierarchy import function_title
+from app.graph.palette import STYLES, category, look, text_color
 from tfviz.report import Report
-
-from .display import location
-from .hierarchy import function_title
-from .palette import STYLES, category, look, text_color
 
 
 def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDockWidget:

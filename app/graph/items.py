@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from .palette import QUIET, STYLES, badge_text, category, worst
+from app.graph.palette import QUIET, STYLES, badge_text, category, worst
 
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 import math
 
-from .docks import OP_STATUS_WORDS
-from .gradient_path import GradientPath
-from .palette import STYLES, category, text_color
+from app.graph.gradient_path import GradientPath
+from app.graph.palette import STYLES, category, text_color
+from app.panels.docks import OP_STATUS_WORDS
 
 _WORDS = {"passes": "passes", "starved": "no gradient arrives", "off_path": "off path",
           "not_trained": "not trained"}

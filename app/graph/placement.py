@@ -3,7 +3,7 @@
 Each expanded group's direct children are ordered once (the costly part) and
 the ordering is cached; sizes and absolute positions are recomputed from the
 cache on every expand/collapse, which is cheap. Small groups are ordered by
-Graphviz ``dot`` when it is installed (:mod:`app.dot_order`, time-boxed, all
+Graphviz ``dot`` when it is installed (:mod:`app.graph.dot_order`, time-boxed, all
 groups of a layout at once); everything else, and every group when ``dot`` is
 missing, slow or fails, by our own layered layout.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import dot_order, layout
-from .hierarchy import ROOT, Hierarchy
+from app.graph import dot_order, layout
+from app.graph.hierarchy import ROOT, Hierarchy
 
 OP_SIZE = (170.0, 38.0)
 GROUP_SIZE = (200.0, 54.0)

@@ -1,0 +1,1 @@
+"""The graph: its group tree, layout, items, scene, view and image export."""

@@ -1,0 +1,1 @@
+"""The window's docks: Details, Log, Variables, Problems, Search, Source, gradient-flow chart."""
