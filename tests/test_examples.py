@@ -35,6 +35,24 @@ EXPECTED = {
     "kind_other_untraceable.py": {"gain": ("disconnected", "other"), "w": ("connected", None)},
     "healthy_control_flow.py": {"w": ("connected", None), "table": ("connected", None),
                                 "gate": ("connected", None)},
+    "transformer_stop_gradient.py": {
+        **{f"model.block.mha.{d}_dense.{w}": ("disconnected", "stop_gradient")
+           for d in ("query", "key", "value", "output") for w in ("kernel", "bias")},
+        **{f"model.{v}": ("connected", None) for v in (
+            "embed.embeddings", "position.embeddings", "block.norm1.gamma", "block.norm1.beta",
+            "block.ff1.kernel", "block.ff1.bias", "block.ff2.kernel", "block.ff2.bias",
+            "block.norm2.gamma", "block.norm2.beta", "classifier.kernel", "classifier.bias")},
+    },
+    "unet_healthy.py": {
+        **{f"model.layers[{i}].{w}": ("connected", None)
+           for i in (1, 5, 9, 14, 19) for w in ("kernel",)},
+        **{f"model.layers[{i}].{w}": ("connected", None)
+           for i in (2, 6, 10, 15, 20) for w in ("gamma", "beta")},
+        **{f"model.layers[{i}].{w}": ("connected", None) for i in (12, 17, 22) for w in ("kernel", "bias")},
+    },
+    "rnn_while_int_cast.py": {"cell.w_x": ("connected", None), "cell.w_h": ("connected", None),
+                              "cell.b": ("connected", None), "cell.w_skip": ("disconnected", "integer"),
+                              "readout.kernel": ("connected", None), "readout.bias": ("connected", None)},
 }
 
 

@@ -86,6 +86,8 @@ CASES = {
     "fit_bug": (EXAMPLES / "program_fit_bug.py", (), 1, False),
     "gan_generator": (EXAMPLES / "program_gan.py", (), 1, False),
     "gan_discriminator": (EXAMPLES / "program_gan.py", (), 2, False),
+    "dcgan_generator": (EXAMPLES / "dcgan_healthy.py", (), 1, False),
+    "dcgan_discriminator": (EXAMPLES / "dcgan_healthy.py", (), 2, False),
     "plain_eager": (EXAMPLES / "program_plain_eager.py", (), 1, False),
     "argv": (EXAMPLES / "program_argv.py", ("--lr", "0.1"), 1, False),
     **{f"{api}{'_bug' if bug else ''}": (ENTRY, ("--api", api, *(["--bug"] if bug else [])), 1, False)
