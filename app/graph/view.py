@@ -1,28 +1,23 @@
-"""The graph view: builds scene items from a placed layout; zoom, pan, fit, select.
+"""The graph view: zoom, pan, fit, select, and the gradient path view of a :class:`GraphScene`.
 
-Edges are drawn between the *visible representatives* of their endpoints (an
-op, or the collapsed group that hides it); several edges between the same pair
-merge into one drawn edge whose style is the worst of their statuses.
+The scene (:mod:`app.graph.scene`) builds the items; the view keeps what is about the
+screen: the selection across rebuilds, the highlighted and path-view overlays, the first
+view and the zoom-dependent level of detail.
 """
 
 from __future__ import annotations
 
-import math
-import os
-
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsView
 
-from app.display import location
 from app.graph.gradient_path import GradientPath
-from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
-from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
-from app.graph.palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
-from app.graph.placement import GraphLayout
+from app.graph.hierarchy import ROOT
+from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem
+from app.graph.palette import magnitude_pen, pen_for
+from app.graph.scene import GraphScene
 from tfviz.report import Report
 
-TILE = 1600.0
 #: the smallest text the default and path views go down to, in pixels
 READABLE_PX = 9.0
 #: what is not on a shown gradient path is drawn at this opacity
@@ -36,18 +31,34 @@ def readable_scale() -> float:
     return READABLE_PX / max(QFontInfo(_FONT).pixelSize(), 1)
 
 
-def _fmt_shape(shape) -> str:
-    return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+def _delegate(name: str, settable: bool = False) -> property:
+    """A view attribute that is the scene's (``view.node_items`` is ``view.scene().node_items``)."""
+    get = lambda self: getattr(self.scene(), name)  # noqa: E731
+    put = (lambda self, v: setattr(self.scene(), name, v)) if settable else None
+    return property(get, put, doc=f"The scene's ``{name}``.")
 
 
 class GraphView(QGraphicsView):
     nodeSelected = Signal(str)  # op id or group id ("" when cleared)
     pathRequested = Signal(str)  # "Show path" on a node: its id
 
+    report = _delegate("report")
+    h = _delegate("h")
+    gl = _delegate("gl")
+    node_items = _delegate("node_items")
+    frames = _delegate("frames")
+    edge_routes = _delegate("edge_routes")
+    edge_items = _delegate("edge_items")
+    edge_cats = _delegate("edge_cats")
+    edge_status = _delegate("edge_status")
+    last_layout_s = _delegate("last_layout_s")
+    expanded = _delegate("expanded", settable=True)
+    only_path = _delegate("only_path", settable=True)
+    magnitude = _delegate("magnitude", settable=True)
+
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setScene(QGraphicsScene(self))
-        self.scene().setItemIndexMethod(QGraphicsScene.NoIndex)
+        self.setScene(GraphScene(self))
         self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
         self.setDragMode(QGraphicsView.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
@@ -56,23 +67,15 @@ class GraphView(QGraphicsView):
             QGraphicsView.DontSavePainterState | QGraphicsView.DontAdjustForAntialiasing
         )
         self.setBackgroundBrush(QColor("#FFFFFF"))
-        self.report: Report | None = None
-        self.h: Hierarchy | None = None
-        self.gl: GraphLayout | None = None
-        self.expanded: set[str] = set()
-        self.only_path = False
-        self.magnitude = False
-        self.node_items: dict[str, NodeItem] = {}
-        self.frames: dict[str, FrameItem] = {}
-        self.edge_routes: dict[tuple[str, str], QPainterPath] = {}
-        self.edge_items: dict[tuple[str, str], EdgeBatch] = {}
         self._overlay = None
         self.highlighted_edges = 0
         self.placeholder = ""  # said in the middle while there is no graph to draw
-        self._tiles, self._overview, self._marks, self.edge_cats = [], [], None, {}
         self.path: GradientPath | None = None  # the gradient path shown (everything else dimmed)
         self._path_items = []
         self.scene().selectionChanged.connect(self._on_selection)
+
+    def scene(self) -> GraphScene:
+        return super().scene()
 
     def set_placeholder(self, text: str) -> None:
         self.placeholder = text
@@ -96,7 +99,7 @@ class GraphView(QGraphicsView):
         painter.restore()
 
     def magnitude_range(self) -> tuple[float, float]:
-        return (min(self._norms), max(self._norms)) if self._norms else (0.0, 0.0)
+        return self.scene().magnitude_range()
 
     def _draw_scale(self, painter: QPainter) -> None:
         """The magnitude overlay's colour scale, bottom right: log10 of the gradient norm."""
@@ -121,33 +124,16 @@ class GraphView(QGraphicsView):
 
     # -- model ------------------------------------------------------------------
     def set_report(self, report: Report | None) -> None:
-        self.report = report
-        self.scene().clear()
-        self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
-        self.edge_items, self._path_items, self.path = {}, [], None
-        self._tiles, self._overview, self._marks = [], [], None
-        if report is None or not report.graph.ops:
-            self.h = self.gl = None
+        self._overlay, self._path_items, self.path = None, [], None
+        self.scene().set_report(report)
+        if self.h is None:
             return
-        mark_not_trained(report)
-        self.path = None
-        self.h = Hierarchy(report.graph, layer_names(report.variables))
-        self.gl = GraphLayout(self.h)
-        self.expanded = self.h.default_expanded(focus=self.first_problem()[:1])
-        self._norms = [math.log10(e.grad_norm) for e in report.graph.edges
-                       if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
         self.rebuild()
         self.first_view()
 
     def first_problem(self) -> list[str]:
         """The first problem's op, then an affected variable's node: what the window opens on."""
-        if self.report is None:
-            return []
-        ids = {o.id for o in self.report.graph.ops}
-        for p in self.report.problems:
-            if p.op in ids and p.severity != "warning":
-                return [p.op] + [f"var:{v}" for v in p.variables[:1] if f"var:{v}" in ids]
-        return []
+        return self.scene().first_problem()
 
     def first_view(self) -> None:
         """On the first problem: the path from an affected variable through the cut to the
@@ -222,6 +208,8 @@ class GraphView(QGraphicsView):
 
     # -- building ---------------------------------------------------------------
     def rebuild(self, keep: str | None = None) -> None:
+        """Rebuild the scene for the current collapse state, keeping the selection, the
+        path view and (with ``keep``) that node's place on screen."""
         if self.h is None:
             return
         anchor = None
@@ -229,53 +217,13 @@ class GraphView(QGraphicsView):
             it = self.node_items.get(keep) or self.frames.get(keep)
             if it is not None:
                 anchor = self.mapFromScene(it.pos())
-        selected = [getattr(i, "node_id", None) for i in self.scene().selectedItems()]
         sc = self.scene()
+        selected = [getattr(i, "node_id", None) for i in sc.selectedItems()]
         sc.blockSignals(True)
-        sc.clear()
-        self.node_items, self.frames, self.edge_routes, self._overlay = {}, {}, {}, None
-        self.edge_items, self._path_items = {}, []
-        placed = self.gl.place(self.expanded, self.only_path)
-        self.last_layout_s = placed.layout_s
-        h = self.h
-        for f in placed.frames:
-            g = h.groups[f.id]
-            item = FrameItem(f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops",
-                             g.kind == "function")
-            sc.addItem(item)
-            self.frames[f.id] = item
-        tiles: dict[tuple[int, int], list[NodeItem]] = {}
-        for p in placed.nodes.values():
-            item = self._node_item(p)
-            self.node_items[p.id] = item
-            tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(item)
-        self._tiles, self._overview = [], []
-        for kids in tiles.values():
-            rect = QRectF()
-            shapes = QPainterPath()
-            for k in kids:
-                r = k.mapRectToScene(k.boundingRect())
-                rect = rect.united(r)
-                shapes.addRect(r)
-            tile = Tile(rect.adjusted(-4, -4, 4, 4))
-            sc.addItem(tile)
-            for k in kids:
-                k.setParentItem(tile)
-            self._tiles.append(tile)
-            # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
-            ov = sc.addPath(shapes, QPen(Qt.NoPen), QColor("#9AA5B1"))
-            ov.setVisible(False)
-            self._overview.append(ov)
-        self._build_edges(placed)
-        marks = [(it.sceneBoundingRect(), it.far_cat) for it in self.node_items.values() if it.far_cat]
-        self._marks = ProblemMarks(marks) if marks else None
-        if self._marks is not None:
-            sc.addItem(self._marks)
-        self._lod_overview = None
+        self._overlay, self._path_items = None, []
+        sc.build()
         self.update_lod()
-        rect = QRectF(-60, -60, placed.width + 120, placed.height + 120)
-        sc.setSceneRect(rect)
-        self.setSceneRect(rect)  # updates the scroll bars now, so centerOn works at once
+        self.setSceneRect(sc.sceneRect())  # updates the scroll bars now, so centerOn works at once
         sc.blockSignals(False)
         for nid in selected:
             if nid in self.node_items:
@@ -288,96 +236,6 @@ class GraphView(QGraphicsView):
                 delta = self.mapFromScene(it.pos()) - anchor
                 self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + delta.x())
                 self.verticalScrollBar().setValue(self.verticalScrollBar().value() + delta.y())
-
-    def _node_item(self, p) -> NodeItem:
-        rect = QRectF(p.x, p.y, p.w, p.h)
-        if p.kind == "group":
-            g = self.h.groups[p.id]
-            what = {"layer": "layer", "function": "function"}.get(g.kind, "scope")
-            return NodeItem(p.id, rect, g.label, f"{what} · {g.n_ops} ops", kind="group",
-                            on_path=g.on_path, badges=g.problems,
-                            tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
-                            + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
-        op = self.h.ops[p.id]
-        kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
-        outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
-        sub = op.type + (f" → {outs}" if outs else "")
-        tip = f"{op.name}\n{op.type}" + (f"\n{op.message}" if op.message else "")
-        if op.source:
-            where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
-            tip += f"\n{where}: {op.source.code}"
-        label = self.h.title(op.id)
-        if kind == "target" and self.report.mode == "program":
-            # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
-            # node is the value the program differentiates, so it says so, and the tooltip says where
-            label, tip = "loss", f"the loss of the gradient step\n{self.report.target}\n{tip}"
-        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path,
-                        tooltip=tip)
-
-    def _build_edges(self, placed) -> None:
-        merged: dict[tuple[str, str], list] = {}
-        self.edge_cats: dict[tuple[str, str], str] = {}  # drawn edge -> its legend category
-        self.edge_status: dict[tuple[str, str], str] = {}  # drawn edge -> the status it is drawn with
-        for e in self.report.graph.edges:
-            if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
-                continue
-            a = self.h.representative(e.src, self.expanded)
-            b = self.h.representative(e.dst, self.expanded)
-            if a == b or a not in placed.nodes or b not in placed.nodes:
-                continue
-            if self.only_path and e.status == "off_path":
-                continue
-            merged.setdefault((a, b), []).append(e)
-        lo, hi = self.magnitude_range()
-        batches: dict[tuple, QPainterPath] = {}
-        pens: dict[tuple, QPen] = {}
-        batch_of: dict[tuple[str, str], tuple] = {}
-        for (a, b), es in merged.items():
-            pa, pb = placed.nodes[a], placed.nodes[b]
-            pts = [QPointF(pa.x + pa.w / 2, pa.y + pa.h)]
-            pts += [QPointF(x, y) for x, y in placed.routes.get((a, b), ())]
-            pts.append(QPointF(pb.x + pb.w / 2, pb.y))
-            path = QPainterPath(pts[0])
-            for p0, p1 in zip(pts, pts[1:]):
-                dy = max(20.0, abs(p1.y() - p0.y()) / 2)
-                path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
-            self.edge_routes[(a, b)] = path
-            status = worst(look(e) for e in es)
-            self.edge_cats[(a, b)] = category(status)
-            self.edge_status[(a, b)] = status
-            if self.magnitude:
-                g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
-                pen = magnitude_pen(g, lo, hi)
-                key = (pen.color().name(), round(pen.widthF(), 1), pen.style())
-            else:
-                cat = category(status)
-                pen = pen_for(status)
-                key = (cat,)
-            tkey = (int(pa.x // TILE), int(pa.y // TILE)) + key
-            batches.setdefault(tkey, QPainterPath()).addPath(path)
-            pens[tkey] = pen
-            batch_of[(a, b)] = tkey
-            cat = category(status)
-            if cat not in QUIET:  # kept in the magnitude overlay too
-                self._marker(path.pointAtPercent(0.5), cat, es)
-        items = {}
-        zs = {"off_path": -5, "muted": -4, "starved": -3, "passes": -1}
-        for k, path in batches.items():
-            z = zs.get(k[2], 0)
-            items[k] = EdgeBatch(path, pens[k], z)
-            self.scene().addItem(items[k])
-        self.edge_items = {ab: items[k] for ab, k in batch_of.items()}  # drawn edge -> its batch
-
-    def _marker(self, at: QPointF, cat: str, es) -> None:
-        st = STYLES[cat]
-        t = QGraphicsSimpleTextItem(st.marker)
-        t.setBrush(QColor(st.color))
-        t.setZValue(2)
-        r = t.boundingRect()
-        t.setPos(at - QPointF(r.width() / 2, r.height() / 2))
-        kinds = sorted({e.status for e in es})
-        t.setToolTip(f"{st.label}: {', '.join(kinds)} ({len(es)} edge{'s' if len(es) > 1 else ''})")
-        self.scene().addItem(t)
 
     # -- selection & highlight ---------------------------------------------------
     def _on_selection(self) -> None:
@@ -513,23 +371,12 @@ class GraphView(QGraphicsView):
 
     def update_lod(self) -> None:
         """Swap node items for per-tile overview paths when nodes are a few pixels wide."""
-        if getattr(self, "_marks", None) is not None:
-            self._marks.set_scale(self.transform().m11())
-        far = self.transform().m11() < self.OVERVIEW_SCALE and len(self.node_items) > 400
-        if far == getattr(self, "_lod_overview", None):
-            return
-        self._lod_overview = far
-        for t in self._tiles:
-            t.setVisible(not far)
-        for o in self._overview:
-            o.setVisible(far)
+        s = self.transform().m11()
+        self.scene().set_far(s < self.OVERVIEW_SCALE and len(self.node_items) > 400, s)
 
     def content_rect(self) -> QRectF:
         """The nodes and group frames (not the zoom-dependent problem marks)."""
-        r = QRectF()
-        for it in (*self._tiles, *self.frames.values()):
-            r = r.united(it.sceneBoundingRect())
-        return r
+        return self.scene().content_rect()
 
     def zoom_by(self, factor: float) -> None:
         s = self.transform().m11() * factor

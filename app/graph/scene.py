@@ -1,0 +1,274 @@
+"""The graph scene: builds the items of a report's graph for a collapse state.
+
+One builder for every picture of the graph: the window's view, the Export image dialog
+and the headless ``tfviz export -o graph.svg`` all call :meth:`GraphScene.build`, so an
+exported image is exactly what the window shows. The view adds only what is about the
+screen (selection, the path view's overlays, zoom-dependent level of detail).
+
+Edges are drawn between the *visible representatives* of their endpoints (an op, or the
+collapsed group that hides it); several edges between the same pair merge into one drawn
+edge whose style is the worst of their statuses.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
+
+from app.display import location
+from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
+from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
+from app.graph.palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
+from app.graph.placement import GraphLayout, Scene
+from tfviz.report import Report
+
+TILE = 1600.0
+#: the collapse states an export can ask for (``--expand``)
+EXPANSIONS = ("default", "all", "problems", "none")
+#: the margin around the placed graph, in scene units
+MARGIN = 60.0
+
+
+def _fmt_shape(shape) -> str:
+    return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+class GraphScene(QGraphicsScene):
+    """The items of one report's graph in one collapse state, and what they stand for:
+    ``node_items`` (op or collapsed group id -> item), ``frames`` (expanded groups),
+    ``edge_routes`` / ``edge_items`` / ``edge_cats`` / ``edge_status`` (drawn edge ->
+    its curve, its batch item, its legend category, the status it is drawn with)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setItemIndexMethod(QGraphicsScene.NoIndex)
+        self.report: Report | None = None
+        self.h: Hierarchy | None = None
+        self.gl: GraphLayout | None = None
+        self.expanded: set[str] = set()
+        self.only_path = False
+        self.magnitude = False
+        self.norms: list[float] = []
+        self.last_layout_s = 0.0
+        self._forget()
+
+    def _forget(self) -> None:
+        """After ``clear()``: no item is referenced any more."""
+        self.node_items: dict[str, NodeItem] = {}
+        self.frames: dict[str, FrameItem] = {}
+        self.edge_routes: dict[tuple[str, str], QPainterPath] = {}
+        self.edge_items: dict[tuple[str, str], EdgeBatch] = {}
+        self.edge_cats: dict[tuple[str, str], str] = {}
+        self.edge_status: dict[tuple[str, str], str] = {}
+        self.tiles: list[Tile] = []
+        self.overview: list = []
+        self.marks: ProblemMarks | None = None
+        self.far: bool | None = None
+        self.lod_scale = 1.0  # the zoom the level of detail was last set for
+
+    # -- model --------------------------------------------------------------------
+    def set_report(self, report: Report | None) -> None:
+        """Take ``report``'s graph, opened as the window opens it (``default``); nothing is
+        built until :meth:`build`."""
+        self.report = report
+        self.clear()
+        self._forget()
+        if report is None or not report.graph.ops:
+            self.h = self.gl = None
+            return
+        mark_not_trained(report)
+        self.h = Hierarchy(report.graph, layer_names(report.variables))
+        self.gl = GraphLayout(self.h)
+        self.norms = [math.log10(e.grad_norm) for e in report.graph.edges
+                      if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
+        self.expanded = self.expansion("default")
+
+    def first_problem(self) -> list[str]:
+        """The first problem's op, then an affected variable's node: what the window opens on."""
+        if self.report is None:
+            return []
+        ids = {o.id for o in self.report.graph.ops}
+        for p in self.report.problems:
+            if p.op in ids and p.severity != "warning":
+                return [p.op] + [f"var:{v}" for v in p.variables[:1] if f"var:{v}" in ids]
+        return []
+
+    def expansion(self, mode: str) -> set[str]:
+        """The expanded groups of a collapse state (one of :data:`EXPANSIONS`): ``default``
+        is the window's first view, ``problems`` opens only the groups that hold a problem
+        op or a variable no gradient reaches."""
+        if self.h is None:
+            return set()
+        if mode == "default":
+            return self.h.default_expanded(focus=self.first_problem()[:1])
+        if mode == "all":
+            return set(self.h.groups)
+        if mode == "none":
+            return {ROOT}
+        if mode != "problems":
+            raise ValueError(f"unknown expansion {mode!r}: use one of {', '.join(EXPANSIONS)}")
+        out = {ROOT}
+        for op in self.h.ops.values():
+            if category(op.status) not in QUIET or (op.is_variable and op.status == "starved"):
+                out.update(self.h.chain.get(self.h.alias.get(op.id, op.id), []))
+        return out
+
+    def magnitude_range(self) -> tuple[float, float]:
+        return (min(self.norms), max(self.norms)) if self.norms else (0.0, 0.0)
+
+    # -- building -----------------------------------------------------------------
+    def build(self) -> Scene | None:
+        """Place and draw the graph for ``expanded``, ``only_path`` and ``magnitude``; the
+        placement, or None when there is no graph."""
+        self.clear()
+        self._forget()
+        if self.h is None:
+            return None
+        placed = self.gl.place(self.expanded, self.only_path)
+        self.last_layout_s = placed.layout_s
+        for f in placed.frames:
+            g = self.h.groups[f.id]
+            item = FrameItem(f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops",
+                             g.kind == "function")
+            self.addItem(item)
+            self.frames[f.id] = item
+        tiles: dict[tuple[int, int], list[NodeItem]] = {}
+        for p in placed.nodes.values():
+            item = self._node_item(p)
+            self.node_items[p.id] = item
+            tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(item)
+        for kids in tiles.values():
+            rect = QRectF()
+            shapes = QPainterPath()
+            for k in kids:
+                r = k.mapRectToScene(k.boundingRect())
+                rect = rect.united(r)
+                shapes.addRect(r)
+            tile = Tile(rect.adjusted(-4, -4, 4, 4))
+            self.addItem(tile)
+            for k in kids:
+                k.setParentItem(tile)
+            self.tiles.append(tile)
+            # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
+            ov = self.addPath(shapes, QPen(Qt.NoPen), QColor("#9AA5B1"))
+            ov.setVisible(False)
+            self.overview.append(ov)
+        self._build_edges(placed)
+        marks = [(it.sceneBoundingRect(), it.far_cat) for it in self.node_items.values() if it.far_cat]
+        if marks:
+            self.marks = ProblemMarks(marks)
+            self.addItem(self.marks)
+        self.setSceneRect(QRectF(-MARGIN, -MARGIN, placed.width + 2 * MARGIN, placed.height + 2 * MARGIN))
+        return placed
+
+    def _node_item(self, p) -> NodeItem:
+        rect = QRectF(p.x, p.y, p.w, p.h)
+        if p.kind == "group":
+            g = self.h.groups[p.id]
+            what = {"layer": "layer", "function": "function"}.get(g.kind, "scope")
+            return NodeItem(p.id, rect, g.label, f"{what} · {g.n_ops} ops", kind="group",
+                            on_path=g.on_path, badges=g.problems,
+                            tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
+                            + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
+        op = self.h.ops[p.id]
+        kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
+        outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
+        sub = op.type + (f" → {outs}" if outs else "")
+        tip = f"{op.name}\n{op.type}" + (f"\n{op.message}" if op.message else "")
+        if op.source:
+            where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
+            tip += f"\n{where}: {op.source.code}"
+        label = self.h.title(op.id)
+        if kind == "target" and self.report.mode == "program":
+            # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
+            # node is the value the program differentiates, so it says so, and the tooltip says where
+            label, tip = "loss", f"the loss of the gradient step\n{self.report.target}\n{tip}"
+        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path,
+                        tooltip=tip)
+
+    def _build_edges(self, placed: Scene) -> None:
+        merged: dict[tuple[str, str], list] = {}
+        for e in self.report.graph.edges:
+            if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
+                continue
+            a = self.h.representative(e.src, self.expanded)
+            b = self.h.representative(e.dst, self.expanded)
+            if a == b or a not in placed.nodes or b not in placed.nodes:
+                continue
+            if self.only_path and e.status == "off_path":
+                continue
+            merged.setdefault((a, b), []).append(e)
+        lo, hi = self.magnitude_range()
+        batches: dict[tuple, QPainterPath] = {}
+        pens: dict[tuple, QPen] = {}
+        batch_of: dict[tuple[str, str], tuple] = {}
+        for (a, b), es in merged.items():
+            pa, pb = placed.nodes[a], placed.nodes[b]
+            pts = [QPointF(pa.x + pa.w / 2, pa.y + pa.h)]
+            pts += [QPointF(x, y) for x, y in placed.routes.get((a, b), ())]
+            pts.append(QPointF(pb.x + pb.w / 2, pb.y))
+            path = QPainterPath(pts[0])
+            for p0, p1 in zip(pts, pts[1:]):
+                dy = max(20.0, abs(p1.y() - p0.y()) / 2)
+                path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
+            self.edge_routes[(a, b)] = path
+            status = worst(look(e) for e in es)
+            cat = category(status)
+            self.edge_cats[(a, b)] = cat
+            self.edge_status[(a, b)] = status
+            if self.magnitude:
+                g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
+                pen = magnitude_pen(g, lo, hi)
+                key = (pen.color().name(), round(pen.widthF(), 1), pen.style())
+            else:
+                pen = pen_for(status)
+                key = (cat,)
+            tkey = (int(pa.x // TILE), int(pa.y // TILE)) + key
+            batches.setdefault(tkey, QPainterPath()).addPath(path)
+            pens[tkey] = pen
+            batch_of[(a, b)] = tkey
+            if cat not in QUIET:  # kept in the magnitude overlay too
+                self._marker(path.pointAtPercent(0.5), cat, es)
+        items = {}
+        zs = {"off_path": -5, "muted": -4, "starved": -3, "passes": -1}
+        for k, path in batches.items():
+            items[k] = EdgeBatch(path, pens[k], zs.get(k[2], 0))
+            self.addItem(items[k])
+        self.edge_items = {ab: items[k] for ab, k in batch_of.items()}  # drawn edge -> its batch
+
+    def _marker(self, at: QPointF, cat: str, es) -> None:
+        st = STYLES[cat]
+        t = QGraphicsSimpleTextItem(st.marker)
+        t.setBrush(QColor(st.color))
+        t.setZValue(2)
+        r = t.boundingRect()
+        t.setPos(at - QPointF(r.width() / 2, r.height() / 2))
+        kinds = sorted({e.status for e in es})
+        t.setToolTip(f"{st.label}: {', '.join(kinds)} ({len(es)} edge{'s' if len(es) > 1 else ''})")
+        self.addItem(t)
+
+    # -- level of detail ------------------------------------------------------------
+    def set_far(self, far: bool, scale: float) -> None:
+        """Zoomed far out (``far``), per-tile overview paths stand in for the nodes; the
+        problem marks keep their size on screen at ``scale``."""
+        self.lod_scale = scale
+        if self.marks is not None:
+            self.marks.set_scale(scale)
+        if far == self.far:
+            return
+        self.far = far
+        for t in self.tiles:
+            t.setVisible(not far)
+        for o in self.overview:
+            o.setVisible(far)
+
+    def content_rect(self) -> QRectF:
+        """The nodes and group frames (not the zoom-dependent problem marks)."""
+        r = QRectF()
+        for it in (*self.tiles, *self.frames.values()):
+            r = r.united(it.sceneBoundingRect())
+        return r
