@@ -17,7 +17,9 @@ from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBro
 
 from app.display import location
 from app.graph.hierarchy import function_title
+from app.graph.minimap import Minimap
 from app.graph.palette import STYLES, category, look, text_color
+from app.panels.layer_details import group_html
 from tfviz.report import Report
 
 
@@ -32,6 +34,14 @@ def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDoc
         window.tabifyDockWidget(window.docks[beside], d)
     window.docks[name] = d
     return d
+
+
+def add_overview_dock(window) -> Minimap:
+    """The "Overview" dock (the graph's minimap), below Details on the right."""
+    mini = Minimap(window.graph.view)
+    d = add_dock(window, "Overview", mini, Qt.RightDockWidgetArea)
+    window.splitDockWidget(window.docks["Details"], d, Qt.Vertical)
+    return mini
 
 
 ROLE = Qt.UserRole
@@ -92,7 +102,9 @@ class DetailsPanel(QTextBrowser):
         self.setHtml("<i style='color:#707070'>Open a script, then select an op in the graph to see"
                      " its inputs, outputs and gradient status.</i>")
 
-    def show_op(self, report: Report | None, op_id: str, group_label: str = "") -> None:
+    def show_op(self, report: Report | None, op_id: str, group_label: str = "", hierarchy=None) -> None:
+        """Describe op ``op_id``; a group id (with the view's ``hierarchy``) gets the
+        group's attributes: type, variables, inputs and outputs, problems inside."""
         if report is None or not op_id:
             self.setHtml(EMPTY_DETAILS)
             return
@@ -100,6 +112,10 @@ class DetailsPanel(QTextBrowser):
         op = ops.get(op_id)
         esc = html.escape
         if op is None:
+            if hierarchy is not None and op_id in hierarchy.groups:
+                self.setToolTip("")
+                self.setHtml(group_html(report, hierarchy, op_id))
+                return
             self.setHtml(f"<b>{esc(group_label or op_id)}</b><br>A group; double-click it to expand.")
             return
         cat = category(op.status)

@@ -1,0 +1,219 @@
+"""What the Details panel says about a group (a Keras layer or model, a function body, a scope).
+
+A layer is where users think, so selecting one says what an op would: what it is,
+which weights it holds and how their gradients end, what tensors go in and come out,
+and which problems sit inside it.
+
+Only what the report holds is said. The report has no Keras class names (the worker
+sends none), so a group's type is what tfviz knows of it: a Keras layer (its scope is
+named after a layer in the variables' paths), a Keras model (it holds two or more
+layers), a function body as the user wrote it (``body of while_loop at rnn.py:31``),
+or a plain name scope. Its Python object, where the variables' Python paths agree on
+one (``encoder.layers[0]``), is given beside it.
+
+A group's *variables* are those it reads (edges from a weight into one of its ops)
+and, for a layer, those whose TensorFlow path names it. Its *inputs* are the tensors
+on edges entering it from outside, and the captured inputs inside it that nothing
+feeds; its *outputs* are its tensors that an op outside reads. A tensor read by several
+ops is listed once, with the worst status among its edges.
+"""
+
+from __future__ import annotations
+
+import html
+
+from app.graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
+from tfviz.report import GraphEdge, Report, VariableReport
+
+#: Rows listed per table before "… and N more".
+MAX_ROWS = 12
+KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole graph"}
+#: Short words for a variable's gradient (as in the Variables panel).
+VAR_WORDS = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero",
+             "nan": "NaN", "not_trained": "not trained"}
+
+
+def _shape(s) -> str:
+    return "?" if s is None else "(" + ", ".join("?" if d is None else str(d) for d in s) + ")"
+
+
+def _norm(g) -> str:
+    return "—" if g is None else f"{g:.3g}"
+
+
+def _short(cat: str) -> str:
+    """A legend category in a word or two: ``no gradient``, ``stop_gradient``."""
+    return STYLES[cat].label.split(" (")[0]
+
+
+def _python_object(names: list[str]) -> str:
+    """The Python object the variables' paths agree on: ``encoder.layers[0]`` for
+    ``encoder.layers[0].kernel`` and ``encoder.layers[0].bias``; "" when they don't.
+
+    >>> _python_object(["enc.layers[0].kernel", "enc.layers[0].bias"]), _python_object(["w", "b"])
+    ('enc.layers[0]', '')
+    """
+    heads = {n.rsplit(".", 1)[0] for n in names if "." in n}
+    return heads.pop() if len(heads) == 1 and all("." in n for n in names) else ""
+
+
+def group_type(h, gid: str) -> str:
+    """What a group is, in words, from what the hierarchy knows of it."""
+    g = h.groups[gid]
+    if g.kind == "function":
+        return "function body"
+    if g.kind == "layer":
+        sub = sum(1 for c in g.children if c in h.groups and h.groups[c].kind == "layer")
+        return f"Keras model ({sub} layers)" if sub >= 2 else "Keras layer"
+    return KIND_WORDS.get(g.kind, g.kind)
+
+
+def group_variables(report: Report, h, gid: str, members: set[str]) -> list[VariableReport]:
+    """The variables a group reads, and (a layer) those whose TensorFlow path names it."""
+    used: set[str] = set()
+    for e in report.graph.edges:
+        src, dst = h.alias.get(e.src, e.src), h.alias.get(e.dst, e.dst)
+        if src.startswith("var:") and dst in members and dst != src:
+            used.add(src[4:])
+    used |= {m[4:] for m in members if m.startswith("var:")}
+    g = h.groups[gid]
+    if g.kind == "layer":
+        for v in report.variables:
+            if g.label in (v.tf_name or "").split(":", 1)[0].split("/")[:-1]:
+                used.add(v.name)
+    return [v for v in report.variables if v.name in used]
+
+
+def _crossing(report: Report, h, members: set[str]) -> tuple[dict, dict]:
+    """Tensors entering and leaving the group: (src op, output index) -> its edges."""
+    ins: dict[tuple[str, int], list[GraphEdge]] = {}
+    outs: dict[tuple[str, int], list[GraphEdge]] = {}
+    for e in report.graph.edges:
+        if e.back or e.dtype == "resource":
+            continue
+        src, dst = h.alias.get(e.src, e.src), h.alias.get(e.dst, e.dst)
+        if src.startswith("var:"):
+            continue  # a weight: listed with the variables
+        if dst in members and src not in members:
+            ins.setdefault((e.src, e.src_output), []).append(e)
+        elif src in members and dst not in members:
+            outs.setdefault((e.src, e.src_output), []).append(e)
+    return ins, outs
+
+
+def _status_cell(es: list[GraphEdge], ops) -> str:
+    st = worst(look(e) for e in es)
+    cat = category(st)
+    word = _short(cat) if cat != "cut" else st
+    if cat == "starved":
+        cut = next((ops.get(e.cut_at) for e in es if e.cut_at), None)
+        word = f"no gradient: cut at {cut.type} {cut.name}" if cut else word
+    grad = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
+    return (f"<td style='color:{text_color(cat)}'>{STYLES[cat].marker} {html.escape(word)}</td>"
+            f"<td align=right>{_norm(grad)}</td>")
+
+
+def _table(*headers: str) -> str:
+    """A table's start and its header row (the last column, a norm, aligned right)."""
+    th = "".join(f"<th align={'right' if h == '|grad|' else 'left'}>{h}</th>" for h in headers)
+    return "<table cellspacing=0 cellpadding=2>" + (f"<tr>{th}</tr>" if th else "")
+
+
+def _heading(title: str, n: int) -> str:
+    return f"<p style='margin:10px 0 2px 0'><b>{title}</b> ({n})</p>"
+
+
+def _where(h, op_id: str) -> str:
+    """An op outside the group, with the group that holds it: ``MatMul in enc_2``."""
+    if op_id not in h.ops:
+        return op_id
+    op_id = h.alias.get(op_id, op_id)
+    g = h.groups.get(h.parent.get(op_id, ""))
+    return h.title(op_id) + (f" in {g.label}" if g is not None and g.kind != "root" else "")
+
+
+def _more(n: int, cols: int) -> str:
+    return f"<tr><td colspan={cols}><i>… and {n} more</i></td></tr>" if n > 0 else ""
+
+
+def group_html(report: Report, h, gid: str) -> str:
+    """The Details panel's HTML for group ``gid`` of hierarchy ``h``."""
+    esc = html.escape
+    g = h.groups[gid]
+    ops = h.ops
+    order = h.members(gid)  # graph order
+    members = set(order)
+    variables = group_variables(report, h, gid, members)
+    obj = _python_object([v.name for v in variables]) if g.kind == "layer" else ""
+    out = [f"<h3 style='margin:0'>{esc(g.label)}</h3><b>{esc(group_type(h, gid))}</b>"]
+    if obj:
+        out.append(f" · <code>{esc(obj)}</code>")
+    if g.scope:
+        out.append(f"<br><small>scope {esc(g.scope)}</small>")
+    out.append(f"<p>{g.n_ops} ops · on a variable→target path: {'yes' if g.on_path else 'no'}</p>")
+
+    bad = [(c, n) for c, n in sorted(g.problems.items(), key=lambda cn: -cn[1])]
+    if bad:
+        parts = [f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} × {esc(_short(c))}</b>"
+                 "</span>" if c != "starved" else  # the hierarchy counts starved *variables* only
+                 f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} "
+                 f"variable{'s' if n > 1 else ''} no gradient reaches</b></span>" for c, n in bad]
+        out.append("<p>Inside: " + ", ".join(parts) + "</p>")
+        probs = [o for o in (ops[m] for m in order if m in ops)
+                 if category(o.status) not in QUIET]
+        if probs:
+            out.append(_table())
+            for o in probs[:MAX_ROWS]:
+                cat = category(o.status)
+                msg = o.message.split("\n", 1)[0]
+                out.append(f"<tr><td style='color:{text_color(cat)}'>{STYLES[cat].marker} {esc(o.status)}"
+                           f"</td><td>{esc(o.type)} <b>{esc(h.title(o.id))}</b>"
+                           + (f"<br><small>{esc(msg)}</small>" if msg else "") + "</td></tr>")
+            out.append(_more(len(probs) - MAX_ROWS, 2) + "</table>")
+    else:
+        out.append("<p>No problem ops inside.</p>")
+
+    out.append(_heading("Variables", len(variables)))
+    if variables:
+        out.append(_table("name", "shape", "gradient", "|grad|"))
+        for v in variables[:MAX_ROWS]:
+            vl = variable_look(v.status, v.kind)
+            word = VAR_WORDS.get(vl, vl) + (f": {v.kind}" if v.kind and vl == v.status else "")
+            out.append(f"<tr><td>{esc(v.name)}</td><td>{_shape(v.shape)}</td>"
+                       f"<td style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
+                       f"<td align=right>{_norm(v.grad_norm)}</td></tr>")
+        out.append(_more(len(variables) - MAX_ROWS, 4) + "</table>")
+    else:
+        out.append("<i style='color:#707070'>none: it holds and reads no trainable variable</i>")
+
+    ins, outs = _crossing(report, h, members)
+    fed = {e.dst for e in report.graph.edges}
+    captured = [o for o in (ops[m] for m in order if m in ops)
+                if o.type == "Placeholder" and o.id not in fed and o.outputs
+                and o.outputs[0].dtype != "resource"]
+    out.append(_heading("Inputs", len(ins) + len(captured)))
+    if ins or captured:
+        out.append(_table("from", "tensor", "gradient", "|grad|"))
+        rows = []
+        for (src, i), es in ins.items():
+            name = _where(h, src)
+            rows.append(f"<tr><td>{esc(name)}{f':{i}' if i else ''}</td>"
+                        f"<td>{es[0].dtype}{_shape(es[0].shape)}</td>{_status_cell(es, ops)}</tr>")
+        for o in captured:
+            t = o.outputs[0]
+            rows.append(f"<tr><td>{esc('/'.join(o.name.split('/')[-2:]))}</td><td>{t.dtype}{_shape(t.shape)}</td>"
+                        "<td style='color:#707070'>captured input</td><td></td></tr>")
+        out.extend(rows[:MAX_ROWS])
+        out.append(_more(len(rows) - MAX_ROWS, 4) + "</table>")
+    out.append(_heading("Outputs", len(outs)))
+    if outs:
+        out.append(_table("from → to", "tensor", "gradient", "|grad|"))
+        for (src, i), es in list(outs.items())[:MAX_ROWS]:
+            dsts = sorted({_where(h, e.dst) for e in es})
+            to = dsts[0] + (f" +{len(dsts) - 1}" if len(dsts) > 1 else "")
+            name = (h.title(src) if src in ops else src) + (f":{i}" if i else "")  # inside: no group
+            out.append(f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{_shape(es[0].shape)}</td>"
+                       f"{_status_cell(es, ops)}</tr>")
+        out.append(_more(len(outs) - MAX_ROWS, 4) + "</table>")
+    out.append("<p style='color:#707070'><i>Double-click the box to expand it.</i></p>")
+    return "".join(out)
