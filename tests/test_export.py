@@ -221,8 +221,8 @@ def test_export_refusals_exit_2_before_running(tmp_path):
     assert mine.read_text() == "my own notes\n"
     r = tfviz("export", script, "-o", script, "--format", "json", "--force")
     assert r.returncode == 2 and "script being analysed" in r.stderr
-    r = tfviz("export", script, "-o", str(tmp_path / "g.png"))
-    assert r.returncode == 2 and "image export (png) is not available yet" in r.stderr
+    r = tfviz("export", script, "-o", str(tmp_path / "g.png"), "--scale", "-1")
+    assert r.returncode == 2 and "--scale: must be a positive number" in r.stderr
     assert not (tmp_path / "g.png").exists()
     r = tfviz("export", script, "-o", str(tmp_path / "g.txt"))
     assert r.returncode == 2 and "cannot tell the format" in r.stderr

@@ -3,7 +3,8 @@
 DOT and GraphML come from one networkx graph, :func:`to_networkx`: a node per op and an
 edge per tensor (several between two ops when several outputs feed several inputs), each
 with its gradient ``status``, the problem ``kind`` where there is one, and ``grad_norm``.
-Image formats (PNG, SVG, PDF) are drawn by the app's scene and are not written here.
+Image formats (PNG, SVG, PDF) are drawn by the app's scene (``app.graph.export``, run in
+another process by ``tfviz export``); their title line's verdict is :func:`verdict`.
 
 >>> from tfviz.report import GraphOp, Report
 >>> r = Report(script="s.py", target="loss")
@@ -45,6 +46,33 @@ def format_of(path: str) -> str:
         raise ValueError(f"cannot tell the format of {path!r}: use .json, .dot or .graphml"
                          " (images: .png, .svg, .pdf)")
     return ext
+
+
+def verdict(report: Report) -> str:
+    """How many variables get no gradient, in words, for an image's title line.
+
+    >>> from tfviz.report import VariableReport as V
+    >>> r = Report(script="s.py", target="loss", variables=[V(n, n, "float32", [], s) for n, s in
+    ...     (("a", "disconnected"), ("b", "disconnected"), ("c", "broken"), ("d", "connected"))])
+    >>> verdict(r)
+    '2 variables disconnected, 1 broken'
+    >>> r.variables = r.variables[3:]; verdict(r)
+    'every variable gets a gradient (1)'
+    """
+    counts = {s: sum(v.status == s for v in report.variables) for s in ("disconnected", "broken")}
+    parts = []
+    for status, n in counts.items():
+        if n:
+            parts.append(f"{n} {status}" if parts else f"{n} variable{'s' * (n != 1)} {status}")
+    for kind, words in (("nan", "a NaN gradient"), ("zero", "a zero gradient")):
+        n = sum(v.status == "connected" and v.kind == kind for v in report.variables)
+        if n:
+            parts.append(f"{n} with {words}")
+    if parts:
+        return ", ".join(parts)
+    if not report.variables:
+        return "no trainable variables"
+    return f"every variable gets a gradient ({len(report.variables)})"
 
 
 def kind_of(status: str) -> str:

@@ -1,30 +1,59 @@
-"""``tfviz export SCRIPT -o OUT.{json,dot,graphml}``: analyse in a worker, as ``check`` does, then write.
+"""``tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml}``: analyse as ``check`` does, then write.
 
-The output format is the extension of ``-o`` (or ``--format``). Image formats are drawn
-by the app's scene; until that renderer is wired in, they are refused with exit 2 before
-anything runs. Exit codes are ``check``'s: 0 every variable gets a gradient, 1 problems
-found, 2 the script could not be analysed or the file could not be written, 130 Ctrl-C.
+The output format is the extension of ``-o`` (or ``--format``). Data formats are written
+here (:mod:`tfviz.export`). Images are drawn by the app's own scene builder, the one the
+window uses, in a child process with Qt's offscreen platform (``python -m
+app.graph.headless``): this library never imports Qt, and no display is needed. The
+analysis crosses over as a saved-analysis JSON file. ``SCRIPT`` may itself be a saved
+analysis (``.json``): it is drawn or converted without running anything.
+
+Exit codes are ``check``'s: 0 every variable gets a gradient, 1 problems found, 2 the
+script could not be analysed or the file could not be written, 130 Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+
+EXPANSIONS = ("default", "all", "problems", "none")
+
+
+def _scale(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = math.nan
+    if not (s > 0 and math.isfinite(s)):
+        raise argparse.ArgumentTypeError(f"must be a positive number (1 = one pixel per unit), not {text!r}")
+    return s
 
 
 def add_parser(sub, positive: Callable[[str], int]) -> None:
     e = sub.add_parser(
-        "export", help="analyse a script and write the graph as JSON, DOT or GraphML",
-        usage="tfviz export SCRIPT -o OUT.{json,dot,graphml} [options] [-- ARGS...]",
-        epilog="JSON is a saved analysis the app opens (tfviz OUT.json); DOT opens in Graphviz,"
-               " GraphML in Gephi or yEd. Arguments after -- go to the script.")
-    e.add_argument("script", help="the training script (or a script that defines loss())")
+        "export", help="analyse a script and write the graph as an image (PNG, SVG, PDF) or data"
+                       " (JSON, DOT, GraphML)",
+        usage="tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml} [options] [-- ARGS...]",
+        epilog="Images show the graph as the window does, with a title line and the legend; they"
+               " are drawn without a display. JSON is a saved analysis the app opens (tfviz OUT.json);"
+               " DOT opens in Graphviz, GraphML in Gephi or yEd. SCRIPT may be a saved analysis"
+               " (.json): nothing is run then. Arguments after -- go to the script.")
+    e.add_argument("script", help="the training script (or a script that defines loss()),"
+                                  " or a saved analysis (.json)")
     e.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the file to write; its extension names the format")
     e.add_argument("--format", choices=("json", "dot", "graphml", "png", "svg", "pdf"),
                    help="the format, when the extension does not say it")
+    e.add_argument("--expand", choices=EXPANSIONS, default="default",
+                   help="images: which groups are open: default (as the window opens the graph),"
+                        " all, problems (only groups holding a problem), none")
+    e.add_argument("--scale", type=_scale, default=1.0, metavar="S",
+                   help="PNG: pixels per graph unit (default 1; at most 64 megapixels in all)")
     e.add_argument("--target", help="a zero-argument function to differentiate instead of running"
                    " the program (default: loss, when the script defines it)")
     e.add_argument("--run", action="store_true",
@@ -40,36 +69,101 @@ def add_parser(sub, positive: Callable[[str], int]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tfviz import cli
+    from tfviz.analysisfile import AnalysisFileError, load_analysis
     from tfviz.errors import AnalysisError
     from tfviz.export import IMAGE_FORMATS, format_of, write
     from tfviz.loader import compile_script
 
+    saved = args.script.lower().endswith(".json")
     try:
         try:
             fmt = args.format or format_of(args.output)
         except ValueError as exc:
             raise AnalysisError(str(exc), file=args.output) from None
-        if fmt in IMAGE_FORMATS:
-            raise AnalysisError(f"image export ({fmt}) is not available yet; use .json, .dot or .graphml",
-                                file=args.output)
         if args.target and (args.run or args.script_args):
             raise AnalysisError("--target calls a function; --run and script arguments are for"
                                 " running the program: use one or the other", file=args.script)
-        cli.refuse_graph_path(args.output, args.script, args.force, flag="-o")
-        compile_script(args.script)  # a missing file or a syntax error fails before any worker
+        if saved and (args.target or args.run or args.script_args):
+            raise AnalysisError("a saved analysis is shown as it was saved: --target, --run and"
+                                " script arguments are for analysing a script", file=args.script)
+        cli.refuse_graph_path(args.output, args.script,
+                              args.force or (fmt in IMAGE_FORMATS and _ours(args.output)), flag="-o")
+        if not saved:
+            compile_script(args.script)  # a missing file or a syntax error fails before any worker
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
         return cli.EXIT_ERROR
-    report = cli.analyse(args)
-    if isinstance(report, int):
-        return report
-    try:
-        write(report, args.output, fmt)
-    except OSError as exc:
-        print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-        return cli.EXIT_ERROR
+    if saved:
+        try:
+            report = load_analysis(args.script)
+        except AnalysisFileError as exc:
+            print(f"tfviz: {exc}", file=sys.stderr)
+            return cli.EXIT_ERROR
+    else:
+        report = cli.analyse(args)
+        if isinstance(report, int):
+            return report
+    if fmt in IMAGE_FORMATS:
+        ok, done = draw(report, args.output, fmt, args.expand, args.scale,
+                        saved=args.script if saved else None)
+        if not ok:
+            print(f"tfviz: {done}", file=sys.stderr)
+            return cli.EXIT_ERROR
+    else:
+        try:
+            write(report, args.output, fmt)
+        except OSError as exc:
+            print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return cli.EXIT_ERROR
+        counts = report.graph.counts()
+        done = f"{counts['ops']} ops, {counts['edges']} edges"
     verdict = "every variable gets a gradient" if report.ok else "gradient problems found"
-    counts = report.graph.counts()
-    print(f"{os.path.relpath(args.output)}: {fmt}, {counts['ops']} ops, {counts['edges']} edges;"
-          f" {verdict}")
+    print(f"{os.path.relpath(args.output)}: {fmt}, {done}; {verdict}")
     return cli.EXIT_OK if report.ok else cli.EXIT_PROBLEMS
+
+
+def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 1.0,
+         saved: str | None = None) -> tuple[bool, str]:
+    """Draw ``report`` (or the saved analysis at ``saved``) into ``output`` in a child
+    process: (True, the renderer's one-line summary), or (False, why it failed)."""
+    from tfviz.analysisfile import analysis_json
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where app/ sits beside tfviz/
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    with tempfile.TemporaryDirectory(prefix="tfviz-export-") as tmp:
+        path = saved
+        if path is None:
+            path = os.path.join(tmp, "analysis.json")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(analysis_json(report))
+        cmd = [sys.executable, "-m", "app.graph.headless", path, output, "--format", fmt,
+               "--expand", expand, "--scale", repr(scale)]
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            return False, f"cannot start the image renderer: {exc.strerror or exc}"
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    if done.returncode == 0:
+        return True, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "drawn"
+    if lines and lines[-1].startswith("tfviz: "):
+        return False, lines[-1].removeprefix("tfviz: ")
+    if any("No module named 'app" in ln or "No module named 'PySide6" in ln for ln in lines):
+        return False, "image export needs tfviz's app (PySide6), which cannot be imported here"
+    if done.returncode < 0:
+        return False, f"the image renderer crashed (signal {-done.returncode}); {output} was not written"
+    why = lines[-1] if lines else f"exit status {done.returncode}"
+    return False, f"the image renderer failed ({why}); {output} was not written"
+
+
+def _ours(path: str) -> bool:
+    """An image tfviz wrote: its signature is in the PNG text chunk, the SVG's description
+    or the PDF's creator (UTF-16 there), all near the start of the file."""
+    from tfviz.export import SIGNATURE
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return SIGNATURE.encode() in head or SIGNATURE.encode("utf-16-be") in head

@@ -1,0 +1,325 @@
+"""Graph images: a :class:`GraphScene` as PNG, SVG or PDF, with a title line and the legend.
+
+The window's Export image dialog and the headless ``tfviz export -o graph.svg`` both draw
+through :func:`write_image`, from the scene the one builder made, so the file shows what
+the window shows. Above the graph, a header says what the picture is (script, target,
+TensorFlow version, the verdict) and carries the legend, with the window's words, so the
+image explains itself in a bug report or on a slide.
+
+Nothing half-done is ever left at the destination: the file is written beside it under a
+temporary name and renamed into place when complete. A PNG past the pixel cap is refused
+before anything is drawn, with the largest scale that fits.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QGuiApplication,
+    QImage,
+    QPageSize,
+    QPainter,
+    QPdfWriter,
+    QPen,
+)
+from PySide6.QtSvg import QSvgGenerator
+
+from app.graph.palette import STYLES, magnitude_pen, pen_for, text_color
+from app.graph.panel import SHORT  # the window's legend words
+from app.graph.scene import GraphScene
+from tfviz import __version__
+from tfviz.export import IMAGE_FORMATS, SIGNATURE, verdict
+
+#: PNGs larger than this many pixels are refused (64 MP: 256 MB of memory while drawing).
+PIXEL_CAP = 64_000_000
+#: PDF readers (Acrobat) refuse pages larger than 200 inches; bigger graphs are scaled down.
+PDF_MAX_PT = 14_400.0
+PAD = 24.0
+#: A status drawn in each legend category's style (``raises`` and ``cut`` are categories).
+_SAMPLE = {"raises": "unimplemented", "cut": "frozen_copy"}
+_SAMPLE_W, _GAP, _SPACING = 34.0, 5.0, 16.0
+
+
+class ExportError(Exception):
+    """The image cannot be written; the message says why and what to do instead."""
+
+
+def _font(pt: float, bold: bool = False) -> QFont:
+    f = QFont("Sans")
+    f.setPointSizeF(pt)
+    f.setBold(bold)
+    return f
+
+
+@dataclass
+class Page:
+    """Where everything goes, in scene units at scale 1: the header, then ``source`` (the
+    part of the scene drawn) at ``target``."""
+
+    source: QRectF
+    width: float
+    height: float
+    title: str
+    legend: list[tuple[QPointF, str]] = field(default_factory=list)  # entry origin, key
+    ramp: tuple[QPointF, float, float] | None = None  # magnitude scale: origin, log10 lo, hi
+    header: float = 0.0
+    zoom: float = 1.0  # the header's size against the graph
+
+    @property
+    def target(self) -> QRectF:
+        return QRectF(PAD, self.header, self.source.width(), self.source.height())
+
+    def map(self, p: QPointF, scale: float = 1.0) -> QPointF:
+        """A scene point's place in the image (in pixels, for a PNG at ``scale``)."""
+        t = self.target
+        return QPointF((t.x() + p.x() - self.source.x()) * scale, (t.y() + p.y() - self.source.y()) * scale)
+
+    def pixels(self, scale: float) -> tuple[int, int]:
+        return math.ceil(self.width * scale), math.ceil(self.height * scale)
+
+
+def title_line(scene: GraphScene) -> str:
+    r = scene.report
+    if r is None:
+        return ""
+    target = r.target if len(r.target) <= 80 else r.target[:79] + "…"
+    parts = [os.path.basename(r.script) or r.script, target]
+    if r.tensorflow:
+        parts.append(f"TensorFlow {r.tensorflow}")
+    return "  ·  ".join(parts) + "  —  " + verdict(r)
+
+
+def plan(scene: GraphScene, source: QRectF | None = None) -> Page:
+    """Lay out the page for ``source`` (default: the whole graph); raises ExportError
+    when there is no graph. On a wide graph the header grows with it (up to 4×), so the
+    title stays readable when the whole image is shown on a screen or a slide."""
+    if scene.h is None or not scene.node_items:
+        raise ExportError("there is no graph to export")
+    src = QRectF(source) if source is not None else scene.content_rect().adjusted(-20, -20, 20, 20)
+    if src.isEmpty():
+        raise ExportError("the area to export is empty")
+    title = title_line(scene)
+    tfm, lfm, bfm = QFontMetricsF(_font(11, True)), QFontMetricsF(_font(8.5)), QFontMetricsF(_font(8.5, True))
+    zoom = min(max(src.width() / 1600.0, 1.0), 4.0)
+    inner = max(src.width() / zoom, min(tfm.horizontalAdvance(title), 1400.0), 520.0)
+    page = Page(src, 0.0, 0.0, tfm.elidedText(title, Qt.ElideMiddle, inner), zoom=zoom)
+    y = PAD + tfm.height() + 8
+    row_h = max(lfm.height(), 12.0) + 4
+    x = PAD
+    widths = [(k, _SAMPLE_W + _GAP + (bfm.horizontalAdvance(st.marker + " ") if st.marker else 0)
+               + lfm.horizontalAdvance(SHORT[k])) for k, st in STYLES.items()]
+    if scene.magnitude:
+        lo, hi = scene.magnitude_range()
+        widths.append(("", lfm.horizontalAdvance(f"gradient norm  1e{lo:.0f} 1e{hi:.0f}") + 130))
+    for key, w in widths:
+        if x > PAD and x + w > PAD + inner:
+            x, y = PAD, y + row_h
+        if key:
+            page.legend.append((QPointF(x, y), key))
+        else:
+            page.ramp = (QPointF(x, y), lo, hi)
+        x += w + _SPACING
+    page.header = (y + row_h + 10) * zoom
+    page.width = max(src.width(), inner * zoom) + 2 * PAD
+    page.height = page.header + src.height() + PAD
+    return page
+
+
+def paint(scene: GraphScene, page: Page, painter: QPainter) -> None:
+    """Draw ``page`` at the painter's scale: white, header, legend, then the graph in
+    full detail (never the zoomed-out overview)."""
+    painter.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+    painter.fillRect(QRectF(0, 0, page.width, page.height), QColor("white"))
+    painter.save()
+    painter.scale(page.zoom, page.zoom)
+    tf = _font(11, True)
+    painter.setFont(tf)
+    painter.setPen(QColor("#202020"))
+    painter.drawText(QPointF(PAD, PAD + QFontMetricsF(tf).ascent()), page.title)
+    lf, bf = _font(8.5), _font(8.5, True)
+    lfm, bfm = QFontMetricsF(lf), QFontMetricsF(bf)
+    for at, key in page.legend:
+        st = STYLES[key]
+        mid = at.y() + lfm.height() / 2
+        painter.setPen(QPen(pen_for(_SAMPLE.get(key, key))))
+        painter.drawLine(QPointF(at.x() + 1, mid), QPointF(at.x() + _SAMPLE_W - 1, mid))
+        x = at.x() + _SAMPLE_W + _GAP
+        base = at.y() + lfm.ascent()
+        if st.marker:
+            painter.setFont(bf)
+            painter.setPen(QColor(text_color(key) if key != "off_path" else "#777777"))
+            painter.drawText(QPointF(x, base), st.marker)
+            x += bfm.horizontalAdvance(st.marker + " ")
+        painter.setFont(lf)
+        painter.setPen(QColor("#333333"))
+        painter.drawText(QPointF(x, base), SHORT[key])
+    if page.ramp is not None:
+        _paint_ramp(painter, *page.ramp, lf)
+    painter.restore()
+    painter.setPen(QPen(QColor("#D0D0D0"), page.zoom))
+    painter.drawLine(QPointF(PAD, page.header - 5 * page.zoom),
+                     QPointF(page.width - PAD, page.header - 5 * page.zoom))
+    far, scale = scene.far, scene.lod_scale
+    scene.set_far(False, max(painter.worldTransform().m11(), 1e-3))
+    try:
+        scene.render(painter, page.target, page.source, Qt.IgnoreAspectRatio)
+    finally:
+        if far is not None:
+            scene.set_far(far, scale)
+
+
+def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFont) -> None:
+    """The magnitude overlay's scale: log10 of the gradient norm, low to high."""
+    fm = QFontMetricsF(font)
+    painter.setFont(font)
+    painter.setPen(QColor("#333333"))
+    base = at.y() + fm.ascent()
+    label = f"gradient norm  1e{lo:.0f} "
+    painter.drawText(QPointF(at.x(), base), label)
+    x = at.x() + fm.horizontalAdvance(label)
+    for i in range(100):
+        v = lo + (hi - lo) * i / 99
+        color = magnitude_pen(10 ** v, lo, hi).color()
+        painter.fillRect(QRectF(x + i, at.y() + 2, 1.2, fm.height() - 4), color)
+    painter.drawText(QPointF(x + 104, base), f"1e{hi:.0f}")
+
+
+def size_text(w: int, h: int) -> str:
+    """>>> size_text(4210, 2980)
+    '4 210 × 2 980 px, 12.5 MP'"""
+    sep = lambda n: f"{n:,}".replace(",", " ")  # noqa: E731
+    return f"{sep(w)} × {sep(h)} px, {w * h / 1e6:.1f} MP"
+
+
+def max_scale(page: Page, cap: int = PIXEL_CAP) -> float:
+    """The largest PNG scale (two decimals) under ``cap`` pixels; 0 when none is."""
+    s = math.floor(math.sqrt(cap / max(page.width * page.height, 1e-9)) * 100) / 100
+    while s > 0 and math.prod(page.pixels(s)) > cap:
+        s = round(s - 0.01, 2)
+    return max(s, 0.0)
+
+
+def check_pixels(page: Page, scale: float, cap: int = PIXEL_CAP) -> tuple[int, int]:
+    """The PNG's size at ``scale``; raises ExportError past ``cap``, saying what fits."""
+    if not scale > 0 or not math.isfinite(scale):
+        raise ExportError(f"the scale must be a positive number, not {scale}")
+    w, h = page.pixels(scale)
+    if w * h <= cap:
+        return w, h
+    fit = max_scale(page, cap)
+    instead = f"use scale {fit:g} or less, or" if fit >= 0.01 else "use"
+    raise ExportError(f"a PNG at scale {scale:g} would be {size_text(w, h)}, over the"
+                      f" {cap / 1e6:g} MP limit: {instead} SVG or PDF (vector, any size)")
+
+
+def _dpi() -> int:
+    """The screen's logical DPI, so that point-sized fonts keep their size against the graph."""
+    screen = QGuiApplication.primaryScreen()
+    return round(screen.logicalDotsPerInchY()) if screen is not None else 96
+
+
+def write_image(scene: GraphScene, path: str, fmt: str | None = None, *, scale: float = 1.0,
+                source: QRectF | None = None, cap: int = PIXEL_CAP) -> Page:
+    """Write the scene (or its ``source`` rect) to ``path`` as PNG, SVG or PDF; the page
+    drawn. Raises ExportError, with the file left untouched, when it cannot."""
+    fmt = (fmt or os.path.splitext(path)[1].lstrip(".")).lower()
+    if fmt not in IMAGE_FORMATS:
+        raise ExportError(f"cannot draw a .{fmt} image: use .png, .svg or .pdf")
+    page = plan(scene, source)
+    if fmt == "png":
+        size = check_pixels(page, scale, cap)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tfviz-", suffix=f".{fmt}", dir=folder)
+        os.close(fd)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        if fmt == "png":
+            _png(scene, page, tmp, scale, size)
+        elif fmt == "svg":
+            _svg(scene, page, tmp)
+        else:
+            _pdf(scene, page, tmp)
+        if os.path.getsize(tmp) == 0:
+            raise ExportError(f"cannot write {path}: nothing was written")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it, not mkstemp's 0600
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return page
+
+
+def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int, int]) -> None:
+    img = QImage(*size, QImage.Format_RGB32)
+    if img.isNull():
+        raise ExportError(f"not enough memory for a {size_text(*size)} image: use a smaller scale,"
+                          " or SVG or PDF")
+    dpm = round(_dpi() / 0.0254)
+    img.setDotsPerMeterX(dpm)
+    img.setDotsPerMeterY(dpm)
+    img.fill(QColor("white"))
+    p = QPainter(img)
+    p.scale(scale, scale)
+    try:
+        paint(scene, page, p)
+    finally:
+        p.end()
+    img.setText("Software", f"{SIGNATURE} {__version__}")
+    img.setText("Title", page.title)
+    if not img.save(tmp, "PNG"):
+        raise ExportError(f"could not encode or write the PNG ({size_text(*size)})")
+
+
+def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
+    gen = QSvgGenerator()
+    gen.setFileName(tmp)
+    gen.setResolution(_dpi())
+    w, h = math.ceil(page.width), math.ceil(page.height)
+    gen.setSize(QSize(w, h))
+    gen.setViewBox(QRectF(0, 0, w, h))
+    gen.setTitle(page.title)
+    gen.setDescription(f"{SIGNATURE} {__version__}")
+    p = QPainter()
+    if not p.begin(gen):
+        raise ExportError("could not start the SVG file")
+    try:
+        paint(scene, page, p)
+    finally:
+        p.end()
+
+
+def _pdf(scene: GraphScene, page: Page, tmp: str) -> None:
+    """One page the size of the content; past :data:`PDF_MAX_PT` the resolution rises so the
+    page stays readable everywhere (the drawing, in device pixels, does not change)."""
+    dpi = _dpi()
+    side = max(page.width, page.height) * 72.0 / dpi
+    if side > PDF_MAX_PT:
+        dpi = math.ceil(dpi * side / PDF_MAX_PT)
+    pdf = QPdfWriter(tmp)
+    pdf.setCreator(f"{SIGNATURE} {__version__}")
+    pdf.setTitle(page.title)
+    pdf.setResolution(dpi)
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0))
+    size = QSizeF(page.width * 72.0 / dpi, page.height * 72.0 / dpi)
+    pdf.setPageSize(QPageSize(size, QPageSize.Point, "tfviz", QPageSize.ExactMatch))
+    p = QPainter()
+    if not p.begin(pdf):
+        raise ExportError("could not start the PDF file")
+    try:
+        paint(scene, page, p)
+    finally:
+        p.end()

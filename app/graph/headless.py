@@ -1,0 +1,73 @@
+"""Draw a saved analysis as an image without a screen: ``python -m app.graph.headless``.
+
+``tfviz export SCRIPT -o graph.svg`` runs this in a child process (the library never
+imports Qt): the analysis is read back with :func:`tfviz.analysisfile.load_analysis`
+(never executed, never unpickled), built by the window's own :class:`GraphScene` in the
+chosen collapse state, and written by :func:`app.graph.export.write_image`, with Qt's
+offscreen platform. Every failure is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    from app.graph.scene import EXPANSIONS
+
+    p = argparse.ArgumentParser(prog="python -m app.graph.headless",
+                                description="Draw a saved tfviz analysis as PNG, SVG or PDF.")
+    p.add_argument("analysis", help="a saved analysis (.json, as tfviz export -o x.json writes)")
+    p.add_argument("output", help="the image to write")
+    p.add_argument("--format", choices=("png", "svg", "pdf"), help="default: the output's extension")
+    p.add_argument("--expand", choices=EXPANSIONS, default="default",
+                   help="which groups are open (default: as the window opens the graph)")
+    p.add_argument("--scale", type=float, default=1.0, help="PNG pixels per scene unit (default 1)")
+    return p
+
+
+def render(analysis: str, output: str, fmt: str | None = None, expand: str = "default",
+           scale: float = 1.0) -> str:
+    """Draw ``analysis`` into ``output``; a one-line summary. Raises ExportError or
+    AnalysisFileError with the reason."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.graph.export import size_text, write_image
+    from app.graph.scene import GraphScene
+    from tfviz.analysisfile import load_analysis
+
+    report = load_analysis(analysis)
+    _app = QApplication.instance() or QApplication([sys.argv[0]])
+    scene = GraphScene()
+    scene.set_report(report)
+    scene.expanded = scene.expansion(expand)
+    scene.build()
+    page = write_image(scene, output, fmt, scale=scale)
+    fmt = (fmt or os.path.splitext(output)[1].lstrip(".")).lower()
+    if fmt == "png":
+        size = size_text(*page.pixels(scale))
+    else:
+        size = f"{page.width:.0f} × {page.height:.0f} (vector)"
+    return f"{len(scene.node_items)} boxes ({expand}), {size}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from app.graph.export import ExportError
+    from tfviz.analysisfile import AnalysisFileError
+
+    try:
+        print(render(args.analysis, args.output, args.format, args.expand, args.scale))
+    except (ExportError, AnalysisFileError) as exc:
+        print(f"tfviz: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
