@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
@@ -42,6 +42,8 @@ class GraphScene(QGraphicsScene):
     ``node_items`` (op or collapsed group id -> item), ``frames`` (expanded groups),
     ``edge_routes`` / ``edge_items`` / ``edge_cats`` / ``edge_status`` (drawn edge ->
     its curve, its batch item, its legend category, the status it is drawn with)."""
+
+    graphChanged = Signal()  # a report was taken or the items were rebuilt (export actions follow it)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -79,6 +81,7 @@ class GraphScene(QGraphicsScene):
         self._forget()
         if report is None or not report.graph.ops:
             self.h = self.gl = None
+            self.graphChanged.emit()
             return
         mark_not_trained(report)
         self.h = Hierarchy(report.graph, layer_names(report.variables))
@@ -86,6 +89,7 @@ class GraphScene(QGraphicsScene):
         self.norms = [math.log10(e.grad_norm) for e in report.graph.edges
                       if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
         self.expanded = self.expansion("default")
+        self.graphChanged.emit()
 
     def first_problem(self) -> list[str]:
         """The first problem's op, then an affected variable's node: what the window opens on."""
@@ -163,6 +167,7 @@ class GraphScene(QGraphicsScene):
             self.marks = ProblemMarks(marks)
             self.addItem(self.marks)
         self.setSceneRect(QRectF(-MARGIN, -MARGIN, placed.width + 2 * MARGIN, placed.height + 2 * MARGIN))
+        self.graphChanged.emit()
         return placed
 
     def _node_item(self, p) -> NodeItem:
