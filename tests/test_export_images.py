@@ -1,0 +1,112 @@
+"""``tfviz export SCRIPT -o graph.{svg,png,pdf}`` without a display (issue 10, item 2): the
+image is drawn in a child process with Qt's offscreen platform, by the window's scene builder."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+
+SVD = str(EXAMPLES / "seed1_svd_dynamic_shape.py")
+VERMILION = "#d55e00"  # STYLES["raises"]: the Svd edges (app/graph/palette.py)
+LEGEND = ("passes", "raises", "stop_gradient", "no gradient", "harmless cut", "off-path")
+
+
+def tfviz(*args: str) -> subprocess.CompletedProcess:
+    """The command as a user on a machine without a display runs it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    return subprocess.run([sys.executable, "-m", "tfviz.cli", *args], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=ROOT)
+
+
+def _texts(path) -> list[str]:
+    root = ET.parse(path).getroot()
+    return ["".join(t.itertext()).strip() for t in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+@pytest.fixture(scope="module")
+def seed1_svg(tmp_path_factory):
+    out = tmp_path_factory.mktemp("img") / "graph.svg"
+    return tfviz("export", SVD, "-o", str(out)), out
+
+
+def test_svd_example_to_svg_without_a_display(seed1_svg):
+    r, out = seed1_svg
+    assert r.returncode == 1, r.stderr[-2000:]  # problems found, as check
+    assert "graph.svg: svg" in r.stdout and "Traceback" not in r.stderr
+    texts = _texts(out)  # valid XML
+    svg = out.read_text()
+    assert VERMILION in svg.lower()
+    assert any(t.startswith("seed1_svd_dynamic_shape.py") and "TensorFlow" in t and "broken" in t
+               for t in texts)
+    for word in LEGEND:
+        assert word in texts
+    assert any("Svd" in t for t in texts)  # op types are text, searchable
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    path = tmp_path_factory.mktemp("saved") / "seed1.json"
+    r = tfviz("export", SVD, "-o", str(path))
+    assert r.returncode == 1, r.stderr[-2000:]
+    return path
+
+
+def test_expand_changes_what_is_drawn(saved, tmp_path):
+    boxes, texts = {}, {}
+    for mode in ("none", "problems", "default", "all"):
+        out = tmp_path / f"{mode}.svg"
+        r = tfviz("export", str(saved), "-o", str(out), "--expand", mode)
+        assert r.returncode == 1, r.stderr
+        boxes[mode] = int(re.search(r"(\d+) boxes", r.stdout).group(1))
+        texts[mode] = len(_texts(out))
+    assert boxes["none"] < boxes["problems"] <= boxes["all"]
+    assert boxes["none"] < boxes["default"] <= boxes["all"]
+    assert texts["none"] < texts["default"] < texts["all"]  # two lines of text per node
+
+
+def test_png_and_pdf_and_their_refusals(saved, tmp_path):
+    png, pdf = tmp_path / "g.png", tmp_path / "g.pdf"
+    r = tfviz("export", str(saved), "-o", str(png), "--expand", "none", "--scale", "1.5")
+    assert r.returncode == 1 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", r.stderr
+    assert " px, " in r.stdout and "MP" in r.stdout
+    r = tfviz("export", str(saved), "-o", str(pdf), "--expand", "none")
+    data = pdf.read_bytes()
+    assert r.returncode == 1 and data.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data)) == 1
+    # rewriting its own images is allowed; someone else's file is not
+    r = tfviz("export", str(saved), "-o", str(png), "--expand", "none")
+    assert r.returncode == 1, r.stderr
+    # past the pixel cap: one clear line, exit 2, no file
+    big = tmp_path / "big.png"
+    r = tfviz("export", str(saved), "-o", str(big), "--expand", "all", "--scale", "8")
+    assert r.returncode == 2 and not big.exists()
+    assert "MP limit" in r.stderr and "use scale" in r.stderr and "SVG or PDF" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = tfviz("export", str(saved), "-o", str(tmp_path / "missing" / "g.svg"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("scale", ["0", "-2", "abc", "nan", "inf"])
+def test_bad_scale_is_refused_before_anything_runs(scale, tmp_path):
+    out = tmp_path / "g.png"
+    r = tfviz("export", SVD, "-o", str(out), "--scale", scale)
+    assert r.returncode == 2 and "--scale: must be a positive number" in r.stderr
+    assert not out.exists() and "Traceback" not in r.stderr
+
+
+def test_bad_expand_and_options_a_saved_analysis_cannot_take(tmp_path):
+    r = tfviz("export", SVD, "-o", str(tmp_path / "g.svg"), "--expand", "some")
+    assert r.returncode == 2 and "invalid choice: 'some'" in r.stderr
+    doc = tmp_path / "a.json"
+    doc.write_text("{}")
+    r = tfviz("export", str(doc), "-o", str(tmp_path / "g.svg"), "--target", "loss")
+    assert r.returncode == 2 and "saved analysis is shown as it was saved" in r.stderr
+    r = tfviz("export", str(doc), "-o", str(tmp_path / "g.svg"))
+    assert r.returncode == 2 and "not a tfviz analysis" in r.stderr and not (tmp_path / "g.svg").exists()
