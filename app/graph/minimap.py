@@ -37,9 +37,11 @@ EMPTY_TEXT = ("The whole graph appears here, small, once a script is analysed: p
 #: Node fills by kind (problem ops are drawn over them in their status colour).
 FILLS = {"op": "#9AA5B1", "group": "#7F8C99", "variable": "#6FA3C8", "target": "#303030",
          "off_path": "#D3D8DE", "starved": STYLES["starved"].color}
+#: Group frames (fill, outline) as the main view draws them: function bodies cream, scopes grey-blue.
+FRAMES = {"function": ("#FAF6EC", "#CDBB8E"), "scope": ("#F2F5F9", "#B4BEC8")}
 VIEW_PEN = QColor("#1A1A1A")
 #: Outside the part in view, the minimap is shaded.
-SHADE = QColor(40, 50, 60, 40)
+SHADE = QColor(40, 50, 60, 34)
 
 
 class Minimap(QWidget):
@@ -99,6 +101,11 @@ class Minimap(QWidget):
         a, b = self.map_from_scene(r.topLeft()), self.map_from_scene(r.bottomRight())
         return QRectF(a, b)
 
+    def _graph_rect(self) -> QRectF:
+        """The scene rect, in minimap coordinates."""
+        sr = self.view.scene().sceneRect()
+        return QRectF(self.map_from_scene(sr.topLeft()), self.map_from_scene(sr.bottomRight()))
+
     def _fit(self) -> None:
         """Scale and offset that fit the scene rect in the widget, centred."""
         sr = self.view.scene().sceneRect()
@@ -149,13 +156,13 @@ class Minimap(QWidget):
         p = QPainter(img)
         p.translate(self._offset)
         p.scale(s, s)
-        frames = QPainterPath()
-        for f in v.scene().items():
-            if isinstance(f, FrameItem):
-                frames.addRect(f.sceneBoundingRect())
-        p.setPen(QPen(QColor("#B4BEC8"), 0))  # width 0: one pixel, whatever the scale
-        p.setBrush(QColor(242, 245, 249))
-        p.drawPath(frames)
+        frames = [(f.sceneBoundingRect(), self._frame_kind(f.group_id))
+                  for f in v.scene().items() if isinstance(f, FrameItem)]
+        for r, kind in sorted(frames, key=lambda rk: -rk[0].width() * rk[0].height()):  # outer first
+            fill, line = FRAMES[kind]
+            p.setPen(QPen(QColor(line), 0))  # width 0: one pixel, whatever the scale
+            p.setBrush(QColor(fill))
+            p.drawRect(r)
         p.setOpacity(0.55)
         for it in v.scene().items():  # edge batches: one path per tile and style
             if isinstance(it, QGraphicsPathItem) and it.pen().style() != Qt.NoPen and it.isVisible():
@@ -193,6 +200,11 @@ class Minimap(QWidget):
         p.end()
         self._top = top
 
+    def _frame_kind(self, gid: str) -> str:
+        h = self.view.h
+        return "function" if h is not None and gid in h.groups and h.groups[gid].kind == "function" \
+            else "scope"
+
     def _square(self, p: QPainter, scene_rect: QRectF, least: float, color: QColor) -> None:
         c = self.map_from_scene(scene_rect.center())
         w = max(scene_rect.width() * self._scale, least)
@@ -223,10 +235,10 @@ class Minimap(QWidget):
         c = r.center()  # never smaller than a few pixels: zoomed in, it still says where
         r = QRectF(c.x() - max(r.width(), 6) / 2, c.y() - max(r.height(), 6) / 2,
                    max(r.width(), 6), max(r.height(), 6))
-        outside = QPainterPath()
-        outside.addRect(QRectF(self.rect()))
-        outside.addRect(r)  # odd-even fill: everything but the part in view is shaded
-        p.fillPath(outside, SHADE)
+        graph, seen = QPainterPath(), QPainterPath()
+        graph.addRect(self._graph_rect())
+        seen.addRect(r)
+        p.fillPath(graph.subtracted(seen), SHADE)  # the graph but the part in view is shaded
         if self._top is not None:
             p.drawImage(0, 0, self._top)
         p.setPen(QPen(VIEW_PEN, 2))

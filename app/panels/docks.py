@@ -39,8 +39,7 @@ def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDoc
 def add_overview_dock(window) -> Minimap:
     """The "Overview" dock (the graph's minimap), below Details on the right."""
     mini = Minimap(window.graph.view)
-    d = add_dock(window, "Overview", mini, Qt.RightDockWidgetArea)
-    window.splitDockWidget(window.docks["Details"], d, Qt.Vertical)
+    add_dock(window, "Overview", mini, Qt.RightDockWidgetArea)  # the right area stacks: below the last
     return mini
 
 

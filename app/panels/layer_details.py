@@ -47,14 +47,21 @@ def _short(cat: str) -> str:
 
 
 def _python_object(names: list[str]) -> str:
-    """The Python object the variables' paths agree on: ``encoder.layers[0]`` for
-    ``encoder.layers[0].kernel`` and ``encoder.layers[0].bias``; "" when they don't.
+    """The Python object the variables' paths agree on (their longest common dotted head):
+    ``enc.layers[0]`` for ``enc.layers[0].kernel`` and ``enc.layers[0].bias``; "" when none.
 
     >>> _python_object(["enc.layers[0].kernel", "enc.layers[0].bias"]), _python_object(["w", "b"])
     ('enc.layers[0]', '')
+    >>> _python_object(["enc.layers[0].kernel", "enc.layers[1].kernel"]), _python_object(["m.w"])
+    ('enc', 'm')
     """
-    heads = {n.rsplit(".", 1)[0] for n in names if "." in n}
-    return heads.pop() if len(heads) == 1 and all("." in n for n in names) else ""
+    parts = [n.split(".")[:-1] for n in names]
+    head = []
+    for level in zip(*parts) if parts else ():
+        if any(x != level[0] for x in level):
+            break
+        head.append(level[0])
+    return ".".join(head)
 
 
 def group_type(h, gid: str) -> str:
@@ -68,6 +75,11 @@ def group_type(h, gid: str) -> str:
     return KIND_WORDS.get(g.kind, g.kind)
 
 
+def _owned(v: VariableReport, layer: str) -> bool:
+    """Whether ``layer`` appears in the variable's TensorFlow path (``encoder/enc_1/kernel``)."""
+    return layer in (v.tf_name or "").split(":", 1)[0].split("/")[:-1]
+
+
 def group_variables(report: Report, h, gid: str, members: set[str]) -> list[VariableReport]:
     """The variables a group reads, and (a layer) those whose TensorFlow path names it."""
     used: set[str] = set()
@@ -78,9 +90,7 @@ def group_variables(report: Report, h, gid: str, members: set[str]) -> list[Vari
     used |= {m[4:] for m in members if m.startswith("var:")}
     g = h.groups[gid]
     if g.kind == "layer":
-        for v in report.variables:
-            if g.label in (v.tf_name or "").split(":", 1)[0].split("/")[:-1]:
-                used.add(v.name)
+        used |= {v.name for v in report.variables if _owned(v, g.label)}
     return [v for v in report.variables if v.name in used]
 
 
@@ -129,7 +139,11 @@ def _where(h, op_id: str) -> str:
         return op_id
     op_id = h.alias.get(op_id, op_id)
     g = h.groups.get(h.parent.get(op_id, ""))
-    return h.title(op_id) + (f" in {g.label}" if g is not None and g.kind != "root" else "")
+    if g is None or g.kind == "root":
+        return h.title(op_id)
+    # a function body by its short name: "contraction_step", "body of while_loop"
+    where = g.label.split(" at ")[0].split(" (")[0] if g.kind == "function" else g.label
+    return f"{h.title(op_id)} in {where}"
 
 
 def _more(n: int, cols: int) -> str:
@@ -144,11 +158,12 @@ def group_html(report: Report, h, gid: str) -> str:
     order = h.members(gid)  # graph order
     members = set(order)
     variables = group_variables(report, h, gid, members)
-    obj = _python_object([v.name for v in variables]) if g.kind == "layer" else ""
+    # the object named above; its variables are listed by their names within it
+    obj = _python_object([v.name for v in variables if _owned(v, g.label)]) if g.kind == "layer" else ""
     out = [f"<h3 style='margin:0'>{esc(g.label)}</h3><b>{esc(group_type(h, gid))}</b>"]
     if obj:
         out.append(f" · <code>{esc(obj)}</code>")
-    if g.scope:
+    if g.scope and g.scope != g.label:
         out.append(f"<br><small>scope {esc(g.scope)}</small>")
     out.append(f"<p>{g.n_ops} ops · on a variable→target path: {'yes' if g.on_path else 'no'}</p>")
 
@@ -179,8 +194,9 @@ def group_html(report: Report, h, gid: str) -> str:
         for v in variables[:MAX_ROWS]:
             vl = variable_look(v.status, v.kind)
             word = VAR_WORDS.get(vl, vl) + (f": {v.kind}" if v.kind and vl == v.status else "")
-            out.append(f"<tr><td>{esc(v.name)}</td><td>{_shape(v.shape)}</td>"
-                       f"<td style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
+            name = v.name[len(obj) + 1:] if obj and v.name.startswith(obj + ".") else v.name
+            out.append(f"<tr><td>{esc(name)}</td><td nowrap>{_shape(v.shape)}</td>"
+                       f"<td nowrap style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
                        f"<td align=right>{_norm(v.grad_norm)}</td></tr>")
         out.append(_more(len(variables) - MAX_ROWS, 4) + "</table>")
     else:

@@ -72,8 +72,8 @@ def _details(report: Report, label: str) -> tuple[str, str]:
 
 def test_layer_lists_its_variables_with_status_and_its_shapes(qapp):
     text, html = _details(_layers_report(), "enc_1")
-    assert "Keras layer" in text and "encoder.layers[0]" in text  # its Python object
-    assert "encoder.layers[0].kernel" in text and "head.kernel" not in text
+    assert "Keras layer · encoder.layers[0]" in text  # its Python object; its variables within it
+    assert "\nkernel\n" in text and "head.kernel" not in text
     assert "none: stop_gradient" in text
     assert f"color:{text_color('disconnected')}'><b>none: stop_gradient" in html  # coloured by status
     assert "Inputs (1)" in text and "float32(32, 8)" in text and "captured input" in text
@@ -84,7 +84,7 @@ def test_layer_lists_its_variables_with_status_and_its_shapes(qapp):
 
 def test_healthy_layer_shows_norms_and_where_its_tensors_go(qapp):
     text, html = _details(_layers_report(), "head")
-    assert "head.kernel" in text and "flows" in text and "1.25" in text
+    assert "Keras layer · head" in text and "\nkernel\n" in text and "flows" in text and "1.25" in text
     assert f"color:{text_color('connected')}'><b>flows" in html
     assert "StopGradient" in text and "float32(32, 16)" in text  # its input, from the cut
     assert "float32(32, 1)" in text and "→ loss" in text and "0.5" in text  # its output and its norm
@@ -104,7 +104,8 @@ def test_model_holding_layers_is_named_a_model(qapp):
             e.src = mm
     text, _ = _details(report, "encoder")
     assert "Keras model (2 layers)" in text
-    assert "encoder.layers[0].kernel" in text and "encoder.layers[1].kernel" in text
+    assert "Keras model (2 layers) · encoder" in text
+    assert "layers[0].kernel" in text and "layers[1].kernel" in text
     assert "Variables (2)" in text
 
 
@@ -133,7 +134,7 @@ def test_selecting_a_group_in_the_window_shows_its_attributes(qapp):
         view.node_items[gid].setSelected(True)
         QApplication.processEvents()
         text = w.details.toPlainText()
-        assert "Keras layer" in text and "head.kernel" in text and "flows" in text
+        assert "Keras layer · head" in text and "flows" in text and "1.25" in text
     finally:
         w.close()
         w.deleteLater()
@@ -149,7 +150,7 @@ def test_real_keras_layer_details(qtbot, window):
     gid = _group(view.h, "enc_1")
     window.details.show_op(window.report, gid, "enc_1", view.h)
     text = window.details.toPlainText()
-    assert "Keras layer" in text and "encoder.layers[0]" in text
-    assert "encoder.layers[0].kernel" in text and "encoder.layers[0].bias" in text
+    assert "Keras layer · encoder.layers[0]" in text
+    assert "\nkernel\n" in text and "\nbias\n" in text
     assert text.count("none: stop_gradient") == 2
     assert "float32(32, 8)" in text and "float32(32, 16)" in text
