@@ -35,9 +35,10 @@ from PySide6.QtWidgets import (
 from app.analysis_bar import PROGRAM, AnalysisBar, step_name
 from app.banner import ErrorBanner
 from app.display import summary
+from app.graph.export_dialog import install_export_action
 from app.graph.panel import GraphPanel
 from app.jacobian import JacobianController
-from app.panels.docks import DetailsPanel, LogPanel, add_dock
+from app.panels.docks import DetailsPanel, LogPanel, add_dock, add_overview_dock
 from app.panels.flow_chart import add_flow_dock
 from app.panels.problems import ProblemsPanel
 from app.panels.search import install_navigation
@@ -52,7 +53,7 @@ from tfviz.scriptinfo import choose_mode, static_targets
 
 MAX_RECENT = 10
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3  # 3: the Overview dock below Details
 
 
 class MainWindow(QMainWindow):
@@ -78,6 +79,9 @@ class MainWindow(QMainWindow):
         self.jacobian = JacobianController(self)  # the Jacobian dock and its right-click entries
         self.flow = add_flow_dock(self)  # the gradient-flow chart
         self.search_panel = install_navigation(self)  # the Search dock and the graph's keys
+        self.minimap = add_overview_dock(self)  # the graph's overview, below Details
+        for d in self.docks.values():  # every dock, those added by the installers too
+            self.view_menu.addAction(d.toggleViewAction())
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._file_changed)
         self._debounce = QTimer(self, singleShot=True, interval=500)
@@ -163,8 +167,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["Variables"], self.docks["Problems"]],
                          [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
         self.resizeDocks([self.docks["Variables"]], [int(min(190, h * 0.22))], Qt.Vertical)
-        self.resizeDocks([self.docks["Source"], self.docks["Details"]], [int(h * 0.45), int(h * 0.55)],
-                         Qt.Vertical)
+        self.resizeDocks([self.docks["Source"], self.docks["Details"], self.docks["Overview"]],
+                         [int(h * 0.36), int(h * 0.40), int(h * 0.24)], Qt.Vertical)
 
     def _build_menus(self) -> None:
         def act(menu, text, slot, key=None, tip=""):
@@ -179,6 +183,7 @@ class MainWindow(QMainWindow):
         f = self.menuBar().addMenu("&File")
         act(f, "&Open…", self.browse, QKeySequence.Open)
         install_save_action(self, f)
+        install_export_action(self, f)
         self.recent_menu = f.addMenu("Open &Recent")
         act(f, "&Start page", self.show_start)
         f.addSeparator()
@@ -198,8 +203,7 @@ class MainWindow(QMainWindow):
         v.addAction(self.graph.only_path.text(), self.graph.only_path.toggle)
         v.addAction(self.graph.magnitude.text(), self.graph.magnitude.toggle)
         v.addSeparator()
-        for d in self.docks.values():
-            v.addAction(d.toggleViewAction())
+        self.view_menu = v  # each dock's toggle is added once all docks exist (__init__)
 
     # -- settings -----------------------------------------------------------------
     def _restore(self) -> None:
@@ -496,7 +500,7 @@ class MainWindow(QMainWindow):
     def _node_selected(self, node_id: str) -> None:
         v = self.graph.view
         label = v.h.groups[node_id].label if v.h and node_id in v.h.groups else ""
-        self.details.show_op(self.report, node_id, label)
+        self.details.show_op(self.report, node_id, label, v.h)
         op = v.h.ops.get(node_id) if v.h else None
         if op is not None and op.source:
             self.source.mark_line(op.source.line, op.source.file)
