@@ -148,6 +148,7 @@ class ReadNotTrained:
 
     name: str
     reason: str
+    tf_name: str = ""  # TensorFlow's name (``discriminator/d_conv1/kernel``): names its layers
 
 
 @dataclass

@@ -155,7 +155,8 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         else:
             name = owner[0] if owner else f.path.split(".")[0].split("[")[0]
             report.read_not_trained.append(ReadNotTrained(
-                name=f.path, reason=f"separate model `{name}`, not differentiated in this step"))
+                name=f.path, reason=f"separate model `{name}`, not differentiated in this step",
+                tf_name=row.tf_name))
             drop.add(f.path)
     if program:
         _check_updates(report, rows, sources, capture)

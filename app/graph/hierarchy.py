@@ -38,7 +38,9 @@ def _untraced(label: str) -> str:
 
 
 def layer_names(variables) -> set[str]:
-    """Keras layer and model names, from the variables' paths (``encoder/enc_1/kernel``)."""
+    """Keras layer and model names, from the variables' TensorFlow names
+    (``encoder/enc_1/kernel``): pass a report's ``variables`` and its ``read_not_trained``
+    (a GAN step reads the other model's weights without training them)."""
     out: set[str] = set()
     for v in variables:
         parts = (getattr(v, "tf_name", "") or "").split("/")
@@ -209,11 +211,16 @@ class Hierarchy:
             if subs.count("layer") >= 2 and 2 * subs.count("layer") >= len(subs):
                 if g.kind == "scope":
                     g.kind, g.label = "layer", _untraced(g.label)
+                labels = [self.groups[c].label for c in g.children if c in self.groups]
                 for c in g.children:  # a model's weightless layers (Flatten, Dropout) too
-                    if c in self.groups and self.groups[c].kind == "scope" \
-                            and self.groups[c].label.endswith("_1"):
-                        self.groups[c].kind = "layer"
-                        self.groups[c].label = _untraced(self.groups[c].label)
+                    sub = self.groups.get(c)
+                    if sub is None or sub.kind != "scope" or not sub.label.endswith("_1"):
+                        continue
+                    stem = _untraced(sub.label)
+                    # ``einsum`` beside ``einsum_1``: TensorFlow numbering two ops, no layer
+                    # (a layer's trace scope ``flatten_1`` has no ``flatten`` beside it)
+                    if _SUFFIX.match(stem) or stem not in labels:
+                        sub.kind, sub.label = "layer", stem
 
     def _aliases(self) -> dict[str, str]:
         """A weight's resource placeholder and the plain reads of it, by the weight they stand for.
@@ -246,9 +253,10 @@ class Hierarchy:
             g = self.groups.get(gid)
             if g is None or g.kind != "scope":
                 continue
-            if len(g.children) > 1 and (self._op_count(gid) > SMALL_SCOPE or any(
+            in_layer = any(self.groups[a].kind == "layer" for a in self._chain(gid))
+            if len(g.children) > 1 and (self._op_count(gid) > SMALL_SCOPE or not in_layer and any(
                     c in self.ops and self.ops[c].is_variable for c in g.children)):
-                continue  # big, or holding a weight: it stands for a user object
+                continue  # big, or holding a weight outside any layer: it stands for a user object
             par = self.groups[g.parent]
             i = par.children.index(gid)
             par.children[i:i + 1] = g.children
