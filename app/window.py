@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.analysis_bar import PROGRAM, AnalysisBar, step_name
+from app.analysis_bar import AnalysisBar
 from app.banner import ErrorBanner
 from app.display import summary
 from app.graph.export_dialog import install_export_action
@@ -45,18 +45,20 @@ from app.panels.search import install_navigation
 from app.panels.source_view import SourceView
 from app.panels.stale import mark_stale
 from app.panels.variables import VariablesPanel
+from app.recent import RecentFiles
+from app.run_choice import RunChoice
 from app.saved import install_save_action, is_saved_analysis, open_saved
-from app.start_page import StartPage, recent_label
+from app.selection import SelectionSync
+from app.start_page import StartPage
 from app.worker_client import Worker, WorkerPool
 from tfviz.report import Report
 from tfviz.scriptinfo import choose_mode, static_targets
 
-MAX_RECENT = 10
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
 LAYOUT_VERSION = 3  # 3: the Overview dock below Details
 
 
-class MainWindow(QMainWindow):
+class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
     def __init__(self, pool: WorkerPool | None = None):
         super().__init__()
         self.setWindowTitle("tfviz")
@@ -214,24 +216,6 @@ class MainWindow(QMainWindow):
         self._restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
         self._refresh_recent()
 
-    def recent_files(self) -> list[str]:
-        v = self.settings.value("recent", [])
-        v = [v] if isinstance(v, str) else list(v or [])
-        return [p for p in v if os.path.exists(p)]
-
-    def _add_recent(self, path: str) -> None:
-        r = [path] + [p for p in self.recent_files() if p != path]
-        self.settings.setValue("recent", r[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        files = self.recent_files()
-        self.start.set_recent(files)
-        self.recent_menu.clear()
-        for p in files:
-            self.recent_menu.addAction(recent_label(p), lambda p=p: self.open_script(p))
-        self.recent_menu.setEnabled(bool(files))
-
     def closeEvent(self, e) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
@@ -254,7 +238,8 @@ class MainWindow(QMainWindow):
         if not path:
             return
         if is_saved_analysis(path):  # shown from the file alone: nothing runs
-            open_saved(self, path)
+            if open_saved(self, path) is None:
+                self._add_recent(os.path.abspath(path))
             return
         path = os.path.abspath(path)
         new = path != self.script
@@ -293,87 +278,6 @@ class MainWindow(QMainWindow):
         if os.path.exists(path) and path not in self.watcher.files():
             self.watcher.addPath(path)  # editors that replace the file drop the watch
         self._debounce.start()
-
-    # -- what is analysed: target or program, arguments, step ------------------------
-    def saved_args(self, path: str) -> list[str]:
-        """The arguments last used for the program at ``path`` (kept across restarts)."""
-        saved = self.settings.value("program_args", {})
-        text = saved.get(path, "") if isinstance(saved, dict) else ""
-        try:
-            return shlex.split(text)
-        except ValueError:
-            return []
-
-    def _remember_args(self, path: str, args: list[str]) -> None:
-        saved = self.settings.value("program_args", {})
-        saved = dict(saved) if isinstance(saved, dict) else {}
-        if args:
-            saved[path] = shlex.join(args)
-        else:
-            saved.pop(path, None)
-        self.settings.setValue("program_args", saved)
-
-    def _read_script(self) -> str:
-        try:
-            with open(self.script, encoding="utf-8") as fh:
-                return fh.read()
-        except (OSError, UnicodeDecodeError):
-            return ""  # the analysis says what is wrong with the file
-
-    def _configure_bar(self, targets: list[str] | None = None) -> None:
-        if targets is not None:
-            self.named_targets = sorted(set(self.named_targets) | set(targets))
-        self.bar.set_program(self.args, self.step)
-        shown = self.target or (self.report.target if self.report and self.report.mode == "target" else None)
-        self.bar.configure(self.named_targets, self.mode == "program", shown or "loss")
-
-    def _focus_choice(self) -> None:
-        if self.bar.is_shown("combo"):
-            self.bar.combo.setFocus()
-            self.bar.combo.showPopup()
-        else:
-            self.stage.setText("This script has no function to choose: its program is what is analysed")
-
-    def _focus_args(self) -> None:
-        if self.bar.is_shown("args"):
-            self.bar.args_edit.setFocus()
-            self.bar.args_edit.selectAll()
-        elif self.script:
-            self.stage.setText("Arguments are for the program: choose “First gradient step” first")
-
-    def _choice_made(self, choice: str) -> None:
-        if choice == PROGRAM:
-            if self.mode == "program" and not self.target:
-                return  # already the program
-            if not self._take_program_fields():
-                return
-            self.open_script(self.script, None, run=True, args=self.args, step=self.step)
-        elif choice != self.target:
-            self.open_script(self.script, choice)
-
-    def _program_changed(self) -> None:
-        if self.script and self._take_program_fields():
-            self.open_script(self.script, None, run=True, args=self.args, step=self.step)
-
-    def _take_program_fields(self) -> bool:
-        """Arguments and step from the bar; False (and says why) when the arguments don't parse."""
-        try:
-            args = self.bar.args()
-        except ValueError as exc:  # an unclosed quote
-            self.stage.setText(f"Arguments: {exc}; nothing was run")
-            self.bar.args_edit.setFocus()
-            return False
-        if args != self.args:
-            self.args = args
-            self._remember_args(self.script, args)
-        self.step = self.bar.step()
-        return True
-
-    def describe(self, report: Report) -> str:
-        """What was analysed, for the status bar: 'First gradient step: tape.gradient at x.py:9'."""
-        if report.mode == "program":
-            return f"{step_name(self.step)}: {report.target}"
-        return f"{report.target}()"
 
     def _start(self) -> None:
         self.cancel(quiet=True)
@@ -487,50 +391,3 @@ class MainWindow(QMainWindow):
         if self.mode != "program":  # a program's banner already says how to run it again
             self.banner.title.setText(self.banner.title.text() + "<br>Press F5 to run it again.")
         self._idle("The script's process ended")
-
-    # -- selection ----------------------------------------------------------------
-    def _show_report(self, report: Report | None) -> None:
-        mark_stale(self, False)
-        self.variables.set_report(report)
-        self.problems.set_report(report)
-        self.graph.view.set_report(report)
-        self.flow.set_report(report)
-        self.details.show_op(report, "")
-
-    def _node_selected(self, node_id: str) -> None:
-        v = self.graph.view
-        label = v.h.groups[node_id].label if v.h and node_id in v.h.groups else ""
-        self.details.show_op(self.report, node_id, label, v.h)
-        op = v.h.ops.get(node_id) if v.h else None
-        if op is not None and op.source:
-            self.source.mark_line(op.source.line, op.source.file)
-
-    def show_problem(self, p) -> None:
-        if p.op:
-            self.graph.view.select_op(p.op)
-        if p.source:
-            self.source.mark_line(p.source.line, p.source.file)
-
-    def _variable_selected(self, var) -> None:
-        view = self.graph.view
-        if var is None or self.report is None:
-            view.show_path(None)
-            return
-        self.show_path(f"var:{var.name}")
-        op = view.h.ops.get(var.blocked_at[0]) if view.h and var.blocked_at else None
-        if op is not None and op.source:  # where its gradient stops
-            self.source.mark_line(op.source.line, op.source.file)
-
-    def show_path(self, node_id: str) -> None:
-        """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""
-        from app.graph.gradient_path import gradient_path
-        from app.panels.path_details import path_html
-
-        view = self.graph.view
-        if self.report is None or view.h is None:
-            return
-        members = view.h.members(node_id) if node_id in view.h.groups else None
-        path = gradient_path(self.report, node_id, members)
-        view.show_path(path)
-        self.details.setHtml(path_html(self.report, path, set(view.h.alias)))
-        self.current_path_ops = path.ops

@@ -59,6 +59,28 @@ def test_saved_analysis_shows_graph_and_panels_without_a_worker(fresh, saved, qt
     assert not fresh.busy() and _workers(fresh) == []
 
 
+def test_a_saved_analysis_is_in_open_recent_and_reopens_from_there(fresh, saved, tmp_path):
+    path, report = saved
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json")
+    fresh.open_script(str(path))
+    assert fresh.recent_files()[0] == os.path.abspath(path)
+    first = fresh.recent_menu.actions()[0]
+    assert "bug.json" in first.text()
+    fresh.report = None
+    fresh._show_report(None)
+    first.trigger()  # reopened from the menu: shown again, nothing run
+    assert fresh.report is not None and fresh.report.problems == report.problems
+    assert _workers(fresh) == []
+    from PySide6.QtWidgets import QMessageBox
+
+    fresh.open_script(str(bad))
+    for b in fresh.findChildren(QMessageBox):
+        b.close()
+    assert fresh.report.problems == report.problems
+    assert os.path.abspath(bad) not in fresh.recent_files()  # a refused file is not offered again
+
+
 def test_save_then_reopen_gives_the_same_problems(fresh, saved, tmp_path):
     from app import saved as saved_mod
 

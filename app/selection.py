@@ -1,0 +1,60 @@
+"""Keeping the panels in step: a report shown everywhere at once, and a selection in one
+panel (graph node, variable, problem) reflected in the others.
+
+``SelectionSync`` is a mixin of :class:`app.window.MainWindow`; it uses the window's
+panels (``graph``, ``variables``, ``problems``, ``flow``, ``details``, ``source``).
+"""
+
+from __future__ import annotations
+
+from app.graph.gradient_path import gradient_path
+from app.panels.path_details import path_html
+from app.panels.stale import mark_stale
+from tfviz.report import Report
+
+
+class SelectionSync:
+    """Show a report in every panel; follow a selection from one panel to the others."""
+
+    def _show_report(self, report: Report | None) -> None:
+        mark_stale(self, False)
+        self.variables.set_report(report)
+        self.problems.set_report(report)
+        self.graph.view.set_report(report)
+        self.flow.set_report(report)
+        self.details.show_op(report, "")
+
+    def _node_selected(self, node_id: str) -> None:
+        v = self.graph.view
+        label = v.h.groups[node_id].label if v.h and node_id in v.h.groups else ""
+        self.details.show_op(self.report, node_id, label, v.h)
+        op = v.h.ops.get(node_id) if v.h else None
+        if op is not None and op.source:
+            self.source.mark_line(op.source.line, op.source.file)
+
+    def show_problem(self, p) -> None:
+        if p.op:
+            self.graph.view.select_op(p.op)
+        if p.source:
+            self.source.mark_line(p.source.line, p.source.file)
+
+    def _variable_selected(self, var) -> None:
+        view = self.graph.view
+        if var is None or self.report is None:
+            view.show_path(None)
+            return
+        self.show_path(f"var:{var.name}")
+        op = view.h.ops.get(var.blocked_at[0]) if view.h and var.blocked_at else None
+        if op is not None and op.source:  # where its gradient stops
+            self.source.mark_line(op.source.line, op.source.file)
+
+    def show_path(self, node_id: str) -> None:
+        """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""
+        view = self.graph.view
+        if self.report is None or view.h is None:
+            return
+        members = view.h.members(node_id) if node_id in view.h.groups else None
+        path = gradient_path(self.report, node_id, members)
+        view.show_path(path)
+        self.details.setHtml(path_html(self.report, path, set(view.h.alias)))
+        self.current_path_ops = path.ops
