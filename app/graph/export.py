@@ -31,6 +31,7 @@ from PySide6.QtGui import (
     QPen,
 )
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsItem
 
 from app.graph.palette import STYLES, magnitude_pen, pen_for, text_color
 from app.graph.panel import SHORT  # the window's legend words
@@ -169,9 +170,15 @@ def paint(scene: GraphScene, page: Page, painter: QPainter) -> None:
                      QPointF(page.width - PAD, page.header - 5 * page.zoom))
     far, scale = scene.far, scene.lod_scale
     scene.set_far(False, max(painter.worldTransform().m11(), 1e-3))
+    # cached items (group frames) would be drawn as pixmaps: blurred text, images in SVG/PDF
+    cached = [(it, it.cacheMode()) for it in scene.items() if it.cacheMode() != QGraphicsItem.NoCache]
+    for it, _ in cached:
+        it.setCacheMode(QGraphicsItem.NoCache)
     try:
         scene.render(painter, page.target, page.source, Qt.IgnoreAspectRatio)
     finally:
+        for it, mode in cached:
+            it.setCacheMode(mode)
         if far is not None:
             scene.set_far(far, scale)
 

@@ -103,6 +103,9 @@ def test_svg_keeps_op_names_title_and_legend_as_text(scene, tmp_path):
     for word in SHORT.values():
         assert word in texts, f"legend word {word!r} missing"
     assert STYLES["raises"].color.lower() in path.read_text().lower()
+    # group frames are cached as pixmaps on screen; in the file they are drawn, titles as text
+    assert any(t.endswith("enc  ·  2 ops") for t in texts)
+    assert ET.parse(path).getroot().find(f".//{SVG}image") is None
 
 
 def test_pdf_is_one_page_sized_to_the_content(scene, tmp_path):
