@@ -33,7 +33,8 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
 
-from app.graph.palette import STYLES, magnitude_pen, pen_for, text_color
+from app.graph.items import paint_ramp
+from app.graph.palette import STYLES, pen_for, text_color
 from app.graph.panel import SHORT  # the window's legend words
 from app.graph.scene import GraphScene
 from tfviz import __version__
@@ -192,10 +193,7 @@ def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFon
     label = f"gradient norm  1e{lo:.0f} "
     painter.drawText(QPointF(at.x(), base), label)
     x = at.x() + fm.horizontalAdvance(label)
-    for i in range(100):
-        v = lo + (hi - lo) * i / 99
-        color = magnitude_pen(10 ** v, lo, hi).color()
-        painter.fillRect(QRectF(x + i, at.y() + 2, 1.2, fm.height() - 4), color)
+    paint_ramp(painter, QRectF(x, at.y() + 2, 100, fm.height() - 4), lo, hi)
     painter.drawText(QPointF(x + 104, base), f"1e{hi:.0f}")
 
 

@@ -10,10 +10,10 @@ Labels are dropped when zoomed out (level of detail).
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QLinearGradient, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from app.graph.palette import QUIET, STYLES, badge_text, category, worst
+from app.graph.palette import QUIET, STYLES, badge_text, category, magnitude_pen, worst
 
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
@@ -220,3 +220,12 @@ class ProblemMarks(QGraphicsItem):
             w, h = max(r.width(), m), max(r.height(), m)
             painter.setBrush(self._colors[c])
             painter.drawRect(QRectF(r.center().x() - w / 2, r.center().y() - h / 2, w, h))
+
+
+def paint_ramp(painter, rect: QRectF, lo: float, hi: float) -> None:
+    """The magnitude overlay's colours from log10 norm ``lo`` (left) to ``hi`` (right): the
+    view's corner scale and an exported image's legend draw the same strip."""
+    ramp = QLinearGradient(rect.topLeft(), rect.topRight())
+    for i in range(11):
+        ramp.setColorAt(i / 10, magnitude_pen(10 ** (lo + (hi - lo) * i / 10), lo, hi).color())
+    painter.fillRect(rect, ramp)

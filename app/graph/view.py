@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QGraphicsView
 
 from app.graph.gradient_path import GradientPath
 from app.graph.hierarchy import ROOT
-from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem
-from app.graph.palette import magnitude_pen, pen_for
+from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem, paint_ramp
+from app.graph.palette import pen_for
 from app.graph.scene import GraphScene
 from tfviz.report import Report
 
@@ -110,9 +110,7 @@ class GraphView(QGraphicsView):
         w, h = 180, 12
         x0, y0 = vp.right() - w - 16, vp.bottom() - 44
         painter.fillRect(QRectF(x0 - 8, y0 - 20, w + 16, 50), QColor(255, 255, 255, 225))
-        for i in range(w):
-            v = lo + (hi - lo) * i / max(w - 1, 1)
-            painter.fillRect(QRectF(x0 + i, y0, 1.0, h), magnitude_pen(10 ** v, lo, hi).color())
+        paint_ramp(painter, QRectF(x0, y0, w, h), lo, hi)
         painter.setPen(QColor("#303030"))
         f = painter.font()
         f.setPixelSize(11)

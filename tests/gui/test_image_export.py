@@ -208,3 +208,15 @@ def test_ctrl_e_exports_the_visible_area(fresh, qtbot, tmp_path, monkeypatch):
     img = QImage(str(out))
     assert (img.width(), img.height()) == expected != whole.pixels(1.0)
     assert str(out) in fresh.stage.text() and "visible area" in fresh.stage.text()
+
+
+def test_magnitude_overlay_exports_its_scale(qapp, tmp_path):
+    r = _report()
+    r.graph.edges[0].grad_norm, r.graph.edges[2].grad_norm = 1e-3, 10.0
+    sc = GraphScene()
+    sc.set_report(r)
+    sc.magnitude = True
+    sc.build()
+    write_image(sc, str(tmp_path / "m.svg"))
+    texts = _texts(tmp_path / "m.svg")
+    assert any(t.startswith("gradient norm") and "1e-3" in t for t in texts) and "1e1" in texts
