@@ -2,10 +2,11 @@
 
 Each expanded group's direct children are ordered once (the costly part) and
 the ordering is cached; sizes and absolute positions are recomputed from the
-cache on every expand/collapse, which is cheap. Small groups are ordered by
-Graphviz ``dot`` when it is installed (:mod:`app.graph.dot_order`, time-boxed, all
-groups of a layout at once); everything else, and every group when ``dot`` is
-missing, slow or fails, by our own layered layout.
+cache on every expand/collapse, which is cheap. Every group is ordered by our own
+layered layout; a small group it leaves crossings in is also sent to Graphviz
+``dot`` when it is installed (:mod:`app.graph.dot_order`, time-boxed, all groups
+of a layout at once), and ``dot``'s ordering is kept when it has no more
+crossings. When ``dot`` is missing, slow or fails, ours stays.
 """
 
 from __future__ import annotations
@@ -56,8 +57,12 @@ class GraphLayout:
         return [(u, v) for u, v in self.child_edges.get(gid, ()) if u in ks and v in ks]
 
     def _prefetch_dot(self, expanded: set[str], only_path: bool) -> None:
-        """Send every visible small group that has no ordering yet to ``dot`` in one go."""
+        """Order every visible small group that has no ordering yet: ours first (a few ms for
+        all of them), and ``dot`` (in one go) for those ours leaves crossings in; ``dot``'s
+        is kept where it has no more crossings than ours. Where ours has none, which is
+        every group of a gradient view we measured, no ``dot`` process is started at all."""
         jobs = {}
+        own_crossings: dict[tuple[str, bool], int] = {}
         stack = [ROOT]
         while stack:
             gid = stack.pop()
@@ -66,11 +71,17 @@ class GraphLayout:
             key = (gid, only_path)
             if key in self._orderings or not dot_order.MIN_CHILDREN <= len(kids) <= dot_order.MAX_CHILDREN:
                 continue
-            sizes = {k: GROUP_SIZE if k in self.h.groups else OP_SIZE for k in kids}
-            jobs[key] = (kids, self._edges_among(gid, kids), sizes)
+            edges = self._edges_among(gid, kids)
+            o = layout.order(kids, edges)
+            self._orderings[key], self.engine[key] = o, "own"
+            crossed = layout.crossings(o)
+            if crossed:
+                own_crossings[key] = crossed
+                sizes = {k: GROUP_SIZE if k in self.h.groups else OP_SIZE for k in kids}
+                jobs[key] = (kids, edges, sizes)
         for key, o in dot_order.dot_orderings(jobs).items():
-            self._orderings[key] = o
-            self.engine[key] = "dot"
+            if layout.crossings(o) <= own_crossings[key]:
+                self._orderings[key], self.engine[key] = o, "dot"
 
     def visible_children(self, gid: str, only_path: bool) -> list[str]:
         kids = self.h.groups[gid].children

@@ -1,5 +1,6 @@
-"""Graphviz ``dot`` orders small groups when installed; without it (or when it is slow or
-fails) our own layered layout takes over and the view still draws everything."""
+"""Graphviz ``dot`` orders small groups that our own ordering leaves crossings in, when it is
+installed and does no worse; without it (or when it is slow or fails) ours stays and the view
+still draws everything."""
 
 from __future__ import annotations
 
@@ -24,6 +25,21 @@ def _graph() -> GraphDoc:
     return GraphDoc(ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes") for u, v in pairs])
 
 
+def _tangled() -> GraphDoc:
+    """Two inputs each feeding two ops (K2,2): one crossing whatever the order, so our
+    layout always leaves it and ``dot`` is asked. ``r`` and ``s`` feed one op each: on the
+    wrong side of p and q they add five more."""
+    names = ["p", "q", "r", "s", "m", "n", "__target__"]
+    ops = [GraphOp(n, n, "Target" if n == "__target__" else "Op", "", on_path=True) for n in names]
+    pairs = [("p", "m"), ("p", "n"), ("q", "m"), ("q", "n"), ("r", "m"), ("s", "n"),
+             ("m", "__target__"), ("n", "__target__")]
+    return GraphDoc(ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes") for u, v in pairs])
+
+
+def _edges(doc: GraphDoc) -> list[tuple[str, str]]:
+    return [(e.src, e.dst) for e in doc.edges]
+
+
 def _check_ordering(o: layout.Ordering) -> None:
     real = [n for L in o.layers for n in L if not n.startswith("\0")]
     assert sorted(real) == sorted(["x", "y", "a", "b", "c", "__target__"])
@@ -34,15 +50,39 @@ def _check_ordering(o: layout.Ordering) -> None:
 
 
 @pytest.mark.skipif(not HAVE_DOT, reason="Graphviz dot is not installed (make graphviz)")
-def test_small_group_is_ordered_by_dot():
-    gl = GraphLayout(Hierarchy(_graph()))
+def test_small_group_with_crossings_is_ordered_by_dot():
+    gl = GraphLayout(Hierarchy(_tangled()))
     assert gl.use_dot
     scene = gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "dot"
     o = gl.ordering(ROOT, False)
+    assert layout.crossings(o) == 1  # K2,2 can't do better
+    assert set(scene.nodes) == {"p", "q", "r", "s", "m", "n", "__target__"}
+
+
+def test_dot_is_not_started_where_our_ordering_has_no_crossing(monkeypatch):
+    asked = []
+    monkeypatch.setattr(dot_order, "dot_orderings", lambda jobs, *a, **k: asked.append(jobs) or {})
+    monkeypatch.setattr(dot_order, "dot_program", lambda: "/usr/bin/dot")
+    gl = GraphLayout(Hierarchy(_graph()))
+    assert gl.use_dot
+    gl.place({ROOT})
+    o = gl.ordering(ROOT, False)
     _check_ordering(o)
-    assert layout.crossings(o) == 0  # dot untangles the crossing chains
-    assert set(scene.nodes) == {"x", "y", "a", "b", "c", "__target__"}
+    assert layout.crossings(o) == 0  # ours untangles the crossing chains itself
+    assert gl.engine[(ROOT, False)] == "own" and asked == [{}]
+
+
+def test_dot_ordering_with_more_crossings_is_not_kept(monkeypatch):
+    bad = layout.Ordering([["s", "p", "q", "r"], ["m", "n"], ["__target__"]],
+                          [(u, v) for u, v in _edges(_tangled())], {})
+    assert layout.crossings(bad) == 6
+    monkeypatch.setattr(dot_order, "dot_orderings", lambda jobs, *a, **k: dict.fromkeys(jobs, bad))
+    monkeypatch.setattr(dot_order, "dot_program", lambda: "/usr/bin/dot")
+    gl = GraphLayout(Hierarchy(_tangled()))
+    gl.place({ROOT})
+    assert gl.engine[(ROOT, False)] == "own"
+    assert layout.crossings(gl.ordering(ROOT, False)) == 1
 
 
 def test_without_dot_our_layout_is_used(monkeypatch, qapp):
@@ -63,18 +103,18 @@ def test_without_dot_our_layout_is_used(monkeypatch, qapp):
 @pytest.mark.skipif(not HAVE_DOT, reason="Graphviz dot is not installed (make graphviz)")
 def test_slow_dot_falls_back_within_the_budget(monkeypatch):
     monkeypatch.setattr(dot_order, "TIMEOUT_S", 0.0)
-    gl = GraphLayout(Hierarchy(_graph()))
+    gl = GraphLayout(Hierarchy(_tangled()))
     gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "own"
 
 
 def test_failing_dot_falls_back(monkeypatch):
     monkeypatch.setattr(dot_order, "dot_program", lambda: shutil.which("false") or "/bin/false")
-    gl = GraphLayout(Hierarchy(_graph()))
+    gl = GraphLayout(Hierarchy(_tangled()))
     assert gl.use_dot
     gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "own"
-    _check_ordering(gl.ordering(ROOT, False))
+    assert layout.crossings(gl.ordering(ROOT, False)) == 1
 
 
 def test_parse_plain_places_dummies_where_the_spline_crosses():
