@@ -81,8 +81,14 @@ def test_png_and_pdf_and_their_refusals(saved, tmp_path):
     assert r.returncode == 1 and data.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data)) == 1
     # rewriting its own images is allowed; someone else's file is not
-    r = tfviz("export", str(saved), "-o", str(png), "--expand", "none")
-    assert r.returncode == 1, r.stderr
+    for again in (png, pdf):
+        r = tfviz("export", str(saved), "-o", str(again), "--expand", "none")
+        assert r.returncode == 1, r.stderr
+    mine = tmp_path / "mine.pdf"
+    mine.write_bytes(b"%PDF-1.4 someone else's\n")
+    r = tfviz("export", str(saved), "-o", str(mine))
+    assert r.returncode == 2 and "not a file tfviz wrote" in r.stderr
+    assert mine.read_bytes() == b"%PDF-1.4 someone else's\n"
     # past the pixel cap: one clear line, exit 2, no file
     big = tmp_path / "big.png"
     r = tfviz("export", str(saved), "-o", str(big), "--expand", "all", "--scale", "8")

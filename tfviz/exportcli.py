@@ -104,8 +104,12 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(report, int):
             return report
     if fmt in IMAGE_FORMATS:
-        ok, done = draw(report, args.output, fmt, args.expand, args.scale,
-                        saved=args.script if saved else None)
+        try:
+            ok, done = draw(report, args.output, fmt, args.expand, args.scale,
+                            saved=args.script if saved else None)
+        except KeyboardInterrupt:
+            print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
+            return cli.EXIT_INTERRUPTED
         if not ok:
             print(f"tfviz: {done}", file=sys.stderr)
             return cli.EXIT_ERROR

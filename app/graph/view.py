@@ -200,7 +200,7 @@ class GraphView(QGraphicsView):
     def set_all_expanded(self, on: bool) -> None:
         if self.h is None:
             return
-        self.expanded = set(self.h.groups) if on else {ROOT}
+        self.expanded = self.scene().expansion("all" if on else "none")
         self.rebuild()
         self.fit()
 
