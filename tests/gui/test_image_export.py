@@ -220,3 +220,20 @@ def test_magnitude_overlay_exports_its_scale(qapp, tmp_path):
     write_image(sc, str(tmp_path / "m.svg"))
     texts = _texts(tmp_path / "m.svg")
     assert any(t.startswith("gradient norm") and "1e-3" in t for t in texts) and "1e1" in texts
+
+
+def test_pdf_of_a_tall_graph_stays_within_what_readers_open(qapp, tmp_path):
+    """Acrobat refuses pages over 200 inches: a long chain is one page, scaled to fit."""
+    ops = [GraphOp(f"op{i}", f"op{i}", "Relu", "", on_path=True) for i in range(300)]
+    ops.append(GraphOp("__target__", "loss", "Target", "", on_path=True))
+    edges = [GraphEdge(a.id, b.id, 0, 0, "float32", [1], status="passes") for a, b in zip(ops, ops[1:])]
+    sc = GraphScene()
+    sc.set_report(Report(script="long.py", target="loss", graph=GraphDoc(ops=ops, edges=edges)))
+    sc.build()
+    page = write_image(sc, str(tmp_path / "long.pdf"))
+    data = (tmp_path / "long.pdf").read_bytes()
+    box = [float(v) for v in re.search(rb"/MediaBox\s*\[([^\]]*)\]", data).group(1).split()]
+    w, h = box[2] - box[0], box[3] - box[1]
+    assert page.height * 72 / 96 > 14_400 >= max(w, h) > 14_000
+    assert w / h == pytest.approx(page.width / page.height, rel=0.02)
+    assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data)) == 1
