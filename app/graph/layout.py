@@ -101,7 +101,8 @@ def _layering(n_nodes: int, edges: list[tuple[int, int]]) -> tuple[list[int], li
 
 
 def order(nodes: list[str], edges: list[tuple[str, str]], sweeps: int = 2) -> Ordering:
-    """Layer ``nodes`` and order each layer to reduce edge crossings.
+    """Layer ``nodes`` and order each layer to reduce edge crossings (``sweeps``: barycenter
+    sweeps of :func:`app.graph.crossings.reduce_crossings`).
 
     Works on integer ids internally: dict lookups on strings were most of the
     time for a few thousand nodes.
@@ -131,7 +132,6 @@ def order(nodes: list[str], edges: list[tuple[str, str]], sweeps: int = 2) -> Or
         chains[(names[u], names[v])] = chain
     total = len(names)
     nlay = max(lay) + 1
-    layers: list[list[int]] = [[] for _ in range(nlay)]
     succ: list[list[int]] = [[] for _ in range(total)]
     pred: list[list[int]] = [[] for _ in range(total)]
     for u, v in proper:
