@@ -84,7 +84,8 @@ class GraphScene(QGraphicsScene):
             self.graphChanged.emit()
             return
         mark_not_trained(report)
-        self.h = Hierarchy(report.graph, layer_names(report.variables))
+        # a GAN step reads the other model's weights without training them: they name layers too
+        self.h = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
         self.gl = GraphLayout(self.h)
         self.norms = [math.log10(e.grad_norm) for e in report.graph.edges
                       if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
