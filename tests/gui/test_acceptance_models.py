@@ -40,9 +40,6 @@ LAYER_OP_SCOPES = {"Tensordot", "einsum"}
 
 #: checks that need a change outside this test's reach: (test, model) -> what
 PENDING = {
-    ("layers", "dcgan"): "app/graph/scene.py must name layers from the variables read but not"
-                         " trained too: Hierarchy(report.graph, layer_names([*report.variables,"
-                         " *report.read_not_trained])), else the discriminator shows as discriminator_3",
     ("cut", "seed1"): "app/graph/view.py fit_items: when the cut and the variable do not fit with"
                       " 40 px margins, centre as near their centre as keeps the cut in view, not on"
                       " the cut (seed 1: upper[0] misses the viewport by 9 scene units)",
