@@ -110,7 +110,10 @@ def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
 
 
 def graph_menu(controller, view, pos) -> QMenu | None:
-    """The graph's right-click menu at ``pos`` (viewport coordinates), or None off any tensor."""
+    """The graph's right-click menu at ``pos`` (viewport coordinates): the graph's own
+    entries (:mod:`app.graph.context_menu`), then the Jacobian's for a tensor; None off
+    everything."""
+    from app.graph.context_menu import add_graph_actions
     from app.graph.items import NodeItem
 
     report = controller.window.report
@@ -119,18 +122,15 @@ def graph_menu(controller, view, pos) -> QMenu | None:
     menu = QMenu(view)
     selected = [i.node_id for i in view.scene().selectedItems() if isinstance(i, NodeItem)]
     node = next((i for i in view.items_at(pos) if isinstance(i, NodeItem)), None)
-    if node is not None and hasattr(view, "pathRequested"):  # the gradient path view
-        menu.addAction("Show path", lambda n=node.node_id: view.pathRequested.emit(n))
-        menu.addSeparator()
+    add_graph_actions(menu, view, pos)
     if node is not None and node.kind != "group":
         add_jacobian_actions(menu, controller, node.node_id, selected=selected)
     elif node is None:
         ab = edge_at(view, view.mapToScene(pos))
-        if ab is None or ab[0] not in view.h.ops:
-            return None
-        e = next((e for e in report.graph.edges if e.src == ab[0] and e.dst == ab[1]), None)
-        add_jacobian_actions(menu, controller, ab[0], e.src_output if e else 0)
-    return menu if not menu.isEmpty() else None
+        if ab is not None and ab[0] in view.h.ops:
+            e = next((e for e in report.graph.edges if e.src == ab[0] and e.dst == ab[1]), None)
+            add_jacobian_actions(menu, controller, ab[0], e.src_output if e else 0)
+    return menu if any(not a.isSeparator() for a in menu.actions()) else None
 
 
 def _install(widget, make) -> None:
