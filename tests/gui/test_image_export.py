@@ -12,10 +12,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QColor, QImage
+from PySide6.QtGui import QAction, QColor, QImage, QPainter
 
 from app.graph import export_dialog
-from app.graph.export import ExportError, check_pixels, plan, write_image
+from app.graph.export import ExportError, check_pixels, paint, plan, write_image
 from app.graph.hierarchy import ROOT
 from app.graph.palette import STYLES
 from app.graph.panel import SHORT
@@ -62,9 +62,9 @@ def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
     return abs(c.red() - ref.red()) + abs(c.green() - ref.green()) + abs(c.blue() - ref.blue()) < tol
 
 
-def _count(img: QImage, x0: float, y0: float, ref: QColor, r: int = 6) -> int:
+def _count(img: QImage, x0: float, y0: float, ref: QColor, r: int = 6, tol: int = 40) -> int:
     x0, y0 = round(x0), round(y0)
-    return sum(_near(img.pixelColor(x, y), ref) for x in range(x0 - r, x0 + r + 1)
+    return sum(_near(img.pixelColor(x, y), ref, tol) for x in range(x0 - r, x0 + r + 1)
                for y in range(y0 - r, y0 + r + 1) if 0 <= x < img.width() and 0 <= y < img.height())
 
 
@@ -88,6 +88,25 @@ def test_png_has_the_expected_size_and_the_broken_edge_in_its_colour(scene, tmp_
     assert _count(img, ok.x(), ok.y(), passes) >= 3 and _count(img, ok.x(), ok.y(), raises) == 0
     corner = img.pixelColor(1, 1)
     assert (corner.red(), corner.green(), corner.blue()) == (255, 255, 255)
+    p = page.map(broken.pointAtPercent(0.25), 2.0)
+    assert _count(img, p.x(), p.y(), raises, tol=1) >= 1, "the status colour is not kept exactly"
+    assert not img.hasAlphaChannel()  # 8-bit RGB, nothing to composite against in a viewer
+    assert img.text("Title") == page.title and "tfviz" in img.text("Software")
+    assert img.dotsPerMeterX() > 0
+
+
+def test_png_holds_exactly_the_pixels_drawn(scene, tmp_path):
+    """The PNG writer (bands deflated in parallel) loses nothing of what the painter drew."""
+    path = tmp_path / "g.png"
+    page = write_image(scene, str(path), scale=1.5)
+    drawn = QImage(*page.pixels(1.5), QImage.Format_RGB32)
+    drawn.fill(QColor("white"))
+    p = QPainter(drawn)
+    p.scale(1.5, 1.5)
+    paint(scene, page, p)
+    p.end()
+    got = QImage(str(path)).convertToFormat(QImage.Format_RGB32)
+    assert got == drawn
 
 
 def test_svg_keeps_op_names_title_and_legend_as_text(scene, tmp_path):
