@@ -9,8 +9,13 @@ An op's place in the tree comes from its ``group`` (function body, nested via
   (``strided_slice_3``, ``Tensordot``) is flattened into its parent, and so is
   a scope holding a single thing;
 - a weight's resource placeholder and ``ReadVariableOp`` (Keras' ``Cast ›
-  ReadVariableOp``) are drawn as the weight's own node (:attr:`Hierarchy.alias`);
-- function bodies are titled as the user wrote them: ``body of while_loop at rnn.py:31``.
+  ReadVariableOp``) are drawn as the weight's own node (:attr:`Hierarchy.alias`), and so
+  is the inside of a small API call (``random_normal/shape``, ``strided_slice/stack``) in
+  the op that returns its result (``random_normal``);
+- function bodies are titled as the user wrote them: ``body of while_loop at rnn.py:31``,
+  without the call op's scope (``while``) that all their ops share;
+- repeated calls are titled by call order (``discriminator (2nd call)``), and constants
+  and captured inputs by what they hold (:mod:`app.graph.naming`).
 
 Edges are projected to the lowest common group, so each group's layout only sees its
 direct children.
@@ -21,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from app.graph.naming import call_labels, const_title, input_title
 from app.graph.palette import QUIET, category
 from tfviz.report import GraphDoc, GraphOp
 
@@ -121,6 +127,9 @@ class Hierarchy:
         self.ops: dict[str, GraphOp] = {o.id: o for o in graph.ops}
         self.groups: dict[str, Group] = {ROOT: Group(ROOT, "graph", "root", None)}
         self.parent: dict[str, str] = {}  # op or group id -> group id
+        #: function id -> the call op's name scope, which every op of its body shares
+        self._own: dict[str, str] = {}
+        self._call_type: dict[str, str] = {}
         #: op id -> the variable node drawn for it (its resource placeholder and plain reads)
         self.alias: dict[str, str] = self._aliases()
         self._fed = {e.dst for e in graph.edges}
@@ -143,13 +152,15 @@ class Hierarchy:
                 call = self.ops.get(fn.call_op) or self.ops.get(fn.parent + "/" + fn.call_op)
                 label = function_title(fn, call)
                 parent = self._scope_group(fn.parent, call.scope) if call else self._fn_group(fn.parent)
+                self._own[fid] = call.name if call else fn.call_op
+                self._call_type[fid] = fn.call_type or (call.type if call else "")
             self.groups[gid] = Group(gid, label, "function", parent)
             self._add_child(parent, gid)
         return gid
 
     def _scope_group(self, fid: str, scope: str) -> str:
         base = self._fn_group(fid)
-        if not scope:
+        if not scope or scope == self._own.get(fid):  # ``while``: the body's box says it
             return base
         gid = f"{base}/s:{scope}"
         if gid not in self.groups:
@@ -199,6 +210,14 @@ class Hierarchy:
             self._add_child(home[op.id], op.id)
         self._models()
         self._flatten()
+        for a, v in self.alias.items():  # a call folded into one that was folded in turn
+            while v in self.alias:
+                v = self.alias[v]
+            self.alias[a] = v
+        for g in list(self.groups.values()):
+            kids = [self.groups[c] for c in g.children if c in self.groups]
+            for k, label in zip(kids, call_labels([(k.label, k.scope, k.kind == "layer") for k in kids])):
+                k.label = label
 
     def _models(self) -> None:
         """A scope holding two or more layers is a model (``resnet50_1``: Keras names a
@@ -258,6 +277,15 @@ class Hierarchy:
                     c in self.ops and self.ops[c].is_variable for c in g.children)):
                 continue  # big, or holding a weight outside any layer: it stands for a user object
             par = self.groups[g.parent]
+            result = self._call_result(g)
+            if result:
+                for c in g.children:
+                    self.alias[c] = result
+                    del self.parent[c]
+                par.children.remove(gid)
+                del self.groups[gid]
+                self.parent.pop(gid, None)
+                continue
             i = par.children.index(gid)
             par.children[i:i + 1] = g.children
             for c in g.children:
@@ -266,6 +294,25 @@ class Hierarchy:
                     self.groups[c].parent = g.parent
             del self.groups[gid]
             self.parent.pop(gid, None)
+
+    def _call_result(self, g: Group) -> str:
+        """The op that returns the result of the API call scope ``g`` stands for, if the scope
+        is only that call's inside: TensorFlow names the result after the scope
+        (``random_normal`` for ``random_normal/shape``, ``/mean``, ``/mul``), and nothing but
+        the result reads the inside. Empty when ``g`` holds a box, a weight, an input of its
+        function, a problem, or an op read from elsewhere: those stay in view."""
+        ops = [self.ops.get(c) for c in g.children]
+        if not ops or any(o is None or o.is_variable or o.type in ("Placeholder", "Target")
+                          or category(o.status) not in QUIET for o in ops):
+            return ""
+        fid = ops[0].group
+        result = next((o.id for o in self.graph.ops if o.group == fid and o.name == g.scope), "")
+        if not result or result in self.alias or self.ops[result].is_variable:
+            return ""
+        inside = {*g.children, result}
+        if any(e.src in g.children and e.dst not in inside for e in self.graph.edges if not e.back):
+            return ""
+        return result
 
     def _chain(self, node: str) -> list[str]:
         """Groups above ``node``, root first."""
@@ -295,17 +342,18 @@ class Hierarchy:
         return self._chain(gid) + [gid]
 
     def title(self, op_id: str) -> str:
-        """An op's name within its box: without the scope of the group that holds it."""
+        """An op's name within its box, without the scope of the group that holds it (or of
+        the control-flow call whose body it is); a constant or input the trace named, by
+        what it holds (:func:`~app.graph.naming.const_title`, :func:`~app.graph.naming.input_title`)."""
         op = self.ops[op_id]
-        if op.type == "Placeholder" and op_id not in self._fed and op.outputs \
-                and op.outputs[0].dtype != "resource":
-            t = op.outputs[0]
-            dims = "?" if t.shape is None else ",".join("?" if d is None else str(d) for d in t.shape)
-            return f"captured {t.dtype}[{dims}]"
-        g = self.groups.get(self.parent.get(op_id, ROOT))
-        if g is not None and g.scope and op.name.startswith(g.scope + "/"):
-            return op.name[len(g.scope) + 1:]
-        return op.name
+        gid = self.parent.get(op_id, ROOT)
+        g = self.groups.get(gid)
+        prefix = (g.scope if g is not None else "") or self._own.get(gid[2:], "")
+        local = op.name[len(prefix) + 1:] if prefix and op.name.startswith(prefix + "/") else op.name
+        fn = self._fns.get(op.group)
+        return (input_title(op, local, op_id in self._fed, fn.kind if fn else "",
+                            self._call_type.get(op.group, ""))
+                or const_title(op, local) or local)
 
     def representative(self, op_id: str, expanded: set[str]) -> str:
         """The op itself if every group above it is expanded, else the outermost collapsed group."""
