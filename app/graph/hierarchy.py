@@ -23,24 +23,23 @@ direct children.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from app.graph.naming import call_labels, const_title, input_title
+from app.graph.naming import (
+    SUFFIX,
+    call_labels,
+    const_title,
+    function_title,
+    input_title,
+    layer_label,
+    untraced,
+)
 from app.graph.palette import QUIET, category
 from tfviz.report import GraphDoc, GraphOp
 
 ROOT = "f:"
 #: a scope that is no layer and holds at most this many ops is flattened into its parent
 SMALL_SCOPE = 6
-_SUFFIX = re.compile(r"^(.*)_(\d+)$")
-_FN_NAME = re.compile(r"^(?:__inference_|__forward_|__backward_)?(.*?)(?:_\d+)?(?:_rewritten)?$")
-_BODY_OF = {"body": "body", "cond": "condition", "then": "true branch", "else": "false branch"}
-
-
-def _untraced(label: str) -> str:
-    """Keras' trace suffix dropped from a name it adds it to (``resnet50_1``)."""
-    return label[:-2] if label.endswith("_1") and len(label) > 2 else label
 
 
 def layer_names(variables) -> set[str]:
@@ -52,40 +51,6 @@ def layer_names(variables) -> set[str]:
         parts = (getattr(v, "tf_name", "") or "").split("/")
         out.update(p for p in parts[:-1] if p)
     return out
-
-
-def layer_label(segment: str, layers: set[str]) -> str:
-    """A scope segment as the user named the layer: Keras' trace adds ``_1`` (``enc_1_1``
-    for the layer ``enc_1``); it is dropped only where the shorter name is a layer's.
-
-    >>> layer_label("enc_1_1", {"enc_1"}), layer_label("enc_1", {"enc_1"}), layer_label("x_1", set())
-    ('enc_1', 'enc_1', 'x_1')
-    """
-    if segment in layers:
-        return segment
-    m = _SUFFIX.match(segment)
-    if m and m.group(1) in layers:
-        return m.group(1)
-    return segment
-
-
-def function_title(fn, call=None) -> str:
-    """A function body's title, from its record and the op that runs it (if still in the graph)."""
-    src = getattr(fn, "source", None) or (call.source if call else None)
-    where = f"{src.file.rsplit('/', 1)[-1]}:{src.line}" if src else ""
-    return function_label(fn, getattr(fn, "call_type", "") or (call.type if call else ""), where)
-
-
-def function_label(fn, call_type: str = "", where: str = "") -> str:
-    """``body of while_loop at rnn.py:31``, ``true branch of cond at x.py:9``, ``step (tf.function)``."""
-    at = f" at {where}" if where else ""
-    if fn.kind in _BODY_OF or fn.kind.startswith("branch"):
-        what = ("while_loop" if "While" in call_type else "cond" if "If" in call_type
-                else "switch_case" if "Case" in call_type else "control flow")
-        part = _BODY_OF.get(fn.kind) or fn.kind.replace("branch", "branch ")
-        return f"{part} of {what}{at}"
-    name = _FN_NAME.match(fn.name).group(1) or fn.name
-    return f"{name} (tf.function){at}"
 
 
 def mark_not_trained(report) -> None:
@@ -229,16 +194,16 @@ class Hierarchy:
             subs = [self.groups[c].kind for c in g.children if c in self.groups]
             if subs.count("layer") >= 2 and 2 * subs.count("layer") >= len(subs):
                 if g.kind == "scope":
-                    g.kind, g.label = "layer", _untraced(g.label)
+                    g.kind, g.label = "layer", untraced(g.label)
                 labels = [self.groups[c].label for c in g.children if c in self.groups]
                 for c in g.children:  # a model's weightless layers (Flatten, Dropout) too
                     sub = self.groups.get(c)
                     if sub is None or sub.kind != "scope" or not sub.label.endswith("_1"):
                         continue
-                    stem = _untraced(sub.label)
+                    stem = untraced(sub.label)
                     # ``einsum`` beside ``einsum_1``: TensorFlow numbering two ops, no layer
                     # (a layer's trace scope ``flatten_1`` has no ``flatten`` beside it)
-                    if _SUFFIX.match(stem) or stem not in labels:
+                    if SUFFIX.match(stem) or stem not in labels:
                         sub.kind, sub.label = "layer", stem
 
     def _aliases(self) -> dict[str, str]:

@@ -17,7 +17,10 @@ import re
 #: operand (``mul/x``, ``add_2/y``), a slice's bounds (``strided_slice/stack_1``)
 _AUTO_CONST = re.compile(r"^(?:Const|stack|x|y|\d+)(?:_\d+)?$")
 _LOOP_VAR = re.compile(r"^Placeholder(?:_(\d+))?$")
-_SUFFIX = re.compile(r"^(.*)_(\d+)$")
+#: a name the trace may have numbered: ``einsum_2``, ``discriminator_3``
+SUFFIX = re.compile(r"^(.*)_(\d+)$")
+_FN_NAME = re.compile(r"^(?:__inference_|__forward_|__backward_)?(.*?)(?:_\d+)?(?:_rewritten)?$")
+_BODY_OF = {"body": "body", "cond": "condition", "then": "true branch", "else": "false branch"}
 #: function kinds whose inputs are the user's captured tensors or loop variables, never
 #: arguments the user named (a ``tf.function``'s ``x`` is kept)
 CONTROL_FLOW = ("body", "cond", "then", "else")
@@ -82,7 +85,7 @@ def ordinal(n: int) -> str:
 def trace_number(scope: str) -> int:
     """The number the trace appended to a scope's last segment (``discriminator_2`` -> 2),
     0 for none: repeated calls of one object are numbered in call order."""
-    m = _SUFFIX.match(scope.rsplit("/", 1)[-1])
+    m = SUFFIX.match(scope.rsplit("/", 1)[-1])
     return int(m.group(2)) if m else 0
 
 
@@ -96,13 +99,15 @@ def call_labels(siblings: list[tuple[str, str, bool]]) -> list[str]:
     ``binary_crossentropy (2nd call)``, ... A lone ``x_1`` keeps its name: nothing shows
     the trace added the suffix.
 
-    >>> call_labels([("bce", "bce", False), ("bce_1", "bce_1", False), ("x_1", "x_1", False)])
-    ['bce', 'bce (2nd call)', 'x_1']
+    >>> call_labels([("bce", "bce", False), ("bce_2", "bce_2", False), ("x_1", "x_1", False)])
+    ['bce', 'bce (3rd call)', 'x_1']
+    >>> call_labels([("d", "m/d_1", True), ("d", "m/d_3", True)])
+    ['d', 'd (2nd call)']
     """
     plain = {label for label, _, _ in siblings}
     out = []
     for label, _, named in siblings:
-        m = _SUFFIX.match(label)
+        m = SUFFIX.match(label)
         out.append(m.group(1) if m and not named and m.group(1) in plain else label)
     same: dict[str, list[int]] = {}
     for i, label in enumerate(out):
@@ -110,7 +115,52 @@ def call_labels(siblings: list[tuple[str, str, bool]]) -> list[str]:
     for label, idx in same.items():
         if len(idx) < 2:
             continue
-        for n, i in enumerate(sorted(idx, key=lambda i: (trace_number(siblings[i][1]), i)), 1):
+        # TensorFlow numbers a name scope's calls one by one (``einsum_2`` is the third, even
+        # where the second was flattened away); Keras skips numbers (``discriminator_1``,
+        # ``discriminator_3``), so a layer's calls are counted among the boxes
+        counted = any(siblings[i][2] for i in idx)
+        order = sorted(idx, key=lambda i: (trace_number(siblings[i][1]), i))
+        for rank, i in enumerate(order, 1):
+            n = rank if counted else trace_number(siblings[i][1]) + 1
             if n > 1:
                 out[i] = f"{label} ({ordinal(n)} call)"
     return out
+
+
+def untraced(label: str) -> str:
+    """Keras' trace suffix dropped from a name it adds it to (``resnet50_1``)."""
+    return label[:-2] if label.endswith("_1") and len(label) > 2 else label
+
+
+def layer_label(segment: str, layers: set[str]) -> str:
+    """A scope segment as the user named the layer: Keras' trace adds ``_1`` (``enc_1_1``
+    for the layer ``enc_1``); it is dropped only where the shorter name is a layer's.
+
+    >>> layer_label("enc_1_1", {"enc_1"}), layer_label("enc_1", {"enc_1"}), layer_label("x_1", set())
+    ('enc_1', 'enc_1', 'x_1')
+    """
+    if segment in layers:
+        return segment
+    m = SUFFIX.match(segment)
+    if m and m.group(1) in layers:
+        return m.group(1)
+    return segment
+
+
+def function_title(fn, call=None) -> str:
+    """A function body's title, from its record and the op that runs it (if still in the graph)."""
+    src = getattr(fn, "source", None) or (call.source if call else None)
+    where = f"{src.file.rsplit('/', 1)[-1]}:{src.line}" if src else ""
+    return function_label(fn, getattr(fn, "call_type", "") or (call.type if call else ""), where)
+
+
+def function_label(fn, call_type: str = "", where: str = "") -> str:
+    """``body of while_loop at rnn.py:31``, ``true branch of cond at x.py:9``, ``step (tf.function)``."""
+    at = f" at {where}" if where else ""
+    if fn.kind in _BODY_OF or fn.kind.startswith("branch"):
+        what = ("while_loop" if "While" in call_type else "cond" if "If" in call_type
+                else "switch_case" if "Case" in call_type else "control flow")
+        part = _BODY_OF.get(fn.kind) or fn.kind.replace("branch", "branch ")
+        return f"{part} of {what}{at}"
+    name = _FN_NAME.match(fn.name).group(1) or fn.name
+    return f"{name} (tf.function){at}"
