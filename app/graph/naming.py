@@ -62,17 +62,18 @@ def input_title(op, local: str, fed: bool, fn_kind: str, call_type: str) -> str 
     if op.type != "Placeholder" or not op.outputs:
         return None
     resource = op.outputs[0].dtype == "resource"
-    if not fed:
-        return "captured variable" if resource else f"captured {_what(op)}"
-    if resource or not (fn_kind in CONTROL_FLOW or fn_kind.startswith("branch")):
-        return None
+    flow = fn_kind in CONTROL_FLOW or fn_kind.startswith("branch")
     last = local.rsplit("/", 1)[-1]
-    if "While" in call_type:
+    if flow and "While" in call_type and not resource:  # while_v2 names them so
         if last in ("loop_counter", "maximum_iterations"):
             return last.replace("_", " ")
         m = _LOOP_VAR.match(last)
         if m:
             return f"loop_vars[{m.group(1) or 0}] {_what(op)}"
+    if not fed:
+        return "captured variable" if resource else f"captured {_what(op)}"
+    if resource or not flow:
+        return None
     return f"captured {_what(op)}"
 
 
