@@ -93,6 +93,12 @@ class GraphLayout:
             if (self.h.groups[c].on_path if c in self.h.groups else self.h.ops[c].on_path)
         ]
 
+    def on_path_children(self, gid: str) -> set[str]:
+        """The children of ``gid`` on the gradient path: x placement keeps the edges among
+        them straight, so a chain from a variable to the target reads top to bottom."""
+        return {c for c in self.h.groups[gid].children
+                if (self.h.groups[c].on_path if c in self.h.groups else self.h.ops[c].on_path)}
+
     def ordering(self, gid: str, only_path: bool) -> layout.Ordering:
         key = (gid, only_path)
         o = self._orderings.get(key)
@@ -121,7 +127,7 @@ class GraphLayout:
                 for n in L:
                     if not n.startswith("\0"):
                         kid_sizes[n] = sizes[n] = size(n)
-            coords = layout.coordinates(o, kid_sizes)
+            coords = layout.coordinates(o, kid_sizes, prefer=self.on_path_children(node))
             local[node] = coords
             w = max((x + kid_sizes.get(n, (8, 0))[0] for n, (x, _) in coords.items()), default=0.0)
             h = max((y + kid_sizes.get(n, (0, 0))[1] for n, (_, y) in coords.items()), default=0.0)

@@ -139,9 +139,9 @@ class GraphView(QGraphicsView):
         a long one (ResNet's chain of blocks) shows its top at a readable scale instead."""
         focus = self.first_problem()
         if focus:
-            items = [self.node_items.get(self.h.representative(o, self.expanded)) for o in
-                     [*focus, "__target__"] if o in self.h.ops]
-            self.fit_items([i for i in items if i is not None], center=items[0])
+            self._fit_problem(focus)
+            # again once the window is laid out: the viewport may not have its size yet
+            QTimer.singleShot(0, lambda: self._fit_problem(focus))
             return
         self.fit()
         r = self.content_rect()
@@ -159,9 +159,28 @@ class GraphView(QGraphicsView):
         self.centerOn(top)
         QTimer.singleShot(0, lambda: self.centerOn(top))
 
+    def _fit_problem(self, focus: list[str]) -> None:
+        """Fit the cut, its variable and the target (``focus`` and ``__target__``'s boxes);
+        when the three do not fit at a readable zoom, the cut and its variable: the
+        target is often far below, and the cut beside its variable says more than the cut
+        alone, which is all that would be centred otherwise."""
+        if self.h is None:
+            return
+        items = []
+        for o in [*focus, "__target__"]:
+            it = self.node_items.get(self.h.representative(o, self.expanded)) if o in self.h.ops else None
+            if it is not None and it not in items:
+                items.append(it)
+        s = readable_scale()
+        room = QRectF(0, 0, self.viewport().width() / s - 80, self.viewport().height() / s - 80)
+        while len(items) > 2 and not _fits(items, room):
+            items.pop()
+        self.fit_items(items, center=items[0] if items else None)
+
     def fit_items(self, items, center=None) -> None:
         """Fit the view to ``items``, never below a readable zoom: when they do not fit at
-        that zoom, ``center`` (the cut) is centred instead."""
+        that zoom, the view is centred as near their centre as keeps ``center`` (the cut)
+        in view, so as much of the rest shows as can beside it."""
         r = QRectF()
         for it in items:
             r = r.united(it.sceneBoundingRect())
@@ -175,7 +194,9 @@ class GraphView(QGraphicsView):
         c = r.center()
         vw, vh = self.viewport().width() / s, self.viewport().height() / s
         if (r.width() > vw - 20 or r.height() > vh - 20) and center is not None:
-            c = center.sceneBoundingRect().center()
+            k = center.sceneBoundingRect()
+            c = QPointF(_clamp(c.x(), k.right() + 20 - vw / 2, k.left() - 20 + vw / 2, k.center().x()),
+                        _clamp(c.y(), k.bottom() + 20 - vh / 2, k.top() - 20 + vh / 2, k.center().y()))
         self.centerOn(c)
         QTimer.singleShot(0, lambda: self.centerOn(c))
 
@@ -420,3 +441,17 @@ class GraphView(QGraphicsView):
 
     def items_at(self, pos):
         return QGraphicsView.items(self, pos)
+
+
+def _fits(items, room: QRectF) -> bool:
+    """Whether the items' bounding rectangle fits in ``room`` (scene units)."""
+    r = QRectF()
+    for it in items:
+        r = r.united(it.sceneBoundingRect())
+    return r.width() <= room.width() and r.height() <= room.height()
+
+
+def _clamp(x: float, lo: float, hi: float, fallback: float) -> float:
+    """``x`` within ``[lo, hi]``; ``fallback`` when the range is empty (the box is wider
+    than the viewport)."""
+    return fallback if lo > hi else min(max(x, lo), hi)

@@ -151,3 +151,30 @@ def test_a_small_graph_left_with_crossings_is_also_ordered_from_the_sources(monk
     o = layout.order(nodes, edges)
     assert layout.crossings(o) == 0
     assert sorted(n for L in o.layers for n in L) == nodes
+
+
+def test_x_placement_keeps_a_gradient_chain_straight_beside_wide_shape_arithmetic():
+    # seed 1 in small: a variable's chain (var -> reshape) joins a deep trunk (t0..t3) at
+    # einsum, and six shape-arithmetic chains feed the reshape's shape input. The old single
+    # top-down pass left var at the far left and bent its chain into the trunk's column;
+    # the priority sweeps keep var above its reshape, the trunk straight and the merge
+    # between the two, and never change the order or overlap two boxes.
+    layers = [[*(f"a{i}" for i in range(6)), "t0"], [*(f"s{i}" for i in range(6)), "t1"],
+              ["var", "shape", "t2"], ["reshape", "t3"], ["einsum"], ["cut"]]
+    edges = [(f"a{i}", f"s{i}") for i in range(6)] + [(f"s{i}", "shape") for i in range(6)]
+    edges += [("t0", "t1"), ("t1", "t2"), ("t2", "t3"), ("t3", "einsum"), ("shape", "reshape"),
+              ("var", "reshape"), ("reshape", "einsum"), ("einsum", "cut")]
+    on_path = {"var", "reshape", "einsum", "cut", "t0", "t1", "t2", "t3"}
+    w = 170.0
+    size = {n: (w, 38.0) for L in layers for n in L}
+    xy = layout.coordinates(layout.Ordering(layers, edges), size, prefer=on_path)
+    cx = {n: x + w / 2 for n, (x, _) in xy.items()}
+    assert cx["var"] == cx["reshape"]
+    assert cx["t0"] == cx["t1"] == cx["t2"] == cx["t3"]
+    assert cx["einsum"] == cx["cut"] == (cx["reshape"] + cx["t3"]) / 2
+    for L in layers:
+        assert all(cx[b] - cx[a] >= w + layout.H_GAP for a, b in zip(L, L[1:])), L
+    # without the path to prefer, the off-path shape input pulls the reshape aside
+    xy = layout.coordinates(layout.Ordering(layers, edges), size)
+    assert xy["var"][0] != xy["reshape"][0]
+
