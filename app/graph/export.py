@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QPointF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontInfo,
     QFontMetricsF,
     QGuiApplication,
     QImage,
@@ -296,8 +298,10 @@ def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int,
 
 
 def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
+    buf = QBuffer()
+    buf.open(QIODevice.WriteOnly)
     gen = QSvgGenerator()
-    gen.setFileName(tmp)
+    gen.setOutputDevice(buf)
     gen.setResolution(_dpi())
     w, h = math.ceil(page.width), math.ceil(page.height)
     gen.setSize(QSize(w, h))
@@ -311,6 +315,31 @@ def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
         paint(scene, page, p)
     finally:
         p.end()
+    with open(tmp, "wb") as out:
+        out.write(for_browsers(bytes(buf.data()), w, h))
+
+
+_FAMILY = re.compile(rb'font-family="([^"]*)"')
+
+
+def for_browsers(svg: bytes, w: int, h: int) -> bytes:
+    """Qt's SVG as browsers and other renderers draw it like Qt: the size in pixels (Qt
+    writes millimetres at the screen's DPI, so a 72-DPI screen's file opened 4/3 too
+    large), and each font family as the one Qt measured the text with, then the generic
+    ``sans-serif`` (Qt writes the requested name, "Sans", which only fontconfig knows:
+    browsers fell back to a serif font)."""
+    size = f'<svg width="{w}" height="{h}"'.encode()
+    svg = re.sub(rb'<svg width="[^"]*" height="[^"]*"', size, svg, count=1)
+    families: dict[bytes, bytes] = {}
+
+    def css(m: re.Match) -> bytes:
+        name = m.group(1)
+        if name not in families:
+            got = QFontInfo(QFont(name.decode())).family().replace("'", "").replace('"', "")
+            families[name] = ('font-family="' + (f"'{got}', " if got else "") + 'sans-serif"').encode()
+        return families[name]
+
+    return _FAMILY.sub(css, svg)
 
 
 def _pdf(scene: GraphScene, page: Page, tmp: str) -> None:

@@ -5,14 +5,27 @@ Usage: python tests/bench/bench_export.py [RESNET50_ANALYSIS.json]
 Without an argument the analysis is made once with ``tfviz export
 resources/examples/healthy_resnet50.py -o out/resnet50_analysis.json`` and cached there.
 
-Target: each export takes at most 2x the on-screen layout and paint. The screen figure is
-a GraphView in an offscreen window: ``set_report`` + expand all (layout and scene build),
-then fit and ``viewport().grab()`` (a real paint of everything visible). Exports build the
-same scene through the same builder, then draw every item in full detail.
+Target: each export takes at most 2x the on-screen layout and paint. Layout and scene
+build are a GraphView in an offscreen 1400x900 window (``set_report`` + expand all). What
+"paint it on screen" is, is printed three ways, each with the ratio against it:
+
+* fit: one ``viewport().grab()`` at the fitted zoom. Fully expanded, ResNet50 fits at a
+  zoom where the view draws per-tile overview paths, so this paint is cheap: the
+  strictest baseline, the one the target is judged on.
+* scrolled: zoomed to where node titles are readable (``readable_scale``) and scrolled
+  across the whole graph, one grab per screenful: everything painted in full detail, as a
+  user reading the graph on screen sees it.
+* full detail: the whole scene drawn in full detail (no overview) into one 1400x900 image.
+
+Exports build the same scene through the same builder, then draw every item in full
+detail. A PNG at scale 1 is over the 64 MP cap, so it is written at the largest scale
+that fits, and the drawing and encoding are timed apart, with Qt's own PNG encoder
+(``QImage.save``, libpng) beside ours for comparison.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -24,12 +37,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.graph.export import ExportError, max_scale, paint, plan, size_text, write_image  # noqa: E402
+from app.graph.export import ExportError, Page, max_scale, paint, plan, size_text, write_image  # noqa: E402
+from app.graph.pngfile import LEVEL, threads, write_png  # noqa: E402
 from app.graph.scene import GraphScene  # noqa: E402
-from app.graph.view import GraphView  # noqa: E402
+from app.graph.view import GraphView, readable_scale  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
 from tfviz.report import Report  # noqa: E402
 
@@ -52,8 +68,45 @@ def _s(fn) -> tuple[float, object]:
     return time.perf_counter() - t, got
 
 
-def on_screen(report: Report) -> tuple[float, float, int]:
-    """(layout and scene build, fitted paint) in seconds, and the number of boxes."""
+def scrolled_paint(view: GraphView) -> tuple[float, int]:
+    """Zoom to readable titles and grab every screenful of the graph: (seconds, grabs)."""
+    view.resetTransform()
+    s = readable_scale()
+    view.scale(s, s)
+    view.update_lod()
+    QApplication.processEvents()
+    hbar, vbar = view.horizontalScrollBar(), view.verticalScrollBar()
+    vp = view.viewport()
+    xs = range(hbar.minimum(), hbar.maximum() + vp.width(), vp.width())
+    ys = range(vbar.minimum(), vbar.maximum() + vp.height(), vp.height())
+    t = 0.0
+    for y in ys:
+        for x in xs:
+            hbar.setValue(x)
+            vbar.setValue(y)
+            t += _s(vp.grab)[0]
+    return t, len(xs) * len(ys)
+
+
+def detail_paint(sc: GraphScene, w: int = 1400, h: int = 900) -> float:
+    """The whole scene, every item in full detail, drawn into one screen-sized image."""
+    def draw():
+        img = QImage(w, h, QImage.Format_RGB32)
+        img.fill(QColor("white"))
+        p = QPainter(img)
+        p.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+        far, scale = sc.far, sc.lod_scale
+        sc.set_far(False, 1.0)
+        sc.render(p, QRectF(0, 0, w, h), sc.content_rect())
+        p.end()
+        if far is not None:
+            sc.set_far(far, scale)
+
+    return _s(draw)[0]
+
+
+def on_screen(report: Report) -> dict[str, float | int]:
+    """Layout and scene build, and the paints, in seconds; the number of boxes and grabs."""
     view = GraphView()
     view.resize(1400, 900)
     view.show()
@@ -63,11 +116,12 @@ def on_screen(report: Report) -> tuple[float, float, int]:
         view.set_report(report)
         view.set_all_expanded(True)  # expands, lays out, builds, fits
 
-    t_build, _ = _s(build)
-    t_paint, _ = _s(lambda: view.viewport().grab())
-    n = len(view.node_items)
+    gc.collect()
+    got = {"build": _s(build)[0], "fit": _s(lambda: view.viewport().grab())[0], "boxes": len(view.node_items)}
+    got["detail"] = detail_paint(view.scene())
+    got["scrolled"], got["grabs"] = scrolled_paint(view)
     view.close()
-    return t_build, t_paint, n
+    return got
 
 
 def exported(report: Report, fmt: str, folder: str, scale: float) -> tuple[float, float, str]:
@@ -79,32 +133,21 @@ def exported(report: Report, fmt: str, folder: str, scale: float) -> tuple[float
         sc.build()
         return sc
 
+    gc.collect()
     t_build, sc = _s(build)
     path = os.path.join(folder, f"r50.{fmt}")
     t_write, page = _s(lambda: write_image(sc, path, fmt, scale=scale))
-    what = size_text(*page.pixels(scale)) if fmt == "png" else f"{os.path.getsize(path) / 2**20:.1f} MB"
+    what = f"{os.path.getsize(path) / 2**20:.1f} MB"
+    if fmt == "png":
+        what = f"{size_text(*page.pixels(scale))}, {what}"
     return t_build, t_write, what
 
 
-def main() -> int:
-    app = QApplication.instance() or QApplication([])  # noqa: F841 - Qt needs it alive
-    report = load_analysis(resnet_analysis())
-    print(f"ResNet50: {len(report.graph.ops)} ops, {len(report.graph.edges)} edges, fully expanded")
-    build, t_paint, n = on_screen(report)
-    screen = build + t_paint
-    print(f"{'on screen':<22} layout+build {build:6.2f} s   paint (fit, grab) {t_paint:6.2f} s"
-          f"   total {screen:6.2f} s   ({n} boxes)")
-    sc = GraphScene()
-    sc.set_report(report)
-    sc.expanded = sc.expansion("all")
-    sc.build()
-    page = plan(sc)
-    scale = 1.0
-    if page.pixels(1.0)[0] * page.pixels(1.0)[1] > 64_000_000:
-        scale = max_scale(page)
-        print(f"(PNG at scale 1 would be {size_text(*page.pixels(1.0))}, over the cap: PNG at {scale:g})")
+def encoding(sc: GraphScene, page: Page, scale: float) -> None:
+    """The PNG's drawing and encoding apart, ours beside Qt's encoder (libpng)."""
+    w, h = page.pixels(scale)
+
     def draw_only():
-        w, h = page.pixels(scale)
         img = QImage(w, h, QImage.Format_RGB32)
         img.fill(QColor("white"))
         p = QPainter(img)
@@ -114,9 +157,50 @@ def main() -> int:
         return img
 
     t_draw, img = _s(draw_only)
+    px = np.frombuffer(img.constBits(), np.uint8).reshape(h, img.bytesPerLine())[:, : 4 * w].reshape(h, w, 4)
     with tempfile.TemporaryDirectory() as tmp:
-        t_enc, _ = _s(lambda: img.save(os.path.join(tmp, "x.png"), "PNG"))
-    print(f"{'  png, of which':<22} drawing {t_draw:6.2f} s   PNG encoding (zlib) {t_enc:6.2f} s")
+        ours, qt = os.path.join(tmp, "ours.png"), os.path.join(tmp, "qt.png")
+
+        def encode():
+            with open(ours, "wb") as out:
+                write_png(out, px, (2, 1, 0))
+
+        t_ours = _s(encode)[0]
+        t_qt = _s(lambda: img.save(qt, "PNG"))[0]
+        mb = lambda f: os.path.getsize(f) / 2**20  # noqa: E731
+        print(f"{'  png, of which':<22} drawing {t_draw:6.2f} s   encoding {t_ours:6.2f} s"
+              f" ({threads()} threads, zlib {LEVEL}, {mb(ours):.1f} MB);"
+              f" Qt's encoder would take {t_qt:6.2f} s ({mb(qt):.1f} MB)")
+
+
+def main() -> int:
+    app = QApplication.instance() or QApplication([])  # noqa: F841 - Qt needs it alive
+    report = load_analysis(resnet_analysis())
+    print(f"ResNet50: {len(report.graph.ops)} ops, {len(report.graph.edges)} edges, fully expanded")
+    got = on_screen(report)
+    build = got["build"]
+    screens = {
+        "fit": build + got["fit"],
+        "scrolled": build + got["scrolled"],
+        "full detail": build + got["detail"],
+    }
+    print(f"{'on screen':<22} layout+build {build:6.2f} s   ({got['boxes']} boxes, 1400x900 window)")
+    print(f"{'  paint, fit':<22} {got['fit']:6.2f} s   overview paths at the fitted zoom:"
+          f" total {screens['fit']:6.2f} s  <- the target's baseline")
+    print(f"{'  paint, scrolled':<22} {got['scrolled']:6.2f} s   {got['grabs']} screenfuls at readable"
+          f" zoom {readable_scale():.2f}: total {screens['scrolled']:6.2f} s")
+    print(f"{'  paint, full detail':<22} {got['detail']:6.2f} s   whole scene in full detail into"
+          f" 1400x900: total {screens['full detail']:6.2f} s")
+    sc = GraphScene()
+    sc.set_report(report)
+    sc.expanded = sc.expansion("all")
+    sc.build()
+    page = plan(sc)
+    scale = 1.0
+    if page.pixels(1.0)[0] * page.pixels(1.0)[1] > 64_000_000:
+        scale = max_scale(page)
+        print(f"(PNG at scale 1 would be {size_text(*page.pixels(1.0))}, over the cap: PNG at {scale:g})")
+    encoding(sc, page, scale)
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, s in (("png", scale), ("svg", 1.0), ("pdf", 1.0)):
             try:
@@ -125,10 +209,11 @@ def main() -> int:
                 print(f"export {fmt}: {exc}")
                 continue
             total = b + w
-            verdict = "ok" if total <= 2 * screen else "OVER"
+            verdict = "ok" if total <= 2 * screens["fit"] else "OVER"
+            ratios = "  ".join(f"{total / v:4.2f}x {k}" for k, v in screens.items())
             print(f"{'export ' + fmt + (f' @{s:g}' if fmt == 'png' else ''):<22} layout+build {b:6.2f} s"
-                  f"   draw+write {w:6.2f} s   total {total:6.2f} s   = {total / screen:4.2f}x screen"
-                  f" (target ≤ 2x: {verdict})   {what}")
+                  f"   draw+write {w:6.2f} s   total {total:6.2f} s   {what}")
+            print(f"{'':<22} = {ratios}   (target ≤ 2x fit: {verdict})")
     return 0
 
 

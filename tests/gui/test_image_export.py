@@ -6,6 +6,7 @@ A synthetic report stands in for an analysis: no TensorFlow in the GUI tests' pr
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -125,6 +126,21 @@ def test_svg_keeps_op_names_title_and_legend_as_text(scene, tmp_path):
     # group frames are cached as pixmaps on screen; in the file they are drawn, titles as text
     assert any(t.endswith("enc  ·  2 ops") for t in texts)
     assert ET.parse(path).getroot().find(f".//{SVG}image") is None
+
+
+def test_svg_opens_in_browsers_at_its_size_in_known_fonts(scene, tmp_path):
+    """Width and height in pixels, as the viewBox (Qt writes millimetres at the screen's
+    DPI), and every font family ends in a generic one browsers have (Qt writes "Sans",
+    which only fontconfig knows)."""
+    path = tmp_path / "g.svg"
+    page = write_image(scene, str(path))
+    root = ET.parse(path).getroot()
+    w, h = int(root.get("width")), int(root.get("height"))
+    assert root.get("viewBox").split() == ["0", "0", str(w), str(h)]
+    assert (w, h) == (math.ceil(page.width), math.ceil(page.height))
+    families = {el.get("font-family") for el in root.iter() if el.get("font-family")}
+    assert families and all(f.endswith(", sans-serif") and f.startswith("'") for f in families), families
+    assert not any(el.get("vector-effect") not in (None, "none", "non-scaling-stroke") for el in root.iter())
 
 
 def test_pdf_is_one_page_sized_to_the_content(scene, tmp_path):
