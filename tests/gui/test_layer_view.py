@@ -15,7 +15,7 @@ SG = EXAMPLES / "kind_stop_gradient_layer.py"
 
 
 def _open(qtbot, window, script):
-    if window.script != str(script) or window.report is None:
+    if window.report is None or window.report.script != str(script):  # not another test's report
         run_analysis(qtbot, window, script)
     assert window.report is not None, window.last_error
     qtbot.wait(50)
