@@ -46,7 +46,7 @@ def test_round_trip_is_exact_in_one_band_or_many(monkeypatch, band_bytes):
     rng = np.random.default_rng(0)
     bgrx = rng.integers(0, 256, (37, 53, 4), dtype=np.uint8)
     buf = io.BytesIO()
-    pngfile.write_png(buf, bgrx, (2, 1, 0), workers=3)
+    pngfile.write_png(buf, 53, 37, pngfile.bands_of(bgrx), (2, 1, 0), workers=3)
     rgb, chunks = _decode(buf.getvalue())
     assert np.array_equal(rgb, bgrx[:, :, 2::-1])
     assert sum(k == b"IDAT" for k, _ in chunks) >= 1
@@ -58,7 +58,7 @@ def test_strided_pixels_and_metadata():
     padded[:, :36] = np.arange(36, dtype=np.uint8)
     view = padded[:, :36].reshape(5, 9, 4)
     buf = io.BytesIO()
-    pngfile.write_png(buf, view, (0, 1, 2), dots_per_meter=3780,
+    pngfile.write_png(buf, 9, 5, [view[:2], view[2:]], (0, 1, 2), dots_per_meter=3780,
                       text={"Title": "svd.py  ·  loss  —  1 broken", "Software": "tfviz"})
     rgb, chunks = _decode(buf.getvalue())
     assert np.array_equal(rgb, view[:, :, :3])
@@ -74,8 +74,32 @@ def test_adler32_combine_matches_zlib():
     assert pngfile.adler32_combine(zlib.adler32(a), zlib.adler32(b""), 0) == zlib.adler32(a)
 
 
-def test_refuses_what_is_not_an_image():
+def test_bands_drawn_one_after_another_make_the_image():
+    """Bands of any heights, made by a generator as the encoder takes them."""
+    img = np.random.default_rng(1).integers(0, 256, (20, 7, 3), dtype=np.uint8)
+    cuts = [0, 1, 9, 10, 20]
+    made = []
+
+    def bands():
+        for y0, y1 in zip(cuts, cuts[1:]):
+            made.append(y0)
+            yield img[y0:y1]
+
+    buf = io.BytesIO()
+    pngfile.write_png(buf, 7, 20, bands(), workers=2)
+    assert made == cuts[:-1]
+    assert np.array_equal(_decode(buf.getvalue())[0], img)
+
+
+def test_refuses_bands_that_do_not_make_the_image():
+    img = np.zeros((6, 4, 3), np.uint8)
+    with pytest.raises(ValueError, match="hold 4 rows, not the image's 6"):
+        pngfile.write_png(io.BytesIO(), 4, 6, [img[:4]])
+    with pytest.raises(ValueError, match="more than the 3 rows"):
+        pngfile.write_png(io.BytesIO(), 4, 3, [img[:2], img[2:4]])
+    with pytest.raises(ValueError, match=r"\(rows, 5, channels\) of uint8"):
+        pngfile.write_png(io.BytesIO(), 5, 6, [img])
     with pytest.raises(ValueError, match="uint8"):
-        pngfile.write_png(io.BytesIO(), np.zeros((0, 4, 4), np.uint8))
-    with pytest.raises(ValueError, match="uint8"):
-        pngfile.write_png(io.BytesIO(), np.zeros((4, 4, 4), np.float32))
+        pngfile.write_png(io.BytesIO(), 4, 6, [img.astype(np.float32)])
+    with pytest.raises(ValueError, match="must have pixels"):
+        pngfile.write_png(io.BytesIO(), 0, 6, [])

@@ -8,7 +8,8 @@ its own thread (zlib releases the GIL) into one continuous zlib stream: every ba
 the last ends on a byte boundary (``Z_SYNC_FLUSH``), and the stream's Adler-32 checksum
 is combined from the bands'. Any PNG reader sees one ordinary 8-bit RGB image.
 
-Pure numpy and zlib, no Qt: the caller hands over the pixels in memory order.
+Pure numpy and zlib, no Qt: the caller hands over the pixels band by band, in memory
+order, so a band can be drawn while the one before it is deflated.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -74,48 +76,68 @@ def _rgb_rows(pixels: np.ndarray, order: tuple[int, int, int]) -> np.ndarray:
     return raw
 
 
-def idat(pixels: np.ndarray, order: tuple[int, int, int], level: int = LEVEL,
-         workers: int | None = None) -> Iterable[bytes]:
-    """The image data as one zlib stream, in pieces (one per band), deflated in parallel."""
-    h, w = pixels.shape[:2]
-    rows = max(1, BAND_BYTES // (3 * w + 1))
-    bands = [(y, min(y + rows, h)) for y in range(0, h, rows)]
+def bands_of(pixels: np.ndarray) -> Iterator[np.ndarray]:
+    """A whole image as the bands :func:`write_png` takes (about :data:`BAND_BYTES` each)."""
+    rows = max(1, BAND_BYTES // (3 * pixels.shape[1] + 1))
+    for y in range(0, pixels.shape[0], rows):
+        yield pixels[y:y + rows]
 
-    def deflate(i: int) -> tuple[bytes, int, int]:
-        y0, y1 = bands[i]
-        raw = _rgb_rows(pixels[y0:y1], order)
+
+def idat(width: int, height: int, bands: Iterable[np.ndarray], order: tuple[int, int, int],
+         level: int = LEVEL, workers: int | None = None) -> Iterator[bytes]:
+    """The image data as one zlib stream, in pieces: each band is deflated on a worker
+    thread as soon as it comes (while the caller makes the next), a few at a time."""
+    workers = workers or threads()
+
+    def deflate(pixels: np.ndarray, last: bool) -> tuple[bytes, int, int]:
+        raw = _rgb_rows(pixels, order)
         z = zlib.compressobj(level, zlib.DEFLATED, -15)  # raw deflate: one header for all
-        last = i == len(bands) - 1
         data = z.compress(raw) + z.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
         return data, zlib.adler32(raw), raw.size
 
     yield b"\x78\x01"  # zlib header: deflate, 32K window
-    adler = 1
-    with ThreadPoolExecutor(workers or threads()) as pool:
-        for data, a, n in pool.map(deflate, range(len(bands))):
+    adler, rows = 1, 0
+    pending: deque[Future] = deque()
+    with ThreadPoolExecutor(workers) as pool:
+        for band in bands:
+            if band.dtype != np.uint8 or band.ndim != 3 or band.shape[1] != width or not band.shape[0]:
+                raise ValueError(f"a band must be (rows, {width}, channels) of uint8, not {band.dtype}"
+                                 f" {band.shape}")
+            rows += band.shape[0]
+            if rows > height:
+                raise ValueError(f"the bands hold more than the {height} rows of the image")
+            pending.append(pool.submit(deflate, band, rows == height))
+            while len(pending) > 2 * workers or (pending and pending[0].done()):
+                data, a, n = pending.popleft().result()
+                adler = adler32_combine(adler, a, n)
+                yield data
+        while pending:
+            data, a, n = pending.popleft().result()
             adler = adler32_combine(adler, a, n)
             yield data
+    if rows != height:
+        raise ValueError(f"the bands hold {rows} rows, not the image's {height}")
     yield struct.pack(">I", adler)
 
 
-def write_png(out, pixels: np.ndarray, order: tuple[int, int, int] = (0, 1, 2), *,
-              dots_per_meter: int = 0, text: dict[str, str] | None = None,
-              level: int = LEVEL, workers: int | None = None) -> None:
-    """Write ``pixels`` (height, width, channels of uint8; any strides) to the binary file
-    ``out`` as an 8-bit RGB PNG, taking R, G, B from the channels at ``order`` (``(2, 1,
-    0)`` for a little-endian QImage.Format_RGB32, whose bytes are B, G, R, X)."""
-    if pixels.dtype != np.uint8 or pixels.ndim != 3 or not pixels.shape[0] * pixels.shape[1]:
-        raise ValueError(f"expected a non-empty (height, width, channels) uint8 array, not {pixels.dtype}"
-                         f" {pixels.shape}")
-    h, w = pixels.shape[:2]
+def write_png(out, width: int, height: int, bands: Iterable[np.ndarray],
+              order: tuple[int, int, int] = (0, 1, 2), *, dots_per_meter: int = 0,
+              text: dict[str, str] | None = None, level: int = LEVEL, workers: int | None = None) -> None:
+    """Write an image of ``width`` x ``height`` to the binary file ``out`` as an 8-bit RGB
+    PNG, from ``bands`` (top to bottom, each (rows, width, channels) of uint8, any
+    strides), taking R, G, B from the channels at ``order`` (``(2, 1, 0)`` for a
+    little-endian QImage.Format_RGB32, whose bytes are B, G, R, X). Raises ValueError,
+    before or while writing, when the bands do not make up that image."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"an image must have pixels, not {width} x {height}")
     out.write(SIGNATURE)
-    out.write(_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)))
+    out.write(_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)))
     if dots_per_meter > 0:
         out.write(_chunk(b"pHYs", struct.pack(">IIB", dots_per_meter, dots_per_meter, 1)))
     for k, v in (text or {}).items():
         out.write(_text(k, v))
     pending = b""
-    for piece in idat(pixels, order, level, workers):
+    for piece in idat(width, height, bands, order, level, workers):
         pending += piece
         if len(pending) >= 1 << 20:
             out.write(_chunk(b"IDAT", pending))

@@ -15,7 +15,9 @@ build are a GraphView in an offscreen 1400x900 window (``set_report`` + expand a
 * scrolled: zoomed to where node titles are readable (``readable_scale``) and scrolled
   across the whole graph, one grab per screenful: everything painted in full detail, as a
   user reading the graph on screen sees it.
-* full detail: the whole scene drawn in full detail (no overview) into one 1400x900 image.
+* full detail: the whole scene drawn with every item (no overview paths) into one
+  1400x900 image; items still leave out their text below ``LOD_TEXT``, so at this
+  zoom it is about as cheap as the fitted paint.
 
 Exports build the same scene through the same builder, then draw every item in full
 detail. A PNG at scale 1 is over the 64 MP cap, so it is written at the largest scale
@@ -43,7 +45,7 @@ from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.graph.export import ExportError, Page, max_scale, paint, plan, size_text, write_image  # noqa: E402
-from app.graph.pngfile import LEVEL, threads, write_png  # noqa: E402
+from app.graph.pngfile import LEVEL, bands_of, threads, write_png  # noqa: E402
 from app.graph.scene import GraphScene  # noqa: E402
 from app.graph.view import GraphView, readable_scale  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
@@ -163,7 +165,7 @@ def encoding(sc: GraphScene, page: Page, scale: float) -> None:
 
         def encode():
             with open(ours, "wb") as out:
-                write_png(out, px, (2, 1, 0))
+                write_png(out, w, h, bands_of(px), (2, 1, 0))
 
         t_ours = _s(encode)[0]
         t_qt = _s(lambda: img.save(qt, "PNG"))[0]

@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QImage, QPainter
 
-from app.graph import export_dialog
+from app.graph import export, export_dialog
 from app.graph.export import ExportError, check_pixels, paint, plan, write_image
 from app.graph.hierarchy import ROOT
 from app.graph.palette import STYLES
@@ -96,8 +96,11 @@ def test_png_has_the_expected_size_and_the_broken_edge_in_its_colour(scene, tmp_
     assert img.dotsPerMeterX() > 0
 
 
-def test_png_holds_exactly_the_pixels_drawn(scene, tmp_path):
-    """The PNG writer (bands deflated in parallel) loses nothing of what the painter drew."""
+@pytest.mark.parametrize("band_pixels", [export.BAND_PIXELS, 5_000])
+def test_png_holds_exactly_the_pixels_drawn(scene, tmp_path, monkeypatch, band_pixels):
+    """Drawn band by band (thin bands: a seam every few rows), deflated in parallel, the
+    PNG holds exactly what one painter draws on one image."""
+    monkeypatch.setattr(export, "BAND_PIXELS", band_pixels)
     path = tmp_path / "g.png"
     page = write_image(scene, str(path), scale=1.5)
     drawn = QImage(*page.pixels(1.5), QImage.Format_RGB32)
