@@ -46,7 +46,8 @@ from app.graph.scene import GraphScene
 from tfviz import __version__
 from tfviz.export import IMAGE_FORMATS, SIGNATURE, verdict
 
-#: PNGs larger than this many pixels are refused (64 MP: 256 MB of memory while drawing).
+#: PNGs larger than this many pixels are refused: past it, image viewers and browsers
+#: struggle (a decoded 64 MP image is 256 MB); the file itself is drawn a band at a time.
 PIXEL_CAP = 64_000_000
 #: PDF readers (Acrobat) refuse pages larger than 200 inches; bigger graphs are scaled down.
 PDF_MAX_PT = 14_400.0
