@@ -256,6 +256,7 @@ class Minimap(QWidget):
             return
         if self._stale():
             self._render()
+        self.view.touched()
         self.view.centerOn(self.map_to_scene(pos))
         self.update()
 
@@ -281,5 +282,6 @@ class Minimap(QWidget):
         dx, dy = steps[e.key()]
         v = self.view
         r = v.mapToScene(v.viewport().rect()).boundingRect()
+        v.touched()
         v.centerOn(r.center() + QPointF(dx * r.width() / 10, dy * r.height() / 10))
         self.update()

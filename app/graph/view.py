@@ -73,6 +73,10 @@ class GraphView(QGraphicsView):
         self.path: GradientPath | None = None  # the gradient path shown (everything else dimmed)
         self._path_items = []
         self.scene().selectionChanged.connect(self._on_selection)
+        self.untouched = False
+        self._moves = 0
+        for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):
+            bar.sliderPressed.connect(self.touched)
 
     def scene(self) -> GraphScene:
         return super().scene()
@@ -128,6 +132,26 @@ class GraphView(QGraphicsView):
             return
         self.rebuild()
         self.first_view()
+        self.untouched = True  # until the user moves the view, a resize re-runs first_view
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A report opened while the window is still being laid out (or resized before the
+        user has touched the view) is framed again for the viewport's real size."""
+        super().resizeEvent(event)
+        if getattr(self, "untouched", False) and self.h is not None and self.path is None:
+            self.first_view()
+
+    def touched(self) -> None:
+        """The user moved the view: a later resize, or a re-centring still queued from the
+        first view, keeps what they chose."""
+        self.untouched = False
+        self._moves += 1
+
+    def _later(self, fn) -> None:
+        """``fn`` once the event loop turns (the viewport has its size by then), unless the
+        view is moved meanwhile."""
+        n = self._moves
+        QTimer.singleShot(0, lambda: n == self._moves and fn())
 
     def first_problem(self) -> list[str]:
         """The first problem's op, then an affected variable's node: what the window opens on."""
@@ -141,7 +165,7 @@ class GraphView(QGraphicsView):
         if focus:
             self._fit_problem(focus)
             # again once the window is laid out: the viewport may not have its size yet
-            QTimer.singleShot(0, lambda: self._fit_problem(focus))
+            self._later(lambda: self._fit_problem(focus))
             return
         self.fit()
         r = self.content_rect()
@@ -157,7 +181,7 @@ class GraphView(QGraphicsView):
         x = max(x, r.left() + self.viewport().width() / (2 * s) - 20 / s)
         top = QPointF(x, r.top() + self.viewport().height() / (2 * s) - 20 / s)
         self.centerOn(top)
-        QTimer.singleShot(0, lambda: self.centerOn(top))
+        self._later(lambda: self.centerOn(top))
 
     def _fit_problem(self, focus: list[str]) -> None:
         """Fit the cut, its variable and the target (``focus`` and ``__target__``'s boxes);
@@ -198,7 +222,7 @@ class GraphView(QGraphicsView):
             c = QPointF(_clamp(c.x(), k.right() + 20 - vw / 2, k.left() - 20 + vw / 2, k.center().x()),
                         _clamp(c.y(), k.bottom() + 20 - vh / 2, k.top() - 20 + vh / 2, k.center().y()))
         self.centerOn(c)
-        QTimer.singleShot(0, lambda: self.centerOn(c))
+        self._later(lambda: self.centerOn(c))
 
     def set_only_path(self, on: bool) -> None:
         self.only_path = on
@@ -211,6 +235,7 @@ class GraphView(QGraphicsView):
     def toggle_group(self, gid: str) -> None:
         if gid == ROOT or self.h is None:
             return
+        self.touched()
         if gid in self.expanded:
             self.expanded.discard(gid)
             self.expanded -= {g for g in self.expanded if gid in self.h.group_chain(g)[:-1]}
@@ -221,6 +246,7 @@ class GraphView(QGraphicsView):
     def set_all_expanded(self, on: bool) -> None:
         if self.h is None:
             return
+        self.touched()
         self.expanded = self.scene().expansion("all" if on else "none")
         self.rebuild()
         self.fit()
@@ -280,6 +306,7 @@ class GraphView(QGraphicsView):
         item = self.reveal(op_id)
         if item is None:
             return False
+        self.touched()
         self.scene().clearSelection()
         item.setSelected(True)
         if center:
@@ -297,7 +324,7 @@ class GraphView(QGraphicsView):
             self.update_lod()
         c = item.sceneBoundingRect().center()
         self.centerOn(c)
-        QTimer.singleShot(0, lambda: self.centerOn(c))
+        self._later(lambda: self.centerOn(c))
 
     def highlight(self, op_ids: set[str]) -> None:
         """Outline the drawn edges between the given ops (a variable's paths to the target)."""
@@ -329,6 +356,7 @@ class GraphView(QGraphicsView):
     def show_path(self, path: GradientPath | None, fit: bool = True) -> None:
         """Isolate ``path``: its ops and edges drawn as they are, everything else dimmed, the
         view fitted to it (never below a readable zoom). ``None`` clears it."""
+        self.touched()
         self.path = path
         if path is None or self.h is None:
             self._apply_path()
@@ -398,6 +426,7 @@ class GraphView(QGraphicsView):
         return self.scene().content_rect()
 
     def zoom_by(self, factor: float) -> None:
+        self.touched()
         s = self.transform().m11() * factor
         if 0.0002 < s < 8:
             self.scale(factor, factor)
@@ -414,6 +443,7 @@ class GraphView(QGraphicsView):
         self.update_lod()
 
     def mousePressEvent(self, event) -> None:
+        self.touched()
         self._press = event.position()
         super().mousePressEvent(event)
 

@@ -125,6 +125,7 @@ def select_group(view, gid: str) -> bool:
     view.scene().clearSelection()
     if gid in view.node_items:
         item.setSelected(True)
+    view.touched()
     view.centerOn(item.sceneBoundingRect().center())
     return True
 
