@@ -19,6 +19,9 @@ build are a GraphView in an offscreen 1400x900 window (``set_report`` + expand a
   1400x900 image; items still leave out their text below ``LOD_TEXT``, so at this
   zoom it is about as cheap as the fitted paint.
 
+Every figure is the best of ``REPEAT`` (3) runs, on screen and exported alike: on a
+shared machine a single run's figure swings by 2x either way.
+
 Exports build the same scene through the same builder, then draw every item in full
 detail. A PNG at scale 1 is over the 64 MP cap, so it is written at the largest scale
 that fits, and the drawing and encoding are timed apart, with Qt's own PNG encoder
@@ -28,6 +31,7 @@ that fits, and the drawing and encoding are timed apart, with Qt's own PNG encod
 from __future__ import annotations
 
 import gc
+import math
 import os
 import subprocess
 import sys
@@ -62,6 +66,10 @@ def resnet_analysis() -> Path:
         subprocess.run([sys.executable, "-m", "tfviz.cli", "export", "resources/examples/healthy_resnet50.py",
                         "-o", str(out)], cwd=ROOT, capture_output=True, timeout=1200)
     return out
+
+
+#: each figure is the best of this many runs (the machine is shared: noise, not the code)
+REPEAT = 3
 
 
 def _s(fn) -> tuple[float, object]:
@@ -108,26 +116,34 @@ def detail_paint(sc: GraphScene, w: int = 1400, h: int = 900) -> float:
 
 
 def on_screen(report: Report) -> dict[str, float | int]:
-    """Layout and scene build, and the paints, in seconds; the number of boxes and grabs."""
-    view = GraphView()
-    view.resize(1400, 900)
-    view.show()
-    QApplication.processEvents()
+    """Layout and scene build, and the paints, in seconds (the best of :data:`REPEAT`
+    fresh windows; scrolled once); the number of boxes and grabs."""
+    best: dict[str, float | int] = {}
+    for i in range(REPEAT):
+        view = GraphView()
+        view.resize(1400, 900)
+        view.show()
+        QApplication.processEvents()
 
-    def build():
-        view.set_report(report)
-        view.set_all_expanded(True)  # expands, lays out, builds, fits
+        def build(view=view):
+            view.set_report(report)
+            view.set_all_expanded(True)  # expands, lays out, builds, fits
 
-    gc.collect()
-    got = {"build": _s(build)[0], "fit": _s(lambda: view.viewport().grab())[0], "boxes": len(view.node_items)}
-    got["detail"] = detail_paint(view.scene())
-    got["scrolled"], got["grabs"] = scrolled_paint(view)
-    view.close()
-    return got
+        gc.collect()
+        got = {"build": _s(build)[0], "fit": _s(lambda view=view: view.viewport().grab())[0],
+               "boxes": len(view.node_items), "detail": detail_paint(view.scene())}
+        if not best or got["build"] + got["fit"] < best["build"] + best["fit"]:
+            best.update(build=got["build"], fit=got["fit"], boxes=got["boxes"])
+        best["detail"] = min(best.get("detail", math.inf), got["detail"])
+        if i == 0:  # once: 3-4 s
+            best["scrolled"], best["grabs"] = scrolled_paint(view)
+        view.close()
+    return best
 
 
 def exported(report: Report, fmt: str, folder: str, scale: float) -> tuple[float, float, str]:
-    """(scene build, drawing and writing) in seconds, and what was written."""
+    """(scene build, drawing and writing) in seconds, the best of :data:`REPEAT` by their
+    sum, and what was written."""
     def build():
         sc = GraphScene()
         sc.set_report(report)
@@ -135,10 +151,14 @@ def exported(report: Report, fmt: str, folder: str, scale: float) -> tuple[float
         sc.build()
         return sc
 
-    gc.collect()
-    t_build, sc = _s(build)
     path = os.path.join(folder, f"r50.{fmt}")
-    t_write, page = _s(lambda: write_image(sc, path, fmt, scale=scale))
+    times = []
+    for _ in range(REPEAT):
+        gc.collect()
+        t_build, sc = _s(build)
+        t_write, page = _s(lambda sc=sc: write_image(sc, path, fmt, scale=scale))
+        times.append((t_build + t_write, t_build, t_write))
+    _, t_build, t_write = min(times)
     what = f"{os.path.getsize(path) / 2**20:.1f} MB"
     if fmt == "png":
         what = f"{size_text(*page.pixels(scale))}, {what}"
@@ -158,7 +178,7 @@ def encoding(sc: GraphScene, page: Page, scale: float) -> None:
         p.end()
         return img
 
-    t_draw, img = _s(draw_only)
+    t_draw, img = min((_s(draw_only) for _ in range(REPEAT)), key=lambda r: r[0])
     px = np.frombuffer(img.constBits(), np.uint8).reshape(h, img.bytesPerLine())[:, : 4 * w].reshape(h, w, 4)
     with tempfile.TemporaryDirectory() as tmp:
         ours, qt = os.path.join(tmp, "ours.png"), os.path.join(tmp, "qt.png")
@@ -167,8 +187,8 @@ def encoding(sc: GraphScene, page: Page, scale: float) -> None:
             with open(ours, "wb") as out:
                 write_png(out, w, h, bands_of(px), (2, 1, 0))
 
-        t_ours = _s(encode)[0]
-        t_qt = _s(lambda: img.save(qt, "PNG"))[0]
+        t_ours = min(_s(encode)[0] for _ in range(REPEAT))
+        t_qt = min(_s(lambda: img.save(qt, "PNG"))[0] for _ in range(REPEAT))
         mb = lambda f: os.path.getsize(f) / 2**20  # noqa: E731
         print(f"{'  png, of which':<22} drawing {t_draw:6.2f} s   encoding {t_ours:6.2f} s"
               f" ({threads()} threads, zlib {LEVEL}, {mb(ours):.1f} MB);"
