@@ -50,6 +50,26 @@ def test_svd_example_to_svg_without_a_display(seed1_svg):
     assert any("Svd" in t for t in texts)  # op types are text, searchable
 
 
+def test_svd_svg_is_what_browsers_draw(seed1_svg):
+    """What a browser needs to show it as Qt drew it: the size in pixels with a matching
+    viewBox, the Svd edges stroked in the legend's vermilion dash-dot,
+    and font families that end in a generic family."""
+    _, out = seed1_svg
+    root = ET.parse(out).getroot()
+    w, h = int(root.get("width")), int(root.get("height"))
+    assert root.get("viewBox") == f"0 0 {w} {h}"
+    svg = "{http://www.w3.org/2000/svg}"
+    lines = [g for g in root.iter(f"{svg}g") if (g.get("stroke") or "").lower() == VERMILION
+             and (g.find(f"{svg}path") is not None or g.find(f"{svg}polyline") is not None)]
+    sample = [g for g in lines if g.find(f"{svg}polyline") is not None]  # the legend's line
+    assert len(sample) == 1 and sample[0].get("stroke-dasharray")
+    edges = [g for g in lines if g.find(f"{svg}path") is not None
+             and g.get("stroke-dasharray") == sample[0].get("stroke-dasharray")]
+    assert edges, "no edge drawn in the legend's vermilion dash-dot (the Svd edges)"
+    families = {el.get("font-family") for el in root.iter() if el.get("font-family")}
+    assert families and all(f.endswith("sans-serif") for f in families), families
+
+
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     path = tmp_path_factory.mktemp("saved") / "seed1.json"
