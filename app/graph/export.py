@@ -131,7 +131,7 @@ def plan(scene: GraphScene, source: QRectF | None = None) -> Page:
                + lfm.horizontalAdvance(SHORT[k])) for k, st in STYLES.items()]
     if scene.magnitude:
         lo, hi = scene.magnitude_range()
-        widths.append(("", lfm.horizontalAdvance(f"gradient norm  1e{lo:.0f} 1e{hi:.0f}") + 130))
+        widths.append(("", lfm.horizontalAdvance(f"gradient norm  1e{round(lo)} 1e{round(hi)}") + 130))
     for key, w in widths:
         if x > PAD and x + w > PAD + inner:
             x, y = PAD, y + row_h
@@ -226,11 +226,11 @@ def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFon
     painter.setFont(font)
     painter.setPen(QColor("#333333"))
     base = at.y() + fm.ascent()
-    label = f"gradient norm  1e{lo:.0f} "
+    label = f"gradient norm  1e{round(lo)} "
     painter.drawText(QPointF(at.x(), base), label)
     x = at.x() + fm.horizontalAdvance(label)
     paint_ramp(painter, QRectF(x, at.y() + 2, 100, fm.height() - 4), lo, hi)
-    painter.drawText(QPointF(x + 104, base), f"1e{hi:.0f}")
+    painter.drawText(QPointF(x + 104, base), f"1e{round(hi)}")
 
 
 def size_text(w: int, h: int) -> str:

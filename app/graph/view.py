@@ -120,8 +120,8 @@ class GraphView(QGraphicsView):
         f.setPixelSize(11)
         painter.setFont(f)
         painter.drawText(QRectF(x0, y0 - 18, w, 16), Qt.AlignCenter, "gradient norm (log10)")
-        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignLeft, f"1e{lo:.0f}")
-        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignRight, f"1e{hi:.0f}")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignLeft, f"1e{round(lo)}")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignRight, f"1e{round(hi)}")
         painter.restore()
 
     # -- model ------------------------------------------------------------------

@@ -94,6 +94,18 @@ def main() -> int:
     settle(app)
     w.grab().save(str(out / "window_seed1.png"))
 
+    # The image a user attaches to a bug report: File > Export image…, the visible area.
+    from app.graph.export import write_image
+    from app.graph.export_dialog import visible_rect
+
+    view = w.graph.view
+    write_image(view.scene(), str(out / "export_seed1.png"), "png", scale=1.0, source=visible_rect(view))
+
+    # Issue 8's headline case, as it opens: layers, the stray stop_gradient and the starved
+    # attention weights in view, no click.
+    analyse(app, w, EXAMPLES / "transformer_stop_gradient.py")
+    w.grab().save(str(out / "window_transformer.png"))
+
     analyse(app, w, EXAMPLES / "seed2_frozen_copy.py")
     frozen = next(v for v in w.report.variables if v.kind == "frozen_copy")
     w.variables.select_name(frozen.name)
@@ -148,7 +160,7 @@ def main() -> int:
     settle(app, 500)
     w.grab().save(str(out / "window_resnet50.png"))
     w.close()
-    print("wrote", ", ".join(p.name for p in sorted(out.glob("window_*.png"))))
+    print("wrote", ", ".join(p.name for p in sorted(out.glob("*.png"))))
     return 0
 
 
