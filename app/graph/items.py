@@ -10,7 +10,7 @@ Labels are dropped when zoomed out (level of detail).
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QLinearGradient, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
 from app.graph.palette import QUIET, STYLES, badge_text, category, magnitude_pen, worst
@@ -135,6 +135,17 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(br, Qt.AlignCenter, badge_text(cat, n))
 
 
+def frame_title(title: str, width: float, metrics: QFontMetricsF | None = None) -> str:
+    """An open group's title within ``width``: whole; else without its op count (the name
+    is what the user looks for); else the name elided in the middle, never cut mid-glyph
+    at the frame's edge."""
+    fm = metrics or QFontMetricsF(_BOLD)
+    for text in ("▾ " + title, "▾ " + title.split("  ·  ")[0]):
+        if fm.horizontalAdvance(text) <= width:
+            return text
+    return fm.elidedText("▾ " + title.split("  ·  ")[0], Qt.ElideMiddle, width)
+
+
 class FrameItem(QGraphicsItem):
     """The box of an expanded group (function body or name scope)."""
 
@@ -165,8 +176,8 @@ class FrameItem(QGraphicsItem):
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= LOD_TEXT * 0.6:
             painter.setPen(QColor("#505050"))
             painter.setFont(_BOLD)
-            painter.drawText(self._rect.adjusted(10, 3, -10, 0), Qt.AlignLeft | Qt.AlignTop,
-                             "▾ " + self.title)
+            box = self._rect.adjusted(10, 3, -10, 0)
+            painter.drawText(box, Qt.AlignLeft | Qt.AlignTop, frame_title(self.title, box.width()))
 
 
 class EdgeBatch(QGraphicsPathItem):

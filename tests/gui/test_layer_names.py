@@ -138,3 +138,19 @@ def test_loop_bodies_and_captured_inputs_are_named_by_what_they_hold():
     assert title["f#call/x"] == "x"  # a tf.function's argument keeps the user's name
     assert h.groups["f:f#call"].label == "step (tf.function)"
     assert not any(t.isdigit() for t in title.values())
+
+
+def test_an_open_group_title_drops_its_op_count_then_elides_its_name_to_fit(qapp):
+    from PySide6.QtGui import QFontMetricsF
+
+    from app.graph.items import _BOLD, frame_title
+
+    fm = QFontMetricsF(_BOLD)
+    title = "discriminator (2nd call)  ·  14 ops"
+    whole = fm.horizontalAdvance("▾ " + title)
+    assert frame_title(title, whole + 1) == "▾ " + title
+    name_only = frame_title(title, whole - 5)
+    assert name_only == "▾ discriminator (2nd call)"  # the count goes first, the name stays whole
+    short = frame_title(title, fm.horizontalAdvance("▾ discriminator"))
+    assert "…" in short and fm.horizontalAdvance(short) <= fm.horizontalAdvance("▾ discriminator")
+    assert short.startswith("▾ d") and short.endswith(")")
