@@ -350,13 +350,7 @@ def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
     gen.setViewBox(QRectF(0, 0, w, h))
     gen.setTitle(page.title)
     gen.setDescription(f"{SIGNATURE} {__version__}")
-    p = QPainter()
-    if not p.begin(gen):
-        raise ExportError("could not start the SVG file")
-    try:
-        paint(scene, page, p)
-    finally:
-        p.end()
+    _paint_on(gen, "SVG", scene, page)
     with open(tmp, "wb") as out:
         out.write(for_browsers(bytes(buf.data()), w, h))
 
@@ -398,9 +392,13 @@ def _pdf(scene: GraphScene, page: Page, tmp: str) -> None:
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0))
     size = QSizeF(page.width * 72.0 / dpi, page.height * 72.0 / dpi)
     pdf.setPageSize(QPageSize(size, QPageSize.Point, "tfviz", QPageSize.ExactMatch))
+    _paint_on(pdf, "PDF", scene, page)
+
+
+def _paint_on(device, what: str, scene: GraphScene, page: Page) -> None:
     p = QPainter()
-    if not p.begin(pdf):
-        raise ExportError("could not start the PDF file")
+    if not p.begin(device):
+        raise ExportError(f"could not start the {what} file")
     try:
         paint(scene, page, p)
     finally:

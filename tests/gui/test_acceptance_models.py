@@ -13,13 +13,12 @@ import re
 import pytest
 from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QFontInfo, QImage, QPainter
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QFontInfo
 
 from app.graph.items import _FONT
 from app.graph.palette import QUIET, STYLES, category, look, worst
 from app.graph.view import READABLE_PX
-from tests.gui.test_render import _count
+from tests.gui.test_render import _count, render_view
 
 #: model -> (example, healthy)
 MODELS = {
@@ -56,14 +55,6 @@ def _in_viewport(view, item) -> bool:
     return QRectF(view.viewport().rect()).intersects(QRectF(r))
 
 
-def _render(view) -> QImage:
-    QApplication.processEvents()
-    img = QImage(view.viewport().size(), QImage.Format_ARGB32)
-    img.fill(QColor("white"))
-    p = QPainter(img)
-    view.render(p)
-    p.end()
-    return img
 
 
 def _members(view) -> dict[tuple[str, str], list]:
@@ -150,7 +141,7 @@ def test_opens_on_the_cut_readable_and_in_the_right_colours(opened, request):
         assert category(view.edge_status[ab]) == category(worst(look(e) for e in es)), ab
     if problem.kind in ("stop_gradient", "integer"):
         assert starved, f"{name}: nothing drawn as 'no gradient' upstream of the cut"
-        img, green = _render(view), QColor(STYLES["passes"].color)
+        img, green = render_view(view), QColor(STYLES["passes"].color)
         vp = QRectF(view.viewport().rect()).adjusted(8, 8, -8, -8)
         probed = 0
         for ab in starved:

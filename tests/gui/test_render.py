@@ -29,6 +29,17 @@ def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
     return abs(c.red() - ref.red()) + abs(c.green() - ref.green()) + abs(c.blue() - ref.blue()) < tol
 
 
+def render_view(view) -> QImage:
+    """What the view shows, drawn into an image (offscreen ``grab`` would do too, slower)."""
+    QApplication.processEvents()
+    img = QImage(view.viewport().size(), QImage.Format_ARGB32)
+    img.fill(QColor("white"))
+    p = QPainter(img)
+    view.render(p)
+    p.end()
+    return img
+
+
 def _count(img: QImage, x0: int, y0: int, ref: QColor, r: int = 6) -> int:
     return sum(_near(img.pixelColor(x, y), ref) for x in range(x0 - r, x0 + r + 1)
                for y in range(y0 - r, y0 + r + 1)
@@ -40,12 +51,7 @@ def test_broken_edge_drawn_in_its_status_colour(qapp):
     view.resize(500, 600)
     view.show()
     view.set_report(_report())
-    QApplication.processEvents()
-    img = QImage(view.viewport().size(), QImage.Format_ARGB32)
-    img.fill(QColor("white"))
-    p = QPainter(img)
-    view.render(p)
-    p.end()
+    img = render_view(view)
     raises, passes = QColor(STYLES["raises"].color), QColor(STYLES["passes"].color)
     broken = view.edge_routes[("var:w", "svd")]  # the read is drawn as the weight
     ok = view.edge_routes[("svd", "__target__")]

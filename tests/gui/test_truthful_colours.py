@@ -3,14 +3,13 @@ merged edges from their on-path members, problems visible at every zoom."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor
 
 from app.graph.hierarchy import Hierarchy
 from app.graph.palette import QUIET, STYLES
 from app.graph.view import GraphView
 from tests.gui.conftest import EXAMPLES, run_analysis
-from tests.gui.test_render import _count
+from tests.gui.test_render import _count, render_view
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report
 
 
@@ -30,14 +29,6 @@ def _starved_report() -> Report:
     return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
 
 
-def _render(view: GraphView) -> QImage:
-    QApplication.processEvents()
-    img = QImage(view.viewport().size(), QImage.Format_ARGB32)
-    img.fill(QColor("white"))
-    p = QPainter(img)
-    view.render(p)
-    p.end()
-    return img
 
 
 def test_starved_edge_is_not_green(qapp):
@@ -46,7 +37,7 @@ def test_starved_edge_is_not_green(qapp):
     view.show()
     view.set_report(_starved_report())
     view.set_all_expanded(True)
-    img = _render(view)
+    img = render_view(view)
     green, muted = QColor(STYLES["passes"].color), QColor(STYLES["starved"].color)
     starved = view.edge_routes[("var:w", "mm")]
     assert view.edge_cats[("var:w", "mm")] == "starved"
@@ -94,7 +85,7 @@ def test_problem_ops_keep_their_colour_when_zoomed_out(qapp):
     view.resetTransform()
     view.scale(0.01, 0.01)
     view.centerOn(view.node_items["sg"])
-    img = _render(view)
+    img = render_view(view)
     c = view.mapFromScene(view.node_items["sg"].sceneBoundingRect().center())
     assert _count(img, c.x(), c.y(), QColor(STYLES["stop_gradient"].color), r=3) >= 30
 
