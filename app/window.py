@@ -44,6 +44,7 @@ from app.panels.problems import ProblemsPanel
 from app.panels.search import install_navigation
 from app.panels.source_view import SourceView
 from app.panels.stale import mark_stale
+from app.panels.tab_bars import keep_tab_bars_clean
 from app.panels.variables import VariablesPanel
 from app.recent import RecentFiles
 from app.run_choice import RunChoice
@@ -84,6 +85,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.minimap = add_overview_dock(self)  # the graph's overview, below Details
         for d in self.docks.values():  # every dock, those added by the installers too
             self.view_menu.addAction(d.toggleViewAction())
+        keep_tab_bars_clean(self)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._file_changed)
         self._debounce = QTimer(self, singleShot=True, interval=500)
@@ -158,6 +160,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         if not self._sized:  # resizeDocks is ignored before the first layout, so wait for it
             self._sized = True
             QTimer.singleShot(0, self._default_dock_sizes)
+        self._sweep_tab_bars()
 
     def _default_dock_sizes(self, force: bool = False) -> None:
         """First run (no saved layout): proportions that suit 1280–1920 px wide screens."""
