@@ -44,6 +44,7 @@ class ExportDialog(QDialog):
     def __init__(self, view: GraphView, parent=None, stem: str = "graph", folder: str = ""):
         super().__init__(parent)
         self.setWindowTitle("Export image")
+        self.setMinimumWidth(460)  # the pixel-cap warning wraps onto a few readable lines
         self.view, self.stem, self.folder = view, stem, folder or os.getcwd()
         self.message = ""  # what the status bar says once the dialog is done
         self.cap = PIXEL_CAP
@@ -97,7 +98,13 @@ class ExportDialog(QDialog):
         return visible_rect(self.view) if self.visible.isChecked() else None
 
     def refresh(self) -> None:
-        """Update the size preview and the pixel-cap warning for the current choices."""
+        """Update the size preview and the pixel-cap warning for the current choices; the
+        dialog grows to show the whole warning, and shrinks back without it."""
+        self._refresh()
+        self.layout().activate()
+        self.adjustSize()
+
+    def _refresh(self) -> None:
         png = self.format() == "png"
         self.scale.setEnabled(png)
         self.warning.setText("")

@@ -236,6 +236,9 @@ def test_ctrl_e_exports_the_visible_area(fresh, qtbot, tmp_path, monkeypatch):
     dlg.cap = 1000  # past the cap: said, and no export
     dlg.refresh()
     assert "limit" in dlg.warning.text() and not dlg.export_button.isEnabled()
+    warn = dlg.warning  # the whole warning is on screen, not cut at the dialog's edge
+    assert warn.isVisible() and warn.height() >= warn.heightForWidth(warn.width())
+    assert warn.geometry().bottom() < dlg.fit.geometry().top()
     dlg.cap = export_dialog.PIXEL_CAP
     dlg.refresh()
     assert dlg.export_button.isEnabled() and dlg.warning.text() == ""
