@@ -6,10 +6,11 @@ and which problems sit inside it.
 
 Only what the report holds is said. The report has no Keras class names (the worker
 sends none), so a group's type is what tfviz knows of it: a Keras layer (its scope is
-named after a layer in the variables' paths), a Keras model (it holds two or more
-layers), a function body as the user wrote it (``body of while_loop at rnn.py:31``),
-or a plain name scope. Its Python object, where the variables' Python paths agree on
-one (``encoder.layers[0]``), is given beside it.
+named after a layer in the variables' paths), one holding inner layers (a model, or a
+layer such as MultiHeadAttention built from sublayers: the report cannot tell them
+apart, so it says "Keras layer with N inner layers"), a function body as the user wrote
+it (``body of while_loop at rnn.py:31``), or a plain name scope. Its Python object,
+where the variables' Python paths agree on one (``encoder.layers[0]``), is given beside it.
 
 A group's *variables* are those it reads (edges from a weight into one of its ops)
 and, for a layer, those whose TensorFlow path names it. Its *inputs* are the tensors
@@ -71,7 +72,7 @@ def group_type(h, gid: str) -> str:
         return "function body"
     if g.kind == "layer":
         sub = sum(1 for c in g.children if c in h.groups and h.groups[c].kind == "layer")
-        return f"Keras model ({sub} layers)" if sub >= 2 else "Keras layer"
+        return f"Keras layer with {sub} inner layer{'s' if sub > 1 else ''}" if sub else "Keras layer"
     return KIND_WORDS.get(g.kind, g.kind)
 
 

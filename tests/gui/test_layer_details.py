@@ -103,8 +103,8 @@ def test_model_holding_layers_is_named_a_model(qapp):
         if e.dst == "sg":
             e.src = mm
     text, _ = _details(report, "encoder")
-    assert "Keras model (2 layers)" in text
-    assert "Keras model (2 layers) · encoder" in text
+    assert "Keras layer with 2 inner layers" in text
+    assert "Keras layer with 2 inner layers · encoder" in text
     assert "layers[0].kernel" in text and "layers[1].kernel" in text
     assert "Variables (2)" in text
 
