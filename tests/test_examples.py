@@ -96,6 +96,10 @@ def test_seed2_names_the_attribute_holding_the_copy(analyze_example):
     (p,) = [p for p in report.problems if p.kind == "frozen_copy"]
     assert "model.layers[0].weights2" in p.message
     assert p.source and "tf.reshape(weights" in p.source.code
+    # the graph names the copy as the script holds it, not by TensorFlow's "MatMul/b"
+    (copy,) = [o for o in report.graph.ops if o.id == p.op]
+    assert copy.label == "model.layers[0].weights2"
+    assert [o.label for o in report.graph.ops if o.label] == [copy.label]  # nothing else is held
 
 
 def test_integer_cut_names_the_cast_not_its_consumer(analyze_example):

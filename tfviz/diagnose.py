@@ -14,7 +14,7 @@ from tfviz.discover import (
     FoundVariable,
     find_variables,
     is_tf_function,
-    locate,
+    iter_objects,
     pick_target,
     var_node,
 )
@@ -343,6 +343,16 @@ class _Linker:
         self.module = module
         self.frozen = frozen
         self.region: set[str] = set()
+        self._paths: dict[int, str] | None = None
+
+    def _held(self, tensor: Any) -> str | None:
+        """The Python path at which the script holds ``tensor``; one walk of its objects
+        serves every captured tensor (a walk per capture would repeat it)."""
+        if self._paths is None:
+            self._paths = {}
+            for path, obj in iter_objects(self.module):
+                self._paths.setdefault(id(obj), path)
+        return self._paths.get(id(tensor))
 
     def __call__(self, og: OpGraph, fg: Any) -> set[str]:
         g = og.g
@@ -359,6 +369,9 @@ class _Linker:
                 continue
             if ext.dtype.name not in DIFFERENTIABLE or ext.dtype.name in ("resource", "variant"):
                 continue
+            held_at = self._held(ext)
+            if held_at and nid in g:  # the graph names it as the user's code does
+                g.nodes[nid]["label"] = held_at
             made_from = self.recorder.sources_of(ext)
             for f in self.found:
                 if id(f.tf_variable.handle) not in made_from:
@@ -366,7 +379,7 @@ class _Linker:
                 copy = FrozenCopy(
                     variable=f.path,
                     node=nid,
-                    held_at=locate(self.module, ext),
+                    held_at=held_at,
                     origin=self.recorder.origin(ext),
                 )
                 self.frozen.append(copy)

@@ -71,6 +71,7 @@ def graph_doc(
                 grad_norm=max(outs) if outs else None,
                 is_variable=bool(d.get("is_variable")),
                 cut_at=cut,
+                label=d.get("label") or "",
             )
         )
     edges: list[GraphEdge] = []

@@ -107,6 +107,9 @@ class GraphOp:
     is_variable: bool = False
     #: status ``starved``: the op, nearest toward the target, where its gradient is cut
     cut_at: str = ""
+    #: what the user's code calls the value, when known: a captured tensor's Python path
+    #: (``model.layers[0].weights2``, the frozen copy of seed 2)
+    label: str = ""
 
 
 @dataclass

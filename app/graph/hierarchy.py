@@ -309,8 +309,11 @@ class Hierarchy:
     def title(self, op_id: str) -> str:
         """An op's name within its box, without the scope of the group that holds it (or of
         the control-flow call whose body it is); a constant or input the trace named, by
-        what it holds (:func:`~app.graph.naming.const_title`, :func:`~app.graph.naming.input_title`)."""
+        what it holds (:func:`~app.graph.naming.const_title`, :func:`~app.graph.naming.input_title`);
+        a captured tensor the script holds, by its Python path (``model.layers[0].weights2``)."""
         op = self.ops[op_id]
+        if op.label:  # a captured tensor, named by the Python path the script holds it at
+            return op.label
         gid = self.parent.get(op_id, ROOT)
         g = self.groups.get(gid)
         prefix = (g.scope if g is not None else "") or self._own.get(gid[2:], "")

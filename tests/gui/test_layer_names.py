@@ -154,3 +154,20 @@ def test_an_open_group_title_drops_its_op_count_then_elides_its_name_to_fit(qapp
     short = frame_title(title, fm.horizontalAdvance("▾ discriminator"))
     assert "…" in short and fm.horizontalAdvance(short) <= fm.horizontalAdvance("▾ discriminator")
     assert short.startswith("▾ d") and short.endswith(")")
+
+
+def test_a_captured_tensor_is_titled_by_the_python_path_the_worker_found():
+    from app.graph.hierarchy import Hierarchy
+    from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo
+
+    t = [TensorInfo("float32", [784, 10])]
+    ops = [GraphOp("var:w", "w", "Variable", "", is_variable=True),
+           GraphOp("fc/MatMul/b", "fc/MatMul/b", "Placeholder", "fc/MatMul", outputs=t,
+                   label="model.layers[0].weights2"),
+           GraphOp("fc/x", "fc/x", "Placeholder", "fc", outputs=t),
+           GraphOp("fc/MatMul", "fc/MatMul", "MatMul", "fc", outputs=t)]
+    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [784, 10])  # noqa: E731
+    h = Hierarchy(GraphDoc(ops=ops, edges=[e("var:w", "fc/MatMul/b"), e("fc/MatMul/b", "fc/MatMul"),
+                                           e("fc/x", "fc/MatMul")]), {})
+    assert h.title("fc/MatMul/b") == "model.layers[0].weights2"
+    assert h.title("fc/x") != "model.layers[0].weights2"  # no label: named as before
