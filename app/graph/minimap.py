@@ -1,37 +1,69 @@
-"""The Overview dock's minimap: the whole graph small, the part in view outlined.
+"""The Overview dock's minimap: the graph small, the part in view outlined.
 
 Zoomed far out, the main view shows long models as a strip (ResNet50 at Fit: 0.5 %),
-so the minimap is where the user sees the whole and where the broken ops sit.
+so the minimap is where the user sees the neighbourhood and where the broken ops sit.
 
-It is cheap on 20,000-node graphs because it never renders the scene: once per
-rebuild of the view it draws the node rectangles (read from ``view.node_items``),
-the group frames and the edge batches into a cached image, a handful of C++ calls per
-colour. Problem ops are then drawn on top in their status colour, enlarged to
+**Scale.** A graph whose shape is close to the widget's is drawn whole, scaled to fit.
+A long one (ResNet50's chain is ten times taller than wide, the dock three times wider
+than tall) would be a strip of a few pixels that way, so it is drawn like an editor's
+minimap of a long file: filling the widget across and scrolled along. Two limits keep
+that scale sensible: the main view's window (at its readable zoom, or further out if the
+user zooms out) takes at most :data:`VIEW_SHARE` of the minimap's length, so there is
+context on both sides of it; and the cached image stays within :data:`MAX_SIDE` and
+:data:`MAX_AREA` device pixels (a 20,000-node graph falls back to a smaller scale rather
+than a 100 MB image). Never below the whole-graph fit.
+
+**Scrolling.** The band shown follows the main view as VS Code's minimap does: the
+view's position along the graph, as a fraction of how far it can scroll, is also the
+band's, so the view's rectangle stays inside the widget at both ends and everywhere
+between. A thin indicator along the edge shows which part of the whole graph the band
+is, with ticks where the problem ops are, even those outside the band.
+
+**Cost.** It never renders the scene: once per rebuild of the view (or change of its own
+scale) it draws the node rectangles (read from ``view.node_items``), the group frames and
+the edge batches into a cached image of the whole graph, a handful of C++ calls per colour.
+Problem ops are then drawn on a second image in their status colour, enlarged to
 :data:`MIN_MARK` pixels, so a single broken op stays visible at any scale. Scrolling
-and zooming only repaint the viewport rectangle over the cached image.
+only draws the two images at another offset and the viewport rectangle over them.
 
 A rebuild is noticed without any hook in the view: every rebuild replaces the view's
 ``node_items`` dict, and the scene emits ``changed`` after it, so the minimap redraws
 its image when that dict (or the scene rect) is no longer the one it drew.
 
-Clicking or dragging in the minimap centres the main view there; with the keyboard
-focus on it, the arrow keys pan the main view by a tenth of its width or height.
+**Moving the view.** A click centres the main view on the point clicked. Dragging moves
+the view's rectangle with the mouse, as an editor's minimap slider does (the band scrolls
+under it, so one drag reaches both ends of the graph); a press on the rectangle itself
+does not jump. The indicator is a scroll bar: press or drag there to go to that part of
+the graph. The wheel scrolls the main view; with the keyboard focus on the minimap, the
+arrow keys pan it by a tenth of its width or height.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
+import math
+
+from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QSizePolicy, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsPathItem, QSizePolicy, QWidget
 
 from app.graph.items import FrameItem
 from app.graph.palette import STYLES
+from app.graph.view import readable_scale
 
 #: Problem ops are drawn at least this many pixels wide, whatever the graph's size.
 MIN_MARK = 7.0
 #: The target (the loss) is drawn at least this big: where the gradient starts.
 MIN_TARGET = 5.0
 MARGIN = 6.0
+#: A graph drawn whole would use less than 1/FILL_RATIO of the widget across: fill and scroll.
+FILL_RATIO = 2.0
+#: The main view's window takes at most this share of the minimap's length when it scrolls.
+VIEW_SHARE = 0.5
+#: The cached image's longest side and area, in device pixels (16 MB an image at most).
+MAX_SIDE = 4096
+MAX_AREA = 4096 * 1024
+#: The scroll indicator: how far from the edge a press hits it, and its drawn width.
+TRACK, TRACK_W = 7, 3
 EMPTY_TEXT = ("The whole graph appears here, small, once a script is analysed: problem ops"
               " in their colours, the part shown in the graph outlined. Click or drag to go there.")
 #: Node fills by kind (problem ops are drawn over them in their status colour).
@@ -42,6 +74,11 @@ FRAMES = {"function": ("#FAF6EC", "#CDBB8E"), "scope": ("#F2F5F9", "#B4BEC8")}
 VIEW_PEN = QColor("#1A1A1A")
 #: Outside the part in view, the minimap is shaded.
 SHADE = QColor(40, 50, 60, 34)
+TRACK_BG, THUMB = QColor("#E4E8EC"), QColor("#9AA3AD")
+
+
+def _clamp(v: float, lo: float, hi: float) -> float:
+    return max(lo, min(hi, v))
 
 
 class Minimap(QWidget):
@@ -54,17 +91,19 @@ class Minimap(QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.setFocusPolicy(Qt.StrongFocus)
         self.setCursor(Qt.PointingHandCursor)
-        self.setToolTip("Overview: click or drag to move the graph view; arrow keys pan it")
+        self.setToolTip("Overview: click or drag to move the graph view; the wheel scrolls it,"
+                        " the arrow keys pan it")
         self.setAccessibleName("Graph overview")
         self.renders = 0  # how many times the cached image was drawn (tests check it stays cached)
         self.paints = 0  # how many times the widget was painted (tests check a scroll repaints it)
-        self._image: QImage | None = None  # the graph, small
+        self._image: QImage | None = None  # the whole graph, small
         self._top: QImage | None = None  # the target and the problem ops, drawn over the shade
         self._drawn_items = None  # the view's node_items dict the image shows
         self._drawn_rect = QRectF()
-        self._scale, self._offset = 1.0, QPointF()
-        self._marks: list[tuple[QRectF, str]] = []  # problem ops, in widget coordinates
-        self._dragging = False
+        self._scale = 1.0
+        self._size = QSizeF()  # the image's size in widget pixels: the graph at _scale, plus margins
+        self._marks: list[tuple[QRectF, str]] = []  # problem ops, scene rects
+        self._drag: tuple | None = None  # (mode, press position, view centre then, pixels moved)
         self._refresh = QTimer(self, singleShot=True, interval=30)
         self._refresh.timeout.connect(self._check)
         view.scene().changed.connect(lambda *_: self._refresh.start())
@@ -86,37 +125,84 @@ class Minimap(QWidget):
     def is_empty(self) -> bool:
         return not self.view.node_items
 
+    def _visible(self) -> QRectF:
+        v = self.view
+        return v.mapToScene(v.viewport().rect()).boundingRect()
+
+    def _axes(self, a: int) -> tuple[float, float, float, float, float, float]:
+        """Along axis ``a`` (0: x, 1: y): the image's and the widget's lengths in pixels,
+        the scene rect's start and length, the view's visible start and length."""
+        sr, vis = self._drawn_rect, self._visible()
+        if a == 0:
+            return (self._size.width(), self.width(), sr.left(), sr.width(), vis.left(), vis.width())
+        return (self._size.height(), self.height(), sr.top(), sr.height(), vis.top(), vis.height())
+
+    def scrolls(self, a: int) -> bool:
+        """Whether the minimap shows a band of the graph along axis ``a``, not all of it."""
+        return self._size.width() > self.width() if a == 0 else self._size.height() > self.height()
+
+    def _pos(self) -> QPointF:
+        """Where the image's top-left corner is drawn: centred along an axis where the whole
+        graph fits; else scrolled by the view's fraction of its own scroll range, which
+        keeps the view's rectangle inside the widget (its top runs from MARGIN to
+        ``length - MARGIN - its height`` as the view goes from one end to the other)."""
+        out = []
+        for a in (0, 1):
+            img, wid, st, length, vt, vh = self._axes(a)
+            if img <= wid:
+                out.append((wid - img) / 2)
+                continue
+            if wid - 2 * MARGIN - vh * self._scale > 0 and length > vh:
+                t = _clamp((vt - st) / (length - vh), 0, 1) * (img - wid)
+            else:  # the view shows more than the minimap holds: keep its middle in the middle
+                t = _clamp((vt + vh / 2 - st) * self._scale + MARGIN - wid / 2, 0, img - wid)
+            out.append(-t)
+        return QPointF(*out)
+
+    def _to_image(self, p: QPointF) -> QPointF:
+        sr, s = self._drawn_rect, self._scale
+        return QPointF((p.x() - sr.left()) * s + MARGIN, (p.y() - sr.top()) * s + MARGIN)
+
     def map_from_scene(self, p: QPointF) -> QPointF:
-        """A scene point's position in the minimap."""
-        return QPointF(p.x() * self._scale + self._offset.x(), p.y() * self._scale + self._offset.y())
+        """A scene point's position in the minimap, as it is drawn now."""
+        return self._to_image(p) + self._pos()
 
     def map_to_scene(self, p: QPointF) -> QPointF:
-        s = self._scale or 1.0
-        return QPointF((p.x() - self._offset.x()) / s, (p.y() - self._offset.y()) / s)
+        sr, s, o = self._drawn_rect, self._scale or 1.0, self._pos()
+        return QPointF((p.x() - o.x() - MARGIN) / s + sr.left(), (p.y() - o.y() - MARGIN) / s + sr.top())
 
     def viewport_rect(self) -> QRectF:
         """The part of the scene the main view shows, in minimap coordinates."""
-        v = self.view
-        r = v.mapToScene(v.viewport().rect()).boundingRect()
-        a, b = self.map_from_scene(r.topLeft()), self.map_from_scene(r.bottomRight())
-        return QRectF(a, b)
+        r = self._visible()
+        return QRectF(self.map_from_scene(r.topLeft()), self.map_from_scene(r.bottomRight()))
 
     def _graph_rect(self) -> QRectF:
         """The scene rect, in minimap coordinates."""
-        sr = self.view.scene().sceneRect()
+        sr = self._drawn_rect
         return QRectF(self.map_from_scene(sr.topLeft()), self.map_from_scene(sr.bottomRight()))
 
-    def _fit(self) -> None:
-        """Scale and offset that fit the scene rect in the widget, centred."""
+    def wanted_scale(self) -> float:
+        """The scale the image should be drawn at now: the whole-graph fit, or, for a graph
+        far longer than the widget is, the fill across, within the limits above. The share
+        limit is rounded down to a quarter power of two so that zooming the view out
+        redraws the image only every 19 %, and zooming in (past readable) never does."""
         sr = self.view.scene().sceneRect()
         w, h = self.width() - 2 * MARGIN, self.height() - 2 * MARGIN
         if sr.isEmpty() or w <= 0 or h <= 0:
-            self._scale, self._offset = 1.0, QPointF()
-            return
-        s = min(w / sr.width(), h / sr.height())
-        self._scale = s
-        self._offset = QPointF(MARGIN + (w - sr.width() * s) / 2 - sr.left() * s,
-                               MARGIN + (h - sr.height() * s) / 2 - sr.top() * s)
+            return 1.0
+        across = (w / sr.width(), h / sr.height())
+        fit, fill = min(across), max(across)
+        if fill < FILL_RATIO * fit:
+            return fit
+        a = 1 if across[0] > across[1] else 0  # a tall graph scrolls along y
+        vp = self.view.viewport().size()
+        zoom = min(self.view.transform().m11(), readable_scale())
+        share = VIEW_SHARE * (w, h)[a] * zoom / max((vp.width(), vp.height())[a], 1)
+        share = 2 ** (math.floor(math.log2(share) * 4) / 4)
+        dpr = self.devicePixelRatioF()
+        cap = min((MAX_SIDE / dpr - 2 * MARGIN) / max(sr.width(), sr.height()),
+                  math.sqrt(MAX_AREA / sr.width() / sr.height()) / dpr)
+        return max(fit, min(fill, share, cap))
 
     # -- the cached image ---------------------------------------------------------
     def _check(self) -> None:
@@ -127,7 +213,8 @@ class Minimap(QWidget):
 
     def _stale(self) -> bool:
         return (self._image is None or self.view.node_items is not self._drawn_items
-                or self.view.scene().sceneRect() != self._drawn_rect)
+                or self.view.scene().sceneRect() != self._drawn_rect
+                or not math.isclose(self.wanted_scale(), self._scale, rel_tol=1e-6))
 
     def refresh(self) -> None:
         """Draw the image again now (the view was rebuilt, or the widget resized)."""
@@ -139,22 +226,27 @@ class Minimap(QWidget):
         self._image = None
         super().resizeEvent(e)
 
+    def image_size(self) -> QSize:
+        """The cached image's size in device pixels (tests check the cap)."""
+        return self._image.size() if self._image is not None else QSize()
+
     def _render(self) -> None:
         v = self.view
         self.renders += 1
         self._drawn_items, self._drawn_rect = v.node_items, QRectF(v.scene().sceneRect())
-        self._fit()
+        s = self._scale = self.wanted_scale()
+        sr = self._drawn_rect
+        self._size = QSizeF(sr.width() * s + 2 * MARGIN, sr.height() * s + 2 * MARGIN)
         dpr = self.devicePixelRatioF()
-        img = QImage(QSize(max(1, int(self.width() * dpr)), max(1, int(self.height() * dpr))),
-                     QImage.Format_ARGB32_Premultiplied)
+        px = QSize(max(1, math.ceil(self._size.width() * dpr)), max(1, math.ceil(self._size.height() * dpr)))
+        img = QImage(px, QImage.Format_ARGB32_Premultiplied)
         img.setDevicePixelRatio(dpr)
         img.fill(QColor("#FFFFFF"))
         self._image, self._marks, self._top = img, [], None
         if not v.node_items:
             return
-        s = self._scale
         p = QPainter(img)
-        p.translate(self._offset)
+        p.translate(MARGIN - sr.left() * s, MARGIN - sr.top() * s)
         p.scale(s, s)
         frames = [(f.sceneBoundingRect(), self._frame_kind(f.group_id))
                   for f in v.scene().items() if isinstance(f, FrameItem)]
@@ -206,7 +298,7 @@ class Minimap(QWidget):
             else "scope"
 
     def _square(self, p: QPainter, scene_rect: QRectF, least: float, color: QColor) -> None:
-        c = self.map_from_scene(scene_rect.center())
+        c = self._to_image(scene_rect.center())
         w = max(scene_rect.width() * self._scale, least)
         h = max(scene_rect.height() * self._scale, least)
         p.setPen(QPen(QColor("white"), 1.0))
@@ -230,7 +322,8 @@ class Minimap(QWidget):
             return
         if self._stale():
             self._render()
-        p.drawImage(0, 0, self._image)
+        o = self._pos()
+        p.drawImage(o, self._image)
         r = self.viewport_rect()
         c = r.center()  # never smaller than a few pixels: zoomed in, it still says where
         r = QRectF(c.x() - max(r.width(), 6) / 2, c.y() - max(r.height(), 6) / 2,
@@ -240,39 +333,117 @@ class Minimap(QWidget):
         seen.addRect(r)
         p.fillPath(graph.subtracted(seen), SHADE)  # the graph but the part in view is shaded
         if self._top is not None:
-            p.drawImage(0, 0, self._top)
+            p.drawImage(o, self._top)
         p.setPen(QPen(VIEW_PEN, 2))
         p.setBrush(Qt.NoBrush)
         p.drawRect(r)
+        for a in (0, 1):
+            if self.scrolls(a):
+                self._paint_indicator(p, a, o)
         if self.hasFocus():
             p.setPen(QPen(self.palette().highlight().color(), 2))
             p.setBrush(Qt.NoBrush)
             p.drawRect(QRectF(self.rect()).adjusted(1, 1, -1, -1))
         p.end()
 
+    def _track(self, a: int) -> QRectF:
+        """The scroll indicator along axis ``a``: on the right edge for y, the bottom for x."""
+        if a == 1:
+            return QRectF(self.width() - TRACK_W - 2, 2, TRACK_W, self.height() - 4)
+        return QRectF(2, self.height() - TRACK_W - 2, self.width() - 4, TRACK_W)
+
+    def _paint_indicator(self, p: QPainter, a: int, o: QPointF) -> None:
+        """Which part of the whole graph the band is (the thumb), and where along it the
+        problem ops sit (ticks in their colours), so those outside the band are not lost."""
+        tr = self._track(a)
+        img, wid = self._axes(a)[:2]
+        start, length = (tr.left(), tr.width()) if a == 0 else (tr.top(), tr.height())
+        t = -(o.x() if a == 0 else o.y())
+        lo, hi = start + length * t / img, start + length * (t + wid) / img
+        p.setPen(Qt.NoPen)
+        p.setBrush(TRACK_BG)
+        p.drawRect(tr)
+        p.setBrush(THUMB)
+        p.drawRect(QRectF(lo, tr.top(), hi - lo, tr.height()) if a == 0
+                   else QRectF(tr.left(), lo, tr.width(), hi - lo))
+        for r, cat in self._marks:
+            q = self._to_image(r.center())
+            at = start + length * (q.x() if a == 0 else q.y()) / img
+            p.setBrush(QColor(STYLES[cat].color))
+            p.drawRect(QRectF(at - 1.5, tr.top() - 1, 3, tr.height() + 2) if a == 0
+                       else QRectF(tr.left() - 1, at - 1.5, tr.width() + 2, 3))
+
     # -- moving the main view -----------------------------------------------------
-    def _go(self, pos: QPointF) -> None:
-        if self.is_empty():
+    def _rate(self, a: int) -> float:
+        """Scene units the view moves per pixel its rectangle is dragged along axis ``a``: where
+        the band scrolls, the rectangle's travel in the widget spans the view's whole range."""
+        img, wid, _, length, _, vh = self._axes(a)
+        travel = wid - 2 * MARGIN - vh * self._scale
+        if img > wid and travel > 0 and length > vh:
+            return (length - vh) / travel
+        return 1 / (self._scale or 1.0)
+
+    def _on_track(self, pos: QPointF) -> int | None:
+        if self.scrolls(1) and pos.x() >= self.width() - TRACK:
+            return 1
+        return 0 if self.scrolls(0) and pos.y() >= self.height() - TRACK else None
+
+    def _track_to(self, a: int, pos: QPointF) -> None:
+        """Centre the view on the part of the graph at ``pos``'s fraction of the indicator."""
+        tr, sr = self._track(a), self._drawn_rect
+        c = self._visible().center()
+        if a == 1:
+            c.setY(sr.top() + sr.height() * _clamp((pos.y() - tr.top()) / tr.height(), 0, 1))
+        else:
+            c.setX(sr.left() + sr.width() * _clamp((pos.x() - tr.left()) / tr.width(), 0, 1))
+        self.view.centerOn(c)
+
+    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        if e.button() != Qt.LeftButton or self.is_empty():
+            super().mousePressEvent(e)
             return
         if self._stale():
             self._render()
+        pos = e.position()
         self.view.touched()
-        self.view.centerOn(self.map_to_scene(pos))
+        a = self._on_track(pos)
+        if a is not None:
+            self._track_to(a, pos)
+            self._drag = ("track", a)
+        else:
+            grabbed = self.viewport_rect().adjusted(-2, -2, 2, 2).contains(pos)
+            if not grabbed:  # a click off the rectangle goes there at once
+                self.view.centerOn(self.map_to_scene(pos))
+            self._drag = ("rect", pos, self._visible().center(), grabbed)
         self.update()
 
-    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        if e.button() == Qt.LeftButton:
-            self._dragging = True
-            self._go(e.position())
-        super().mousePressEvent(e)
-
     def mouseMoveEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        if self._dragging:
-            self._go(e.position())
+        if self._drag is None:
+            return
+        pos = e.position()
+        if self._drag[0] == "track":
+            self._track_to(self._drag[1], pos)
+        else:
+            _, start, centre, grabbed = self._drag
+            d = pos - start
+            self._drag = ("rect", start, centre, grabbed and d.manhattanLength() < 3)
+            self.view.centerOn(centre + QPointF(d.x() * self._rate(0), d.y() * self._rate(1)))
+        self.update()
 
     def mouseReleaseEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        self._dragging = False
+        if self._drag is not None and self._drag[0] == "rect" and self._drag[3]:
+            self.view.centerOn(self.map_to_scene(e.position()))  # a click on the rectangle: go there
+            self.update()
+        self._drag = None
         super().mouseReleaseEvent(e)
+
+    def wheelEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        """The wheel scrolls the main view along the graph, as over an editor's minimap."""
+        if self.is_empty():
+            return
+        self.view.touched()
+        bar = self.view.horizontalScrollBar() if self.scrolls(0) else self.view.verticalScrollBar()
+        QApplication.sendEvent(bar, e)
 
     def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt's name
         steps = {Qt.Key_Left: (-1, 0), Qt.Key_Right: (1, 0), Qt.Key_Up: (0, -1), Qt.Key_Down: (0, 1)}

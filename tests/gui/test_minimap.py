@@ -54,13 +54,14 @@ def _point(mini: Minimap, view: GraphView, node: str) -> QPoint:
 
 def test_problem_op_is_drawn_in_its_status_colour_and_enlarged(qapp):
     view, mini = _setup(qapp)
-    view.centerOn(view.node_items["op5"])  # op20 is out of view: its mark is not shaded
+    view.centerOn(view.node_items["op16"])  # op20 is out of view (its mark is not shaded), in the band
     img = mini.grab().toImage()
     raises = QColor(STYLES["raises"].color)
     bad = _point(mini, view, "op20")
+    assert mini.rect().contains(bad)
     # the op is a pixel or two tall at this scale; its mark is at least MIN_MARK (7) wide
     assert _count(img, bad.x(), bad.y(), raises, r=3) >= 20
-    ok = _point(mini, view, "op5")
+    ok = _point(mini, view, "op16")
     assert _count(img, ok.x(), ok.y(), raises, r=2) == 0
     assert _count(img, ok.x(), ok.y(), QColor(FILLS["op"]), r=3) >= 1  # an ordinary op is grey
 
@@ -86,12 +87,18 @@ def test_click_and_drag_centre_the_main_view(qapp):
     QTest.mouseClick(mini, Qt.LeftButton, Qt.NoModifier, _point(mini, view, "op25"))
     assert abs(centre().y() - target.y()) < tol
     assert abs(centre().x() - target.x()) < tol
-    start, end = _point(mini, view, "op10"), _point(mini, view, "op30")
+    # dragging the rectangle: a press on it does not jump; it then follows the mouse, the band
+    # scrolling under it, so the view moves further than the minimap's scale alone would say
+    before, start = centre(), mini.viewport_rect().center().toPoint()
     QTest.mousePress(mini, Qt.LeftButton, Qt.NoModifier, start)
-    assert abs(centre().y() - view.node_items["op10"].sceneBoundingRect().center().y()) < tol
+    assert abs(centre().y() - before.y()) < 1
+    end = start + QPoint(0, 40)
     QTest.mouseMove(mini, end)
-    QTest.mouseRelease(mini, Qt.LeftButton, Qt.NoModifier, end)
-    assert abs(centre().y() - view.node_items["op30"].sceneBoundingRect().center().y()) < tol
+    assert abs(mini.viewport_rect().center().y() - end.y()) < 2
+    assert centre().y() - before.y() > 40 / mini._scale * 1.2
+    QTest.mouseMove(mini, end + QPoint(0, 2000))  # past the bottom: the end of the graph
+    QTest.mouseRelease(mini, Qt.LeftButton, Qt.NoModifier, end + QPoint(0, 2000))
+    assert view.verticalScrollBar().value() == view.verticalScrollBar().maximum()
 
 
 def test_arrow_keys_pan_the_main_view(qapp):
@@ -110,11 +117,13 @@ def test_viewport_rectangle_follows_a_scroll_without_redrawing_the_graph(qapp, q
     qtbot.wait(150)  # pending repaints (the scene's change after the build) are done
     renders, paints = mini.renders, mini.paints
     r0 = mini.viewport_rect()
+    top0 = mini.map_to_scene(r0.topLeft()).y()  # through the band as it is drawn now
     bar.setValue(bar.minimum() + 300)
     qtbot.waitUntil(lambda: mini.paints > paints, timeout=2000)  # the scroll repainted it
     r1 = mini.viewport_rect()
-    moved = 300 / view.transform().m11() * mini._scale
-    assert abs((r1.top() - r0.top()) - moved) < 1.5
+    moved = 300 / view.transform().m11()  # in scene units; the band scrolls too, so less on screen
+    assert abs(mini.map_to_scene(r1.topLeft()).y() - top0 - moved) < 1.5
+    assert 0 < r1.top() - r0.top() < moved * mini._scale
     assert abs(r1.height() - r0.height()) < 0.5
     img = mini.grab().toImage()
     x, y = int(r1.center().x()), int(round(r1.top()))
@@ -163,3 +172,168 @@ def test_window_has_the_overview_dock_in_the_view_menu(qapp):
     finally:
         w.close()
         w.deleteLater()
+
+
+# -- long and wide graphs: filled across, a band scrolled with the view ---------------------
+
+def _long(qapp, n: int = 300, bad: int = 250, report: Report | None = None, size=(370, 110)):
+    """A long graph in a minimap of the Overview dock's shape, the view at a readable zoom."""
+    view = GraphView()
+    view.resize(800, 500)
+    view.show()
+    mini = Minimap(view)
+    mini.resize(*size)
+    mini.show()
+    view.set_report(report or _chain_report(n, bad))
+    view.set_all_expanded(True)
+    view.resetTransform()
+    view.scale(0.75, 0.75)
+    view.update_lod()
+    QApplication.processEvents()
+    mini.grab()  # draws the image
+    return view, mini
+
+
+def _fan_report(n: int = 60) -> Report:
+    """``n`` variables, each squared into the loss: a graph far wider than tall."""
+    ops, edges = [GraphOp("__target__", "loss", "Target", "", on_path=True)], []
+    for i in range(n):
+        ops.append(GraphOp(f"var:w{i}", f"w{i}", "Variable", "", on_path=True, is_variable=True))
+        ops.append(GraphOp(f"op{i}", f"op{i}", "Square", "", on_path=True, status="passes"))
+        edges.append(GraphEdge(f"var:w{i}", f"op{i}", 0, 0, "float32", [4], status="passes"))
+        edges.append(GraphEdge(f"op{i}", "__target__", 0, i, "float32", [4], status="passes"))
+    return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
+
+
+def _inside(mini: Minimap, r) -> bool:
+    return r.left() >= -0.5 and r.top() >= -0.5 and r.right() <= mini.width() + 0.5 \
+        and r.bottom() <= mini.height() + 0.5
+
+
+def test_a_long_graph_is_drawn_across_the_widget_not_as_a_strip(qapp):
+    view, mini = _long(qapp)
+    box = view.node_items["op10"].sceneBoundingRect()
+    sr = view.scene().sceneRect()
+    fit = min((mini.width() - 12) / sr.width(), (mini.height() - 12) / sr.height())
+    assert box.width() * fit < 2, "the test graph is not long enough to show anything"
+    assert box.width() * mini._scale >= 10
+    assert mini.scrolls(1) and not mini.scrolls(0)
+    # the view's window leaves room around it along the graph
+    assert mini.viewport_rect().height() <= mini.height() * 0.5 + 1
+
+
+def test_the_band_follows_the_view_to_both_ends(qapp):
+    view, mini = _long(qapp)
+    bar = view.verticalScrollBar()
+    tops = []
+    for frac in (0, 0.25, 0.5, 0.75, 1):
+        bar.setValue(round(bar.minimum() + frac * (bar.maximum() - bar.minimum())))
+        r = mini.viewport_rect()
+        assert _inside(mini, r), f"the view's rectangle left the minimap at {frac}: {r}"
+        tops.append(mini.map_to_scene(QPointF(0, 0)).y())
+    assert tops == sorted(tops) and tops[-1] > tops[0] + 1000, "the band did not scroll"
+    graph = mini._graph_rect()
+    assert graph.bottom() <= mini.height()  # at the end, the end of the graph is shown
+    tgt = mini.map_from_scene(view.node_items["__target__"].sceneBoundingRect().center())
+    assert 0 <= tgt.y() <= mini.height()
+
+
+def test_a_click_in_the_band_centres_the_view_on_that_point(qapp):
+    view, mini = _long(qapp)
+    view.centerOn(view.node_items["op100"])
+    r = mini.viewport_rect()
+    at = QPoint(int(r.center().x()), int(r.bottom()) + 15)  # below the rectangle, in the band
+    assert at.y() < mini.height()
+    want = mini.map_to_scene(QPointF(at))
+    QTest.mouseClick(mini, Qt.LeftButton, Qt.NoModifier, at)
+    got = view.mapToScene(view.viewport().rect().center())
+    assert abs(got.y() - want.y()) < 2 / mini._scale and abs(got.x() - want.x()) < 2 / mini._scale
+    assert _inside(mini, mini.viewport_rect())
+
+
+def test_the_problem_op_is_in_its_colour_in_the_band_and_on_the_indicator(qapp):
+    view, mini = _long(qapp)
+    raises = QColor(STYLES["raises"].color)
+    view.centerOn(view.node_items["op246"])  # op250 is just below the view
+    img = mini.grab().toImage()
+    bad = _point(mini, view, "op250")
+    assert mini.rect().contains(bad)
+    assert _count(img, bad.x(), bad.y(), raises, r=3) >= 20
+    # at the top of the graph op250 is far outside the band: the indicator still shows it
+    view.verticalScrollBar().setValue(view.verticalScrollBar().minimum())
+    img = mini.grab().toImage()
+    assert not mini.rect().contains(_point(mini, view, "op250"))
+    sr = view.scene().sceneRect()
+    frac = (view.node_items["op250"].sceneBoundingRect().center().y() - sr.top()) / sr.height()
+    y = round(2 + frac * (mini.height() - 4))
+    assert _count(img, mini.width() - 4, y, raises, r=2) >= 4
+    assert _count(img, mini.width() - 4, y - 12, raises, r=2) == 0  # a tick, not a line
+
+
+def test_a_press_on_the_indicator_goes_to_that_part_of_the_graph(qapp):
+    view, mini = _long(qapp)
+    at = QPoint(mini.width() - 3, round(mini.height() * 0.75))  # 3/4 down the indicator
+    QTest.mouseClick(mini, Qt.LeftButton, Qt.NoModifier, at)
+    sr = view.scene().sceneRect()
+    got = view.mapToScene(view.viewport().rect().center()).y()
+    assert abs(got - (sr.top() + 0.75 * sr.height())) < sr.height() * 0.02
+
+
+def test_the_wheel_scrolls_the_view_and_does_not_zoom(qapp):
+    from PySide6.QtGui import QWheelEvent
+
+    view, mini = _long(qapp)
+    bar, zoom = view.verticalScrollBar(), view.transform().m11()
+    before = bar.value()
+    at = QPointF(50, 50)
+    ev = QWheelEvent(at, at, QPoint(0, 0), QPoint(0, -120), Qt.NoButton, Qt.NoModifier,
+                     Qt.NoScrollPhase, False)  # one notch down
+    QApplication.sendEvent(mini, ev)
+    assert bar.value() > before and view.transform().m11() == zoom
+
+
+def test_zooming_out_shrinks_the_minimap_so_the_rectangle_still_fits(qapp):
+    view, mini = _long(qapp)
+    renders, s0 = mini.renders, mini._scale
+    view.scale(0.3, 0.3)
+    view.centerOn(view.node_items["op150"])
+    mini.grab()
+    assert mini.renders > renders and mini._scale < s0
+    assert _inside(mini, mini.viewport_rect())
+    renders = mini.renders
+    view.scale(4, 4)  # zooming back in past the readable zoom: the image is not drawn again
+    view.scale(2, 2)
+    mini.grab()
+    assert mini.renders == renders + 1 and mini._scale == s0
+    view.scale(1.5, 1.5)
+    mini.grab()
+    assert mini.renders == renders + 1
+
+
+def test_the_cached_image_is_capped_and_falls_back_to_a_lower_scale(qapp, monkeypatch):
+    import app.graph.minimap as mm
+
+    view, mini = _long(qapp, n=300)
+    full = mini._scale
+    assert mini.image_size().height() > 600
+    monkeypatch.setattr(mm, "MAX_SIDE", 600)
+    mini.refresh()
+    assert mini.image_size().height() <= 600 and mini._scale < full
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    assert _inside(mini, mini.viewport_rect())
+    monkeypatch.setattr(mm, "MAX_AREA", 20 * 20)  # never below the whole-graph fit
+    mini.refresh()
+    sr = view.scene().sceneRect()
+    assert mini._scale >= (mini.height() - 12) / sr.height() - 1e-9
+
+
+def test_a_wide_graph_scrolls_sideways(qapp):
+    view, mini = _long(qapp, report=_fan_report(), size=(300, 160))
+    assert mini.scrolls(0) and not mini.scrolls(1)
+    bar = view.horizontalScrollBar()
+    for v in (bar.minimum(), (bar.minimum() + bar.maximum()) // 2, bar.maximum()):
+        bar.setValue(v)
+        assert _inside(mini, mini.viewport_rect())
+    assert mini._graph_rect().right() <= mini.width()  # scrolled to the right end
+    assert view.node_items["op3"].sceneBoundingRect().width() * mini._scale >= 12
+    assert mini._graph_rect().height() >= 30  # not a strip along the top
