@@ -1,41 +1,33 @@
 """The Overview dock's minimap: the graph small, the part in view outlined.
 
-Zoomed far out, the main view shows long models as a strip (ResNet50 at Fit: 0.5 %),
-so the minimap is where the user sees the neighbourhood and where the broken ops sit.
+Zoomed far out, the main view shows long models as a strip (ResNet50 at Fit: 0.5 %), so
+the minimap is where the user sees the neighbourhood and where the broken ops sit.
 
-**Scale.** A graph whose shape is close to the widget's is drawn whole, scaled to fit.
-A long one (ResNet50's chain is ten times taller than wide, the dock three times wider
-than tall) would be a strip of a few pixels that way, so it is drawn like an editor's
-minimap of a long file: filling the widget across and scrolled along. Two limits keep
-that scale sensible: the main view's window (at its readable zoom, or further out if the
-user zooms out) takes at most :data:`VIEW_SHARE` of the minimap's length, so there is
-context on both sides of it; and the cached image stays within :data:`MAX_SIDE` and
-:data:`MAX_AREA` device pixels (a 20,000-node graph falls back to a smaller scale rather
-than a 100 MB image). Never below the whole-graph fit.
+**Scale.** A graph shaped like the widget is drawn whole. A long one (ResNet50's chain is
+ten times taller than wide, the dock three times wider than tall) would be a strip a few
+pixels wide that way, so it is drawn as editors draw a long file's minimap: filling the
+widget across, scrolled along. The view's window (at its readable zoom, or further out)
+takes at most :data:`VIEW_SHARE` of the minimap's length, leaving context around it, and
+the cached image stays within :data:`MAX_SIDE` and about :data:`MAX_AREA` device pixels
+(20,000 nodes fall back to a smaller scale, not a 100 MB image); never below the fit.
+As in VS Code, the band's position along the graph is the view's fraction of its own
+scroll range, which keeps the view's rectangle inside the widget at both ends and between.
+A thin indicator on the edge shows which part of the whole graph the band is, with ticks
+where the problem ops are, outside the band too.
 
-**Scrolling.** The band shown follows the main view as VS Code's minimap does: the
-view's position along the graph, as a fraction of how far it can scroll, is also the
-band's, so the view's rectangle stays inside the widget at both ends and everywhere
-between. A thin indicator along the edge shows which part of the whole graph the band
-is, with ticks where the problem ops are, even those outside the band.
+**Cost.** The scene is never rendered: once per rebuild of the view (or change of scale)
+the node rectangles, group frames and edge batches are drawn into a cached image of the
+whole graph, a few C++ calls per colour; problem ops go on a second image in their status
+colour, enlarged to :data:`MIN_MARK` pixels so one broken op shows at any scale. A scroll
+draws the two images at another offset. A rebuild replaces the view's ``node_items`` dict
+and the scene emits ``changed``: the image is redrawn when that dict (or the scene rect)
+is not the one it shows, with no hook in the view.
 
-**Cost.** It never renders the scene: once per rebuild of the view (or change of its own
-scale) it draws the node rectangles (read from ``view.node_items``), the group frames and
-the edge batches into a cached image of the whole graph, a handful of C++ calls per colour.
-Problem ops are then drawn on a second image in their status colour, enlarged to
-:data:`MIN_MARK` pixels, so a single broken op stays visible at any scale. Scrolling
-only draws the two images at another offset and the viewport rectangle over them.
-
-A rebuild is noticed without any hook in the view: every rebuild replaces the view's
-``node_items`` dict, and the scene emits ``changed`` after it, so the minimap redraws
-its image when that dict (or the scene rect) is no longer the one it drew.
-
-**Moving the view.** A click centres the main view on the point clicked. Dragging moves
-the view's rectangle with the mouse, as an editor's minimap slider does (the band scrolls
-under it, so one drag reaches both ends of the graph); a press on the rectangle itself
-does not jump. The indicator is a scroll bar: press or drag there to go to that part of
-the graph. The wheel scrolls the main view; with the keyboard focus on the minimap, the
-arrow keys pan it by a tenth of its width or height.
+**Moving the view.** A click centres the main view on the point clicked; a drag moves the
+view's rectangle with the mouse like an editor's minimap slider (the band scrolls under
+it, so one drag reaches both ends), and a press on the rectangle does not jump. Pressing
+the indicator goes to that part of the graph. The wheel scrolls the view; with the focus
+here, the arrow keys pan it by a tenth of its width or height.
 """
 
 from __future__ import annotations
@@ -103,7 +95,7 @@ class Minimap(QWidget):
         self._scale = 1.0
         self._size = QSizeF()  # the image's size in widget pixels: the graph at _scale, plus margins
         self._marks: list[tuple[QRectF, str]] = []  # problem ops, scene rects
-        self._drag: tuple | None = None  # (mode, press position, view centre then, pixels moved)
+        self._drag: tuple | None = None  # ("track", axis) or ("rect", press pos, view centre, a click?)
         self._refresh = QTimer(self, singleShot=True, interval=30)
         self._refresh.timeout.connect(self._check)
         view.scene().changed.connect(lambda *_: self._refresh.start())
@@ -171,15 +163,15 @@ class Minimap(QWidget):
         sr, s, o = self._drawn_rect, self._scale or 1.0, self._pos()
         return QPointF((p.x() - o.x() - MARGIN) / s + sr.left(), (p.y() - o.y() - MARGIN) / s + sr.top())
 
-    def viewport_rect(self) -> QRectF:
-        """The part of the scene the main view shows, in minimap coordinates."""
-        r = self._visible()
+    def _map_rect(self, r: QRectF) -> QRectF:
         return QRectF(self.map_from_scene(r.topLeft()), self.map_from_scene(r.bottomRight()))
 
+    def viewport_rect(self) -> QRectF:
+        """The part of the scene the main view shows, in minimap coordinates."""
+        return self._map_rect(self._visible())
+
     def _graph_rect(self) -> QRectF:
-        """The scene rect, in minimap coordinates."""
-        sr = self._drawn_rect
-        return QRectF(self.map_from_scene(sr.topLeft()), self.map_from_scene(sr.bottomRight()))
+        return self._map_rect(self._drawn_rect)
 
     def wanted_scale(self) -> float:
         """The scale the image should be drawn at now: the whole-graph fit, or, for a graph
@@ -225,10 +217,6 @@ class Minimap(QWidget):
     def resizeEvent(self, e) -> None:  # noqa: N802 - Qt's name
         self._image = None
         super().resizeEvent(e)
-
-    def image_size(self) -> QSize:
-        """The cached image's size in device pixels (tests check the cap)."""
-        return self._image.size() if self._image is not None else QSize()
 
     def _render(self) -> None:
         v = self.view
@@ -358,20 +346,18 @@ class Minimap(QWidget):
         tr = self._track(a)
         img, wid = self._axes(a)[:2]
         start, length = (tr.left(), tr.width()) if a == 0 else (tr.top(), tr.height())
+
+        def span(lo: float, hi: float, grow: float = 0) -> QRectF:  # lo..hi along, the track across
+            return QRectF(lo, tr.top() - grow, hi - lo, tr.height() + 2 * grow) if a == 0 \
+                else QRectF(tr.left() - grow, lo, tr.width() + 2 * grow, hi - lo)
         t = -(o.x() if a == 0 else o.y())
-        lo, hi = start + length * t / img, start + length * (t + wid) / img
         p.setPen(Qt.NoPen)
-        p.setBrush(TRACK_BG)
-        p.drawRect(tr)
-        p.setBrush(THUMB)
-        p.drawRect(QRectF(lo, tr.top(), hi - lo, tr.height()) if a == 0
-                   else QRectF(tr.left(), lo, tr.width(), hi - lo))
+        p.fillRect(tr, TRACK_BG)
+        p.fillRect(span(start + length * t / img, start + length * (t + wid) / img), THUMB)
         for r, cat in self._marks:
             q = self._to_image(r.center())
             at = start + length * (q.x() if a == 0 else q.y()) / img
-            p.setBrush(QColor(STYLES[cat].color))
-            p.drawRect(QRectF(at - 1.5, tr.top() - 1, 3, tr.height() + 2) if a == 0
-                       else QRectF(tr.left() - 1, at - 1.5, tr.width() + 2, 3))
+            p.fillRect(span(at - 1.5, at + 1.5, 1), QColor(STYLES[cat].color))
 
     # -- moving the main view -----------------------------------------------------
     def _rate(self, a: int) -> float:
@@ -390,13 +376,10 @@ class Minimap(QWidget):
 
     def _track_to(self, a: int, pos: QPointF) -> None:
         """Centre the view on the part of the graph at ``pos``'s fraction of the indicator."""
-        tr, sr = self._track(a), self._drawn_rect
-        c = self._visible().center()
-        if a == 1:
-            c.setY(sr.top() + sr.height() * _clamp((pos.y() - tr.top()) / tr.height(), 0, 1))
-        else:
-            c.setX(sr.left() + sr.width() * _clamp((pos.x() - tr.left()) / tr.width(), 0, 1))
-        self.view.centerOn(c)
+        tr, sr, c = self._track(a), self._drawn_rect, self._visible().center()
+        f = _clamp((pos.y() - tr.top()) / tr.height() if a else (pos.x() - tr.left()) / tr.width(), 0, 1)
+        self.view.centerOn(QPointF(c.x(), sr.top() + sr.height() * f) if a
+                           else QPointF(sr.left() + sr.width() * f, c.y()))
 
     def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt's name
         if e.button() != Qt.LeftButton or self.is_empty():
@@ -450,9 +433,7 @@ class Minimap(QWidget):
         if e.key() not in steps or self.is_empty():
             super().keyPressEvent(e)
             return
-        dx, dy = steps[e.key()]
-        v = self.view
-        r = v.mapToScene(v.viewport().rect()).boundingRect()
-        v.touched()
-        v.centerOn(r.center() + QPointF(dx * r.width() / 10, dy * r.height() / 10))
+        (dx, dy), r = steps[e.key()], self._visible()
+        self.view.touched()
+        self.view.centerOn(r.center() + QPointF(dx * r.width() / 10, dy * r.height() / 10))
         self.update()

@@ -315,10 +315,10 @@ def test_the_cached_image_is_capped_and_falls_back_to_a_lower_scale(qapp, monkey
 
     view, mini = _long(qapp, n=300)
     full = mini._scale
-    assert mini.image_size().height() > 600
+    assert mini._image.size().height() > 600
     monkeypatch.setattr(mm, "MAX_SIDE", 600)
     mini.refresh()
-    assert mini.image_size().height() <= 600 and mini._scale < full
+    assert mini._image.size().height() <= 600 and mini._scale < full
     view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
     assert _inside(mini, mini.viewport_rect())
     monkeypatch.setattr(mm, "MAX_AREA", 20 * 20)  # never below the whole-graph fit
