@@ -8,9 +8,13 @@ is counted; at the N-th the program is unwound before anything applies the
 gradients, and the step is kept as a :mod:`tfviz.replay` callable plus the
 sources it differentiates.
 
-Counting follows what runs. A ``tf.function`` step is counted in its first
-trace only: TensorFlow may trace it again (Keras creates optimizer slots in
-a first trace it throws away), and that retrace is the same step. Keras'
+Counting follows what runs. A ``tf.function`` step's gradient calls are
+seen while it is traced, once per call that traces: TensorFlow may trace a
+call twice (Keras creates optimizer slots in a first trace it throws away),
+and that retrace is the same step. Each later call that runs the traced
+graph counts as many computations as that trace held, and a step that falls
+inside such a call is captured from a new trace of it (:mod:`tfviz.stepcount`),
+with the variables as the earlier calls left them. Keras'
 ``fit`` runs ``train_step`` eagerly batch by batch, so a model that Keras
 would build inside its own trace is built the way a user's first call
 builds it, and frozen copies made in ``build()`` stay visible.
@@ -30,11 +34,12 @@ from tfviz import hooks
 from tfviz.discover import FoundVariable
 from tfviz.errors import AnalysisError
 from tfviz.loader import Capture, compile_script, error_from_exception, read_source
-from tfviz.replay import BlockReplay, CallReplay, block_code
+from tfviz.replay import BlockReplay, CallReplay, block_code, run_python
 from tfviz.report import Source
 from tfviz.scriptinfo import static_targets
 from tfviz.sourcemap import code_at, user_source
 from tfviz.sources import name_sources, outside_objects
+from tfviz.stepcount import CompiledStep, Steps, trace_again
 from tfviz.trace import raising_op
 
 
@@ -105,6 +110,8 @@ class _Entry:
     called_at: Source | None = None
     #: the real program runs this step as a graph (tf.function, Keras fit)
     as_graph: bool = True
+    #: nested tf.functions around its gradient calls: the replay runs them as Python
+    inline: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -125,6 +132,14 @@ class RunHandler:
         self.entries: list[_Entry] = []
         self.tapes: collections.OrderedDict[int, _TapeStart] = collections.OrderedDict()
         self.watched: dict[int, list[Any]] = {}
+        #: outermost tf.functions and what each call runs unseen (see tfviz.stepcount)
+        self.compiled = Steps()
+        #: the nested tf.functions being called (traced or inlined) right now, innermost last
+        self.nested: list[Any] = []
+        #: tracing a call again to capture the step in it (see _capture_call)
+        self.retracing = False
+        #: gradient calls seen in Python, a retrace's included: what a nested trace held
+        self.seen = 0
 
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
@@ -174,18 +189,96 @@ class RunHandler:
     def function_called(self, fn, args, kwargs, frame, original):
         import tensorflow as tf
 
-        if self.entries or not tf.executing_eagerly():
-            return original()
+        if self.entries:
+            return self._nested_call(fn, args, kwargs, original)
+        if not tf.executing_eagerly():
+            return original()  # a trace we did not start from an eager call (get_concrete_function)
         self._stop_if_pending()
-        self.entries.append(_Entry(fn.python_function, args, kwargs, _namespace(frame),
-                                   autograph=bool(getattr(fn, "_autograph", True)),
-                                   called_at=_frame_source(frame)))
+        compiled = self.compiled.called(fn)
+
+        def entry(label: str = "") -> _Entry:
+            return _Entry(fn.python_function, args, kwargs, _namespace(frame), label=label,
+                          autograph=bool(getattr(fn, "_autograph", True)),
+                          called_at=_frame_source(frame))
+
+        if compiled.per_call and self.count + compiled.per_call >= self.step:
+            # The step is one this call would run as a graph, unseen: trace it instead.
+            self._capture_call(fn, entry(f"{compiled.name}, call {compiled.calls}"), compiled)
+        before, traces = self.count, compiled.traces()
+        self.entries.append(entry())
         try:
             result = original()
         finally:
             self.entries.pop()
+        self.count += compiled.ran(self.count - before, traces)
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
+
+    def _capture_call(self, fn: Any, entry: _Entry, compiled: CompiledStep) -> None:
+        """Capture the step inside this call of ``fn`` before the call runs.
+
+        Returns only when the new trace holds fewer gradient computations than
+        the last one (other arguments, other Python branches): the call then
+        runs as usual and counts what its own trace holds.
+        """
+        saved = self.count
+        self.entries.append(entry)
+        self.retracing = True
+        try:
+            trace_again(fn, entry.args, entry.kwargs)
+        except Exception as exc:  # noqa: BLE001 - the user's step, traced once more
+            where = entry.called_at
+            raise _Refused(AnalysisError(
+                f"tfviz traced call {compiled.calls} of {compiled.name} again to capture gradient"
+                f" computation {self.step}, and the trace raised {type(exc).__name__}: {exc}",
+                file=where.file if where else self.script, line=where.line if where else None,
+                code=where.code if where else "")) from None
+        finally:
+            self.retracing = False
+            self.entries.pop()
+        self._stop_if_pending()  # reached, and the step calls no optimizer
+        self.count = saved
+
+    def _nested_call(self, fn: Any, args: tuple, kwargs: dict, original: Callable[[], Any]) -> Any:
+        """A tf.function called inside the step: the outermost call is the step.
+
+        While a call is traced again for its capture, a nested Function is run
+        as Python: it would find its own graph cached and show no gradient call.
+        In a trace of the program's own, a nested Function that runs its cached
+        graph adds that graph's gradient computations to the step being traced.
+        """
+        import tensorflow as tf
+
+        if self.retracing:
+            self.nested.append(fn)
+            try:
+                return run_python(fn, args, kwargs)
+            finally:
+                self.nested.pop()
+        compiled = self.compiled.called(fn)
+        before, traces = self.seen, compiled.traces()
+        self.nested.append(fn)
+        try:
+            result = original()
+        finally:
+            self.nested.pop()
+        unseen = compiled.ran(self.seen - before, traces)
+        if unseen and not tf.executing_eagerly():
+            self._count_unseen(unseen)
+        return result
+
+    def _count_unseen(self, n: int) -> None:
+        """``n`` gradient computations a nested Function's cached graph holds, in
+        the trace of the outermost call (once: not in a retrace of that call)."""
+        self.seen += n
+        entry = self.entries[0]
+        top = _outermost_graph()
+        if entry.graph is None:
+            entry.graph = top
+        elif entry.graph is not top:
+            return
+        self.count += n
+        entry.hits += n
 
     def keras_fit(self, model, p, frame, original):
         if self.entries:
@@ -244,6 +337,7 @@ class RunHandler:
         entry = self.entries[0] if self.entries else None
         if _other_replica():
             return  # tf.distribute runs the same step on every replica: count one
+        self.seen += 1
         if not tf.executing_eagerly():
             if entry is None:
                 if not _in_function_graph():
@@ -257,6 +351,7 @@ class RunHandler:
         self.count += 1
         if entry is not None:
             entry.hits += 1
+            entry.inline.extend(f for f in self.nested if not any(f is g for g in entry.inline))
         if self.count >= self.step:
             capture = self._capture(hit, entry)
             if hit.api not in ("tape.gradient", "tf.gradients"):
@@ -268,7 +363,7 @@ class RunHandler:
         inert = hit.api == "exception"
         if entry is not None:
             replay: Callable[[], Any] = CallReplay(entry.fn, entry.args, entry.kwargs, entry.hits, inert,
-                                                   autograph=entry.autograph)
+                                                   autograph=entry.autograph, inline=entry.inline)
             ns = entry.frame_ns
             label = entry.label
         else:

@@ -43,8 +43,10 @@ class ReplayHandler:
     the replay raises the same way; the engine's own tape watches instead.
     """
 
-    def __init__(self, k: int, inert: bool) -> None:
+    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple = ()) -> None:
         self.k, self.inert, self.count = k, inert, 0
+        #: nested tf.functions that held the step's gradient calls (see :func:`run_python`)
+        self.inline = list(inline)
 
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         return not self.inert
@@ -62,6 +64,8 @@ class ReplayHandler:
         return original()
 
     def function_called(self, fn, args, kwargs, frame, original):
+        if any(fn is f for f in self.inline):
+            return run_python(fn, args, kwargs)
         return original()
 
     def keras_fit(self, model, bound, frame, original):
@@ -139,17 +143,35 @@ def _convert(fn: Callable) -> Callable:
     return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
 
 
+def run_python(fn: Any, args: tuple, kwargs: dict) -> Any:
+    """Run a ``tf.function``'s Python body in place of the Function, as its trace would.
+
+    A tf.function nested in the step keeps the graph it traced the first
+    time, so calling it again runs no Python and its gradient call is never
+    seen. Inlined, its body runs (AutoGraph-converted where the Function
+    converts it) in the caller's context: eagerly in a replay, or in the
+    caller's new trace.
+    """
+    body = fn.python_function
+    return (_convert(body) if getattr(fn, "_autograph", True) else body)(*args, **kwargs)
+
+
 class CallReplay:
-    """Calls ``fn(*args, **kwargs)`` again: a tf.function's body, or ``train_step``."""
+    """Calls ``fn(*args, **kwargs)`` again: a tf.function's body, or ``train_step``.
+
+    ``inline``: the tf.functions nested in the step that held its gradient
+    calls, run as Python (:func:`run_python`) so the replay sees those calls.
+    """
 
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, k: int, inert: bool,
-                 autograph: bool = True) -> None:
+                 autograph: bool = True, inline: list[Any] | tuple = ()) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.k, self.inert, self.autograph = k, inert, autograph
+        self.inline = list(inline)
 
     def __call__(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
-        with hooks.handling(ReplayHandler(self.k, self.inert)):
+        with hooks.handling(ReplayHandler(self.k, self.inert, self.inline)):
             try:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
