@@ -18,8 +18,8 @@ where the problem ops are, outside the band too.
 **Cost.** The scene is never rendered: once per rebuild of the view (or change of scale)
 the node rectangles, group frames and edge batches are drawn into a cached image of the
 whole graph, a few C++ calls per colour; problem ops go on a second image in their status
-colour, enlarged to :data:`MIN_MARK` pixels so one broken op shows at any scale. A scroll
-draws the two images at another offset. A rebuild replaces the view's ``node_items`` dict
+colour, enlarged so one broken op shows at any scale (:mod:`app.graph.overview_image`).
+A scroll draws the two images at another offset. A rebuild replaces the view's ``node_items`` dict
 and the scene emits ``changed``: the image is redrawn when that dict (or the scene rect)
 is not the one it shows, with no hook in the view.
 
@@ -36,17 +36,12 @@ import math
 
 from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QApplication, QGraphicsPathItem, QSizePolicy, QWidget
+from PySide6.QtWidgets import QApplication, QSizePolicy, QWidget
 
-from app.graph.items import FrameItem
+from app.graph.overview_image import MARGIN, draw_overview
 from app.graph.palette import STYLES
 from app.graph.view import readable_scale
 
-#: Problem ops are drawn at least this many pixels wide, whatever the graph's size.
-MIN_MARK = 7.0
-#: The target (the loss) is drawn at least this big: where the gradient starts.
-MIN_TARGET = 5.0
-MARGIN = 6.0
 #: A graph drawn whole would use less than 1/FILL_RATIO of the widget across: fill and scroll.
 FILL_RATIO = 2.0
 #: The main view's window takes at most this share of the minimap's length when it scrolls.
@@ -58,11 +53,6 @@ MAX_AREA = 4096 * 1024
 TRACK, TRACK_W = 7, 3
 EMPTY_TEXT = ("The whole graph appears here, small, once a script is analysed: problem ops"
               " in their colours, the part shown in the graph outlined. Click or drag to go there.")
-#: Node fills by kind (problem ops are drawn over them in their status colour).
-FILLS = {"op": "#9AA5B1", "group": "#7F8C99", "variable": "#6FA3C8", "target": "#303030",
-         "off_path": "#D3D8DE", "starved": STYLES["starved"].color}
-#: Group frames (fill, outline) as the main view draws them: function bodies cream, scopes grey-blue.
-FRAMES = {"function": ("#FAF6EC", "#CDBB8E"), "scope": ("#F2F5F9", "#B4BEC8")}
 VIEW_PEN = QColor("#1A1A1A")
 #: Outside the part in view, the minimap is shaded.
 SHADE = QColor(40, 50, 60, 34)
@@ -222,76 +212,9 @@ class Minimap(QWidget):
         v = self.view
         self.renders += 1
         self._drawn_items, self._drawn_rect = v.node_items, QRectF(v.scene().sceneRect())
-        s = self._scale = self.wanted_scale()
-        sr = self._drawn_rect
-        self._size = QSizeF(sr.width() * s + 2 * MARGIN, sr.height() * s + 2 * MARGIN)
-        dpr = self.devicePixelRatioF()
-        px = QSize(max(1, math.ceil(self._size.width() * dpr)), max(1, math.ceil(self._size.height() * dpr)))
-        img = QImage(px, QImage.Format_ARGB32_Premultiplied)
-        img.setDevicePixelRatio(dpr)
-        img.fill(QColor("#FFFFFF"))
-        self._image, self._marks, self._top = img, [], None
-        if not v.node_items:
-            return
-        p = QPainter(img)
-        p.translate(MARGIN - sr.left() * s, MARGIN - sr.top() * s)
-        p.scale(s, s)
-        frames = [(f.sceneBoundingRect(), self._frame_kind(f.group_id))
-                  for f in v.scene().items() if isinstance(f, FrameItem)]
-        for r, kind in sorted(frames, key=lambda rk: -rk[0].width() * rk[0].height()):  # outer first
-            fill, line = FRAMES[kind]
-            p.setPen(QPen(QColor(line), 0))  # width 0: one pixel, whatever the scale
-            p.setBrush(QColor(fill))
-            p.drawRect(r)
-        p.setOpacity(0.55)
-        for it in v.scene().items():  # edge batches: one path per tile and style
-            if isinstance(it, QGraphicsPathItem) and it.pen().style() != Qt.NoPen and it.isVisible():
-                pen = QPen(it.pen().color(), 0)
-                p.setPen(pen)
-                p.setBrush(Qt.NoBrush)
-                p.drawPath(it.path())
-        p.setOpacity(1.0)
-        p.setPen(Qt.NoPen)
-        rects: dict[str, list[QRectF]] = {}
-        target = None
-        for it in v.node_items.values():
-            r = it.sceneBoundingRect()
-            if it.far_cat:  # drawn on top, enlarged
-                self._marks.append((r, it.far_cat))
-            if it.kind == "target":
-                target = r
-            key = it.kind if it.on_path else "off_path"
-            if getattr(it, "starved", False):
-                key = "starved"
-            rects.setdefault(key, []).append(r)
-        for key, rs in rects.items():
-            p.setBrush(QColor(FILLS.get(key, FILLS["op"])))
-            p.drawRects(rs)
-        p.end()
-        # the target and the problem ops go on a layer of their own, drawn over the shade
-        top = QImage(img.size(), QImage.Format_ARGB32_Premultiplied)
-        top.setDevicePixelRatio(dpr)
-        top.fill(Qt.transparent)
-        p = QPainter(top)
-        if target is not None:
-            self._square(p, target, MIN_TARGET, QColor(FILLS["target"]))
-        for r, cat in self._marks:
-            self._square(p, r, MIN_MARK, QColor(STYLES[cat].color))
-        p.end()
-        self._top = top
-
-    def _frame_kind(self, gid: str) -> str:
-        h = self.view.h
-        return "function" if h is not None and gid in h.groups and h.groups[gid].kind == "function" \
-            else "scope"
-
-    def _square(self, p: QPainter, scene_rect: QRectF, least: float, color: QColor) -> None:
-        c = self._to_image(scene_rect.center())
-        w = max(scene_rect.width() * self._scale, least)
-        h = max(scene_rect.height() * self._scale, least)
-        p.setPen(QPen(QColor("white"), 1.0))
-        p.setBrush(color)
-        p.drawRect(QRectF(c.x() - w / 2, c.y() - h / 2, w, h))
+        self._scale = self.wanted_scale()
+        o = draw_overview(v, self._drawn_rect, self._scale, self.devicePixelRatioF())
+        self._image, self._top, self._marks, self._size = o.image, o.top, o.marks, o.size
 
     # -- painting -----------------------------------------------------------------
     def paintEvent(self, e) -> None:  # noqa: N802 - Qt's name

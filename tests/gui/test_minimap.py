@@ -8,7 +8,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from app.graph.minimap import FILLS, VIEW_PEN, Minimap
+from app.graph.minimap import VIEW_PEN, Minimap
+from app.graph.overview_image import FILLS
 from app.graph.palette import STYLES
 from app.graph.view import GraphView
 from tests.gui.test_render import _count
