@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from app.analysis_bar import AnalysisBar
 from app.banner import ErrorBanner
 from app.display import summary
-from app.graph.export_dialog import install_export_action
+from app.graph.export.dialog import install_export_action
 from app.graph.panel import GraphPanel
 from app.jacobian import JacobianController
 from app.panels.docks import DetailsPanel, LogPanel, add_dock, add_overview_dock

@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 import pytest
 
-from app.graph import pngfile
+from app.graph.export import pngfile
 
 
 def _chunks(data: bytes) -> list[tuple[bytes, bytes]]:

@@ -3,7 +3,7 @@
 DOT and GraphML come from one networkx graph, :func:`to_networkx`: a node per op and an
 edge per tensor (several between two ops when several outputs feed several inputs), each
 with its gradient ``status``, the problem ``kind`` where there is one, and ``grad_norm``.
-Image formats (PNG, SVG, PDF) are drawn by the app's scene (``app.graph.export``, run in
+Image formats (PNG, SVG, PDF) are drawn by the app's scene (``app.graph.export.image``, run in
 another process by ``tfviz export``); their title line's verdict is :func:`verdict`.
 
 >>> from tfviz.report import GraphOp, Report

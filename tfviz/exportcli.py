@@ -3,7 +3,7 @@
 The output format is the extension of ``-o`` (or ``--format``). Data formats are written
 here (:mod:`tfviz.export`). Images are drawn by the app's own scene builder, the one the
 window uses, in a child process with Qt's offscreen platform (``python -m
-app.graph.headless``): this library never imports Qt, and no display is needed. The
+app.graph.export.headless``): this library never imports Qt, and no display is needed. The
 analysis crosses over as a saved-analysis JSON file. ``SCRIPT`` may itself be a saved
 analysis (``.json``): it is drawn or converted without running anything.
 
@@ -141,7 +141,7 @@ def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 
             path = os.path.join(tmp, "analysis.json")
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(analysis_json(report))
-        cmd = [sys.executable, "-m", "app.graph.headless", path, output, "--format", fmt,
+        cmd = [sys.executable, "-m", "app.graph.export.headless", path, output, "--format", fmt,
                "--expand", expand, "--scale", repr(scale)]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)

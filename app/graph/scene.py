@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 from app.display import location
 from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
+from app.graph.layout.placement import GraphLayout, Scene
 from app.graph.palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
-from app.graph.placement import GraphLayout, Scene
 from tfviz.report import Report
 
 TILE = 1600.0

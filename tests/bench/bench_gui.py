@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.graph import dot_order, layout  # noqa: E402
 from app.graph.hierarchy import Hierarchy  # noqa: E402
-from app.graph.placement import GraphLayout  # noqa: E402
+from app.graph.layout import dot_order, layered  # noqa: E402
+from app.graph.layout.placement import GraphLayout  # noqa: E402
 from app.graph.view import GraphView  # noqa: E402
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report  # noqa: E402
 
@@ -177,7 +177,7 @@ def plain_dot(nodes, edges) -> tuple[float, int] | None:
     t = time.perf_counter()
     got = dot_order.dot_orderings({0: (nodes, edges, sizes)}, timeout_s=300, effort=False)
     ms = (time.perf_counter() - t) * 1000
-    return (ms, layout.crossings(got[0])) if 0 in got else (ms, -1)
+    return (ms, layered.crossings(got[0])) if 0 in got else (ms, -1)
 
 
 def flat_case(report: Report, only_path: bool) -> dict:
@@ -188,11 +188,11 @@ def flat_case(report: Report, only_path: bool) -> dict:
     runs = []
     for _ in range(5):  # median of five: a shared 2-core machine has outliers
         t = time.perf_counter()
-        o = layout.order(nodes, edges)
-        layout.coordinates(o, dict.fromkeys(nodes, (170.0, 38.0)))
+        o = layered.order(nodes, edges)
+        layered.coordinates(o, dict.fromkeys(nodes, (170.0, 38.0)))
         runs.append((time.perf_counter() - t) * 1000)
     ms = sorted(runs)[2]
-    return {"n": len(nodes), "ms": ms, "cross": layout.crossings(o), "dot": plain_dot(nodes, edges)}
+    return {"n": len(nodes), "ms": ms, "cross": layered.crossings(o), "dot": plain_dot(nodes, edges)}
 
 
 def grouped_case(report: Report, use_dot: bool, expand_all: bool = False) -> dict:
@@ -210,7 +210,7 @@ def grouped_case(report: Report, use_dot: bool, expand_all: bool = False) -> dic
     ms = sorted(runs)[1]
     return {
         "ms": ms,
-        "cross": sum(layout.crossings(o) for o in gl._orderings.values()),
+        "cross": sum(layered.crossings(o) for o in gl._orderings.values()),
         "groups": len(gl.engine),
         "by_dot": sum(e == "dot" for e in gl.engine.values()),
     }

@@ -15,7 +15,7 @@ one run, side by side:
   opens it (``dot`` used for small groups when installed). Target: <= 50 ms.
 
 A crossing is counted between adjacent layers, each dummy segment of a long edge like an
-edge (:mod:`app.graph.crossings`). Reports are made with ``tfviz export`` on first use and
+edge (:mod:`app.graph.layout.crossings`). Reports are made with ``tfviz export`` on first use and
 cached in ``out/bench_layout/`` (a minute or so each). ``--quick`` skips the per-group
 ``dot`` runs of the fully expanded views (a few hundred processes).
 """
@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.graph import dot_order, layout  # noqa: E402
 from app.graph.hierarchy import Hierarchy, layer_names  # noqa: E402
-from app.graph.placement import GraphLayout  # noqa: E402
+from app.graph.layout import dot_order, layered  # noqa: E402
+from app.graph.layout.placement import GraphLayout  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
 from tfviz.report import Report  # noqa: E402
 
@@ -80,7 +80,7 @@ def dot_crossings(jobs: dict) -> tuple[int | None, float]:
         got = dot_order.dot_orderings(batch, timeout_s=DOT_TIMEOUT_S, effort=False)
         if len(got) < len(batch):
             return None, (time.perf_counter() - t) * 1000
-        total += sum(layout.crossings(o) for o in got.values())
+        total += sum(layered.crossings(o) for o in got.values())
     return total, (time.perf_counter() - t) * 1000
 
 
@@ -94,14 +94,14 @@ def verdict(what: str, ours: int, dot: int | None) -> tuple[str, str]:
     return ratio, (v.upper() if v == "over" else v) if "all ops" not in what else f"({v})"
 
 
-def flat_layout(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[layout.Ordering, float]:
+def flat_layout(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[layered.Ordering, float]:
     """Our ordering of one flat graph and the median time of order + coordinates."""
     sizes = dict.fromkeys(nodes, (170.0, 38.0))
     runs = []
     for _ in range(5):
         t = time.perf_counter()
-        o = layout.order(nodes, edges)
-        layout.coordinates(o, sizes)
+        o = layered.order(nodes, edges)
+        layered.coordinates(o, sizes)
         runs.append((time.perf_counter() - t) * 1000)
     return o, sorted(runs)[2]
 
@@ -114,7 +114,7 @@ def flat_rows(name: str, rep: Report) -> list[tuple]:
         edges = [(e.src, e.dst) for e in rep.graph.edges if not e.back and e.src in keep and e.dst in keep]
         o, ms = flat_layout(nodes, edges)
         dot, dot_ms = dot_crossings({0: (nodes, edges)})
-        rows.append((f"{name} {what}", len(nodes), layout.crossings(o), dot, ms, dot_ms, None))
+        rows.append((f"{name} {what}", len(nodes), layered.crossings(o), dot, ms, dot_ms, None))
     return rows
 
 
@@ -141,7 +141,7 @@ def grouped_rows(name: str, rep: Report, quick: bool) -> tuple[list[tuple], floa
         for _ in range(5):
             gl = GraphLayout(h, use_dot=False)
             runs.append(gl.place(expanded, only_path).layout_s * 1000)
-        ours = sum(layout.crossings(o) for o in gl._orderings.values())
+        ours = sum(layered.crossings(o) for o in gl._orderings.values())
         jobs = {}
         for gid, op in gl._orderings:
             kids = gl.visible_children(gid, op)
@@ -149,7 +149,7 @@ def grouped_rows(name: str, rep: Report, quick: bool) -> tuple[list[tuple], floa
         dot, dot_ms = (None, 0.0) if quick and what != "layer-level view" else dot_crossings(jobs)
         app = GraphLayout(h)
         app.place(expanded, only_path)
-        app_cross = sum(layout.crossings(o) for o in app._orderings.values())
+        app_cross = sum(layered.crossings(o) for o in app._orderings.values())
         rows.append((f"{name} {what}", len(gl._orderings), ours, dot, sorted(runs)[2], dot_ms, app_cross))
     cold = [GraphLayout(h).place(default).layout_s * 1000 for _ in range(5)]
     return rows, sorted(cold)[2], len(default)

@@ -95,8 +95,8 @@ def main() -> int:
     w.grab().save(str(out / "window_seed1.png"))
 
     # The image a user attaches to a bug report: File > Export image…, the visible area.
-    from app.graph.export import write_image
-    from app.graph.export_dialog import visible_rect
+    from app.graph.export.dialog import visible_rect
+    from app.graph.export.image import write_image
 
     view = w.graph.view
     write_image(view.scene(), str(out / "export_seed1.png"), "png", scale=1.0, source=visible_rect(view))

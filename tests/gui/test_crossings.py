@@ -4,9 +4,9 @@ count (none). Pure Python, no TensorFlow, no Qt."""
 
 from __future__ import annotations
 
-from app.graph import crossings, layout
 from app.graph.hierarchy import ROOT, Hierarchy
-from app.graph.placement import GraphLayout
+from app.graph.layout import crossings, layered
+from app.graph.layout.placement import GraphLayout
 from tfviz.report import GraphDoc, GraphEdge, GraphOp
 
 
@@ -118,15 +118,15 @@ def _blocks(n: int) -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def test_resnet_block_transition_is_laid_out_without_crossings():
-    o = layout.order(BLOCK_NODES, BLOCK_EDGES)
-    assert layout.crossings(o) == 0
+    o = layered.order(BLOCK_NODES, BLOCK_EDGES)
+    assert layered.crossings(o) == 0
     assert sorted(x for L in o.layers for x in L if not x.startswith("\0")) == sorted(BLOCK_NODES)
 
 
 def test_chained_block_transitions_stay_without_crossings():
     nodes, edges = _blocks(5)
-    o = layout.order(nodes, edges)
-    assert layout.crossings(o) == 0
+    o = layered.order(nodes, edges)
+    assert layered.crossings(o) == 0
     assert sum(1 for L in o.layers for x in L if not x.startswith("\0")) == len(nodes)
 
 
@@ -137,7 +137,7 @@ def test_grouped_placement_reports_no_crossings_for_the_block_transition():
     gl = GraphLayout(Hierarchy(doc), use_dot=False)
     scene = gl.place({ROOT})
     assert set(scene.nodes) == set(BLOCK_NODES)
-    assert layout.crossings(gl.ordering(ROOT, False)) == 0
+    assert layered.crossings(gl.ordering(ROOT, False)) == 0
 
 
 def test_a_small_graph_left_with_crossings_is_also_ordered_from_the_sources(monkeypatch):
@@ -145,11 +145,11 @@ def test_a_small_graph_left_with_crossings_is_also_ordered_from_the_sources(monk
     # gains anything (each move trades one crossing for another); from the sources, none
     nodes = [f"n{i}" for i in range(8)]
     edges = [("n1", "n3"), ("n2", "n7"), ("n0", "n4"), ("n1", "n7")]
-    monkeypatch.setattr(layout, "SECOND_START_MAX", 0)
-    assert layout.crossings(layout.order(nodes, edges)) == 1
+    monkeypatch.setattr(layered, "SECOND_START_MAX", 0)
+    assert layered.crossings(layered.order(nodes, edges)) == 1
     monkeypatch.undo()
-    o = layout.order(nodes, edges)
-    assert layout.crossings(o) == 0
+    o = layered.order(nodes, edges)
+    assert layered.crossings(o) == 0
     assert sorted(n for L in o.layers for n in L) == nodes
 
 
@@ -167,14 +167,14 @@ def test_x_placement_keeps_a_gradient_chain_straight_beside_wide_shape_arithmeti
     on_path = {"var", "reshape", "einsum", "cut", "t0", "t1", "t2", "t3"}
     w = 170.0
     size = {n: (w, 38.0) for L in layers for n in L}
-    xy = layout.coordinates(layout.Ordering(layers, edges), size, prefer=on_path)
+    xy = layered.coordinates(layered.Ordering(layers, edges), size, prefer=on_path)
     cx = {n: x + w / 2 for n, (x, _) in xy.items()}
     assert cx["var"] == cx["reshape"]
     assert cx["t0"] == cx["t1"] == cx["t2"] == cx["t3"]
     assert cx["einsum"] == cx["cut"] == (cx["reshape"] + cx["t3"]) / 2
     for L in layers:
-        assert all(cx[b] - cx[a] >= w + layout.H_GAP for a, b in zip(L, L[1:])), L
+        assert all(cx[b] - cx[a] >= w + layered.H_GAP for a, b in zip(L, L[1:])), L
     # without the path to prefer, the off-path shape input pulls the reshape aside
-    xy = layout.coordinates(layout.Ordering(layers, edges), size)
+    xy = layered.coordinates(layered.Ordering(layers, edges), size)
     assert xy["var"][0] != xy["reshape"][0]
 

@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from app.graph import dot_order, layout
 from app.graph.hierarchy import ROOT, Hierarchy
-from app.graph.placement import GraphLayout
+from app.graph.layout import dot_order, layered
+from app.graph.layout.placement import GraphLayout
 from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp
 
@@ -40,7 +40,7 @@ def _edges(doc: GraphDoc) -> list[tuple[str, str]]:
     return [(e.src, e.dst) for e in doc.edges]
 
 
-def _check_ordering(o: layout.Ordering) -> None:
+def _check_ordering(o: layered.Ordering) -> None:
     real = [n for L in o.layers for n in L if not n.startswith("\0")]
     assert sorted(real) == sorted(["x", "y", "a", "b", "c", "__target__"])
     rank = {n: i for i, L in enumerate(o.layers) for n in L}
@@ -56,7 +56,7 @@ def test_small_group_with_crossings_is_ordered_by_dot():
     scene = gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "dot"
     o = gl.ordering(ROOT, False)
-    assert layout.crossings(o) == 1  # K2,2 can't do better
+    assert layered.crossings(o) == 1  # K2,2 can't do better
     assert set(scene.nodes) == {"p", "q", "r", "s", "m", "n", "__target__"}
 
 
@@ -69,20 +69,20 @@ def test_dot_is_not_started_where_our_ordering_has_no_crossing(monkeypatch):
     gl.place({ROOT})
     o = gl.ordering(ROOT, False)
     _check_ordering(o)
-    assert layout.crossings(o) == 0  # ours untangles the crossing chains itself
+    assert layered.crossings(o) == 0  # ours untangles the crossing chains itself
     assert gl.engine[(ROOT, False)] == "own" and asked == [{}]
 
 
 def test_dot_ordering_with_more_crossings_is_not_kept(monkeypatch):
-    bad = layout.Ordering([["s", "p", "q", "r"], ["m", "n"], ["__target__"]],
+    bad = layered.Ordering([["s", "p", "q", "r"], ["m", "n"], ["__target__"]],
                           [(u, v) for u, v in _edges(_tangled())], {})
-    assert layout.crossings(bad) == 6
+    assert layered.crossings(bad) == 6
     monkeypatch.setattr(dot_order, "dot_orderings", lambda jobs, *a, **k: dict.fromkeys(jobs, bad))
     monkeypatch.setattr(dot_order, "dot_program", lambda: "/usr/bin/dot")
     gl = GraphLayout(Hierarchy(_tangled()))
     gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "own"
-    assert layout.crossings(gl.ordering(ROOT, False)) == 1
+    assert layered.crossings(gl.ordering(ROOT, False)) == 1
 
 
 def test_without_dot_our_layout_is_used(monkeypatch, qapp):
@@ -114,7 +114,7 @@ def test_failing_dot_falls_back(monkeypatch):
     assert gl.use_dot
     gl.place({ROOT})
     assert gl.engine[(ROOT, False)] == "own"
-    assert layout.crossings(gl.ordering(ROOT, False)) == 1
+    assert layered.crossings(gl.ordering(ROOT, False)) == 1
 
 
 def test_parse_plain_places_dummies_where_the_spline_crosses():

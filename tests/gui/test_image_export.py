@@ -15,8 +15,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QImage, QPainter
 
-from app.graph import export, export_dialog
-from app.graph.export import ExportError, check_pixels, paint, plan, write_image
+from app.graph.export import dialog as export_dialog
+from app.graph.export import image as export
+from app.graph.export.image import ExportError, check_pixels, paint, plan, write_image
 from app.graph.hierarchy import ROOT
 from app.graph.palette import STYLES
 from app.graph.panel import SHORT

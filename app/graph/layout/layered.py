@@ -5,7 +5,7 @@ target at the bottom), sources pulled down next to their first consumer, dummy
 nodes on long edges, crossing reduction (below), then a two-sided compaction
 for x.
 
-Crossing reduction is in :mod:`app.graph.crossings`. It starts from a
+Crossing reduction is in :mod:`app.graph.layout.crossings`. It starts from a
 depth-first search up from the sinks (the target), which lays a model out as
 the tree of inputs it is: started down from the sources, the same sweeps left
 102 crossings on ResNet50's gradient view; started from the target, 16, which
@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from app.graph import crossings as _crossings
+from app.graph.layout import crossings as _crossings
 
 H_GAP = 24.0
 V_GAP = 46.0
@@ -105,7 +105,7 @@ def _layering(n_nodes: int, edges: list[tuple[int, int]]) -> tuple[list[int], li
 
 def order(nodes: list[str], edges: list[tuple[str, str]], sweeps: int = 2) -> Ordering:
     """Layer ``nodes`` and order each layer to reduce edge crossings (``sweeps``: barycenter
-    sweeps of :func:`app.graph.crossings.reduce_crossings`).
+    sweeps of :func:`app.graph.layout.crossings.reduce_crossings`).
 
     Works on integer ids internally: dict lookups on strings were most of the
     time for a few thousand nodes.

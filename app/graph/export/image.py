@@ -38,10 +38,10 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
 
+from app.graph.export.pngfile import write_png
 from app.graph.items import paint_ramp
 from app.graph.palette import STYLES, pen_for, text_color
 from app.graph.panel import SHORT  # the window's legend words
-from app.graph.pngfile import write_png
 from app.graph.scene import GraphScene
 from tfviz import __version__
 from tfviz.export import IMAGE_FORMATS, SIGNATURE, verdict

@@ -8,7 +8,7 @@ bottom layer, so the crossings between two layers are the inversions of the
 lower positions once the edges are sorted by their upper positions. Edges that
 share an endpoint never cross.
 
-The same count serves three callers: the layout (:mod:`app.graph.layout`) keeps
+The same count serves three callers: the layout (:mod:`app.graph.layout.layered`) keeps
 the best ordering it has seen and refines only the layers that still have
 crossings, the tests check it on graphs with a known crossing number, and the
 benchmark compares our orderings with ``dot``'s.

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Hashable
 
-from app.graph.layout import Ordering
+from app.graph.layout.layered import Ordering
 
 MIN_CHILDREN = 3  # below this there is nothing to order
 MAX_CHILDREN = 150

@@ -1,9 +1,9 @@
-"""Draw a saved analysis as an image without a screen: ``python -m app.graph.headless``.
+"""Draw a saved analysis as an image without a screen: ``python -m app.graph.export.headless``.
 
 ``tfviz export SCRIPT -o graph.svg`` runs this in a child process (the library never
 imports Qt): the analysis is read back with :func:`tfviz.analysisfile.load_analysis`
 (never executed, never unpickled), built by the window's own :class:`GraphScene` in the
-chosen collapse state, and written by :func:`app.graph.export.write_image`, with Qt's
+chosen collapse state, and written by :func:`app.graph.export.image.write_image`, with Qt's
 offscreen platform. Every failure is one line on stderr and exit status 2.
 """
 
@@ -19,7 +19,7 @@ EXIT_ERROR = 2
 def _parser() -> argparse.ArgumentParser:
     from app.graph.scene import EXPANSIONS
 
-    p = argparse.ArgumentParser(prog="python -m app.graph.headless",
+    p = argparse.ArgumentParser(prog="python -m app.graph.export.headless",
                                 description="Draw a saved tfviz analysis as PNG, SVG or PDF.")
     p.add_argument("analysis", help="a saved analysis (.json, as tfviz export -o x.json writes)")
     p.add_argument("output", help="the image to write")
@@ -36,7 +36,7 @@ def render(analysis: str, output: str, fmt: str | None = None, expand: str = "de
     AnalysisFileError with the reason."""
     from PySide6.QtWidgets import QApplication
 
-    from app.graph.export import size_text, write_image
+    from app.graph.export.image import size_text, write_image
     from app.graph.scene import GraphScene
     from tfviz.analysisfile import load_analysis
 
@@ -58,7 +58,7 @@ def render(analysis: str, output: str, fmt: str | None = None, expand: str = "de
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from app.graph.export import ExportError
+    from app.graph.export.image import ExportError
     from tfviz.analysisfile import AnalysisFileError
 
     try:

@@ -2,7 +2,7 @@
 
 The dialog previews the size as the choices change ("4 210 × 2 980 px, 12.5 MP") and,
 past the PNG pixel cap, says so, offers the largest scale that fits and disables the
-export rather than write a clipped file. It draws through :func:`app.graph.export.write_image`
+export rather than write a clipped file. It draws through :func:`app.graph.export.image.write_image`
 from the view's own scene, in the current collapse state, path view and colours.
 """
 
@@ -27,7 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.graph.export import PIXEL_CAP, ExportError, check_pixels, max_scale, plan, size_text, write_image
+from app.graph.export.image import (
+    PIXEL_CAP,
+    ExportError,
+    check_pixels,
+    max_scale,
+    plan,
+    size_text,
+    write_image,
+)
 from app.graph.view import GraphView
 
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "pdf": "PDF document (*.pdf)"}

@@ -4,7 +4,7 @@ Each expanded group's direct children are ordered once (the costly part) and
 the ordering is cached; sizes and absolute positions are recomputed from the
 cache on every expand/collapse, which is cheap. Every group is ordered by our own
 layered layout; a small group it leaves crossings in is also sent to Graphviz
-``dot`` when it is installed (:mod:`app.graph.dot_order`, time-boxed, all groups
+``dot`` when it is installed (:mod:`app.graph.layout.dot_order`, time-boxed, all groups
 of a layout at once), and ``dot``'s ordering is kept when it has no more
 crossings. When ``dot`` is missing, slow or fails, ours stays.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from app.graph import dot_order, layout
 from app.graph.hierarchy import ROOT, Hierarchy
+from app.graph.layout import dot_order, layered
 
 OP_SIZE = (170.0, 38.0)
 GROUP_SIZE = (200.0, 54.0)
@@ -48,7 +48,7 @@ class GraphLayout:
         """``use_dot``: None = when ``dot`` is installed; False = never (benchmarks, tests)."""
         self.h = hierarchy
         self.child_edges = hierarchy.child_edges()
-        self._orderings: dict[tuple[str, bool], layout.Ordering] = {}
+        self._orderings: dict[tuple[str, bool], layered.Ordering] = {}
         self.use_dot = dot_order.dot_program() is not None if use_dot is None else use_dot
         self.engine: dict[tuple[str, bool], str] = {}  # which orderer laid out each group: dot | own
 
@@ -72,15 +72,15 @@ class GraphLayout:
             if key in self._orderings or not dot_order.MIN_CHILDREN <= len(kids) <= dot_order.MAX_CHILDREN:
                 continue
             edges = self._edges_among(gid, kids)
-            o = layout.order(kids, edges)
+            o = layered.order(kids, edges)
             self._orderings[key], self.engine[key] = o, "own"
-            crossed = layout.crossings(o)
+            crossed = layered.crossings(o)
             if crossed:
                 own_crossings[key] = crossed
                 sizes = {k: GROUP_SIZE if k in self.h.groups else OP_SIZE for k in kids}
                 jobs[key] = (kids, edges, sizes)
         for key, o in dot_order.dot_orderings(jobs).items():
-            if layout.crossings(o) <= own_crossings[key]:
+            if layered.crossings(o) <= own_crossings[key]:
                 self._orderings[key], self.engine[key] = o, "dot"
 
     def visible_children(self, gid: str, only_path: bool) -> list[str]:
@@ -99,12 +99,12 @@ class GraphLayout:
         return {c for c in self.h.groups[gid].children
                 if (self.h.groups[c].on_path if c in self.h.groups else self.h.ops[c].on_path)}
 
-    def ordering(self, gid: str, only_path: bool) -> layout.Ordering:
+    def ordering(self, gid: str, only_path: bool) -> layered.Ordering:
         key = (gid, only_path)
         o = self._orderings.get(key)
         if o is None:
             kids = self.visible_children(gid, only_path)
-            o = layout.order(kids, self._edges_among(gid, kids))
+            o = layered.order(kids, self._edges_among(gid, kids))
             self._orderings[key] = o
             self.engine[key] = "own"
         return o
@@ -127,7 +127,7 @@ class GraphLayout:
                 for n in L:
                     if not n.startswith("\0"):
                         kid_sizes[n] = sizes[n] = size(n)
-            coords = layout.coordinates(o, kid_sizes, prefer=self.on_path_children(node))
+            coords = layered.coordinates(o, kid_sizes, prefer=self.on_path_children(node))
             local[node] = coords
             w = max((x + kid_sizes.get(n, (8, 0))[0] for n, (x, _) in coords.items()), default=0.0)
             h = max((y + kid_sizes.get(n, (0, 0))[1] for n, (_, y) in coords.items()), default=0.0)

@@ -1,0 +1,1 @@
+"""Images of the graph scene: PNG, SVG, PDF, from the window (File > Export image…) and headless."""
