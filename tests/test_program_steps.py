@@ -87,3 +87,26 @@ def test_step_past_the_end_counts_every_execution(args, step, total):
     assert f"ran to the end after {total} gradient computation(s); --step {step} asks for more" \
         in err.value.message
     assert truth(RELU, args, step)["gradient_computations"] == total
+
+
+KERAS = ROOT / "tests" / "programs" / "keras_compiled_step.py"
+
+
+@pytest.mark.parametrize("step", [1, 3])
+def test_fit_with_a_compiled_train_step_counts_each_batch(step):
+    """Keras runs the model's own ``@tf.function`` train_step batch by batch:
+    its graph runs unseen from batch 2 on, and each batch is still one step."""
+    report = analyzed(KERAS, (), step)
+    assert report.target.startswith(f"Model.fit → Model.train_step, batch {step}: ")
+    assert ours(report) == theirs(truth(KERAS, (), step))
+    assert report.ok == (step == 1)
+
+
+def test_fit_with_a_compiled_train_step_past_the_end():
+    from tfviz.diagnose import analyze
+    from tfviz.errors import AnalysisError
+
+    with pytest.raises(AnalysisError) as err:
+        analyze(str(KERAS), step=9)
+    assert "ran to the end after 8 gradient computation(s)" in err.value.message
+    assert truth(KERAS, (), 9)["gradient_computations"] == 8

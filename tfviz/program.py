@@ -203,7 +203,7 @@ class RunHandler:
 
         if compiled.per_call and self.count + compiled.per_call >= self.step:
             # The step is one this call would run as a graph, unseen: trace it instead.
-            self._capture_call(fn, entry(f"{compiled.name}, call {compiled.calls}"), compiled)
+            self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
         before, traces = self.count, compiled.traces()
         self.entries.append(entry())
         try:
@@ -214,20 +214,29 @@ class RunHandler:
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
 
-    def _capture_call(self, fn: Any, entry: _Entry, compiled: CompiledStep) -> None:
+    def _capture_call(self, fn: Any, args: tuple, kwargs: dict, compiled: CompiledStep,
+                      entry: _Entry | None) -> None:
         """Capture the step inside this call of ``fn`` before the call runs.
 
+        ``entry``: the step this call is, when it is the outermost; None for a
+        tf.function an eager Keras ``train_step`` calls (the batch is the step,
+        and its replay runs ``fn`` as Python).
         Returns only when the new trace holds fewer gradient computations than
         the last one (other arguments, other Python branches): the call then
         runs as usual and counts what its own trace holds.
         """
-        saved = self.count
-        self.entries.append(entry)
+        outer = self.entries[0] if self.entries else None
+        saved, hits, graph = self.count, outer.hits if outer else 0, outer.graph if outer else None
+        if entry is not None:
+            self.entries.append(entry)
+        else:
+            self.nested.append(fn)
+        step = self.entries[0]
         self.retracing = True
         try:
-            trace_again(fn, entry.args, entry.kwargs)
+            trace_again(fn, args, kwargs)
         except Exception as exc:  # noqa: BLE001 - the user's step, traced once more
-            where = entry.called_at
+            where = step.called_at
             raise _Refused(AnalysisError(
                 f"tfviz traced call {compiled.calls} of {compiled.name} again to capture gradient"
                 f" computation {self.step}, and the trace raised {type(exc).__name__}: {exc}",
@@ -235,9 +244,14 @@ class RunHandler:
                 code=where.code if where else "")) from None
         finally:
             self.retracing = False
-            self.entries.pop()
+            if entry is not None:
+                self.entries.pop()
+            else:
+                self.nested.pop()
         self._stop_if_pending()  # reached, and the step calls no optimizer
         self.count = saved
+        if outer is not None:
+            outer.hits, outer.graph = hits, graph
 
     def _nested_call(self, fn: Any, args: tuple, kwargs: dict, original: Callable[[], Any]) -> Any:
         """A tf.function called inside the step: the outermost call is the step.
@@ -256,6 +270,9 @@ class RunHandler:
             finally:
                 self.nested.pop()
         compiled = self.compiled.called(fn)
+        eager = tf.executing_eagerly()  # called by an eager Keras train_step, batch by batch
+        if eager and compiled.per_call and self.count + compiled.per_call >= self.step:
+            self._capture_call(fn, args, kwargs, compiled, None)
         before, traces = self.seen, compiled.traces()
         self.nested.append(fn)
         try:
@@ -263,7 +280,13 @@ class RunHandler:
         finally:
             self.nested.pop()
         unseen = compiled.ran(self.seen - before, traces)
-        if unseen and not tf.executing_eagerly():
+        if unseen and eager:
+            step = self.entries[0]
+            self.count += unseen
+            step.hits += unseen
+            if not any(fn is f for f in step.inline):
+                step.inline.append(fn)  # a later gradient call of this batch: the replay must count these
+        elif unseen:
             self._count_unseen(unseen)
         return result
 
