@@ -7,7 +7,7 @@ exit status and faulthandler trace, and the window stays usable throughout.
 What is analysed: a named target (a zero-argument function), or the program
 itself run to its N-th gradient computation with its command-line arguments
 (program mode). The analysis bar offers both; which one a plain open gets is
-read from the source (:func:`tfviz.scriptinfo.choose_mode`) without running it,
+read from the source (:func:`tfviz.script.scriptinfo.choose_mode`) without running it,
 so the bar is right even when the analysis fails (a program that rejects its
 arguments needs the Arguments field most).
 """
@@ -53,7 +53,7 @@ from app.selection import SelectionSync
 from app.start_page import StartPage
 from app.worker_client import Worker, WorkerPool
 from tfviz.report import Report
-from tfviz.scriptinfo import choose_mode, static_targets
+from tfviz.script.scriptinfo import choose_mode, static_targets
 
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
 LAYOUT_VERSION = 3  # 3: the Overview dock below Details

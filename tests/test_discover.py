@@ -22,7 +22,7 @@ def _module(source: str) -> types.ModuleType:
 
 
 def _names(module: types.ModuleType) -> dict[int, str]:
-    from tfviz.discover import find_variables
+    from tfviz.script.discover import find_variables
 
     return {id(f.tf_variable): f.path for f in find_variables(module)}
 

@@ -74,7 +74,7 @@ _sessions: dict = {}
 def session_for(tmp_path_factory, name: str, mode: str):
     key = (name, mode)
     if key not in _sessions:
-        from tfviz.diagnose import analyze
+        from tfviz.engine.diagnose import analyze
 
         _, _sessions[key] = analyze(case_script(tmp_path_factory, name), run=mode == "program",
                                     keep_session=True)
@@ -162,7 +162,7 @@ def loss():
 
 
 def test_no_path_and_cut_answers(tmp_path):
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
 
     script = tmp_path / "cuts.py"
     script.write_text(NO_PATH)
@@ -194,7 +194,7 @@ def test_nested_body_tensor_is_not_reachable(tmp_path_factory):
 
 
 def test_seed3_chain_rule_split():
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
 
     report, session = analyze(str(EXAMPLES / "seed3_chain_rule_split.py"), keep_session=True)
     assert report.ok and {v.name: v.status for v in report.variables} == {

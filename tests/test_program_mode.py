@@ -26,7 +26,7 @@ def analyzed(path, args=(), step=1):
 
     A program that configures devices must start TensorFlow itself, so it
     runs through ``tfviz check --json`` in a fresh process instead."""
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.report import Report
 
     key = (str(path), tuple(args), step)
@@ -169,7 +169,7 @@ def test_step_picks_the_nth_gradient_computation():
 
 
 def test_program_without_gradient_is_a_clear_error():
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:
@@ -179,7 +179,7 @@ def test_program_without_gradient_is_a_clear_error():
 
 
 def test_program_rejecting_its_command_line_says_how_to_pass_arguments():
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:
@@ -189,7 +189,7 @@ def test_program_rejecting_its_command_line_says_how_to_pass_arguments():
 
 
 def test_tf1_graph_mode_is_refused_with_the_line(tmp_path):
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     script = tmp_path / "tf1.py"
@@ -200,7 +200,7 @@ def test_tf1_graph_mode_is_refused_with_the_line(tmp_path):
 
 
 def test_main_function_is_a_program_not_a_target(tmp_path):
-    from tfviz.scriptinfo import choose_mode, static_targets
+    from tfviz.script.scriptinfo import choose_mode, static_targets
 
     src = (EXAMPLES / "program_argv.py").read_text()
     assert "main" not in static_targets(src)

@@ -109,7 +109,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from tfviz.errors import AnalysisError
-    from tfviz.loader import compile_script
+    from tfviz.script.loader import compile_script
 
     try:
         if args.target and (args.run or args.script_args):
@@ -209,8 +209,8 @@ def _write_graph(path: str, report) -> None:
 
 def _list_targets(args: argparse.Namespace) -> int:
     """Named targets, read from the source: listing them never runs the program."""
-    from tfviz.loader import read_source
-    from tfviz.scriptinfo import static_targets
+    from tfviz.script.loader import read_source
+    from tfviz.script.scriptinfo import static_targets
 
     names = static_targets(read_source(args.script))
     if args.json:

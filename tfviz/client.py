@@ -138,7 +138,7 @@ def _user_frame(stderr_tail: list[str]) -> tuple[str | None, int | None]:
     >>> _user_frame(['  File "/u/train.py", line 12 in crash', '  File "/u/train.py", line 30 in <module>'])
     ('/u/train.py', 12)
     """
-    from tfviz.sourcemap import is_user_file
+    from tfviz.script.sourcemap import is_user_file
 
     for text in stderr_tail:
         m = re.match(r'\s*File "([^"]+)", line (\d+)', text)

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from tfviz.analysisfile import AnalysisFileError, load_analysis
     from tfviz.errors import AnalysisError
     from tfviz.export import IMAGE_FORMATS, format_of, write
-    from tfviz.loader import compile_script
+    from tfviz.script.loader import compile_script
 
     saved = args.script.lower().endswith(".json")
     try:

@@ -33,7 +33,7 @@ Request (one line on stdin)::
 - ``keep`` (optional, default false): keep the session after the result
   and answer ``jacobian`` requests (below).
 
-These are :func:`tfviz.diagnose.analyze`'s arguments. A malformed request
+These are :func:`tfviz.engine.diagnose.analyze`'s arguments. A malformed request
 (``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
 with an ``error`` message. While a program runs, whatever it prints is sent
 as ``log`` messages of at most 64 KB, each sent within 50 ms of its first
@@ -115,7 +115,7 @@ class Channel:
 
 
 def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> int:
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     if request.get("cmd") != "analyze":
@@ -202,7 +202,7 @@ def main() -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     channel = Channel()
     flush_at_exit(channel.logs)
-    from tfviz.quiet import import_tensorflow
+    from tfviz.script.quiet import import_tensorflow
 
     tf = import_tensorflow()
     channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})

@@ -18,8 +18,8 @@ TARGET_S = 0.5
 def main() -> None:
     import tensorflow as tf
 
-    import tfviz.discover as discover
-    from tfviz.discover import find_variables
+    import tfviz.script.discover as discover
+    from tfviz.script.discover import find_variables
 
     module = types.ModuleType("big")
     module.samples = [float(i) for i in range(3_000_000)]

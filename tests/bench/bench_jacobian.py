@@ -62,7 +62,7 @@ def bench(label: str, source: str, wrt: str, sample: int, repeat: int) -> dict:
     import numpy as np
     import tensorflow as tf
 
-    from tfviz.diagnose import analyze
+    from tfviz.engine.diagnose import analyze
     from tfviz.jacobian.data import Jacobian
 
     folder = tempfile.mkdtemp(prefix="tfviz-bench-jac-")
@@ -113,7 +113,7 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--sizes", default="500,2000")
     args = p.parse_args()
-    from tfviz.quiet import import_tensorflow
+    from tfviz.script.quiet import import_tensorflow
 
     import_tensorflow()
     rows = [bench(f"tanh(Wx) n={n}", DENSE.format(n=n), "x", n if n <= 500 else args.sample,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tfviz.graphbuild import OpGraph
+from tfviz.engine.graphbuild import OpGraph
 from tfviz.jacobian.data import Array, ChainSplit, Jacobian
 from tfviz.jacobian.names import Resolved
 from tfviz.jacobian.retrace import Picker, trace_step

@@ -60,7 +60,7 @@ def _range(text: str | None) -> list[int] | None:
 
 def run(args: argparse.Namespace) -> int:
     from tfviz.errors import AnalysisError
-    from tfviz.loader import compile_script
+    from tfviz.script.loader import compile_script
 
     if args.output and os.path.splitext(args.output)[1].lower() not in WRITERS:
         print(f"tfviz: -o must end in {', '.join(WRITERS)}", file=sys.stderr)

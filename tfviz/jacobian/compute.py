@@ -34,7 +34,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from tfviz.graphbuild import OpGraph
+from tfviz.engine.graphbuild import OpGraph
 from tfviz.jacobian.data import Array, Cut, Jacobian, JacobianError, fmt_bytes
 from tfviz.jacobian.names import Resolved, refuse_nested
 from tfviz.jacobian.retrace import Picker, trace_step
@@ -204,7 +204,7 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
     except JacobianError:
         raise
     except Exception as exc:  # noqa: BLE001 - an op whose gradient raises is an answer
-        from tfviz.trace import raising_op
+        from tfviz.engine.trace import raising_op
 
         op = raising_op(exc)
         if op is None and not isinstance(exc, LookupError):
@@ -270,8 +270,8 @@ def _learn_shapes(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Re
 
 def _explain_cut(og: OpGraph, result: Jacobian) -> Jacobian:
     """A path exists but carries no gradient: name the op that cuts it, as the graph view does."""
-    from tfviz.flow import frontier_cuts, gradient_reach, path_region
-    from tfviz.gradrules import Prober, annotate
+    from tfviz.engine.flow import frontier_cuts, gradient_reach, path_region
+    from tfviz.engine.gradrules import Prober, annotate
 
     src, dst = result.wrt.node, result.of.node
     region = path_region(og.g, src, dst)

@@ -18,9 +18,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from tfviz.discover import FoundVariable, tf_name, var_node
-from tfviz.graphbuild import TARGET, OpGraph
+from tfviz.engine.graphbuild import TARGET, OpGraph
 from tfviz.jacobian.data import JacobianError, TensorRef
+from tfviz.script.discover import FoundVariable, tf_name, var_node
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 

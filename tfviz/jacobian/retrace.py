@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tfviz.graphbuild import TARGET, OpGraph
+from tfviz.engine.graphbuild import TARGET, OpGraph
+from tfviz.engine.trace import as_value, autograph
 from tfviz.jacobian.data import JacobianError, TensorRef
 from tfviz.jacobian.names import Resolved
-from tfviz.trace import as_value, autograph
 
 #: The chunk-start argument: a name no user op has, so it shifts no op names.
 START_ARG = "tfviz_jacobian_start"

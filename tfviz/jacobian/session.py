@@ -1,6 +1,6 @@
 """The analysed script, kept alive so that Jacobian requests need no re-run.
 
-:func:`tfviz.diagnose.analyze` with ``keep_session=True`` hands one back
+:func:`tfviz.engine.diagnose.analyze` with ``keep_session=True`` hands one back
 with its report. It holds the step callable (a target function, or the
 replay of a captured program step), the variables, the analysed graph (its
 node ids are the graph view's) and the script's folder and output capture,
@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.discover import FoundVariable
-from tfviz.graphbuild import OpGraph
+from tfviz.engine.graphbuild import OpGraph
 from tfviz.jacobian.chain import chain_split
 from tfviz.jacobian.compute import DEFAULT_BUDGET, Progress, compute
 from tfviz.jacobian.data import ChainSplit, Jacobian, JacobianError
 from tfviz.jacobian.names import candidates, resolve
+from tfviz.script.discover import FoundVariable
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Session:
     step_fn: Callable[[], Any]
     found: list[FoundVariable]
     og: OpGraph | None
-    capture: Any = None  # tfviz.loader.Capture: the script's prints become log messages
+    capture: Any = None  # tfviz.script.loader.Capture: the script's prints become log messages
     trace_error: str = ""
     _cache: dict = field(default_factory=dict)
 

@@ -5,7 +5,7 @@ The program runs as ``__main__`` with its own ``sys.argv``. Every gradient
 computation it reaches (``tape.gradient``/``jacobian``, ``tf.gradients``,
 Keras ``fit``/``train_on_batch``, or an exception escaping a recording tape)
 is counted; at the N-th the program is unwound before anything applies the
-gradients, and the step is kept as a :mod:`tfviz.replay` callable plus the
+gradients, and the step is kept as a :mod:`tfviz.program.replay` callable plus the
 sources it differentiates.
 
 Counting follows what runs. A ``tf.function`` step's gradient calls are
@@ -13,7 +13,7 @@ seen while it is traced, once per call that traces: TensorFlow may trace a
 call twice (Keras creates optimizer slots in a first trace it throws away),
 and that retrace is the same step. Each later call that runs the traced
 graph counts as many computations as that trace held, and a step that falls
-inside such a call is captured from a new trace of it (:mod:`tfviz.stepcount`),
+inside such a call is captured from a new trace of it (:mod:`tfviz.program.stepcount`),
 with the variables as the earlier calls left them. Keras'
 ``fit`` runs ``train_step`` eagerly batch by batch, so a model that Keras
 would build inside its own trace is built the way a user's first call
@@ -30,17 +30,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz import hooks
-from tfviz.discover import FoundVariable
+from tfviz.engine.trace import raising_op
 from tfviz.errors import AnalysisError
-from tfviz.loader import Capture, compile_script, error_from_exception, read_source
-from tfviz.replay import BlockReplay, CallReplay, block_code, run_python
+from tfviz.program import hooks
+from tfviz.program.replay import BlockReplay, CallReplay, block_code, run_python
+from tfviz.program.sources import name_sources, outside_objects
+from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
-from tfviz.scriptinfo import static_targets
-from tfviz.sourcemap import code_at, user_source
-from tfviz.sources import name_sources, outside_objects
-from tfviz.stepcount import CompiledStep, Steps, trace_again
-from tfviz.trace import raising_op
+from tfviz.script.discover import FoundVariable
+from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
+from tfviz.script.scriptinfo import static_targets
+from tfviz.script.sourcemap import code_at, user_source
 
 
 @dataclass
@@ -132,7 +132,7 @@ class RunHandler:
         self.entries: list[_Entry] = []
         self.tapes: collections.OrderedDict[int, _TapeStart] = collections.OrderedDict()
         self.watched: dict[int, list[Any]] = {}
-        #: outermost tf.functions and what each call runs unseen (see tfviz.stepcount)
+        #: outermost tf.functions and what each call runs unseen (see tfviz.program.stepcount)
         self.compiled = Steps()
         #: the nested tf.functions being called (traced or inlined) right now, innermost last
         self.nested: list[Any] = []
@@ -308,7 +308,7 @@ class RunHandler:
             return original()
         import keras
 
-        from tfviz.kerasrun import fit_batches
+        from tfviz.program.kerasrun import fit_batches
 
         for i, data in enumerate(fit_batches(model, p, self.script)):
             label = f"Model.fit → {type(model).__name__}.train_step, batch {i + 1}"
@@ -318,7 +318,7 @@ class RunHandler:
     def keras_train_on_batch(self, model, p, frame, original):
         if self.entries:
             return original()
-        from tfviz.kerasrun import batch_of
+        from tfviz.program.kerasrun import batch_of
 
         logs = self._keras_step(model, batch_of(p), frame,
                                 f"Model.train_on_batch → {type(model).__name__}.train_step")
@@ -328,7 +328,7 @@ class RunHandler:
         return values[0] if isinstance(values, list) and len(values) == 1 else values
 
     def _keras_step(self, model, data, frame, label: str) -> Any:
-        from tfviz.kerasrun import prepare
+        from tfviz.program.kerasrun import prepare
 
         self._stop_if_pending()
         prepare(model, data, self.script)

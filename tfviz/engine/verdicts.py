@@ -12,10 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from tfviz.discover import FoundVariable, tf_name, var_node
-from tfviz.errors import AnalysisError
-from tfviz.explain import HINT, ZEROS_FOR_CUT, sentence
-from tfviz.flow import (
+from tfviz.engine.explain import HINT, ZEROS_FOR_CUT, sentence
+from tfviz.engine.flow import (
     ancestors_of,
     frontier_cuts,
     gradient_reach,
@@ -23,8 +21,11 @@ from tfviz.flow import (
     live_raisers,
     path_region,
 )
-from tfviz.gradrules import DIFFERENTIABLE
-from tfviz.graphdoc import graph_doc
+from tfviz.engine.gradrules import DIFFERENTIABLE
+from tfviz.engine.graphdoc import graph_doc
+from tfviz.engine.trace import Trace, Truth
+from tfviz.engine.zeros import branch_text, culprit_text, untaken_branch, zero_culprits
+from tfviz.errors import AnalysisError
 from tfviz.report import (
     EDGE_PASSES,
     RAISING_KINDS,
@@ -33,8 +34,7 @@ from tfviz.report import (
     Source,
     VariableReport,
 )
-from tfviz.trace import Trace, Truth
-from tfviz.zeros import branch_text, culprit_text, untaken_branch, zero_culprits
+from tfviz.script.discover import FoundVariable, tf_name, var_node
 
 # When several cuts block one variable, name the most telling one.
 PRIORITY = ("frozen_copy", "assign", "py_function", "stop_gradient", "integer",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from tfviz.discover import FoundVariable, find_variables, iter_objects
+from tfviz.script.discover import FoundVariable, find_variables, iter_objects
 
 
 def outside_objects(objs: list[Any]) -> list[Any]:

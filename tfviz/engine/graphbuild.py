@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 
 from tfviz.report import GraphFunction, TensorInfo
-from tfviz.sourcemap import user_source
+from tfviz.script.sourcemap import user_source
 
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 IF_OPS = frozenset({"If", "StatelessIf"})

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfviz.report import Source
 
-_TFVIZ_DIR = os.path.dirname(os.path.abspath(__file__))
+_TFVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the tfviz package
 _LIB_DIRS = tuple(
     {
         os.path.abspath(p)

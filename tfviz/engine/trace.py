@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.gradrules import DIFFERENTIABLE
-from tfviz.graphbuild import OpGraph, build_op_graph
-from tfviz.nestednorms import nested_sources
+from tfviz.engine.gradrules import DIFFERENTIABLE
+from tfviz.engine.graphbuild import OpGraph, build_op_graph
+from tfviz.engine.nestednorms import nested_sources
 
 
 @dataclass

@@ -19,7 +19,7 @@ import types
 from dataclasses import dataclass
 
 from tfviz.errors import AnalysisError
-from tfviz.sourcemap import code_at, user_source
+from tfviz.script.sourcemap import code_at, user_source
 
 MODULE_NAME = "tfviz_user_script"
 
@@ -164,7 +164,7 @@ def _autograph_source(exc: BaseException):
     if "in user code:" not in text:
         return None
     from tfviz.report import Source
-    from tfviz.sourcemap import is_user_file
+    from tfviz.script.sourcemap import is_user_file
 
     hits = [
         (f, int(n))

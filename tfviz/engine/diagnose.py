@@ -10,7 +10,19 @@ from collections.abc import Callable
 from typing import Any
 
 from tfviz import __version__
-from tfviz.discover import (
+from tfviz.engine.flow import ancestors_of, path_region
+from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
+from tfviz.engine.graphbuild import OpGraph
+from tfviz.engine.origins import OriginRecorder
+from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, trace
+from tfviz.engine.verdicts import FrozenCopy, judge
+from tfviz.errors import AnalysisError
+from tfviz.jacobian.session import Session
+from tfviz.program.run import run_program
+from tfviz.program.sources import name_sources
+from tfviz.program.training import review
+from tfviz.report import Report
+from tfviz.script.discover import (
     FoundVariable,
     find_variables,
     is_tf_function,
@@ -18,21 +30,9 @@ from tfviz.discover import (
     pick_target,
     var_node,
 )
-from tfviz.errors import AnalysisError
-from tfviz.flow import ancestors_of, path_region
-from tfviz.gradrules import DIFFERENTIABLE, Prober, annotate
-from tfviz.graphbuild import OpGraph
-from tfviz.jacobian.session import Session
-from tfviz.loader import Capture, compile_script, error_from_exception, load_script, read_source
-from tfviz.origins import OriginRecorder
-from tfviz.program import run_program
-from tfviz.quiet import import_tensorflow
-from tfviz.report import Report
-from tfviz.scriptinfo import choose_mode, static_targets
-from tfviz.sources import name_sources
-from tfviz.trace import Trace, Truth, as_value, eager_truth, raising_op, trace
-from tfviz.training import review
-from tfviz.verdicts import FrozenCopy, judge
+from tfviz.script.loader import Capture, compile_script, error_from_exception, load_script, read_source
+from tfviz.script.quiet import import_tensorflow
+from tfviz.script.scriptinfo import choose_mode, static_targets
 
 Progress = Callable[[str, float], None]
 

@@ -17,8 +17,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from tfviz import hooks
 from tfviz.errors import AnalysisError
+from tfviz.program import hooks
 
 
 class Captured(BaseException):

@@ -16,7 +16,7 @@ import weakref
 from typing import Any
 
 from tfviz.report import Source
-from tfviz.sourcemap import code_at, is_user_file
+from tfviz.script.sourcemap import code_at, is_user_file
 
 _EMPTY: frozenset[int] = frozenset()
 

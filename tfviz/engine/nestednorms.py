@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.graphbuild import CALL_OPS, CASE_OPS, IF_OPS, OpGraph, bodies
+from tfviz.engine.graphbuild import CALL_OPS, CASE_OPS, IF_OPS, OpGraph, bodies
 
 Key = tuple[str, int]
 
