@@ -18,7 +18,7 @@ from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, 
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
 from tfviz.jacobian.session import Session
-from tfviz.program.run import run_program
+from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
 from tfviz.report import Report

@@ -1,0 +1,91 @@
+"""What program mode keeps of a step: the captured step itself, the exceptions that
+unwind the user's program at it, and the bookkeeping of step calls and open tapes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfviz.errors import AnalysisError
+from tfviz.report import Source
+from tfviz.script.discover import FoundVariable
+
+
+@dataclass
+class StepCapture:
+    """The captured step: how to replay it and what it differentiates."""
+
+    api: str
+    description: str
+    replay: Callable[[], Any]
+    sources: list[FoundVariable]
+    where: Source | None = None
+    error: BaseException | None = None
+    #: the names visible where the step was called, for naming what it uses
+    namespace: dict[str, Any] = field(default_factory=dict)
+    #: the sources exactly as the program passed them, flattened
+    passed: list[Any] = field(default_factory=list)
+    #: the stand-in gradients handed back to the program, in the same order
+    handed: list[Any] = field(default_factory=list)
+    #: what the optimizer was asked to update: (index into ``passed`` of the
+    #: gradient it got, or None when that gradient was not one of ours, variable)
+    updates: list[tuple[int | None, Any]] | None = None
+    updates_known: bool = True
+    update_at: Source | None = None
+    #: the program runs the step as a graph, so the traced verdict is its truth
+    as_graph: bool = False
+
+    def stand_ins(self, hit: Any) -> Any:
+        import tensorflow as tf
+
+        self.passed = tf.nest.flatten(hit.sources)
+        self.handed = [tf.zeros(s.shape, s.dtype) if hasattr(s, "shape") and s.shape.is_fully_defined()
+                       else tf.zeros_like(s) for s in self.passed]
+        return tf.nest.pack_sequence_as(hit.sources, self.handed)
+
+    def record_update(self, grads: list[Any], variables: list[Any], where: Source | None) -> None:
+        index = {id(g): i for i, g in enumerate(self.handed)}
+        self.updates = [(index.get(id(g)), v) for g, v in zip(grads, variables)]
+        self.update_at = where
+
+
+class Reached(BaseException):
+    """The N-th gradient computation: unwinds the user's program."""
+
+    def __init__(self, capture: StepCapture) -> None:
+        super().__init__("tfviz captured the gradient step")
+        self.capture = capture
+
+
+class Refused(BaseException):
+    def __init__(self, error: AnalysisError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+@dataclass
+class Entry:
+    """An outermost step call: a tf.function called eagerly, or a Keras batch."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    frame_ns: dict[str, Any]
+    label: str = ""
+    autograph: bool = True
+    graph: Any = None
+    hits: int = 0
+    called_at: Source | None = None
+    #: the real program runs this step as a graph (tf.function, Keras fit)
+    as_graph: bool = True
+    #: nested tf.functions around its gradient calls: the replay runs them as Python
+    inline: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class TapeStart:
+    frame: Any
+    line: int
+    namespace: dict[str, Any]
+    count: int

@@ -1,0 +1,56 @@
+"""Where the program is when a gradient entry point is reached: the user's frame and
+line, its namespace, the replica, and whether TensorFlow is tracing a function graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfviz.report import Source
+from tfviz.script.sourcemap import code_at, user_source
+
+
+def frame_source(frame: Any) -> Source:
+    line = frame.f_lineno
+    return Source(frame.f_code.co_filename, line, code_at(frame.f_code.co_filename, line))
+
+
+def other_replica() -> bool:
+    import tensorflow as tf
+
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None:
+        return False
+    try:
+        return bool(tf.get_static_value(ctx.replica_id_in_sync_group))
+    except Exception:  # noqa: BLE001 - the default replica context
+        return False
+
+
+def namespace(frame: Any) -> dict[str, Any]:
+    ns = dict(frame.f_globals)
+    if frame.f_code.co_name != "<module>":
+        ns.update(frame.f_locals)
+    return ns
+
+
+def in_function_graph() -> bool:
+    from tensorflow.python.framework import func_graph, ops
+
+    return isinstance(ops.get_default_graph(), func_graph.FuncGraph)
+
+
+def outermost_graph() -> Any:
+    from tensorflow.python.framework import ops
+
+    g = ops.get_default_graph()
+    while getattr(g, "outer_graph", None) is not None and hasattr(g.outer_graph, "outer_graph"):
+        g = g.outer_graph
+    return g
+
+
+def user_line() -> Source | None:
+    """The user's line that asked for the gradient (TensorFlow maps AutoGraph's
+    generated code back to it, in the thread that started the trace)."""
+    from tensorflow.python.util import tf_stack
+
+    return user_source(tf_stack.extract_stack())
