@@ -7,28 +7,20 @@ view and the zoom-dependent level of detail.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsView
 
+from app.graph.framing import Framing
 from app.graph.gradient_path import GradientPath
 from app.graph.hierarchy import ROOT
-from app.graph.items import _FONT, EdgeBatch, FrameItem, NodeItem, paint_ramp
+from app.graph.items import EdgeBatch, FrameItem, NodeItem, paint_ramp
 from app.graph.palette import pen_for
 from app.graph.scene import GraphScene
 from tfviz.report import Report
 
-#: the smallest text the default and path views go down to, in pixels
-READABLE_PX = 9.0
 #: what is not on a shown gradient path is drawn at this opacity
 DIM = 0.22
-
-
-def readable_scale() -> float:
-    """The zoom at which the nodes' titles are :data:`READABLE_PX` pixels tall."""
-    from PySide6.QtGui import QFontInfo
-
-    return READABLE_PX / max(QFontInfo(_FONT).pixelSize(), 1)
 
 
 def _delegate(name: str, settable: bool = False) -> property:
@@ -38,7 +30,7 @@ def _delegate(name: str, settable: bool = False) -> property:
     return property(get, put, doc=f"The scene's ``{name}``.")
 
 
-class GraphView(QGraphicsView):
+class GraphView(Framing, QGraphicsView):
     nodeSelected = Signal(str)  # op id or group id ("" when cleared)
     pathRequested = Signal(str)  # "Show path" on a node: its id
 
@@ -134,95 +126,9 @@ class GraphView(QGraphicsView):
         self.first_view()
         self.untouched = True  # until the user moves the view, a resize re-runs first_view
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """A report opened while the window is still being laid out (or resized before the
-        user has touched the view) is framed again for the viewport's real size."""
-        super().resizeEvent(event)
-        if getattr(self, "untouched", False) and self.h is not None and self.path is None:
-            self.first_view()
-
-    def touched(self) -> None:
-        """The user moved the view: a later resize, or a re-centring still queued from the
-        first view, keeps what they chose."""
-        self.untouched = False
-        self._moves += 1
-
-    def _later(self, fn) -> None:
-        """``fn`` once the event loop turns (the viewport has its size by then), unless the
-        view is moved meanwhile."""
-        n = self._moves
-        QTimer.singleShot(0, lambda: n == self._moves and fn())
-
     def first_problem(self) -> list[str]:
         """The first problem's op, then an affected variable's node: what the window opens on."""
         return self.scene().first_problem()
-
-    def first_view(self) -> None:
-        """On the first problem: the path from an affected variable through the cut to the
-        target, at a readable zoom. A healthy graph is fitted if its labels stay legible;
-        a long one (ResNet's chain of blocks) shows its top at a readable scale instead."""
-        focus = self.first_problem()
-        if focus:
-            self._fit_problem(focus)
-            # again once the window is laid out: the viewport may not have its size yet
-            self._later(lambda: self._fit_problem(focus))
-            return
-        self.fit()
-        r = self.content_rect()
-        if r.isEmpty() or self.transform().m11() >= readable_scale():
-            return
-        s = readable_scale()
-        self.resetTransform()
-        self.scale(s, s)
-        self.update_lod()
-        first = min(self.node_items.values(), key=lambda i: (i.sceneBoundingRect().top(),
-                                                             i.sceneBoundingRect().left()), default=None)
-        x = first.sceneBoundingRect().center().x() if first is not None else r.center().x()
-        x = max(x, r.left() + self.viewport().width() / (2 * s) - 20 / s)
-        top = QPointF(x, r.top() + self.viewport().height() / (2 * s) - 20 / s)
-        self.centerOn(top)
-        self._later(lambda: self.centerOn(top))
-
-    def _fit_problem(self, focus: list[str]) -> None:
-        """Fit the cut, its variable and the target (``focus`` and ``__target__``'s boxes);
-        when the three do not fit at a readable zoom, the cut and its variable: the
-        target is often far below, and the cut beside its variable says more than the cut
-        alone, which is all that would be centred otherwise."""
-        if self.h is None:
-            return
-        items = []
-        for o in [*focus, "__target__"]:
-            it = self.node_items.get(self.h.representative(o, self.expanded)) if o in self.h.ops else None
-            if it is not None and it not in items:
-                items.append(it)
-        s = readable_scale()
-        room = QRectF(0, 0, self.viewport().width() / s - 80, self.viewport().height() / s - 80)
-        while len(items) > 2 and not _fits(items, room):
-            items.pop()
-        self.fit_items(items, center=items[0] if items else None)
-
-    def fit_items(self, items, center=None) -> None:
-        """Fit the view to ``items``, never below a readable zoom: when they do not fit at
-        that zoom, the view is centred as near their centre as keeps ``center`` (the cut)
-        in view, so as much of the rest shows as can beside it."""
-        r = QRectF()
-        for it in items:
-            r = r.united(it.sceneBoundingRect())
-        if r.isEmpty():
-            return
-        self.fitInView(r.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
-        s = min(max(self.transform().m11(), readable_scale()), 1.2)
-        self.resetTransform()
-        self.scale(s, s)
-        self.update_lod()
-        c = r.center()
-        vw, vh = self.viewport().width() / s, self.viewport().height() / s
-        if (r.width() > vw - 20 or r.height() > vh - 20) and center is not None:
-            k = center.sceneBoundingRect()
-            c = QPointF(_clamp(c.x(), k.right() + 20 - vw / 2, k.left() - 20 + vw / 2, k.center().x()),
-                        _clamp(c.y(), k.bottom() + 20 - vh / 2, k.top() - 20 + vh / 2, k.center().y()))
-        self.centerOn(c)
-        self._later(lambda: self.centerOn(c))
 
     def set_only_path(self, on: bool) -> None:
         self.only_path = on
@@ -432,16 +338,6 @@ class GraphView(QGraphicsView):
             self.scale(factor, factor)
             self.update_lod()
 
-    def fit(self) -> None:
-        r = self.content_rect()
-        if not r.isEmpty():
-            self.fitInView(r.adjusted(-20, -20, 20, 20), Qt.KeepAspectRatio)
-            if self.transform().m11() > 1.2:
-                self.resetTransform()
-                self.scale(1.2, 1.2)
-                self.centerOn(r.center())
-        self.update_lod()
-
     def mousePressEvent(self, event) -> None:
         self.touched()
         self._press = event.position()
@@ -471,17 +367,3 @@ class GraphView(QGraphicsView):
 
     def items_at(self, pos):
         return QGraphicsView.items(self, pos)
-
-
-def _fits(items, room: QRectF) -> bool:
-    """Whether the items' bounding rectangle fits in ``room`` (scene units)."""
-    r = QRectF()
-    for it in items:
-        r = r.united(it.sceneBoundingRect())
-    return r.width() <= room.width() and r.height() <= room.height()
-
-
-def _clamp(x: float, lo: float, hi: float, fallback: float) -> float:
-    """``x`` within ``[lo, hi]``; ``fallback`` when the range is empty (the box is wider
-    than the viewport)."""
-    return fallback if lo > hi else min(max(x, lo), hi)

@@ -50,8 +50,9 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.graph.export.image import ExportError, Page, max_scale, paint, plan, size_text, write_image  # noqa: E402
 from app.graph.export.pngfile import LEVEL, bands_of, threads, write_png  # noqa: E402
+from app.graph.framing import readable_scale  # noqa: E402
 from app.graph.scene import GraphScene  # noqa: E402
-from app.graph.view import GraphView, readable_scale  # noqa: E402
+from app.graph.view import GraphView  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
 from tfviz.report import Report  # noqa: E402
 

@@ -15,9 +15,9 @@ from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QFontInfo
 
+from app.graph.framing import READABLE_PX
 from app.graph.items import _FONT
 from app.graph.palette import QUIET, STYLES, category, look, worst
-from app.graph.view import READABLE_PX
 from tests.gui.test_render import _count, render_view
 
 #: model -> (example, healthy)

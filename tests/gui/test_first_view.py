@@ -6,7 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
 
-from app.graph.view import GraphView, readable_scale
+from app.graph.framing import readable_scale
+from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Problem, Report
 
 

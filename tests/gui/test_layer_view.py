@@ -7,8 +7,8 @@ from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontInfo
 
+from app.graph.framing import readable_scale
 from app.graph.items import _FONT, NodeItem
-from app.graph.view import readable_scale
 from app.jacobian.menu import graph_menu
 
 SG = EXAMPLES / "kind_stop_gradient_layer.py"
