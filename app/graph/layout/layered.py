@@ -40,7 +40,7 @@ class Ordering:
     edges: list[tuple[str, str]]  # edges of the proper (dummy-expanded) graph
     chains: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # real edge -> dummies
     _pred: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
-    _frame: tuple[frozenset[str], _XFrame] | None = field(default=None, repr=False, compare=False)
+    _frame: tuple[frozenset[str] | None, _XFrame] | None = field(default=None, repr=False, compare=False)
 
     def pred(self) -> dict[str, list[str]]:
         """Each node's predecessors, built once: :func:`coordinates` runs on every expand."""
@@ -248,12 +248,15 @@ class _XFrame:
 
 
 def _x_frame(ordering: Ordering, prefer: Collection[str]) -> _XFrame:
-    key = frozenset(prefer)
+    """The integer structure the x sweeps work on, cached on the ordering. Past
+    :data:`SWEEP_MAX` nodes only the first pass runs, so only its inputs are built
+    (priorities for ResNet50's 3,100 flat ops cost as much as the pass itself)."""
+    ids = [n for L in ordering.layers for n in L]
+    total = len(ids)
+    key = frozenset(prefer) if total <= SWEEP_MAX else None
     if ordering._frame is not None and ordering._frame[0] == key:
         return ordering._frame[1]
-    ids = [n for L in ordering.layers for n in L]
     index = {n: i for i, n in enumerate(ids)}
-    total = len(ids)
     lay = [0] * total
     layers: list[list[int]] = []
     for li, L in enumerate(ordering.layers):
@@ -268,6 +271,10 @@ def _x_frame(ordering: Ordering, prefer: Collection[str]) -> _XFrame:
         if a is not None and b is not None and lay[b] == lay[a] + 1:
             up[b].append(a)
             down[a].append(b)
+    if key is None:  # the first pass alone: every input counts, no priorities
+        frame = _XFrame(ids, layers, up, down, [], [])
+        ordering._frame = (key, frame)
+        return frame
     pref = [n in key for n in ids]
     for (u, v), chain in ordering.chains.items():  # a long edge between two path nodes
         if u in key and v in key:
