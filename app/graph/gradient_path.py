@@ -19,7 +19,7 @@ TARGET = "__target__"
 @dataclass
 class Hop:
     op: str  # graph node id
-    name: str
+    name: str  # as the graph titles it: a captured tensor by its Python path
     type: str
     shape: str  # the tensor passed to the next hop (the op's own output for the last)
     status: str  # what happens to the gradient there
@@ -132,5 +132,5 @@ def _hops(report: Report, ops: dict, chain: list[str]) -> list[Hop]:
             v = next((v for v in report.variables if f"var:{v.name}" == n), None)
             if v is not None:
                 shape, norm = f"{v.dtype}{_shape(v.shape)}", v.grad_norm
-        out.append(Hop(n, op.name, op.type, shape, status, norm))
+        out.append(Hop(n, op.label or op.name, op.type, shape, status, norm))
     return out

@@ -29,7 +29,8 @@ def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozens
     h = [f"<h3 style='margin:0'>Gradient path of {esc(sname)}</h3>"]
     if path.cut and end is not None:
         cat = category(end.status)
-        what = end.name if end.name == end.type else f"{end.type} {end.name}"
+        what = (f"{end.label} ({end.type})" if end.label else
+                end.name if end.name == end.type else f"{end.type} {end.name}")
         words = OP_STATUS_WORDS.get(end.status, f"cut ({end.status})")
         h.append(f"<p>From the variable to <span style='color:{text_color(cat)}'><b>{esc(what)}"
                  f"</b></span>, where its gradient stops: {esc(words)}."
