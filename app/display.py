@@ -53,3 +53,13 @@ def summary(report: Report) -> str:
     if zero:
         parts.append(f"{zero} with a zero gradient")
     return ", ".join(parts)
+
+
+def shape_text(s) -> str:
+    """A variable's shape as Python writes it, ``?`` for an unknown size: ``(3, ?, 8)``."""
+    return "?" if s is None else "(" + ", ".join("?" if d is None else str(d) for d in s) + ")"
+
+
+def norm_text(g) -> str:
+    """A gradient norm in three significant digits, ``—`` when none was measured."""
+    return "—" if g is None else f"{g:.3g}"

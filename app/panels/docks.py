@@ -15,7 +15,7 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
-from app.display import location
+from app.display import location, norm_text, shape_text
 from app.graph.hierarchy import function_title
 from app.graph.minimap import Minimap
 from app.graph.palette import STYLES, category, look, text_color
@@ -50,14 +50,6 @@ OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at the
                    "starved": "none arrives here (cut further toward the target)",
                    "not_trained": "not trained — the loss reads this variable, but the step never"
                                   " updates it"}
-
-
-def _shape(s) -> str:
-    return "?" if s is None else "(" + ", ".join("?" if d is None else str(d) for d in s) + ")"
-
-
-def _norm(g) -> str:
-    return "—" if g is None else f"{g:.3g}"
 
 
 def _base(report: Report | None) -> str | None:
@@ -128,7 +120,7 @@ class DetailsPanel(QTextBrowser):
         mark = "" if st.marker.isdigit() else st.marker  # "0 zero" would say it twice
         h.append(f"<p>Gradient: <span style='color:{color}'><b>{mark} {status}</b></span>"
                  f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
-                 f" · grad norm: {_norm(op.grad_norm)}</p>")
+                 f" · grad norm: {norm_text(op.grad_norm)}</p>")
         if op.message:
             h.append(f"<p style='color:{color}'>{esc(op.message)}</p>")
         if op.source:
@@ -151,14 +143,14 @@ class DetailsPanel(QTextBrowser):
                 elif ecat == "muted":
                     word = f"{e.status} (no variable needs this cut)"
                 h.append(f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
-                         f"<td>{e.dtype}{_shape(e.shape)}</td>"
+                         f"<td>{e.dtype}{shape_text(e.shape)}</td>"
                          f"<td style='color:{text_color(ecat)}'>{est.marker} {esc(word)}</td>"
-                         f"<td>{_norm(e.grad_norm)}</td></tr>")
+                         f"<td>{norm_text(e.grad_norm)}</td></tr>")
             h.append("</table>")
         if op.outputs:
             h.append("<b>Outputs</b><table cellspacing=4>")
             for i, t in enumerate(op.outputs):
-                h.append(f"<tr><td>{i}</td><td>{t.dtype}{_shape(t.shape)}</td></tr>")
+                h.append(f"<tr><td>{i}</td><td>{t.dtype}{shape_text(t.shape)}</td></tr>")
             h.append("</table>")
         self.setHtml("".join(h))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 
+from app.display import norm_text, shape_text
 from app.graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 from tfviz.report import GraphEdge, Report, VariableReport
 
@@ -32,14 +33,6 @@ KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole 
 #: Short words for a variable's gradient (as in the Variables panel).
 VAR_WORDS = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero",
              "nan": "NaN", "not_trained": "not trained"}
-
-
-def _shape(s) -> str:
-    return "?" if s is None else "(" + ", ".join("?" if d is None else str(d) for d in s) + ")"
-
-
-def _norm(g) -> str:
-    return "—" if g is None else f"{g:.3g}"
 
 
 def _short(cat: str) -> str:
@@ -121,7 +114,7 @@ def _status_cell(es: list[GraphEdge], ops) -> str:
         word = f"no gradient: cut at {cut.type} {cut.name}" if cut else word
     grad = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
     return (f"<td style='color:{text_color(cat)}'>{STYLES[cat].marker} {html.escape(word)}</td>"
-            f"<td align=right>{_norm(grad)}</td>")
+            f"<td align=right>{norm_text(grad)}</td>")
 
 
 def _table(*headers: str) -> str:
@@ -196,9 +189,9 @@ def group_html(report: Report, h, gid: str) -> str:
             vl = variable_look(v.status, v.kind)
             word = VAR_WORDS.get(vl, vl) + (f": {v.kind}" if v.kind and vl == v.status else "")
             name = v.name[len(obj) + 1:] if obj and v.name.startswith(obj + ".") else v.name
-            out.append(f"<tr><td>{esc(name)}</td><td nowrap>{_shape(v.shape)}</td>"
+            out.append(f"<tr><td>{esc(name)}</td><td nowrap>{shape_text(v.shape)}</td>"
                        f"<td nowrap style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
-                       f"<td align=right>{_norm(v.grad_norm)}</td></tr>")
+                       f"<td align=right>{norm_text(v.grad_norm)}</td></tr>")
         out.append(_more(len(variables) - MAX_ROWS, 4) + "</table>")
     else:
         out.append("<i style='color:#707070'>none: it holds and reads no trainable variable</i>")
@@ -215,10 +208,10 @@ def group_html(report: Report, h, gid: str) -> str:
         for (src, i), es in ins.items():
             name = _where(h, src)
             rows.append(f"<tr><td>{esc(name)}{f':{i}' if i else ''}</td>"
-                        f"<td>{es[0].dtype}{_shape(es[0].shape)}</td>{_status_cell(es, ops)}</tr>")
+                        f"<td>{es[0].dtype}{shape_text(es[0].shape)}</td>{_status_cell(es, ops)}</tr>")
         for o in captured:
             t = o.outputs[0]
-            rows.append(f"<tr><td>{esc('/'.join(o.name.split('/')[-2:]))}</td><td>{t.dtype}{_shape(t.shape)}</td>"
+            rows.append(f"<tr><td>{esc('/'.join(o.name.split('/')[-2:]))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
                         "<td style='color:#707070'>captured input</td><td></td></tr>")
         out.extend(rows[:MAX_ROWS])
         out.append(_more(len(rows) - MAX_ROWS, 4) + "</table>")
@@ -229,7 +222,7 @@ def group_html(report: Report, h, gid: str) -> str:
             dsts = sorted({_where(h, e.dst) for e in es})
             to = dsts[0] + (f" +{len(dsts) - 1}" if len(dsts) > 1 else "")
             name = (h.title(src) if src in ops else src) + (f":{i}" if i else "")  # inside: no group
-            out.append(f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{_shape(es[0].shape)}</td>"
+            out.append(f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{shape_text(es[0].shape)}</td>"
                        f"{_status_cell(es, ops)}</tr>")
         out.append(_more(len(outs) - MAX_ROWS, 4) + "</table>")
     out.append("<p style='color:#707070'><i>Double-click the box to expand it.</i></p>")

@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.display import norm_text, shape_text
 from app.graph.palette import status_icon, text_color, variable_look
-from app.panels.docks import ROLE, Tree, _norm, _shape
+from app.panels.docks import ROLE, Tree
 from tfviz.report import Report, VariableReport
 
 #: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
@@ -241,13 +242,13 @@ class VariablesPanel(Tree):
             text = f"{word}: {v.blocked_at[0].rsplit('/', 1)[-1]}" if v.blocked_at else word
         else:
             text = f"{word}: {v.kind}" if v.kind else word
-        it = _Item(["", v.name, text, _shape(v.shape), _norm(v.grad_norm)])
+        it = _Item(["", v.name, text, shape_text(v.shape), norm_text(v.grad_norm)])
         it.setIcon(0, status_icon(look))
         it.setForeground(2, QBrush(QColor(text_color(look))))
         tip = LOOK_TIP.get(look, v.status)
         layer = layer_of(v)
         it.setToolTip(0, tip)
-        it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{_shape(v.shape)}"
+        it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{shape_text(v.shape)}"
                       + (f"\nlayer: {layer}" if layer else ""))
         it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
                       + (f"\n{v.explanation}" if v.explanation else ""))
