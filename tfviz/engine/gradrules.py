@@ -62,10 +62,18 @@ def _signature(op: Any) -> tuple:
 
 
 def _fake_grad(t: Any) -> Any:
+    """A stand-in for the gradient arriving at output ``t``.
+
+    A variant output (a TensorList an RNN's loop accumulates into) or a
+    resource passed along gets a gradient of its own kind; the tensor itself
+    has that kind, so the gradient function sees what TensorFlow would hand it.
+    """
     import tensorflow as tf
 
-    if t.dtype.name not in DIFFERENTIABLE or t.dtype.name in ("resource", "variant"):
+    if t.dtype.name not in DIFFERENTIABLE:
         return None
+    if t.dtype.name in ("resource", "variant"):
+        return t
     return tf.zeros_like(t)
 
 

@@ -81,6 +81,8 @@ class Entry:
     as_graph: bool = True
     #: nested tf.functions around its gradient calls: the replay runs them as Python
     inline: list[Any] = field(default_factory=list)
+    #: the tf.function called, when the step is one (its first trace may create variables)
+    function: Any = None
 
 
 @dataclass

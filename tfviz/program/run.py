@@ -99,17 +99,43 @@ class RunHandler:
     def optimizer_apply(self, optimizer, grads, variables, original):
         if self.pending is None or other_replica():
             return original()
-        self.pending.record_update(grads, variables, user_line())
+        if self.pending.updates is None:
+            self.pending.record_update(grads, variables, user_line())
+        if not self._may_stop():
+            return original()
         raise Reached(self.pending)
 
     def variable_assigned(self, variable: Any) -> None:
-        if self.pending is not None and not other_replica():
-            self.pending.updates_known = False  # a hand-written update: which ones is unknown
-            raise Reached(self.pending)
+        if self._may_stop(assigning=True):
+            self.pending.updates_known = False  # type: ignore[union-attr] # a hand-written update
+            raise Reached(self.pending)  # type: ignore[arg-type]
 
     def _stop_if_pending(self) -> None:
-        if self.pending is not None and not other_replica():
-            raise Reached(self.pending)
+        if self._may_stop():
+            raise Reached(self.pending)  # type: ignore[arg-type]
+
+    def _may_stop(self, assigning: bool = False) -> bool:
+        """Whether the program can be stopped at its captured step now.
+
+        Not while the step's gradient call was met in the first trace of a
+        tf.function that creates variables (a model built lazily by its first
+        call inside the step): that trace is let finish, TensorFlow then
+        initialises the variables it created and traces the step again, and
+        the program is stopped there, before anything runs. Unwound earlier,
+        the variables would stay uninitialised (shape [0]) and the replay could
+        not run the model. An assignment in another graph than the step's
+        (TensorFlow's variable initialiser) is not the step's update.
+        """
+        import tensorflow as tf
+
+        if self.pending is None or other_replica():
+            return False
+        if not self.entries or tf.executing_eagerly():
+            return True
+        entry = self.entries[0]
+        if entry.graph is None or entry.graph is not outermost_graph():
+            return not assigning
+        return not getattr(entry.function, "_created_variables", None)
 
     # -- steps ---------------------------------------------------------------
     def function_called(self, fn, args, kwargs, frame, original):
@@ -125,7 +151,7 @@ class RunHandler:
         def entry(label: str = "") -> Entry:
             return Entry(fn.python_function, args, kwargs, namespace(frame), label=label,
                           autograph=bool(getattr(fn, "_autograph", True)),
-                          called_at=frame_source(frame))
+                          called_at=frame_source(frame), function=fn)
 
         if compiled.per_call and self.count + compiled.per_call >= self.step:
             # The step is one this call would run as a graph, unseen: trace it instead.

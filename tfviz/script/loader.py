@@ -150,12 +150,51 @@ def error_from_exception(exc: BaseException, what: str, path: str | None = None)
     )
 
 
+_ANSI = re.compile(r"(\x1b)?\[[0-9;]*m")
+_KERAS_CALL = re.compile(r"Exception encountered when calling (?:layer )?['\"]?([\w.]+?\(\))?['\"]?[^.]*\.$")
+
+
 def _first_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    """The line that says what went wrong, without the wrappers around it.
+
+    tf.function wraps the real error in an "in user code:" traceback, and
+    Keras wraps a layer's error in "Exception encountered when calling ..."
+    plus a dump of the call's arguments; neither says what is wrong.
+
+    >>> _first_line(ValueError("in user code:\\n  File x\\n\\n    InvalidArgumentError: "
+    ...     "Exception encountered when calling Dense.call().\\n\\n    \\x1b[1m{{function_node "
+    ...     "__wrapped__MatMul}} In[0] and In[1] has different ndims [Op:MatMul] name: \\x1b[0m\\n\\n"
+    ...     "    Arguments received by Dense.call():\\n      \\u2022 training=True"))
+    'InvalidArgumentError: In[0] and In[1] has different ndims [Op:MatMul] (in Dense.call())'
+    """
+    text = _ANSI.sub("", str(exc))
+    cut = text.find("Arguments received by")
+    if cut >= 0:
+        text = text[:cut]
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     if lines and lines[0].startswith("in user code:"):
-        # tf.function wraps the real error; its last line is the one that matters.
-        return lines[-1]
-    return lines[0] if lines else ""
+        # tf.function wraps the real error: it follows the last traceback entry.
+        last = max((i for i, ln in enumerate(lines) if ln.startswith("File ")), default=0)
+        lines = [ln for ln in lines[last + 1:] if not ln.startswith(("raise ", "return "))] or lines[-1:]
+    head, where = "", ""
+    out: list[str] = []
+    for ln in lines:
+        m = re.match(r"^(\w+(?:Error|Exception)): (.*)$", ln)
+        if m and _KERAS_CALL.search(m.group(2)):
+            head, where = m.group(1), _KERAS_CALL.search(m.group(2)).group(1) or ""  # type: ignore[union-attr]
+            continue
+        if _KERAS_CALL.search(ln):
+            continue
+        ln = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", ln)
+        ln = re.sub(r"\s*name:\s*$", "", ln).strip()
+        if ln:
+            out.append(ln)
+    if not out:
+        return lines[0] if lines else ""
+    first = out[0]
+    if head and not first.startswith(head):
+        first = f"{head}: {first}"
+    return f"{first} (in {where})" if where else first
 
 
 def _autograph_source(exc: BaseException):
