@@ -14,7 +14,7 @@ from tfviz.engine.flow import ancestors_of, path_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.origins import OriginRecorder
-from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, trace
+from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, resolve, trace, watchable
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
 from tfviz.jacobian.session import Session
@@ -144,12 +144,12 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         tf_vars = [f.tf_variable for f in found]
         as_graph = step_.capture is not None and step_.capture.as_graph
         if eager is None and not as_graph:
-            eager = eager_truth(tape, loss, tf_vars)
+            eager = eager_truth(tape, loss, tf_vars, step_.fn)
         del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
         lap("call")
         report_step("tracing the graph", 0.5)
         frozen: list[FrozenCopy] = []
-        linker = _Linker(found, recorder, step_.module, frozen)
+        linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
         traced: Trace | None = None
         trace_error: AnalysisError | None = None
         with capture.active():
@@ -220,7 +220,8 @@ class _Step:
         """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway."""
         import tensorflow as tf
 
-        return [f.tf_variable for f in self.fixed or () if not isinstance(f.tf_variable, tf.Variable)]
+        return watchable([f.tf_variable for f in self.fixed or ()
+                          if not isinstance(f.tf_variable, tf.Variable)])
 
 
 def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
@@ -278,7 +279,7 @@ def _first_call(fn: Callable, name: str, path: str, capture: Capture,
 
 def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) -> Truth:
     loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
-    return eager if eager is not None else eager_truth(tape, loss, tf_vars)
+    return eager if eager is not None else eager_truth(tape, loss, tf_vars, step_.fn)
 
 
 def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: OriginRecorder,
@@ -337,8 +338,9 @@ def capture_key(f: FoundVariable) -> Any:
 class _Linker:
     """Adds variable nodes to the traced graph and finds frozen copies."""
 
-    def __init__(self, found, recorder, module, frozen: list[FrozenCopy]) -> None:
+    def __init__(self, found, recorder, module, frozen: list[FrozenCopy], fn: Any = None) -> None:
         self.found = found
+        self.fn = fn  # the step: the tensors its run made for live sources
         self.recorder = recorder
         self.module = module
         self.frozen = frozen
@@ -360,6 +362,10 @@ class _Linker:
         for f in self.found:
             g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
                        outputs=[], source=None, is_variable=True)
+        for f, t in zip(self.found, resolve(self.fn, [f.tf_variable for f in self.found])):
+            if t is not f.tf_variable and getattr(t, "graph", None) is fg and t.op.name in g:
+                g.add_edge(var_node(f), t.op.name, ports=[(0, t.value_index)], dtype=t.dtype.name,
+                           shape=[], boundary=True, back=False, synthetic=False)
         for ext, internal in fg.captures:
             nid = internal.op.name
             f = by_handle.get(id(ext))

@@ -22,6 +22,34 @@ from tfviz.engine.graphbuild import OpGraph, build_op_graph
 from tfviz.engine.nestednorms import nested_sources
 
 
+class LiveSource:
+    """A tensor source the step makes itself (``interpolated`` in a gradient
+    penalty, an image inside a ``tf.range`` loop): each run of the step makes
+    a new one, so it stands for source ``index`` of the replayed gradient call.
+    """
+
+    def __init__(self, index: int, like: Any) -> None:
+        self.index = index
+        self.dtype, self.shape = like.dtype, like.shape
+        try:
+            self.name = like.name
+        except (AttributeError, ValueError):  # an eager tensor has no name
+            self.name = ""
+
+
+def resolve(fn: Any, tf_vars: list[Any]) -> list[Any]:
+    """``tf_vars`` with each :class:`LiveSource` replaced by the tensor the last
+    run of ``fn`` (a replayed step) passed to its gradient call, ``fn.live``."""
+    live = getattr(fn, "live", None) or []
+    return [live[v.index] if isinstance(v, LiveSource) and v.index < len(live) else v for v in tf_vars]
+
+
+def watchable(tf_vars: list[Any]) -> list[Any]:
+    """What a tape can watch before the call: a live source does not exist yet
+    (the replayed step watches it, and the engine's tape with it)."""
+    return [v for v in tf_vars if not isinstance(v, LiveSource)]
+
+
 @dataclass
 class Truth:
     """What ``tape.gradient`` did: per variable (by id of its tf.Variable)."""
@@ -145,7 +173,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
         if taped:
             try:
                 with tf.GradientTape(watch_accessed_variables=False) as tape:
-                    tape.watch(tf_vars)
+                    tape.watch(watchable(tf_vars))
                     loss = as_value(converted())
             except Exception as exc:  # noqa: BLE001
                 if raising_op(exc) is None:
@@ -165,7 +193,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
         inner = state["inner"] = nested_sources(og, region, fg)
         tensors, keys = tensors + inner.tensors, keys + inner.keys
         try:
-            grads = tape.gradient(loss, list(tf_vars) + tensors)
+            grads = tape.gradient(loss, resolve(fn, tf_vars) + tensors)
         except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
             state["error"] = exc
             state["error_op"] = raising_op(exc)
@@ -252,11 +280,12 @@ def as_value(loss: Any) -> Any:
     return loss
 
 
-def eager_truth(tape: Any, loss: Any, tf_vars: list[Any]) -> Truth:
-    """TensorFlow's eager verdict from the tape that watched the first call."""
+def eager_truth(tape: Any, loss: Any, tf_vars: list[Any], fn: Any = None) -> Truth:
+    """TensorFlow's eager verdict from the tape that watched the first call
+    (of ``fn``, whose live sources it differentiates)."""
     truth = Truth()
     try:
-        grads = tape.gradient(loss, tf_vars)
+        grads = tape.gradient(loss, resolve(fn, tf_vars))
     except Exception as exc:  # noqa: BLE001
         truth.error = exc
         truth.error_op = raising_op(exc)

@@ -35,6 +35,10 @@ class StepCapture:
     update_at: Source | None = None
     #: the program runs the step as a graph, so the traced verdict is its truth
     as_graph: bool = False
+    #: ids of the variables the step's tape watched (None: no tape, tf.gradients)
+    watched: set[int] | None = None
+    #: where that tape was opened
+    tape_at: Source | None = None
 
     def stand_ins(self, hit: Any) -> Any:
         import tensorflow as tf
@@ -91,3 +95,5 @@ class TapeStart:
     line: int
     namespace: dict[str, Any]
     count: int
+    #: the user's line, where ``frame`` is AutoGraph's converted code
+    where: Source | None = None

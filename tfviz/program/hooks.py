@@ -63,6 +63,12 @@ class Handler(Protocol):
 
 _handler: Handler | None = None
 _installed: list[tuple[Any, str, Any, bool]] = []
+#: recording tapes, outermost first: a replayed step's ``tape.watch`` is repeated on the engine's
+_open: list[Any] = []
+
+
+def open_tapes() -> list[Any]:
+    return list(_open)
 
 
 def current() -> Handler | None:
@@ -148,7 +154,9 @@ def _enter(orig: Callable) -> Callable:
             self._tfviz_inert = True
             return self
         self._tfviz_inert = False
-        return orig(self)
+        entered = orig(self)
+        _open.append(self)
+        return entered
 
     return __enter__
 
@@ -157,6 +165,10 @@ def _exit(orig: Callable) -> Callable:
     def __exit__(self, typ, value, tb):
         inert = getattr(self, "_tfviz_inert", False)
         if not inert:
+            if _open and _open[-1] is self:
+                _open.pop()
+            elif self in _open:
+                _open.remove(self)
             orig(self, typ, value, tb)
         h = _handler
         if h is not None:

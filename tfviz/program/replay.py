@@ -17,6 +17,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from tfviz.engine.trace import LiveSource  # noqa: F401 - what the replays' sources are
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
 
@@ -47,6 +48,9 @@ class ReplayHandler:
         self.k, self.inert, self.count = k, inert, 0
         #: nested tf.functions that held the step's gradient calls (see :func:`run_python`)
         self.inline = list(inline)
+        #: the engine's tapes around the replay: what the step watches, they watch too,
+        #: so a tensor source the step makes (a :class:`LiveSource`) is followed
+        self.outer = hooks.open_tapes()
 
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         return not self.inert
@@ -55,7 +59,9 @@ class ReplayHandler:
         return None
 
     def tape_watched(self, tape: Any, tensors: Any) -> None:
-        return None
+        for outer in self.outer:
+            if outer is not tape:
+                outer.watch(tensors)
 
     def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
         self.count += 1
@@ -168,6 +174,8 @@ class CallReplay:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.k, self.inert, self.autograph = k, inert, autograph
         self.inline = list(inline)
+        #: the sources the last run passed to its gradient call (see :func:`resolve`)
+        self.live: list[Any] = []
 
     def __call__(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
@@ -175,6 +183,7 @@ class CallReplay:
             try:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
+                self.live = _flat_sources(c.hit)
                 return to_loss(c.hit.target, c.hit.output_gradients)
         if self.inert and float_tensors(result):
             return to_loss(result)
@@ -194,6 +203,7 @@ class BlockReplay:
                  assigned: list[str]) -> None:
         self.code, self.namespace, self.k, self.inert = code, namespace, k, inert
         self.assigned = assigned
+        self.live: list[Any] = []
 
     def __call__(self) -> Any:
         ns = dict(self.namespace)
@@ -202,6 +212,7 @@ class BlockReplay:
             try:
                 exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
             except Captured as c:
+                self.live = _flat_sources(c.hit)
                 return to_loss(c.hit.target, c.hit.output_gradients)
             except _Returned:
                 pass
@@ -210,6 +221,12 @@ class BlockReplay:
                 if float_tensors(ns.get(name)):
                     return to_loss(ns[name])
         raise AnalysisError("replaying the tape block did not reach its gradient computation again")
+
+
+def _flat_sources(hit: hooks.Hit) -> list[Any]:
+    import tensorflow as tf
+
+    return tf.nest.flatten(hit.sources) if hit.sources is not None else []
 
 
 def _return(value: Any = None) -> None:

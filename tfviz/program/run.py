@@ -41,7 +41,7 @@ from tfviz.program.frames import (
     user_line,
 )
 from tfviz.program.replay import BlockReplay, CallReplay, block_code, run_python
-from tfviz.program.sources import name_sources, outside_objects
+from tfviz.program.sources import local_names, name_sources, outside_objects
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
 from tfviz.script.loader import read_source
@@ -70,7 +70,10 @@ class RunHandler:
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         self._stop_if_pending()
-        self.tapes[id(tape)] = TapeStart(frame, frame.f_lineno, namespace(frame), self.count)
+        start = TapeStart(frame, frame.f_lineno, namespace(frame), self.count)
+        if in_function_graph():  # AutoGraph's frame: TensorFlow maps it to the user's line (once a trace)
+            start.where = user_line()
+        self.tapes[id(tape)] = start
         while len(self.tapes) > 64:
             self.tapes.popitem(last=False)
         self.watched.pop(id(tape), None)
@@ -345,7 +348,7 @@ class RunHandler:
             replay, ns = self._block_replay(hit, inert)
             label = ""
         objs = self._source_objects(hit)
-        sources = name_sources(objs, ns)
+        sources = name_sources(objs, ns, local_names([o for o, _ in objs]))
         if inert:
             start = self.tapes.get(id(hit.tape))
             if start is not None:
@@ -366,6 +369,11 @@ class RunHandler:
             desc = f"{label}: {desc}"
         captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns)
         captured.as_graph = entry is not None and entry.as_graph
+        if hit.tape is not None:
+            captured.watched = {id(v) for v in hit.tape.watched_variables()}
+            start = self.tapes.get(id(hit.tape))
+            if start is not None:
+                captured.tape_at = start.where or frame_source(start.frame)
         return captured
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:
@@ -393,11 +401,10 @@ class RunHandler:
         k = self.count - start.count
         return BlockReplay(code, start.namespace, k, inert, assigned), start.namespace
 
-    def _source_objects(self, hit: hooks.Hit) -> list[Any]:
+    def _source_objects(self, hit: hooks.Hit) -> list[tuple[Any, Any]]:
         import tensorflow as tf
 
         if hit.api == "exception":
             objs = list(hit.tape.watched_variables()) + self.watched.get(id(hit.tape), [])
-        else:
-            objs = tf.nest.flatten(hit.sources, expand_composites=False)
-        return outside_objects(objs)
+            return outside_objects(objs)
+        return outside_objects(tf.nest.flatten(hit.sources, expand_composites=False), live=True)

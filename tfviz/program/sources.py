@@ -8,18 +8,27 @@ TensorFlow's name.
 
 from __future__ import annotations
 
+import os
 import types
 from typing import Any
 
 from tfviz.script.discover import FoundVariable, find_variables, iter_objects
 
 
-def outside_objects(objs: list[Any]) -> list[Any]:
-    """Sources as objects that outlive the step: variables stay; a captured
-    tensor inside a trace becomes the eager tensor it captures."""
+def outside_objects(objs: list[Any], live: bool = False) -> list[tuple[Any, Any]]:
+    """Sources as ``(object to name it by, what the engine differentiates)``.
+
+    Variables stay themselves. A tensor is a :class:`LiveSource` when
+    ``live`` (the gradient call's own sources, so the replay can hand the
+    tensor its run makes); named by the eager tensor a trace captured, or by
+    itself. Without ``live`` (an exception under a tape) a tensor made inside
+    a trace cannot be followed and is left out.
+    """
     import tensorflow as tf
 
-    out = []
+    from tfviz.engine.trace import LiveSource
+
+    out: list[tuple[Any, Any]] = []
     external: dict[int, Any] = {}
     try:
         from tensorflow.python.framework import ops
@@ -32,25 +41,35 @@ def outside_objects(objs: list[Any]) -> list[Any]:
     except Exception:  # noqa: BLE001 - best effort
         pass
     seen: set[int] = set()
-    for o in objs:
+    for i, o in enumerate(objs):
         o = getattr(o, "value", o) if not isinstance(o, tf.Variable) and hasattr(o, "path") else o
-        if tf.is_tensor(o) and not isinstance(o, tf.Variable) and not hasattr(o, "numpy"):
-            o = external.get(id(o))
-            if o is None or (o.dtype.name == "resource"):
-                continue
         if id(o) in seen:
             continue
         seen.add(id(o))
-        out.append(o)
+        if tf.is_tensor(o) and not isinstance(o, tf.Variable):
+            if o.dtype.name == "resource":
+                continue
+            named_by = o if hasattr(o, "numpy") else external.get(id(o), o)
+            if live:
+                out.append((named_by, LiveSource(i, o)))
+            elif named_by is not o or hasattr(o, "numpy"):
+                out.append((named_by, named_by))
+            continue
+        out.append((o, o))
     return out
 
 
-def name_sources(objs: list[Any], namespace: dict[str, Any]) -> list[FoundVariable]:
+def name_sources(objs: list[Any], namespace: dict[str, Any],
+                 local_names: dict[int, str] | None = None) -> list[FoundVariable]:
     """Name each source as a reader of the program would: the Python
-    expression that holds it, then Keras' variable path, then the TF name."""
+    expression that holds it, then the local variable that holds it where the
+    gradient was asked for, Keras' variable path, then the TF name. An item
+    may be a pair ``(object to name it by, what the engine differentiates)``."""
     mod = types.ModuleType("__main__")
     mod.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
     named = {id(f.tf_variable): f for f in find_variables(mod)}
+    pairs = [o if isinstance(o, tuple) else (o, o) for o in objs]
+    objs = [o for o, _ in pairs]
     wanted = {id(o) for o in objs}
     paths: dict[int, str] = {}
     for path, obj in iter_objects(mod):
@@ -60,8 +79,9 @@ def name_sources(objs: list[Any], namespace: dict[str, Any]) -> list[FoundVariab
     for i, o in enumerate(objs):
         f = named.get(id(o))
         if f is None:
-            name = paths.get(id(o)) or _tf_name(o) or f"source[{i}]"
-            f = FoundVariable(name, o, o)
+            name = (paths.get(id(o)) or (local_names or {}).get(id(o)) or _tf_name(o)
+                    or f"source[{i}]")
+            f = FoundVariable(name, o, pairs[i][1])
         primary = getattr(f.tf_variable, "_primary", None)
         if primary is not None:  # a mirrored variable: the replay reads replica 0's copy
             f.tf_variable = primary
@@ -78,3 +98,24 @@ def _tf_name(o: Any) -> str | None:
         if isinstance(value, str) and value:
             return value.split(":")[0]
     return None
+
+
+def local_names(objs: list[Any]) -> dict[int, str]:
+    """The local variable that holds each object in the program's frames on the
+    stack, innermost first (``interpolated`` in the function asking for its
+    gradient), AutoGraph's copies of them included."""
+    import sys
+
+    from tfviz.script.sourcemap import is_user_file
+
+    wanted = {id(o) for o in objs}
+    names: dict[int, str] = {}
+    frame = sys._getframe(1)
+    while frame is not None and len(names) < len(wanted):
+        filename = frame.f_code.co_filename
+        if is_user_file(filename) or os.path.basename(filename).startswith("__autograph_generated"):
+            for name, value in frame.f_locals.items():
+                if id(value) in wanted and id(value) not in names and not name.startswith("_"):
+                    names[id(value)] = name
+        frame = frame.f_back
+    return names

@@ -137,9 +137,19 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
     everyone = sources + extras
     program = capture is not None
     drop: set[str] = set()
+    watched = getattr(capture, "watched", None) if program else None
     for f in extras:
         row = rows.get(f.path)
         if row is None:
+            continue
+        if watched is not None and id(_base(f.tf_variable)) not in watched and id(f.tf_variable) not in watched:
+            # Read before the tape opened (a generator run before the critic's tape, a
+            # teacher): that tape never watched it, so it is not this step's business.
+            opened = f" at {_label(capture.tape_at)}" if capture.tape_at else ""
+            report.read_not_trained.append(ReadNotTrained(
+                name=f.path, reason=f"read outside the tape opened{opened}, which does not watch it",
+                tf_name=row.tf_name))
+            drop.add(f.path)
             continue
         if row.status != "connected":
             drop.add(f.path)  # read, but no gradient would reach it anyway: not this check's business
