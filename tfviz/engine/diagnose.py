@@ -363,7 +363,11 @@ class _Linker:
             g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
                        outputs=[], source=None, is_variable=True)
         for f, t in zip(self.found, resolve(self.fn, [f.tf_variable for f in self.found])):
-            if t is not f.tf_variable and getattr(t, "graph", None) is fg and t.op.name in g:
+            if t is f.tf_variable:
+                continue
+            if hasattr(t, "numpy"):  # the run passed an eager tensor: the trace captured it
+                by_handle[id(t)] = f
+            elif getattr(t, "graph", None) is fg and t.op.name in g:
                 g.add_edge(var_node(f), t.op.name, ports=[(0, t.value_index)], dtype=t.dtype.name,
                            shape=[], boundary=True, back=False, synthetic=False)
         for ext, internal in fg.captures:
@@ -380,7 +384,8 @@ class _Linker:
                 g.nodes[nid]["label"] = held_at
             made_from = self.recorder.sources_of(ext)
             for f in self.found:
-                if id(f.tf_variable.handle) not in made_from:
+                handle = getattr(f.tf_variable, "handle", None)  # a tensor source has none
+                if handle is None or id(handle) not in made_from:
                     continue
                 copy = FrozenCopy(
                     variable=f.path,

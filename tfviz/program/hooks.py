@@ -117,6 +117,11 @@ def install() -> None:
     from tensorflow.python.distribute import distribute_lib
 
     _patch(distribute_lib.StrategyBase, "run", _strategy_run)
+    from tensorflow.python.autograph.impl import api as ag_api
+
+    autograph_ops = ag_api._TRANSPILER.get_extra_locals()["ag__"]  # what converted code calls
+    _patch(autograph_ops, "for_stmt", lambda orig: _loop(orig, "for_stmt"))
+    _patch(autograph_ops, "while_stmt", lambda orig: _loop(orig, "while_stmt"))
     try:
         import keras
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
@@ -211,6 +216,18 @@ def _function_call(orig: Callable) -> Callable:
         return h.function_called(self, args, kwargs, _caller(), lambda: orig(self, *args, **kwargs))
 
     return __call__
+
+
+def _loop(orig: Callable, kind: str) -> Callable:
+    def loop(*args, **kwargs):
+        h = _handler
+        if h is None or not getattr(h, "unroll_loops", False):
+            return orig(*args, **kwargs)
+        from tfviz.program import loops
+
+        return getattr(loops, kind)(orig, h, *args, **kwargs)
+
+    return loop
 
 
 def _tf_gradients(orig: Callable) -> Callable:

@@ -13,6 +13,7 @@ a gradient.
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,9 @@ class ReplayHandler:
     function failed in the forward call). Its tapes must then not record, or
     the replay raises the same way; the engine's own tape watches instead.
     """
+
+    #: a loop that holds the step's gradient call is unrolled (see :mod:`tfviz.program.loops`)
+    unroll_loops = True
 
     def __init__(self, k: int, inert: bool, inline: list[Any] | tuple = ()) -> None:
         self.k, self.inert, self.count = k, inert, 0
@@ -144,9 +148,30 @@ def _convert(fn: Callable) -> Callable:
     from tensorflow.python.autograph.core import ag_ctx
     from tensorflow.python.autograph.impl import api as ag_api
 
-    if not isinstance(fn, (types.FunctionType, types.MethodType)):
+    fn = _method_body(fn)
+    if not isinstance(fn, (types.FunctionType, types.MethodType, functools.partial)):
         return fn
     return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+
+
+def _method_body(fn: Callable) -> Callable:
+    """A tf.function method's own body, bound to its object.
+
+    TensorFlow binds a decorated method through a wrapper of its own
+    (``bound_method_wrapper``), which AutoGraph leaves unconverted (it is
+    TensorFlow's code): a ``for n in tf.range(steps)`` in the method would then
+    iterate a symbolic tensor. The wrapper holds the object and the Function.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name != "bound_method_wrapper" or not fn.__closure__:  # type: ignore[attr-defined]
+        return fn
+    cells = dict(zip(code.co_freevars, fn.__closure__))  # type: ignore[attr-defined]
+    try:
+        obj = cells["weak_instance"].cell_contents()
+        body = cells["original_function"].cell_contents.python_function
+    except (KeyError, AttributeError, ValueError):
+        return fn
+    return functools.partial(body, obj) if obj is not None else fn
 
 
 def run_python(fn: Any, args: tuple, kwargs: dict) -> Any:
