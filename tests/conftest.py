@@ -75,3 +75,14 @@ def tensorflow_truth(path: str, names: list[str], target: str = "loss",
             if zeros and finite and not bool(tf.reduce_any(tf.not_equal(values, 0))):
                 out[n] = "zero"
     return out
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The corpus table (tests/test_corpus.py), when the corpus ran."""
+    import sys
+
+    corpus = sys.modules.get("tests.test_corpus")
+    text = corpus.corpus_table() if corpus is not None else None
+    if text:
+        terminalreporter.write_sep("=", "corpus: tfviz against TensorFlow")
+        terminalreporter.write_line(text)

@@ -82,7 +82,7 @@ def sq_norm_of(g: Any) -> Any:
     thousands of these, so each costs one op."""
     import tensorflow as tf
 
-    values = g.values if isinstance(g, tf.IndexedSlices) else g
+    values = dense_values(g)
     if values.dtype.is_complex:
         values = tf.math.abs(values)
     if values.dtype not in (tf.float32, tf.float64):
@@ -263,8 +263,19 @@ def is_all_zero(g: Any) -> Any:
     """A bool tensor: every element of the gradient is exactly 0 (NaN is not)."""
     import tensorflow as tf
 
-    values = g.values if isinstance(g, tf.IndexedSlices) else g
-    return tf.equal(tf.math.count_nonzero(values), 0)
+    return tf.equal(tf.math.count_nonzero(dense_values(g)), 0)
+
+
+def dense_values(g: Any) -> Any:
+    """The rows a gradient really adds to its variable: a sparse gradient
+    (``IndexedSlices`` from an ``Embedding`` or ``tf.gather``) repeats an index
+    once per lookup, and the optimizer sums those rows before applying them."""
+    import tensorflow as tf
+
+    if not isinstance(g, tf.IndexedSlices):
+        return g
+    unique, position = tf.unique(tf.reshape(g.indices, [-1]))
+    return tf.math.unsorted_segment_sum(g.values, position, tf.shape(unique)[0])
 
 
 def as_value(loss: Any) -> Any:

@@ -85,8 +85,10 @@ class Entry:
     as_graph: bool = True
     #: nested tf.functions around its gradient calls: the replay runs them as Python
     inline: list[Any] = field(default_factory=list)
-    #: the tf.function called, when the step is one (its first trace may create variables)
+    #: the tf.function called, when the step is one
     function: Any = None
+    #: this call makes the Function's first trace, the one that may create variables
+    first_trace: bool = False
 
 
 @dataclass

@@ -138,7 +138,7 @@ class RunHandler:
         entry = self.entries[0]
         if entry.graph is None or entry.graph is not outermost_graph():
             return not assigning
-        return not getattr(entry.function, "_created_variables", None)
+        return not (entry.first_trace and getattr(entry.function, "_created_variables", None))
 
     # -- steps ---------------------------------------------------------------
     def function_called(self, fn, args, kwargs, frame, original):
@@ -154,7 +154,8 @@ class RunHandler:
         def entry(label: str = "") -> Entry:
             return Entry(fn.python_function, args, kwargs, namespace(frame), label=label,
                           autograph=bool(getattr(fn, "_autograph", True)),
-                          called_at=frame_source(frame), function=fn)
+                          called_at=frame_source(frame), function=fn,
+                          first_trace=getattr(fn, "_variable_creation_config", True) is None)
 
         if compiled.per_call and self.count + compiled.per_call >= self.step:
             # The step is one this call would run as a graph, unseen: trace it instead.
