@@ -89,7 +89,7 @@ def handling(handler: Handler | None) -> Iterator[None]:
 
 def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     had = name in vars(owner) if isinstance(owner, type) else True
-    original = getattr(owner, name)
+    original = getattr(owner, name, None)
     setattr(owner, name, make(original))
     _installed.append((owner, name, original, had))
 
@@ -122,6 +122,10 @@ def install() -> None:
     autograph_ops = ag_api._TRANSPILER.get_extra_locals()["ag__"]  # what converted code calls
     _patch(autograph_ops, "for_stmt", lambda orig: _loop(orig, "for_stmt"))
     _patch(autograph_ops, "while_stmt", lambda orig: _loop(orig, "while_stmt"))
+    from tfviz.program import readouts
+
+    for owner, name, make in readouts.patches():
+        _patch(owner, name, make)
     try:
         import keras
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow

@@ -21,6 +21,7 @@ from typing import Any
 from tfviz.engine.trace import LiveSource  # noqa: F401 - what the replays' sources are
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
+from tfviz.program.readouts import Readouts, reading
 
 
 class Captured(BaseException):
@@ -201,10 +202,11 @@ class CallReplay:
         self.inline = list(inline)
         #: the sources the last run passed to its gradient call (see :func:`resolve`)
         self.live: list[Any] = []
+        self.readouts = Readouts()
 
     def __call__(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
-        with hooks.handling(ReplayHandler(self.k, self.inert, self.inline)):
+        with hooks.handling(ReplayHandler(self.k, self.inert, self.inline)), reading(self.readouts):
             try:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
@@ -229,11 +231,12 @@ class BlockReplay:
         self.code, self.namespace, self.k, self.inert = code, namespace, k, inert
         self.assigned = assigned
         self.live: list[Any] = []
+        self.readouts = Readouts()
 
     def __call__(self) -> Any:
         ns = dict(self.namespace)
         ns["__tfviz_return__"] = _return
-        with hooks.handling(ReplayHandler(self.k, self.inert)):
+        with hooks.handling(ReplayHandler(self.k, self.inert)), reading(self.readouts):
             try:
                 exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
             except Captured as c:

@@ -1,0 +1,151 @@
+"""Values an eager step reads out of TensorFlow into Python, replayed in its trace.
+
+An eager training step often leaves TensorFlow for a moment: an actor-critic
+loop samples its action with ``np.random.choice(p=np.squeeze(probs))``, a
+loop stops on ``if done:``, a log line calls ``float(loss)``. Traced, each of
+those reads a symbolic tensor and raises, so the step would get no graph.
+
+The engine runs the replayed step eagerly before it traces it. An op
+callback keeps the small outputs of each op of that eager run, in order.
+While the same step is traced, the callback lists the ops the trace makes;
+when the step's own code reads a symbolic tensor out (``np.asarray``,
+``.numpy()``, ``float``, ``int``, ``bool``), its op is matched to the eager
+run's op at the same place in the two sequences (same type, in order) and
+the value that op had is handed over. The graph is then the step exactly as
+that eager run went. Nothing read out carries a gradient, in TensorFlow or
+here, so the verdicts do not depend on it. A read that finds no match raises
+as TensorFlow would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_KINDS = ("numpy", "__array__", "__float__", "__int__", "__index__", "__bool__")
+_LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
+#: outputs larger than this are not kept: what a step reads out is a score or a distribution
+_KEEP_ELEMENTS = 1 << 16
+#: how far ahead in the eager ops a traced op's match is looked for
+_LOOKAHEAD = 64
+
+
+class Readouts:
+    """The ops of one eager run of a step, and those of a trace of it."""
+
+    def __init__(self) -> None:
+        self.eager: list[tuple[str, list[Any]]] = []
+        self.traced: list[str] = []
+        self.position: dict[str, int] = {}
+        self.recording = True
+        self._matched: list[int | None] = []
+
+    def start(self, eager: bool) -> None:
+        """An eager run records anew; a trace lists its own ops against the last recording."""
+        self.recording = eager
+        if eager:
+            self.eager = []
+        self.traced, self.position, self._matched = [], {}, []
+
+    def callback(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        kind = op_type.decode() if isinstance(op_type, bytes) else op_type
+        if graph is None and self.recording:
+            kept = [t if _small(t) else None for t in outputs or ()]
+            self.eager.append((kind, kept))
+        elif graph is not None and not self.recording and op_name:
+            name = op_name.decode() if isinstance(op_name, bytes) else op_name
+            self.position[name] = len(self.traced)
+            self.traced.append(kind)
+        return None
+
+    def value_of(self, t: Any) -> Any:
+        """The eager run's value of the traced tensor ``t``, or None."""
+        p = self.position.get(t.op.name)
+        if p is None:
+            return None
+        self._align(p)
+        j = self._matched[p]
+        if j is None:
+            return None
+        kept = self.eager[j][1]
+        out = kept[t.value_index] if t.value_index < len(kept) else None
+        return None if out is None else out.numpy()
+
+    def _align(self, upto: int) -> None:
+        """Match traced ops to eager ops in order, by type, up to traced op ``upto``."""
+        j = next((m + 1 for m in reversed(self._matched) if m is not None), 0)
+        for i in range(len(self._matched), upto + 1):
+            kind = self.traced[i]
+            found = next((k for k in range(j, min(j + _LOOKAHEAD, len(self.eager)))
+                          if self.eager[k][0] == kind), None)
+            self._matched.append(found)
+            if found is not None:
+                j = found + 1
+
+
+def _small(t: Any) -> bool:
+    try:
+        return t.dtype.name not in ("resource", "variant") and t.shape.num_elements() <= _KEEP_ELEMENTS
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+_active: Readouts | None = None
+
+
+@contextlib.contextmanager
+def reading(readouts: Readouts) -> Iterator[None]:
+    import tensorflow as tf
+    from tensorflow.python.framework import op_callbacks
+
+    global _active
+    old = _active
+    readouts.start(tf.executing_eagerly())
+    _active = readouts
+    op_callbacks.add_op_callback(readouts.callback)
+    try:
+        yield
+    finally:
+        op_callbacks.remove_op_callback(readouts.callback)
+        _active = old
+
+
+def _from_user_code() -> bool:
+    """The read is the program's, not TensorFlow's or Keras' own (numpy in between is fine)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py"):
+            return not any(lib in filename for lib in _LIBRARIES) or "__autograph_generated" in filename
+        frame = frame.f_back
+    return False
+
+
+def _player(name: str, original: Callable | None) -> Callable:
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        r = _active
+        if r is not None and not r.recording and _from_user_code():
+            value = r.value_of(self)
+            if value is not None:
+                if name in ("numpy", "__array__"):
+                    import numpy as np
+
+                    return np.asarray(value, dtype=args[0] if args else None)
+                return {"__float__": float, "__int__": int, "__index__": int, "__bool__": bool}[name](value)
+        if original is None:
+            raise TypeError(f"{name.strip('_')}() of a symbolic tf.Tensor ({self.name}) needs a value;"
+                            " a traced step has none")
+        return original(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
+    """``(class, method, make)`` for hooks to install on symbolic tensors."""
+    from tensorflow.python.framework import ops
+
+    return [(ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig)) for name in _KINDS]
