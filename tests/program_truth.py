@@ -47,7 +47,13 @@ off by default, which is the program exactly as it runs):
     model *inside* the first step's tape, so a ``build()``-time copy of a
     weight is connected at step 1 and disconnected from step 2 on.
 
-Not covered: ``jacobian``, ``tf.gradients``, ``jit_compile=True`` steps.
+``no_jit=True``  (``--no-jit``) every ``tf.function`` is created with
+    ``jit_compile=False`` (a ``jit_compile=True`` step cannot run the observing
+    numpy_function under XLA). The step then runs without XLA; which sources
+    get a gradient does not depend on XLA. Off by default.
+
+Not covered: ``jacobian``, ``tf.gradients``, ``jit_compile=True`` steps
+(without ``--no-jit``).
 
     python tests/program_truth.py resources/examples/program_gan.py --step 2
     python tests/program_truth.py resources/examples/program_argv.py -- --lr 0.1
@@ -333,8 +339,21 @@ def _first_batch(x, batch_size):
     return tf.nest.map_structure(lambda a: a[: batch_size or 32], x)
 
 
+def _no_jit_patch() -> tuple:
+    """A patch of tf.function's ``Function.__init__`` that turns ``jit_compile=True`` off."""
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    original_init = polymorphic_function.Function.__init__
+
+    def init(self, python_function, name, *args, **kwargs):
+        original_init(self, python_function, name, *args, **kwargs)
+        self._jit_compile = False if self._jit_compile else self._jit_compile
+
+    return (polymorphic_function.Function, "__init__", init)
+
+
 @contextlib.contextmanager
-def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = False):
+def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = False, no_jit: bool = False):
     import tensorflow as tf
 
     tape_cls = tf.GradientTape
@@ -361,6 +380,8 @@ def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = Fals
             original_exit(self, exc_type, exc, tb)
 
     patches = [(tape_cls, "gradient", gradient), (tape_cls, "watch", watch), (tape_cls, "__exit__", exit_)]
+    if no_jit:
+        patches.append(_no_jit_patch())
     if keras_eager or keras_prebuild:
         import keras
 
@@ -383,7 +404,12 @@ def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = Fals
 
 
 def program_truth(
-    path: str, args: list[str] = (), step: int = 1, keras_eager: bool = False, keras_prebuild: bool = False
+    path: str,
+    args: list[str] = (),
+    step: int = 1,
+    keras_eager: bool = False,
+    keras_prebuild: bool = False,
+    no_jit: bool = False,
 ) -> dict:
     """Run the program at `path` and return what TensorFlow said at its `step`-th gradient computation.
 
@@ -404,7 +430,7 @@ def program_truth(
         sys.path.insert(0, os.path.dirname(path))
         os.chdir(os.path.dirname(path))
         try:
-            with _patched(observer, keras_eager, keras_prebuild):
+            with _patched(observer, keras_eager, keras_prebuild, no_jit):
                 runpy.run_path(path, run_name="__main__")
         except Stop:
             pass
@@ -440,6 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keras-prebuild", action="store_true", help="build an unbuilt model eagerly on the first batch"
     )
+    parser.add_argument(
+        "--no-jit", action="store_true", help="create every tf.function with jit_compile=False (observe XLA steps)"
+    )
     parser.epilog = "Everything after `--` is passed to the program as its own arguments."
     argv = sys.argv[1:] if argv is None else list(argv)
     split = argv.index("--") if "--" in argv else len(argv)
@@ -447,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     program_args = argv[split + 1 :]
     # the program's own output goes to stderr, so stdout is only the JSON
     with contextlib.redirect_stdout(sys.stderr):
-        result = program_truth(ns.path, program_args, ns.step, ns.keras_eager, ns.keras_prebuild)
+        result = program_truth(ns.path, program_args, ns.step, ns.keras_eager, ns.keras_prebuild, ns.no_jit)
     print(json.dumps(result, indent=1))
     return 0
 

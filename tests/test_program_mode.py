@@ -136,7 +136,7 @@ def test_seed1_as_reported_names_op_line_and_every_watched_tensor():
 def test_seed2_as_reported_names_the_frozen_copy():
     path = EXAMPLES / "program_seed2_fit.py"
     report = analyzed(path)
-    assert report.target.startswith("Model.fit → Sequential.train_step, batch 1")
+    assert report.target.startswith("Model.fit → Sequential.train_step, epoch 1, batch 1")
     (p,) = [p for p in report.problems if p.kind == "frozen_copy"]
     assert "weights2" in p.message and "tf.reshape" in p.source.code
 

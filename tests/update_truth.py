@@ -35,7 +35,10 @@ updates really run:
   (control-dependent on every op the update created). A trace that
   ``tf.function`` throws away is never executed and never counted. Keras
   ``compile`` is given ``jit_compile=False`` (XLA cannot run a
-  numpy_function; on CPU Keras picks False anyway).
+  numpy_function; on CPU Keras picks False anyway). With ``--no-jit`` every
+  ``tf.function`` is created with ``jit_compile=False`` too, so a user's
+  ``@tf.function(jit_compile=True)`` step can be observed (it then runs
+  without XLA; which variables the update changes does not depend on XLA).
 
     python tests/update_truth.py resources/examples/untrained_raw_variable.py
     python tests/update_truth.py resources/examples/healthy_gan_generator.py --update 2
@@ -306,8 +309,21 @@ class _Observer:
         return result
 
 
+def _no_jit_patch() -> tuple:
+    """A patch of tf.function's ``Function.__init__`` that turns ``jit_compile=True`` off."""
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    original_init = polymorphic_function.Function.__init__
+
+    def init(self, python_function, name, *args, **kwargs):
+        original_init(self, python_function, name, *args, **kwargs)
+        self._jit_compile = False if self._jit_compile else self._jit_compile
+
+    return (polymorphic_function.Function, "__init__", init)
+
+
 @contextlib.contextmanager
-def _patched(observer: _Observer):
+def _patched(observer: _Observer, no_jit: bool = False):
     import keras
     from keras.src.optimizers.base_optimizer import BaseOptimizer
 
@@ -330,11 +346,13 @@ def _patched(observer: _Observer):
         (BaseOptimizer, "apply", wrap("apply")),
         (keras.Model, "compile", compile_),
     ]
+    if no_jit:
+        patches.append(_no_jit_patch())
     with patched(patches):
         yield
 
 
-def update_truth(path: str, args: list[str] = (), update: int = 1) -> dict:
+def update_truth(path: str, args: list[str] = (), update: int = 1, no_jit: bool = False) -> dict:
     """Run the program at `path` and report what its `update`-th optimizer update changed.
 
     ``status``: "observed" | "not_reached" (ran to the end first; ``updates_seen`` says how many
@@ -351,7 +369,7 @@ def update_truth(path: str, args: list[str] = (), update: int = 1) -> dict:
         with contextlib.redirect_stdout(sys.stderr):
             import tensorflow  # noqa: F401 - before the patch: keras must be importable
 
-            with _patched(observer):
+            with _patched(observer, no_jit):
                 try:
                     runpy.run_path(path, run_name="__main__")
                 except Stop:
@@ -382,8 +400,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("program")
     parser.add_argument("--update", type=int, default=1, help="which optimizer update (1-based)")
     parser.add_argument("--indent", type=int, default=1)
+    parser.add_argument(
+        "--no-jit", action="store_true", help="create every tf.function with jit_compile=False (observe XLA steps)"
+    )
     options = parser.parse_args(argv)
-    result = update_truth(options.program, extra, options.update)
+    result = update_truth(options.program, extra, options.update, options.no_jit)
     json.dump(result, sys.stdout, indent=options.indent or None)
     sys.stdout.write("\n")
     return 0 if result["status"] == "observed" else 1

@@ -24,7 +24,14 @@ from tfviz.engine.flow import (
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphdoc import graph_doc
 from tfviz.engine.trace import Trace, Truth
-from tfviz.engine.zeros import branch_text, culprit_text, untaken_branch, zero_culprits
+from tfviz.engine.zeros import (
+    branch_text,
+    cancel_text,
+    cancelling_join,
+    culprit_text,
+    untaken_branch,
+    zero_culprits,
+)
 from tfviz.errors import AnalysisError
 from tfviz.report import (
     EDGE_PASSES,
@@ -75,12 +82,13 @@ class _Problems:
         self.items: dict[tuple[str, str], Problem] = {}
 
     def add(self, kind: str, op: str, op_type: str, message: str, var: str | None,
-            source: Source | None, severity: str = "error") -> None:
+            source: Source | None, severity: str = "error", hint: str | None = None) -> None:
         key = (kind, op)
         p = self.items.get(key)
         if p is None:
             p = self.items[key] = Problem(kind=kind, severity=severity, op=op, op_type=op_type,
-                                          message=message, source=source, hint=HINT.get(kind, ""))
+                                          message=message, source=source,
+                                          hint=HINT.get(kind, "") if hint is None else hint)
         if var and var not in p.variables:
             p.variables.append(var)
 
@@ -179,7 +187,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                              text, f.path, g.nodes[culprit].get("source") if culprit else None)
             elif truth.zeros.get(id(f.tf_variable)):
                 kind = "zero"
-                blocked, text = _zero_verdict(g, traced, region, f.path, problems)
+                blocked, text = _zero_verdict(g, traced, region, f.path, problems, vn)
         else:
             status = "disconnected"
             cuts = frontier_cuts(g, region, reach)
@@ -247,8 +255,12 @@ def _zeros_for_none(eager: Truth, traced: Truth, v: Any) -> bool:
                for a, b in ((eager, traced), (traced, eager)))
 
 
+CANCEL_HINT = ("Often intended (a bias that shifts both terms of a difference equally, as in a WGAN"
+               " critic's output bias); otherwise make the two terms depend on it differently.")
+
+
 def _zero_verdict(g, traced: Trace, region: set[str], name: str,
-                  problems: _Problems) -> tuple[list[str], str]:
+                  problems: _Problems, start: str) -> tuple[list[str], str]:
     """Name the op (or the untaken tf.cond branch) that zeroes a connected gradient."""
     culprits = zero_culprits(g, region, traced.tensor_norms, traced.og.target)
     if culprits:
@@ -267,6 +279,12 @@ def _zero_verdict(g, traced: Trace, region: set[str], name: str,
         why = branch_text(_label(g, call), kind, line)
         problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
         return [call], sentence("zero", message=why)
+    join = cancelling_join(g, region, start)
+    if join is not None:
+        why = cancel_text(g.nodes[join]["type"], _label(g, join))
+        problems.add("zero", join, g.nodes[join]["type"], why, name, g.nodes[join].get("source"),
+                     severity="warning", hint=CANCEL_HINT)
+        return [join], sentence("zero", message=why)
     why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"
            " gradient is not measured, such as a loop body)")
     problems.add("zero", "", "", f"the gradient of {name} is exactly zero; {why}", name, None,

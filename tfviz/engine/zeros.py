@@ -70,6 +70,40 @@ def untaken_branch(g: nx.DiGraph, region: Iterable[str], functions: list[GraphFu
     return None
 
 
+def cancelling_join(g: nx.DiGraph, region: set[str], start: str) -> str | None:
+    """The first op on the variable's paths where two of them meet again.
+
+    When no single op passes back a zero, the variable's paths each carry a
+    gradient and their parts cancel where they are added up: a WGAN critic's
+    output bias reaches ``mean(fake) - mean(real)`` through both means, and
+    the ``Sub`` gives the two parts opposite signs. That join is the op that
+    makes the sum zero.
+
+    >>> g = nx.DiGraph()
+    >>> g.add_edges_from([("b", "r1"), ("b", "r2"), ("r1", "m1"), ("r2", "m2"), ("m1", "sub"),
+    ...                   ("m2", "sub"), ("sub", "t")], status="passes", ports=[(0, 0)])
+    >>> cancelling_join(g, set(g), "b")
+    'sub'
+    """
+    if start not in g:
+        return None
+    distance = nx.single_source_shortest_path_length(g.subgraph(region | {start}), start)
+    joins = [v for v in distance if v != start and sum(
+        1 for u in g.predecessors(v) if u in distance and g.edges[u, v].get("status") == EDGE_PASSES) >= 2]
+    return min(joins, key=lambda v: (distance[v], v)) if joins else None
+
+
+def cancel_text(op_type: str, label: str) -> str:
+    """
+    >>> cancel_text("Sub", "Sub 'sub'")
+    "the gradient parts reaching it along separate paths cancel at Sub 'sub', which subtracts values computed from it (they add up to exactly zero)"
+    """
+    how = {"Sub": "subtracts values computed from it", "AddV2": "adds values computed from it",
+           "AddN": "adds values computed from it"}.get(op_type, "combines values computed from it")
+    return (f"the gradient parts reaching it along separate paths cancel at {label}, which {how}"
+            " (they add up to exactly zero)")
+
+
 def culprit_text(op_type: str, label: str) -> str:
     """
     >>> culprit_text("Relu", "Relu 'Relu'")

@@ -18,8 +18,12 @@ from tfviz.errors import AnalysisError
 _MAX_BATCHES = 10_000
 
 
-def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[Any]:
-    """The first epoch's batches of ``fit(**p)``, as ``(x, y, sample_weight)``."""
+def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[int, int, Any]]:
+    """``(epoch, batch, data)`` for every batch of every epoch ``fit(**p)`` runs, from 1.
+
+    A program's later steps (a student trained after its teacher's epochs)
+    are reached only when every epoch counts.
+    """
     try:
         from keras.src.trainers.data_adapters import get_data_adapter
 
@@ -33,10 +37,12 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[Any]:
         raise AnalysisError(f"Model.fit cannot read its input: {type(exc).__name__}: {exc}",
                             file=script) from None
     limit = p.get("steps_per_epoch") or _MAX_BATCHES
-    for i, data in enumerate(dataset):
-        if i >= limit:
-            return
-        yield data
+    first = int(p.get("initial_epoch") or 0)
+    for epoch in range(first, max(int(p.get("epochs") or 1), first + 1)):
+        for i, data in enumerate(dataset):
+            if i >= limit:
+                break
+            yield epoch + 1, i + 1, data
 
 
 def batch_of(p: dict[str, Any]) -> Any:

@@ -266,8 +266,8 @@ class RunHandler:
 
         from tfviz.program.kerasrun import fit_batches
 
-        for i, data in enumerate(fit_batches(model, p, self.script)):
-            label = f"Model.fit → {type(model).__name__}.train_step, batch {i + 1}"
+        for epoch, batch, data in fit_batches(model, p, self.script):
+            label = f"Model.fit → {type(model).__name__}.train_step, epoch {epoch}, batch {batch}"
             self._keras_step(model, data, frame, label)
         return keras.callbacks.History()
 
