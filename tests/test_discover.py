@@ -38,7 +38,7 @@ def test_attribute_path_beats_a_module_level_list():
     names = _names(module)
     assert len(names) == 8
     kernel = _tf_var(module.generator.layers[1].kernel)
-    assert names[id(kernel)] == "generator.layers[1].kernel"
+    assert names[id(kernel)] == 'generator.get_layer("g_dense2").kernel'  # the name the program gave it
     assert not any(n.startswith("all_trainable") for n in names.values())
 
 
@@ -55,3 +55,33 @@ def test_bare_variables_in_a_list_keep_their_position():
     module = _module("import tensorflow as tf\nupper = [tf.Variable(1.0), tf.Variable(2.0)]\n"
                      "alias = upper[1]\n")
     assert sorted(_names(module).values()) == ["alias", "upper[0]"]
+
+
+NAMED = """
+import tensorflow as tf
+
+class Encoder(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(4)
+        self.z_mean = tf.keras.layers.Dense(2, name="z_mean")
+
+    def call(self, x):
+        return self.z_mean(self.hidden(x))
+
+inputs = tf.keras.Input((3,))
+h = tf.keras.layers.Dense(4)(inputs)
+functional = tf.keras.Model(inputs, [tf.keras.layers.Dense(2, name="z_log_var")(h), tf.keras.layers.Dense(2)(h)])
+encoder = Encoder()
+encoder(tf.zeros((1, 3)))
+"""
+
+
+def test_names_prefer_attributes_then_the_programs_layer_names_then_positions():
+    module = types.ModuleType("named_script")
+    exec(compile(NAMED, "named_script.py", "exec"), module.__dict__)  # noqa: S102 - our own text
+    names = set(_names(module).values())
+    assert "encoder.z_mean.kernel" in names  # an attribute path first
+    assert 'functional.get_layer("z_log_var").kernel' in names  # then the layer's given name
+    assert "functional.layers[1].kernel" in names  # a name Keras made up says nothing: its position
+    assert not any("dense_" in n for n in names)

@@ -43,12 +43,13 @@ EXPECTED = {
             "block.ff1.kernel", "block.ff1.bias", "block.ff2.kernel", "block.ff2.bias",
             "block.norm2.gamma", "block.norm2.beta", "classifier.kernel", "classifier.bias")},
     },
-    "unet_healthy.py": {
-        **{f"model.layers[{i}].{w}": ("connected", None)
-           for i in (1, 5, 9, 14, 19) for w in ("kernel",)},
-        **{f"model.layers[{i}].{w}": ("connected", None)
-           for i in (2, 6, 10, 15, 20) for w in ("gamma", "beta")},
-        **{f"model.layers[{i}].{w}": ("connected", None) for i in (12, 17, 22) for w in ("kernel", "bias")},
+    "unet_healthy.py": {  # its layers are named, so their variables are named through them
+        **{f'model.get_layer("{b}_conv").kernel': ("connected", None)
+           for b in ("down1", "down2", "bottleneck", "up2", "up1")},
+        **{f'model.get_layer("{b}_bn").{w}': ("connected", None)
+           for b in ("down1", "down2", "bottleneck", "up2", "up1") for w in ("gamma", "beta")},
+        **{f'model.get_layer("{b}").{w}': ("connected", None)
+           for b in ("up2_transpose", "up1_transpose", "mask_logits") for w in ("kernel", "bias")},
     },
     "rnn_while_int_cast.py": {"cell.w_x": ("connected", None), "cell.w_h": ("connected", None),
                               "cell.b": ("connected", None), "cell.w_skip": ("disconnected", "integer"),

@@ -39,7 +39,7 @@ def test_default_view_is_layer_level_on_the_cut(qtbot, window):
     assert not any(g.label in ("Cast", "ReadVariableOp", "BiasAdd") for g in h.groups.values())
     # a weight's Cast › ReadVariableOp is drawn as the weight's node
     read = "encoder_1/enc_1_1/Cast/ReadVariableOp"
-    assert h.representative(read, set(h.groups)) == "var:encoder.layers[0].kernel"
+    assert h.representative(read, set(h.groups)) == 'var:encoder.get_layer("enc_1").kernel'
     # the input the loss captures is named as the script holds it (``x = tf.random.normal(...)``)
     (x,) = [o for o in h.ops if h.title(o) == "x"]
     assert h.ops[x].type == "Placeholder" and h.ops[x].outputs[0].shape == [32, 8]
@@ -52,7 +52,7 @@ def test_default_view_is_layer_level_on_the_cut(qtbot, window):
 
 def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
     view = _open(qtbot, window, SG)
-    assert window.variables.select_name("encoder.layers[0].kernel")
+    assert window.variables.select_name('encoder.get_layer("enc_1").kernel')
     qtbot.wait(50)
     path = view.path
     assert path is not None and path.cut and path.end == "StopGradient"
@@ -63,7 +63,7 @@ def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
     assert head.opacity() < 0.5  # everything else dimmed
     assert _in_viewport(view, view.node_items["StopGradient"]) and _text_px(view) >= 9.0
     text = window.details.toPlainText()
-    assert "Gradient path of encoder.layers[0].kernel" in text
+    assert 'Gradient path of encoder.get_layer("enc_1").kernel' in text
     for hop in ("MatMul", "BiasAdd", "Relu", "StopGradient", "float32[32,16]", "no gradient arrives"):
         assert hop in text
     assert "ReadVariableOp" not in text  # drawn as the weight, so not a hop of its own

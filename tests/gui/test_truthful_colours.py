@@ -109,5 +109,5 @@ def test_starved_layer_in_the_app(qtbot, window):
     starved = [ab for ab, c in view.edge_cats.items() if c == "starved"]
     assert any(a.startswith("var:encoder") for a, _ in starved)
     assert "passes" not in {view.edge_cats[ab] for ab in view.edge_cats if ab[0].startswith("var:encoder")}
-    window.details.show_op(window.report, "var:encoder.layers[0].kernel")
+    window.details.show_op(window.report, 'var:encoder.get_layer("enc_1").kernel')
     assert "cut at StopGradient" in window.details.toPlainText()

@@ -178,10 +178,37 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
             # Named attributes first, so a sub-model is reached as gan.generator, not gan.layers[0].
             children += _attributes(path, obj)
             if hasattr(obj, "layers") and isinstance(getattr(obj, "layers", None), list):
-                children += [(f"{path}.layers[{i}]", v) for i, v in enumerate(obj.layers)]
+                children += [(_sublayer_path(path, i, v), v) for i, v in enumerate(obj.layers)]
         elif isinstance(obj, tf.Module) or _user_instance(obj, module):
             children += _attributes(path, obj)
         queue.extend((p, v, depth + 1) for p, v in children)
+
+
+def _sublayer_path(path: str, i: int, layer: Any) -> str:
+    """``model.get_layer("z_mean")`` for a layer the program named, else ``model.layers[i]``.
+
+    >>> class Dense: name = "z_mean"
+    >>> _sublayer_path("encoder", 5, Dense())
+    'encoder.get_layer("z_mean")'
+    >>> Dense.name = "dense_3"
+    >>> _sublayer_path("encoder", 5, Dense())
+    'encoder.layers[5]'
+    """
+    name = getattr(layer, "name", None)
+    if isinstance(name, str) and name and not auto_named(name, type(layer).__name__):
+        return f'{path}.get_layer("{name}")'
+    return f"{path}.layers[{i}]"
+
+
+def auto_named(name: str, class_name: str) -> bool:
+    """Keras made the name from the class (``dense``, ``conv2d_3``, ``vi_t_distilled_1``).
+
+    >>> auto_named("vi_t_distilled_1", "ViTDistilled"), auto_named("z_mean", "Dense")
+    (True, False)
+    """
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)).lower()
+    loose = re.sub(r"_\d+$", "", name)
+    return loose in (snake, class_name.lower()) or loose.replace("_", "") == class_name.lower()
 
 
 def _attributes(path: str, obj: Any) -> list[tuple[str, Any]]:
@@ -251,7 +278,7 @@ def find_variables(module: types.ModuleType) -> list[FoundVariable]:
             path, rank = keras_path, name_rank(keras_path, scoped=True)
         # Among equally readable paths, one through attribute names
         # (gan.discriminator.layers[0]) beats one through layer positions (gan.layers[1].layers[0]).
-        key = (rank, path.count(".layers["))
+        key = (rank, path.count(".layers[") + path.count(".get_layer("))
         old = best.get(id(tfv))
         if old is None or key < old[0]:
             best[id(tfv)] = (key, FoundVariable(path, obj, tfv))

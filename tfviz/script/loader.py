@@ -161,7 +161,7 @@ def _first_line(exc: BaseException) -> str:
     Keras wraps a layer's error in "Exception encountered when calling ..."
     plus a dump of the call's arguments; neither says what is wrong.
 
-    >>> _first_line(ValueError("in user code:\\n  File x\\n\\n    InvalidArgumentError: "
+    >>> _first_line(ValueError("in user code:\\n  File x\\n    y = dense(x)\\n\\n    InvalidArgumentError: "
     ...     "Exception encountered when calling Dense.call().\\n\\n    \\x1b[1m{{function_node "
     ...     "__wrapped__MatMul}} In[0] and In[1] has different ndims [Op:MatMul] name: \\x1b[0m\\n\\n"
     ...     "    Arguments received by Dense.call():\\n      \\u2022 training=True"))
@@ -174,8 +174,9 @@ def _first_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     if lines and lines[0].startswith("in user code:"):
         # tf.function wraps the real error: it follows the last traceback entry.
-        last = max((i for i, ln in enumerate(lines) if ln.startswith("File ")), default=0)
-        lines = [ln for ln in lines[last + 1:] if not ln.startswith(("raise ", "return "))] or lines[-1:]
+        # (each entry is a File line and the line of code it names).
+        last = max((i for i, ln in enumerate(lines) if ln.startswith("File ")), default=-1)
+        lines = (lines[last + 2:] if last >= 0 else lines[1:]) or lines[-1:]
     head, where = "", ""
     out: list[str] = []
     for ln in lines:
