@@ -124,6 +124,19 @@ def _members(model_path: str, model: Any, everyone: list[FoundVariable]) -> set[
     return ids
 
 
+def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
+    """What holds a variable the step reads: its model, else its Keras layer.
+
+    >>> _holder(FoundVariable("block1_conv1/kernel", None, None), None)
+    'a weight of layer `block1_conv1`'
+    """
+    if owner is not None:
+        return f"separate model `{owner[0]}`"
+    if "/" in f.path:
+        return f"a weight of layer `{f.path.rsplit('/', 1)[0]}`"
+    return f"`{f.path.split('.')[0].split('[')[0]}`"
+
+
 def _label(src: Source | None) -> str:
     return f"{os.path.basename(src.file)}:{src.line}" if src else "the gradient call"
 
@@ -163,9 +176,8 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             why = untracked or f"not in the variable list passed to {capture.api} at {where}"
             _mark(report, row, f, why, "error")
         else:
-            name = owner[0] if owner else f.path.split(".")[0].split("[")[0]
             report.read_not_trained.append(ReadNotTrained(
-                name=f.path, reason=f"separate model `{name}`, not differentiated in this step",
+                name=f.path, reason=f"{_holder(f, owner)}, not differentiated in this step",
                 tf_name=row.tf_name))
             drop.add(f.path)
     if program:
@@ -178,6 +190,11 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
                 _mark(report, row, f, why + "; loss() differentiates it, but a training step on"
                       " model.trainable_variables would not", "warning", keep_status=True)
     report.variables = [r for r in report.variables if r.name not in drop]
+    # A variable this step reads but does not differentiate is none of the target's business:
+    # what the judge said of it as if it were a source ("never read") goes with it.
+    for p in report.problems:
+        p.variables = [v for v in p.variables if v not in drop]
+    report.problems = [p for p in report.problems if p.variables or p.kind not in ("not_read", "zero")]
     report.ok = all(r.status == "connected" and r.kind is None for r in report.variables) and not any(
         p.severity == "error" for p in report.problems)
 
