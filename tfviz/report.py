@@ -26,6 +26,7 @@ KINDS: tuple[str, ...] = (
     "stop_gradient",
     "not_read",
     "frozen_copy",
+    "outside_tape",
     "assign",
     "py_function",
     "nan",

@@ -397,6 +397,12 @@ class _Linker:
                 g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype=ext.dtype.name,
                            shape=None, boundary=False, back=False, synthetic=True,
                            status="frozen_copy", status_fixed=True, message=copy.describe())
+        for f in self.found:
+            if not getattr(f.tf_variable, "watched", True) and var_node(f) in g:
+                for _, nid, e in g.out_edges(var_node(f), data=True):
+                    e.update(status="outside_tape", status_fixed=True,
+                             message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
+                             " missing, and a tape follows a tensor only once it is told to")
         anc = ancestors_of(g, og.target)
         region: set[str] = set()
         for f in self.found:

@@ -13,6 +13,8 @@ SENTENCE: dict[str, str] = {
     "not_read": "the target never reads this variable",
     "frozen_copy": "the target uses {copy}, a tensor computed from this variable before the target"
     " ran; the variable itself is never read, so it gets no gradient",
+    "outside_tape": "the value is computed at {op} while the step's tape is not recording (before"
+    " its `with tf.GradientTape()` opens, or after it closes), so the tape gives it no gradient",
     "assign": "the value reaches the target only through a variable assignment at {op};"
     " assign() does not carry gradients",
     "py_function": "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
@@ -41,6 +43,8 @@ HINT: dict[str, str] = {
     "not_read": "Use the variable in the target, or mark it trainable=False if that is intended.",
     "frozen_copy": "Compute the derived tensor inside call()/the target instead of build() or"
     " import time, so each step reads the variable.",
+    "outside_tape": "Compute it inside the `with tf.GradientTape()` block (call the model under the"
+    " tape), or stop it on purpose with tf.stop_gradient so the intent is plain.",
     "assign": "Use the computed value directly instead of assigning it to a variable and"
     " reading it back.",
     "py_function": "Use tf.py_function with TensorFlow ops, or write the computation in"

@@ -74,18 +74,50 @@ def path_region(g: nx.DiGraph, source: str, target: str, anc: set[str] | None = 
     return (nx.descendants(g, source) | {source}) & anc
 
 
-def frontier_cuts(g: nx.DiGraph, region: set[str], reach: set[str]) -> list[tuple[str, str]]:
+def frontier_cuts(g: nx.DiGraph, region: set[str], reach: set[str],
+                  start: str | None = None) -> list[tuple[str, str]]:
     """Cut edges inside ``region`` whose consumer still receives a gradient.
 
     These are the places where the chain breaks, seen walking back from the
-    target: the gradient arrives at the consumer and stops there.
+    target: the gradient arrives at the consumer and stops there. With
+    ``start`` (the variable), only the cuts its value meets first count: a
+    comparison inside the loss (``logits >= 0`` choosing a branch) is cut too,
+    but the variable's value reaches it only past the real cut, so removing it
+    would change nothing. When no cut is met first (a chain of casts), all count.
+
+    >>> g = nx.DiGraph()
+    >>> g.add_edges_from([("w", "act"), ("act", "logits"), ("logits", "ge"), ("ge", "sel"),
+    ...                   ("logits", "sel"), ("sel", "t")], status="passes")
+    >>> g.edges["w", "act"]["status"] = g.edges["ge", "sel"]["status"] = "integer"
+    >>> region, reach = path_region(g, "w", "t"), gradient_reach(g, "t")
+    >>> frontier_cuts(g, region, reach), frontier_cuts(g, region, reach, "w")
+    ([('ge', 'sel'), ('w', 'act')], [('w', 'act')])
     """
     out = []
     for v in region & reach:
         for u in g.predecessors(v):
             if u in region and not passes(g, u, v) and u not in reach:
                 out.append((u, v))
+    if start is not None:
+        before = short_of(g, start, region, reach)
+        out = [(u, v) for u, v in out if u in before] or out
     return sorted(out)
+
+
+def short_of(g: nx.DiGraph, start: str, region: set[str], reach: set[str]) -> set[str]:
+    """Nodes of ``region`` that ``start``'s value reaches before any node a gradient reaches.
+
+    A cut whose producer is among them is where this value's chain breaks;
+    a cut met only after the chain was whole again is another value's.
+    """
+    seen, queue = {start}, deque([start])
+    while queue:
+        u = queue.popleft()
+        for v in g.successors(u):
+            if v in region and v not in seen and v not in reach:
+                seen.add(v)
+                queue.append(v)
+    return seen
 
 
 def live_raisers(g: nx.DiGraph, region: set[str], reach: set[str]) -> set[str]:

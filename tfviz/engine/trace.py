@@ -28,8 +28,10 @@ class LiveSource:
     a new one, so it stands for source ``index`` of the replayed gradient call.
     """
 
-    def __init__(self, index: int, like: Any) -> None:
+    def __init__(self, index: int, like: Any, watched: bool = True) -> None:
         self.index = index
+        #: the step's tape watched it (``tape.watch``); a tape follows no tensor it was not told to
+        self.watched = watched
         self.dtype, self.shape = like.dtype, like.shape
         try:
             self.name = like.name
@@ -185,6 +187,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
             loss = tf.convert_to_tensor(loss)
         fg = tf.compat.v1.get_default_graph()
         og = build_op_graph(fg, loss)
+        mark_outside_tape(og, getattr(fn, "outside_tape", ()))
         state["og"] = og
         region = link_variables(og, fg)
         if not taped or loss.dtype.name not in DIFFERENTIABLE:
@@ -242,6 +245,25 @@ def _no_graph_rewrites():
         yield
     finally:
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **old})
+
+
+def mark_outside_tape(og: OpGraph, outside: Any) -> None:
+    """Cut the inputs of ops the step made while its tape did not record.
+
+    ``outside`` holds ``(id(graph), op name)`` pairs from the replay: a model
+    called before the step's ``with tf.GradientTape()`` opened gives its
+    variables no gradient, however the graph connects them.
+    """
+    if not outside:
+        return
+    g = og.g
+    for nid, data in g.nodes(data=True):
+        op = data.get("op")
+        if op is None or (id(op.graph), op.name) not in outside:
+            continue
+        for u in g.predecessors(nid):
+            g.edges[u, nid].update(status="outside_tape", status_fixed=True,
+                                   message=f"{op.type} runs while the step's tape does not record")
 
 
 def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:

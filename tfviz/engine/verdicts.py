@@ -44,7 +44,7 @@ from tfviz.report import (
 from tfviz.script.discover import FoundVariable, tf_name, var_node
 
 # When several cuts block one variable, name the most telling one.
-PRIORITY = ("frozen_copy", "assign", "py_function", "stop_gradient", "integer",
+PRIORITY = ("frozen_copy", "outside_tape", "assign", "py_function", "stop_gradient", "integer",
             "not_differentiable", "other")
 
 
@@ -190,7 +190,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                 blocked, text = _zero_verdict(g, traced, region, f.path, problems, vn)
         else:
             status = "disconnected"
-            cuts = frontier_cuts(g, region, reach)
+            cuts = frontier_cuts(g, region, reach, vn)
             kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
                            key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)
             kind = kinds[0] if kinds else "other"
@@ -212,6 +212,9 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
             text = sentence(kind, op=_label(g, blocked[0]) if blocked else "an op",
                             copy=copies[0].describe() if copies else "a copy",
                             message="no gradient path reaches it")
+            own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
+            if kind == "outside_tape" and own:
+                text = own[0]  # the tape was never told to watch this tensor
         ts = truth_status(truth, f.tf_variable)
         if status == "disconnected" and ts == "connected" and truth.zeros.get(id(f.tf_variable)):
             ts, text = "disconnected", text + ZEROS_FOR_CUT  # zeros, not None: still the cut

@@ -89,6 +89,8 @@ class Entry:
     function: Any = None
     #: this call makes the Function's first trace, the one that may create variables
     first_trace: bool = False
+    #: tapes the program had entered before this step began
+    tapes_before: int = 0
 
 
 @dataclass
@@ -99,3 +101,5 @@ class TapeStart:
     count: int
     #: the user's line, where ``frame`` is AutoGraph's converted code
     where: Source | None = None
+    #: how many tapes the program had entered before this one
+    serial: int = 0

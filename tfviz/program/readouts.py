@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-_KINDS = ("numpy", "__array__", "__float__", "__int__", "__index__", "__bool__")
+_KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
 _LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
 #: outputs larger than this are not kept: what a step reads out is a score or a distribution
 _KEEP_ELEMENTS = 1 << 16
@@ -144,8 +144,25 @@ def _player(name: str, original: Callable | None) -> Callable:
     return read
 
 
+def _numpy_attribute(original: Callable) -> Callable:
+    """``t.numpy`` exists on a symbolic tensor only for the step's own code while a
+    trace plays values back: libraries test ``hasattr(t, "numpy")`` to tell eager tensors."""
+    play = _player("numpy", None)
+
+    def __getattr__(self: Any, name: str) -> Any:
+        r = _active
+        if name == "numpy" and r is not None and not r.recording and _from_user_code():
+            return lambda: play(self)
+        return original(self, name)
+
+    return __getattr__
+
+
 def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
     """``(class, method, make)`` for hooks to install on symbolic tensors."""
     from tensorflow.python.framework import ops
 
-    return [(ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig)) for name in _KINDS]
+    out: list[tuple[Any, str, Callable[[Any], Any]]] = [
+        (ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig)) for name in _KINDS]
+    out.append((ops.SymbolicTensor, "__getattr__", _numpy_attribute))
+    return out

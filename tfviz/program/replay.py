@@ -49,19 +49,66 @@ class ReplayHandler:
     #: a loop that holds the step's gradient call is unrolled (see :mod:`tfviz.program.loops`)
     unroll_loops = True
 
-    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple = ()) -> None:
+    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple = (),
+                 tape_ordinal: int | None = None) -> None:
         self.k, self.inert, self.count = k, inert, 0
         #: nested tf.functions that held the step's gradient calls (see :func:`run_python`)
         self.inline = list(inline)
         #: the engine's tapes around the replay: what the step watches, they watch too,
         #: so a tensor source the step makes (a :class:`LiveSource`) is followed
         self.outer = hooks.open_tapes()
+        #: which of the step's tapes made the gradient call (0: the first it opens). The
+        #: engine's tapes record only while that one does: what the program computes
+        #: before its tape opens (a generator run before the critic's tape, an encoder
+        #: called outside it) gets no gradient from TensorFlow, and none here.
+        self.window = tape_ordinal if not inert and self.outer else None
+        self.entered = 0
+        self.following: Any = None
+        self.paused = False
+        #: the replay reached its gradient call without meeting that tape
+        self.missed = False
+        #: (id of graph, op name) of the ops a trace made while the tape did not record
+        self.outside: set[tuple[int, str]] = set()
+        if self.window is not None:
+            self._pause()
+
+    def _pause(self) -> None:
+        from tensorflow.python.framework import op_callbacks
+
+        for t in self.outer:
+            t._pop_tape()
+        self.paused = True
+        op_callbacks.add_op_callback(self._unrecorded)
+
+    def _resume(self) -> None:
+        from tensorflow.python.framework import op_callbacks
+
+        op_callbacks.remove_op_callback(self._unrecorded)
+        for t in self.outer:
+            t._push_tape()
+        self.paused = False
+
+    def _unrecorded(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        if graph is not None and op_name:
+            self.outside.add((id(graph), op_name.decode() if isinstance(op_name, bytes) else op_name))
+        return None
+
+    def finish(self) -> None:
+        """Leave the engine's tapes recording, as they were."""
+        if self.paused:
+            self._resume()
+        self.window, self.following = None, None  # and recording they stay
 
     def tape_entered(self, tape: Any, frame: Any) -> bool:
+        if self.window is not None and self.entered == self.window and self.paused:
+            self._resume()
+            self.following = tape
+        self.entered += 1
         return not self.inert
 
     def tape_exited(self, tape: Any, error: BaseException | None) -> None:
-        return None
+        if tape is self.following and not self.paused:
+            self._pause()
 
     def tape_watched(self, tape: Any, tensors: Any) -> None:
         for outer in self.outer:
@@ -71,6 +118,7 @@ class ReplayHandler:
     def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
         self.count += 1
         if self.inert or self.count >= self.k:
+            self.missed = self.window is not None and self.following is None
             raise Captured(hit)
         return original()
 
@@ -196,22 +244,34 @@ class CallReplay:
     """
 
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, k: int, inert: bool,
-                 autograph: bool = True, inline: list[Any] | tuple = ()) -> None:
+                 autograph: bool = True, inline: list[Any] | tuple = (),
+                 tape_ordinal: int | None = None) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.k, self.inert, self.autograph = k, inert, autograph
         self.inline = list(inline)
+        self.tape_ordinal = tape_ordinal
+        #: ops the last traced run made while its tape did not record (see ReplayHandler.outside)
+        self.outside_tape: set[tuple[int, str]] = set()
         #: the sources the last run passed to its gradient call (see :func:`resolve`)
         self.live: list[Any] = []
         self.readouts = Readouts()
 
     def __call__(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
-        with hooks.handling(ReplayHandler(self.k, self.inert, self.inline)), reading(self.readouts):
+        handler = ReplayHandler(self.k, self.inert, self.inline, self.tape_ordinal)
+        with hooks.handling(handler), reading(self.readouts):
             try:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
+                if handler.missed:  # the step opened its tapes otherwise than when it was captured
+                    self.tape_ordinal = None
+                    return self()
                 self.live = _flat_sources(c.hit)
+                self.outside_tape = handler.outside
+                handler.finish()  # the loss below is the engine's own op: its tapes record it
                 return to_loss(c.hit.target, c.hit.output_gradients)
+            finally:
+                handler.finish()
         if self.inert and float_tensors(result):
             return to_loss(result)
         raise AnalysisError("replaying the step did not reach its gradient computation again")
@@ -227,23 +287,33 @@ class BlockReplay:
     """
 
     def __init__(self, code: Any, namespace: dict[str, Any], k: int, inert: bool,
-                 assigned: list[str]) -> None:
+                 assigned: list[str], tape_ordinal: int | None = None) -> None:
         self.code, self.namespace, self.k, self.inert = code, namespace, k, inert
         self.assigned = assigned
+        self.tape_ordinal = tape_ordinal
+        self.outside_tape: set[tuple[int, str]] = set()
         self.live: list[Any] = []
         self.readouts = Readouts()
 
     def __call__(self) -> Any:
         ns = dict(self.namespace)
         ns["__tfviz_return__"] = _return
-        with hooks.handling(ReplayHandler(self.k, self.inert)), reading(self.readouts):
+        handler = ReplayHandler(self.k, self.inert, (), self.tape_ordinal)
+        with hooks.handling(handler), reading(self.readouts):
             try:
                 exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
             except Captured as c:
+                if handler.missed:
+                    self.tape_ordinal = None
+                    return self()
                 self.live = _flat_sources(c.hit)
+                self.outside_tape = handler.outside
+                handler.finish()  # the loss below is the engine's own op: its tapes record it
                 return to_loss(c.hit.target, c.hit.output_gradients)
             except _Returned:
                 pass
+            finally:
+                handler.finish()
         if self.inert:
             for name in reversed(self.assigned):
                 if float_tensors(ns.get(name)):

@@ -66,11 +66,16 @@ class RunHandler:
         self.retracing = False
         #: gradient calls seen in Python, a retrace's included: what a nested trace held
         self.seen = 0
+        #: tapes entered so far: which of a step's tapes made its gradient call
+        self.tape_serial = 0
 
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         self._stop_if_pending()
-        start = TapeStart(frame, frame.f_lineno, namespace(frame), self.count)
+        if other_replica():
+            return True  # each replica opens the same tapes: count one
+        start = TapeStart(frame, frame.f_lineno, namespace(frame), self.count, serial=self.tape_serial)
+        self.tape_serial += 1
         if in_function_graph():  # AutoGraph's frame: TensorFlow maps it to the user's line (once a trace)
             start.where = user_line()
         self.tapes[id(tape)] = start
@@ -161,7 +166,7 @@ class RunHandler:
             # The step is one this call would run as a graph, unseen: trace it instead.
             self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
         before, traces = self.count, compiled.traces()
-        self.entries.append(entry())
+        self.entries.append(self._started(entry()))
         try:
             result = original()
         finally:
@@ -184,7 +189,7 @@ class RunHandler:
         outer = self.entries[0] if self.entries else None
         saved, hits, graph = self.count, outer.hits if outer else 0, outer.graph if outer else None
         if entry is not None:
-            self.entries.append(entry)
+            self.entries.append(self._started(entry))
         else:
             self.nested.append(fn)
         step = self.entries[0]
@@ -208,6 +213,10 @@ class RunHandler:
         self.count = saved
         if outer is not None:
             outer.hits, outer.graph = hits, graph
+
+    def _started(self, entry: Entry) -> Entry:
+        entry.tapes_before = self.tape_serial
+        return entry
 
     def _nested_call(self, fn: Any, args: tuple, kwargs: dict, original: Callable[[], Any]) -> Any:
         """A tf.function called inside the step: the outermost call is the step.
@@ -288,8 +297,8 @@ class RunHandler:
 
         self._stop_if_pending()
         prepare(model, data, self.script)
-        self.entries.append(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
-                                   as_graph=not getattr(model, "run_eagerly", False)))
+        self.entries.append(self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
+                                                as_graph=not getattr(model, "run_eagerly", False))))
         try:
             result = model.train_step(data)
         finally:
@@ -340,9 +349,12 @@ class RunHandler:
     def _capture(self, hit: hooks.Hit, entry: Entry | None) -> StepCapture:
         where = user_line()
         inert = hit.api == "exception"
+        start = self.tapes.get(id(hit.tape)) if hit.tape is not None and not inert else None
         if entry is not None:
+            ordinal = start.serial - entry.tapes_before if start is not None else None
             replay: Callable[[], Any] = CallReplay(entry.fn, entry.args, entry.kwargs, entry.hits, inert,
-                                                   autograph=entry.autograph, inline=entry.inline)
+                                                   autograph=entry.autograph, inline=entry.inline,
+                                                   tape_ordinal=ordinal)
             ns = entry.frame_ns
             label = entry.label
         else:
@@ -400,7 +412,12 @@ class RunHandler:
         except AnalysisError as exc:
             raise Refused(exc) from None
         k = self.count - start.count
-        return BlockReplay(code, start.namespace, k, inert, assigned), start.namespace
+        # the tapes one `with` statement opens together (`with A() as a, B() as b:`) come in a row
+        same_line = {t.serial for t in self.tapes.values() if t.frame is start.frame and t.line == start.line}
+        ordinal = 0
+        while start.serial - ordinal - 1 in same_line:
+            ordinal += 1
+        return BlockReplay(code, start.namespace, k, inert, assigned, None if inert else ordinal), start.namespace
 
     def _source_objects(self, hit: hooks.Hit) -> list[tuple[Any, Any]]:
         import tensorflow as tf
@@ -408,4 +425,6 @@ class RunHandler:
         if hit.api == "exception":
             objs = list(hit.tape.watched_variables()) + self.watched.get(id(hit.tape), [])
             return outside_objects(objs)
-        return outside_objects(tf.nest.flatten(hit.sources, expand_composites=False), live=True)
+        watched = self.watched.get(id(hit.tape), []) if hit.tape is not None else None
+        return outside_objects(tf.nest.flatten(hit.sources, expand_composites=False), live=True,
+                               watched=watched)

@@ -15,14 +15,16 @@ from typing import Any
 from tfviz.script.discover import FoundVariable, find_variables, iter_objects
 
 
-def outside_objects(objs: list[Any], live: bool = False) -> list[tuple[Any, Any]]:
+def outside_objects(objs: list[Any], live: bool = False,
+                    watched: list[Any] | None = None) -> list[tuple[Any, Any]]:
     """Sources as ``(object to name it by, what the engine differentiates)``.
 
     Variables stay themselves. A tensor is a :class:`LiveSource` when
     ``live`` (the gradient call's own sources, so the replay can hand the
     tensor its run makes); named by the eager tensor a trace captured, or by
     itself. Without ``live`` (an exception under a tape) a tensor made inside
-    a trace cannot be followed and is left out.
+    a trace cannot be followed and is left out. ``watched``: the tensors the
+    step's tape was told to watch (None: no tape, ``tf.gradients``).
     """
     import tensorflow as tf
 
@@ -51,7 +53,8 @@ def outside_objects(objs: list[Any], live: bool = False) -> list[tuple[Any, Any]
                 continue
             named_by = o if hasattr(o, "numpy") else external.get(id(o), o)
             if live:
-                out.append((named_by, LiveSource(i, o)))
+                seen_by_tape = watched is None or any(w is o for w in watched)
+                out.append((named_by, LiveSource(i, o, watched=seen_by_tape)))
             elif named_by is not o or hasattr(o, "numpy"):
                 out.append((named_by, named_by))
             continue

@@ -192,9 +192,13 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
     report.variables = [r for r in report.variables if r.name not in drop]
     # A variable this step reads but does not differentiate is none of the target's business:
     # what the judge said of it as if it were a source ("never read") goes with it.
+    kept = []
     for p in report.problems:
-        p.variables = [v for v in p.variables if v not in drop]
-    report.problems = [p for p in report.problems if p.variables or p.kind not in ("not_read", "zero")]
+        mine = [v for v in p.variables if v not in drop]
+        if mine or not p.variables:
+            p.variables = mine
+            kept.append(p)
+    report.problems = kept
     report.ok = all(r.status == "connected" and r.kind is None for r in report.variables) and not any(
         p.severity == "error" for p in report.problems)
 
