@@ -124,6 +124,42 @@ def _members(model_path: str, model: Any, everyone: list[FoundVariable]) -> set[
     return ids
 
 
+def _shapes(fs: list[FoundVariable]) -> list[tuple]:
+    return [tuple(getattr(f.tf_variable, "shape", ())) for f in fs]
+
+
+def _trained_target_twins(sources: list[FoundVariable], extras: list[FoundVariable],
+                          objects: _Objects) -> dict[str, str]:
+    """Variables of an online network whose target network the step trains instead.
+
+    A DQN or DDPG step reads a target network beside the online one it
+    trains; both have the same variables. When the step differentiates the
+    model the program calls ``target_...`` and leaves its twin untrained, the
+    variable lists were swapped: the target network learns, the online one
+    never does. Returns the twin's variables with the reason.
+    """
+    def by_model(fs: list[FoundVariable]) -> dict[str, list[FoundVariable]]:
+        out: dict[str, list[FoundVariable]] = {}
+        for f in fs:
+            owner = _model_of(f, objects)
+            if owner is not None:
+                out.setdefault(owner[0], []).append(f)
+        return out
+
+    trained, read = by_model(sources), by_model(extras)
+    out: dict[str, str] = {}
+    for name, mine in trained.items():
+        if "target" not in name.lower():
+            continue
+        for other, theirs in read.items():
+            if "target" not in other.lower() and _shapes(theirs) == _shapes(mine):
+                for f in theirs:
+                    out[f.path] = (f"the step differentiates `{name}`, a target network, while its twin"
+                                   f" `{other}` (the same variables) is read but never trained: pass"
+                                   f" {other}.trainable_variables")
+    return out
+
+
 def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
     """What holds a variable the step reads: its model, else its Keras layer.
 
@@ -151,6 +187,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
     program = capture is not None
     drop: set[str] = set()
     watched = getattr(capture, "watched", None) if program else None
+    twins = _trained_target_twins(sources, extras, objects) if program else {}
     for f in extras:
         row = rows.get(f.path)
         if row is None:
@@ -166,6 +203,9 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             continue
         if row.status != "connected":
             drop.add(f.path)  # read, but no gradient would reach it anyway: not this check's business
+            continue
+        if f.path in twins:
+            _mark(report, row, f, twins[f.path], "error")
             continue
         untracked = untracked_reason(f, objects)
         owner = _model_of(f, objects)
