@@ -16,6 +16,12 @@ class AnalysisError(Exception):
     detail: str = ""
     candidates: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not self.code and self.file and self.line:  # the line itself, wherever one is named
+            import linecache
+
+            self.code = linecache.getline(self.file, self.line).strip()
+
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}: " if self.file and self.line else (
             f"{self.file}: " if self.file else ""

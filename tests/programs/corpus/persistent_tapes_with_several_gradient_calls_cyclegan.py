@@ -44,8 +44,10 @@ class InstanceNormalization(layers.Layer):
 def unet_generator(name):
     inputs = tf.keras.Input((32, 32, 3))
     d1 = layers.LeakyReLU()(layers.Conv2D(16, 4, strides=2, padding="same")(inputs))
-    d2 = layers.LeakyReLU()(InstanceNormalization()(layers.Conv2D(32, 4, strides=2, padding="same", use_bias=False)(d1)))
-    u1 = layers.ReLU()(InstanceNormalization()(layers.Conv2DTranspose(16, 4, strides=2, padding="same", use_bias=False)(d2)))
+    d2 = layers.Conv2D(32, 4, strides=2, padding="same", use_bias=False)(d1)
+    d2 = layers.LeakyReLU()(InstanceNormalization()(d2))
+    u1 = layers.Conv2DTranspose(16, 4, strides=2, padding="same", use_bias=False)(d2)
+    u1 = layers.ReLU()(InstanceNormalization()(u1))
     u1 = layers.Concatenate()([u1, d1])
     outputs = layers.Conv2DTranspose(3, 4, strides=2, padding="same", activation="tanh")(u1)
     return tf.keras.Model(inputs, outputs, name=name)
@@ -54,7 +56,8 @@ def unet_generator(name):
 def discriminator(name):
     inputs = tf.keras.Input((32, 32, 3))
     x = layers.LeakyReLU()(layers.Conv2D(16, 4, strides=2, padding="same")(inputs))
-    x = layers.LeakyReLU()(InstanceNormalization()(layers.Conv2D(32, 4, strides=2, padding="same", use_bias=False)(x)))
+    x = layers.Conv2D(32, 4, strides=2, padding="same", use_bias=False)(x)
+    x = layers.LeakyReLU()(InstanceNormalization()(x))
     outputs = layers.Conv2D(1, 4, padding="same")(x)
     return tf.keras.Model(inputs, outputs, name=name)
 
@@ -113,8 +116,10 @@ def train_step(real_x, real_y):
     discriminator_y_gradients = tape.gradient(disc_y_loss, discriminator_y.trainable_variables)
     generator_g_optimizer.apply_gradients(zip(generator_g_gradients, generator_g.trainable_variables))
     generator_f_optimizer.apply_gradients(zip(generator_f_gradients, generator_f.trainable_variables))
-    discriminator_x_optimizer.apply_gradients(zip(discriminator_x_gradients, discriminator_x.trainable_variables))
-    discriminator_y_optimizer.apply_gradients(zip(discriminator_y_gradients, discriminator_y.trainable_variables))
+    discriminator_x_optimizer.apply_gradients(
+        zip(discriminator_x_gradients, discriminator_x.trainable_variables))
+    discriminator_y_optimizer.apply_gradients(
+        zip(discriminator_y_gradients, discriminator_y.trainable_variables))
     return total_gen_g_loss, disc_x_loss
 
 
@@ -125,4 +130,4 @@ dataset = tf.data.Dataset.zip((
 for epoch in range(args.epochs):
     for image_x, image_y in dataset:
         gen_loss, disc_loss = train_step(image_x, image_y)
-    print(f"epoch {epoch}: generator_g loss {float(gen_loss):.4f} discriminator_x loss {float(disc_loss):.4f}")
+    print(f"epoch {epoch}: gen_g loss {float(gen_loss):.4f}, disc_x loss {float(disc_loss):.4f}")

@@ -78,8 +78,10 @@ style_weight, content_weight, total_variation_weight = 1e-2, 1e4, 30
 
 
 def style_content_loss(outputs):
-    style_loss = tf.add_n([tf.reduce_mean((outputs["style"][n] - style_targets[n]) ** 2) for n in style_layers])
-    content_loss = tf.add_n([tf.reduce_mean((outputs["content"][n] - content_targets[n]) ** 2) for n in content_layers])
+    style_outputs, content_outputs = outputs["style"], outputs["content"]
+    style_loss = tf.add_n([tf.reduce_mean((style_outputs[n] - style_targets[n]) ** 2) for n in style_layers])
+    content_loss = tf.add_n(
+        [tf.reduce_mean((content_outputs[n] - content_targets[n]) ** 2) for n in content_layers])
     return style_loss * style_weight / len(style_layers) + content_loss * content_weight / len(content_layers)
 
 

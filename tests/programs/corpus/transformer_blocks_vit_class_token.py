@@ -2,7 +2,7 @@
 
 Pattern: Vision Transformer (Dosovitskiy et al. 2021) / DeiT reference layout as in the Keras examples "Image classification with Vision Transformer" and "Train a ViT on small datasets": a layer that prepends a learned [CLS] token and adds a learned position embedding, classification from the [CLS] output, custom GradientTape train step
 Family: Transformer blocks
-Bug: ClassTokenAndPosition.build() keeps numpy copies of the class token and position embedding (`.numpy()`, "to avoid re-reading the variables") and call() uses the copies, so cls_token and pos_embedding get None gradients and never train
+Bug: ClassTokenAndPosition.__init__ reshapes the class token and position embedding once into broadcastable tensors ("instead of every call") and call() uses those eager copies, so cls_token and pos_embedding get None gradients and never train
 Step: 2
 """
 
@@ -26,19 +26,23 @@ dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(128, seed
 
 
 class ClassTokenAndPosition(tf.keras.layers.Layer):
-    def build(self, input_shape):
-        num_patches, dim = input_shape[1], input_shape[2]
-        self.cls_token = self.add_weight(name="cls_token", shape=(1, 1, dim), initializer="zeros")
-        self.pos_embedding = self.add_weight(name="pos_embedding", shape=(1, num_patches + 1, dim),
+    """Prepends the learned [CLS] token and adds the learned position embedding (stored 2-D, checkpoint layout)."""
+
+    def __init__(self, num_patches, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.cls_token = self.add_weight(name="cls_token", shape=(dim,), initializer="zeros")
+        self.pos_embedding = self.add_weight(name="pos_embedding", shape=(num_patches + 1, dim),
                                              initializer=tf.keras.initializers.TruncatedNormal(stddev=0.02))
-        if args.bug:
-            self.cls_value, self.pos_value = self.cls_token.numpy(), self.pos_embedding.numpy()
+        if args.bug:  # reshape once to broadcastable (1, n, dim) tensors instead of every call
+            self.cls = tf.reshape(self.cls_token, (1, 1, dim))
+            self.pos = tf.reshape(self.pos_embedding, (1, num_patches + 1, dim))
 
     def call(self, patches):
-        cls_token = self.cls_value if args.bug else self.cls_token
-        pos_embedding = self.pos_value if args.bug else self.pos_embedding
-        cls = tf.broadcast_to(cls_token, [tf.shape(patches)[0], 1, patches.shape[-1]])
-        return tf.concat([cls, patches], axis=1) + pos_embedding
+        dim = patches.shape[-1]
+        cls = self.cls if args.bug else tf.reshape(self.cls_token, (1, 1, dim))
+        pos = self.pos if args.bug else self.pos_embedding[None]
+        cls = tf.broadcast_to(cls, [tf.shape(patches)[0], 1, dim])
+        return tf.concat([cls, patches], axis=1) + pos
 
 
 class EncoderBlock(tf.keras.layers.Layer):
@@ -61,7 +65,7 @@ class ViT(tf.keras.Model):
         super().__init__()
         self.patch_embed = tf.keras.layers.Conv2D(DIM, PATCH, strides=PATCH, name="patch_embed")
         self.reshape = tf.keras.layers.Reshape((NUM_PATCHES, DIM))
-        self.tokens = ClassTokenAndPosition(name="cls_pos")
+        self.tokens = ClassTokenAndPosition(NUM_PATCHES, DIM, name="cls_pos")
         self.block = EncoderBlock(DIM, HEADS)
         self.norm = tf.keras.layers.LayerNormalization(epsilon=1e-6)
         self.head = tf.keras.layers.Dense(CLASSES, name="head")

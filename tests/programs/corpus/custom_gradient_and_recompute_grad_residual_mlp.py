@@ -8,6 +8,8 @@ Pattern: gradient checkpointing with tf.recompute_grad (TensorFlow API docs exam
 Family: custom_gradient and recompute_grad
 Bug: the wrappers are built with `lambda h: block(h, training=True)` in a list comprehension (late binding), so every wrapper calls the last block; the first two blocks' variables are never read and get None gradients
 Step: 8
+Update: 2
+Missed: both - tf.recompute_grad makes its gradient calls inside the outer one; tfviz numbers the outer call first, TensorFlow's execution order the inner ones, so step 8 is another computation
 """
 
 import argparse
