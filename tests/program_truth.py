@@ -467,7 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         "--keras-prebuild", action="store_true", help="build an unbuilt model eagerly on the first batch"
     )
     parser.add_argument(
-        "--no-jit", action="store_true", help="create every tf.function with jit_compile=False (observe XLA steps)"
+        "--no-jit", action="store_true",
+        help="create every tf.function with jit_compile=False (observe XLA steps)"
     )
     parser.epilog = "Everything after `--` is passed to the program as its own arguments."
     argv = sys.argv[1:] if argv is None else list(argv)

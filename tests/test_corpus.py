@@ -140,8 +140,8 @@ def run_case(case: Case) -> Outcome:
     outcome = Outcome(case, rc, report, truth, took, python_took, detail=(err or "")[-1500:])
     if report and any(v.get("kind") == "not_trained" for v in report.get("variables", [])):
         _, outcome.updates, _ = _json([sys.executable, str(ROOT / "tests" / "update_truth.py"),
-                                       str(case.program), "--update", str(case.update), *case.truth_flags, "--",
-                                       *case.program_args])
+                                       str(case.program), "--update", str(case.update), *case.truth_flags,
+                                       "--", *case.program_args])
     if truth is None:
         outcome.detail += "\ntruth failed: " + terr[-1500:]
     return outcome
@@ -244,7 +244,8 @@ def agrees(outcome: Outcome) -> tuple[bool, str]:
         return False, f"statuses differ: TensorFlow {theirs}, tfviz {ours}"
     flagged, confirmed = flagged_untrained(outcome), confirmed_untrained(outcome)
     if set(flagged) != set(confirmed):
-        return False, f"tfviz calls {sorted(set(flagged) - set(confirmed))} never trained; the real step changes them"
+        wrong = sorted(set(flagged) - set(confirmed))
+        return False, f"tfviz calls {wrong} never trained; the real step changes them"
     expected = expected_verdict(outcome)
     if outcome.case.bug:
         if expected == "healthy":
@@ -282,7 +283,8 @@ def test_the_corpus_covers_every_family_and_has_40_programs():
 
 
 def _marked(c: Case):
-    return pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=c.missed)] if c.missed else [])
+    marks = [pytest.mark.xfail(strict=True, reason=c.missed)] if c.missed else []
+    return pytest.param(c, id=c.id, marks=marks)
 
 
 @pytest.mark.parametrize("case", [_marked(c) for c in cases()])

@@ -71,7 +71,8 @@ class Encoder(tf.keras.Model):
 
 inputs = tf.keras.Input((3,))
 h = tf.keras.layers.Dense(4)(inputs)
-functional = tf.keras.Model(inputs, [tf.keras.layers.Dense(2, name="z_log_var")(h), tf.keras.layers.Dense(2)(h)])
+functional = tf.keras.Model(inputs, [tf.keras.layers.Dense(2, name="z_log_var")(h),
+                                     tf.keras.layers.Dense(2)(h)])
 encoder = Encoder()
 encoder(tf.zeros((1, 3)))
 """

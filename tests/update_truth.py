@@ -401,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update", type=int, default=1, help="which optimizer update (1-based)")
     parser.add_argument("--indent", type=int, default=1)
     parser.add_argument(
-        "--no-jit", action="store_true", help="create every tf.function with jit_compile=False (observe XLA steps)"
+        "--no-jit", action="store_true",
+        help="create every tf.function with jit_compile=False (observe XLA steps)"
     )
     options = parser.parse_args(argv)
     result = update_truth(options.program, extra, options.update, options.no_jit)

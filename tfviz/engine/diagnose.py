@@ -399,7 +399,7 @@ class _Linker:
                            status="frozen_copy", status_fixed=True, message=copy.describe())
         for f in self.found:
             if not getattr(f.tf_variable, "watched", True) and var_node(f) in g:
-                for _, nid, e in g.out_edges(var_node(f), data=True):
+                for _, _nid, e in g.out_edges(var_node(f), data=True):
                     e.update(status="outside_tape", status_fixed=True,
                              message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
                              " missing, and a tape follows a tensor only once it is told to")

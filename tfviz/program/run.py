@@ -417,7 +417,8 @@ class RunHandler:
         ordinal = 0
         while start.serial - ordinal - 1 in same_line:
             ordinal += 1
-        return BlockReplay(code, start.namespace, k, inert, assigned, None if inert else ordinal), start.namespace
+        replay = BlockReplay(code, start.namespace, k, inert, assigned, None if inert else ordinal)
+        return replay, start.namespace
 
     def _source_objects(self, hit: hooks.Hit) -> list[tuple[Any, Any]]:
         import tensorflow as tf

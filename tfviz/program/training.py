@@ -192,7 +192,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         row = rows.get(f.path)
         if row is None:
             continue
-        if watched is not None and id(_base(f.tf_variable)) not in watched and id(f.tf_variable) not in watched:
+        if watched is not None and not {id(_base(f.tf_variable)), id(f.tf_variable)} & watched:
             # Read before the tape opened (a generator run before the critic's tape, a
             # teacher): that tape never watched it, so it is not this step's business.
             opened = f" at {_label(capture.tape_at)}" if capture.tape_at else ""

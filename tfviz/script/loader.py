@@ -184,7 +184,9 @@ def _first_line(exc: BaseException) -> str:
         if m and _KERAS_CALL.search(m.group(2)):
             head, where = m.group(1), _KERAS_CALL.search(m.group(2)).group(1) or ""  # type: ignore[union-attr]
             continue
-        if _KERAS_CALL.search(ln):
+        call = _KERAS_CALL.search(ln)
+        if call:
+            where = call.group(1) or where
             continue
         ln = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", ln)
         ln = re.sub(r"\s*name:\s*$", "", ln).strip()

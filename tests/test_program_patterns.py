@@ -1,0 +1,122 @@
+"""Program mode on the patterns that used to fail, each checked against TensorFlow.
+
+The corpus (tests/test_corpus.py) checks every program's verdicts; these
+tests pin what a user reads for each of those patterns: the names, the
+explanation, the norm, the graph and the error message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.test_program_mode import analyzed, ours, theirs, truth
+
+PROGRAMS = ROOT / "tests" / "programs"
+CORPUS = PROGRAMS / "corpus"
+WGAN = PROGRAMS / "wgan_critic_cancel.py"
+TFVIZ = Path(sys.executable).with_name("tfviz")
+
+
+def _check(path: Path, *args: str) -> tuple[int, dict]:
+    done = subprocess.run([str(TFVIZ), "check", str(path), "--json", *args], capture_output=True,
+                          text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_gradient_penalty_source_is_the_tensor_the_step_makes_named_as_the_program_names_it():
+    report = analyzed(WGAN, step=1)
+    assert [v.name for v in report.variables] == ["interpolated"]
+    t = truth(WGAN, step=1)
+    assert [s["status"] for s in t["sources"]] == ["connected"]
+    assert report.variables[0].status == "connected" and report.variables[0].grad_norm > 0
+    # the generator runs before any tape opens: this tape never watches it, so it is not
+    # listed as read by the step (neither as a variable nor as a model read on purpose)
+    names = [v.name for v in report.variables] + [r.name for r in report.read_not_trained]
+    assert not [n for n in names if n.startswith("gen.")]
+    assert all(r.name.startswith("critic.") for r in report.read_not_trained)
+    assert report.graph.ops, "the step has a graph to draw and export"
+
+
+def test_a_gradient_that_cancels_names_the_op_where_the_parts_meet():
+    report = analyzed(WGAN, step=2)
+    assert ours(report) == theirs(truth(WGAN, step=2))
+    (zero,) = [p for p in report.problems if p.kind == "zero"]
+    assert zero.op_type == "Sub" and "cancel" in zero.message
+    assert zero.source is not None and "critic(fake)" in zero.source.code  # the line of the Sub
+    assert "ReLU" not in zero.hint and "loop body" not in zero.message
+
+
+def test_a_sparse_gradient_is_measured_as_the_optimizer_applies_it():
+    import tensorflow as tf
+
+    report = analyzed(PROGRAMS / "embedding_repeated_ids.py")
+    row = next(v for v in report.variables if v.name == "emb.embeddings")
+    # TensorFlow's own answer: the same step's IndexedSlices, summed into a dense tensor
+    emb = tf.keras.layers.Embedding(10, 4, embeddings_initializer="ones")
+    dense = tf.keras.layers.Dense(1, kernel_initializer="ones")
+    ids = tf.constant([[1, 1, 1, 2], [1, 3, 3, 3]])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(dense(tf.reduce_sum(emb(ids), axis=1)))
+    (g,) = tape.gradient(loss, emb.trainable_variables)
+    assert isinstance(g, tf.IndexedSlices)
+    applied = float(tf.norm(tf.convert_to_tensor(g)))
+    assert math.isclose(row.grad_norm, applied, rel_tol=1e-5)
+    assert not math.isclose(row.grad_norm, float(tf.norm(g.values)), rel_tol=1e-3)  # the unsummed rows
+
+
+def test_an_eager_rl_loop_gets_its_graph():
+    report = analyzed(CORPUS / "rl_loops_actor_critic.py")
+    assert report.traced and len(report.graph.ops) > 50
+    assert not [p for p in report.problems if "cannot be traced" in p.message]
+
+
+def test_a_model_called_before_the_tape_opens_is_outside_the_tape_at_that_line():
+    path = CORPUS / "lazy_build_in_tf_function_input_signature.py"
+    report = analyzed(path, ("--bug",))
+    assert ours(report) == theirs(truth(path, ("--bug",)))
+    (p,) = report.problems
+    assert p.kind == "outside_tape" and "encoder(x" in p.source.code
+
+
+def test_a_tensor_the_tape_never_watches_is_said_to_be_unwatched():
+    path = CORPUS / "watched_inputs_in_loops_deepdream.py"
+    report = analyzed(path, ("--bug",))
+    (v,) = report.variables
+    assert v.status == "disconnected" and v.kind == "outside_tape"
+    assert "tape.watch(img)" in v.explanation
+    assert not [p for p in report.problems if p.kind == "other"]
+
+
+def test_style_transfer_names_the_frozen_network_by_its_layers_and_exports_the_image(tmp_path):
+    path = CORPUS / "trained_image_variable_style_transfer.py"
+    report = analyzed(path)
+    assert report.ok and not report.problems
+    assert report.read_not_trained and all("separate model `block" not in r.reason
+                                           for r in report.read_not_trained)
+    svg = tmp_path / "style.svg"
+    done = subprocess.run([str(TFVIZ), "export", str(path), "-o", str(svg)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert ">image<" in svg.read_text()
+
+
+def test_an_exit_2_says_the_real_error_at_the_users_line_not_keras_argument_dump():
+    rc, out = _check(PROGRAMS / "keras_layer_error.py")
+    assert rc == 2
+    err = out["error"]
+    assert "InvalidArgumentError: inputs must be scaled below 0.5" in err["message"]
+    assert "•" not in err["message"] and "Arguments received" not in err["message"]
+    assert err["line"] == 13 and "assert_less" in err["code"]
+
+
+def test_a_step_that_finds_no_source_still_names_its_line_in_the_json_error():
+    from tfviz.errors import AnalysisError
+
+    path = PROGRAMS / "keras_layer_error.py"
+    err = AnalysisError("no source", file=str(path), line=13)
+    assert "assert_less" in err.to_dict()["code"]
