@@ -177,6 +177,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             target_name=step_.name,
         )
         review(report, sources, extras, step_.module.__dict__, step_.capture)
+        _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         lap("judge")
     report.script = path
     report.target = step_.name
@@ -300,6 +301,25 @@ def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: Origi
         " update it; create it once outside the target (at module level, or in a layer's build())",
         file=where.file if where else path, line=where.line if where else None,
         code=where.code if where else "")
+
+
+def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) -> None:
+    """A variable the step never reads in TensorFlow but reads out into Python
+    (``np.exp(v.numpy())``): say where, for that is why it gets no gradient."""
+    if not read:
+        return
+    by_path = {f.path: read.get(id(f.tf_variable)) or read.get(id(f.variable)) for f in found}
+    for row in report.variables:
+        where = by_path.get(row.name)
+        if where is None or row.kind != "not_read":
+            continue
+        why = (f"its value is read out into Python (.numpy()) at line {where.line}, so the loss"
+               " gets a plain number: no gradient can reach it")
+        row.explanation = why
+        for p in report.problems:
+            if p.kind == "not_read" and row.name in p.variables:
+                p.message, p.source, p.severity = f"{row.name}: {why}", where, "error"
+    report.ok = report.ok and not any(p.severity == "error" for p in report.problems)
 
 
 def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:

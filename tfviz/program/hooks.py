@@ -13,6 +13,7 @@ hand a different result back.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -88,9 +89,13 @@ def handling(handler: Handler | None) -> Iterator[None]:
 
 
 def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    """Replace ``owner.name`` with ``make(original)``, run as written inside tf.function:
+    AutoGraph would otherwise convert the patch (it is not TensorFlow's own code)."""
+    from tensorflow.python.autograph.impl.api import do_not_convert
+
     had = name in vars(owner) if isinstance(owner, type) else True
     original = getattr(owner, name, None)
-    setattr(owner, name, make(original))
+    setattr(owner, name, do_not_convert(make(original)))
     _installed.append((owner, name, original, had))
 
 
@@ -153,7 +158,14 @@ def uninstall() -> None:
 
 
 def _caller(depth: int = 2) -> Any:
-    return sys._getframe(depth)
+    """The frame that called the patched function (past the do_not_convert wrapper)."""
+    frame = sys._getframe(depth)
+    while frame.f_back is not None and frame.f_code.co_filename.endswith(_AUTOGRAPH_API):
+        frame = frame.f_back
+    return frame
+
+
+_AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
 
 
 def _enter(orig: Callable) -> Callable:

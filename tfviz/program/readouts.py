@@ -5,8 +5,8 @@ loop samples its action with ``np.random.choice(p=np.squeeze(probs))``, a
 loop stops on ``if done:``, a log line calls ``float(loss)``. Traced, each of
 those reads a symbolic tensor and raises, so the step would get no graph.
 
-The engine runs the replayed step eagerly before it traces it. An op
-callback keeps the small outputs of each op of that eager run, in order.
+The engine runs the replayed step eagerly before it traces it. (A variable read out
+has the value it holds outside the graph.) An op callback keeps the small outputs of each op of that eager run, in order.
 While the same step is traced, the callback lists the ops the trace makes;
 when the step's own code reads a symbolic tensor out (``np.asarray``,
 ``.numpy()``, ``float``, ``int``, ``bool``), its op is matched to the eager
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 _KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
+_AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")  # the wrapper around our patches
 _LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
 #: outputs larger than this are not kept: what a step reads out is a score or a distribution
 _KEEP_ELEMENTS = 1 << 16
@@ -42,6 +43,8 @@ class Readouts:
         self.position: dict[str, int] = {}
         self.recording = True
         self._matched: list[int | None] = []
+        #: variables the step read out into Python, by id, with the user's line that did it
+        self.variables: dict[int, Any] = {}
 
     def start(self, eager: bool) -> None:
         """An eager run records anew; a trace lists its own ops against the last recording."""
@@ -118,7 +121,8 @@ def _from_user_code() -> bool:
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py"):
+        if (os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py")
+                and not filename.endswith(_AUTOGRAPH_API)):
             return not any(lib in filename for lib in _LIBRARIES) or "__autograph_generated" in filename
         frame = frame.f_back
     return False
@@ -158,11 +162,34 @@ def _numpy_attribute(original: Callable) -> Callable:
     return __getattr__
 
 
+def _variable_numpy(original: Callable) -> Callable:
+    """A variable read out in a traced step has the value it holds outside the graph,
+    the one the eager run read (a replay updates nothing)."""
+    def numpy(self: Any) -> Any:
+        r = _active
+        if r is not None and _from_user_code():
+            import traceback
+
+            from tfviz.script.sourcemap import user_source
+
+            r.variables.setdefault(id(self), user_source(traceback.extract_stack()))
+            if not r.recording:
+                import tensorflow as tf
+
+                with tf.init_scope():
+                    return original(self)
+        return original(self)
+
+    return numpy
+
+
 def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
-    """``(class, method, make)`` for hooks to install on symbolic tensors."""
+    """``(class, method, make)`` for hooks to install on symbolic tensors and variables."""
     from tensorflow.python.framework import ops
+    from tensorflow.python.ops import resource_variable_ops
 
     out: list[tuple[Any, str, Callable[[Any], Any]]] = [
         (ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig)) for name in _KINDS]
     out.append((ops.SymbolicTensor, "__getattr__", _numpy_attribute))
+    out.append((resource_variable_ops.BaseResourceVariable, "numpy", _variable_numpy))
     return out
