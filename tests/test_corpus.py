@@ -172,27 +172,44 @@ def _norm(name: str) -> str:
     return "/".join(re.sub(r"_\d+$", "", part) for part in name.split("/"))
 
 
+def truth_sources(truth: dict) -> list[dict]:
+    """TensorFlow's sources at the step. A program whose step fails while it is
+    traced (``No gradients provided`` for a None gradient) never runs it: then
+    the trace's own answer (None, or a tensor) is TensorFlow's."""
+    if truth.get("kind") in ("tape.gradient", "exception"):
+        return truth.get("sources", [])
+    traced = [t for t in truth.get("traces", []) if not t.get("executed")]
+    if truth.get("kind") == "program_error" and traced:
+        return [{**s, "status": "connected" if s["status"] == "tensor" else s["status"]}
+                for s in traced[-1]["sources"]]
+    return []
+
+
 def statuses(outcome: Outcome) -> tuple[dict[str, str], dict[str, str]]:
     """(TensorFlow's status per source, tfviz's), both keyed by TensorFlow's name.
 
-    Sources tfviz names differently (a tensor the step makes) are matched in order.
+    Both runs are fresh processes that make the same layers in the same order,
+    so names match as they are; a name that does not is matched without Keras'
+    numbering, then in order (a tensor the step makes has no variable name).
     """
-    truth = outcome.truth or {}
     theirs: dict[str, str] = {}
-    for i, s in enumerate(truth.get("sources", [])):
-        theirs.setdefault(_norm(s["name"]) or f"#{i}", s["status"])
-    rows = (outcome.report or {}).get("variables", [])
-    ours_by_name = {}
-    for r in rows:
+    for i, s in enumerate(truth_sources(outcome.truth or {})):
+        theirs.setdefault(s["name"].split(":")[0] or f"#{i}", s["status"])
+    ours_by_name: dict[str, str] = {}
+    for r in (outcome.report or {}).get("variables", []):
         status = r["kind"] if r.get("kind") in ("nan", "zero") else r["status"]
-        ours_by_name.setdefault(_norm(r.get("tf_name") or r["name"]), status)
+        ours_by_name.setdefault((r.get("tf_name") or r["name"]).split(":")[0], status)
     ours: dict[str, str] = {}
     leftover = [n for n in ours_by_name if n not in theirs]
     for name in theirs:
         if name in ours_by_name:
             ours[name] = ours_by_name[name]
-        elif leftover:
-            ours[name] = ours_by_name[leftover.pop(0)]
+            continue
+        loose = next((n for n in leftover if _norm(n) == _norm(name)), None) or (
+            leftover[0] if leftover else None)
+        if loose is not None:
+            leftover.remove(loose)
+            ours[name] = ours_by_name[loose]
     return theirs, ours
 
 
@@ -235,7 +252,7 @@ def confirmed_untrained(outcome: Outcome) -> list[str]:
 
 
 def agrees(outcome: Outcome) -> tuple[bool, str]:
-    if outcome.truth is None or outcome.truth.get("kind") not in ("tape.gradient", "exception"):
+    if outcome.truth is None or not truth_sources(outcome.truth):
         return False, f"TensorFlow's run did not reach step {outcome.case.step}: {outcome.truth}"
     if outcome.report is None:
         return False, f"tfviz exited {outcome.rc} without a report: {outcome.detail[-600:]}"
@@ -248,6 +265,8 @@ def agrees(outcome: Outcome) -> tuple[bool, str]:
         return False, f"tfviz calls {wrong} never trained; the real step changes them"
     expected = expected_verdict(outcome)
     if outcome.case.bug:
+        if outcome.rc == 0:
+            return False, "tfviz finds nothing wrong in the --bug run"
         if expected == "healthy":
             return False, "the --bug run is healthy by TensorFlow's answer: the program does not show its bug"
         if outcome.rc != 1:

@@ -5,8 +5,9 @@ loop samples its action with ``np.random.choice(p=np.squeeze(probs))``, a
 loop stops on ``if done:``, a log line calls ``float(loss)``. Traced, each of
 those reads a symbolic tensor and raises, so the step would get no graph.
 
-The engine runs the replayed step eagerly before it traces it. (A variable read out
-has the value it holds outside the graph.) An op callback keeps the small outputs of each op of that eager run, in order.
+The engine runs the replayed step eagerly before it traces it. (A variable read
+out has the value it holds outside the graph.) An op callback keeps the small
+outputs of each op of that eager run, in order.
 While the same step is traced, the callback lists the ops the trace makes;
 when the step's own code reads a symbolic tensor out (``np.asarray``,
 ``.numpy()``, ``float``, ``int``, ``bool``), its op is matched to the eager

@@ -41,7 +41,7 @@ from tfviz.program.frames import (
     user_line,
 )
 from tfviz.program.replay import BlockReplay, CallReplay, block_code, run_python
-from tfviz.program.sources import local_names, name_sources, outside_objects
+from tfviz.program.sources import local_names, name_sources, outside_objects, tape_keys
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
 from tfviz.script.loader import read_source
@@ -383,7 +383,7 @@ class RunHandler:
         captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns)
         captured.as_graph = entry is not None and entry.as_graph
         if hit.tape is not None:
-            captured.watched = {id(v) for v in hit.tape.watched_variables()}
+            captured.watched = {key for v in hit.tape.watched_variables() for key in tape_keys(v)}
             start = self.tapes.get(id(hit.tape))
             if start is not None:
                 captured.tape_at = start.where or frame_source(start.frame)

@@ -70,7 +70,12 @@ def name_sources(objs: list[Any], namespace: dict[str, Any],
     may be a pair ``(object to name it by, what the engine differentiates)``."""
     mod = types.ModuleType("__main__")
     mod.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
-    named = {id(f.tf_variable): f for f in find_variables(mod)}
+    named: dict[int, FoundVariable] = {}
+    for f in find_variables(mod):
+        named[id(f.tf_variable)] = f
+        primary = getattr(f.tf_variable, "_primary", None)  # a mirrored variable's own copy
+        if primary is not None:
+            named.setdefault(id(primary), f)
     pairs = [o if isinstance(o, tuple) else (o, o) for o in objs]
     objs = [o for o, _ in pairs]
     wanted = {id(o) for o in objs}
@@ -101,6 +106,19 @@ def _tf_name(o: Any) -> str | None:
         if isinstance(value, str) and value:
             return value.split(":")[0]
     return None
+
+
+def tape_keys(v: Any) -> set[Any]:
+    """What identifies a variable a tape watched: itself, the variable a mirrored
+    one stands for (a replica's tape watches its own copy), and its name."""
+    keys: set[Any] = {id(v), id(getattr(v, "value", v))}
+    primary = getattr(v, "_primary", None)
+    if primary is not None:
+        keys.add(id(primary))
+    name = getattr(v, "name", None)
+    if isinstance(name, str):
+        keys.add(name.split(":")[0])
+    return keys
 
 
 def local_names(objs: list[Any]) -> dict[int, str]:

@@ -21,6 +21,7 @@ import types
 from typing import Any
 
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
+from tfviz.program.sources import tape_keys
 from tfviz.script.discover import FoundVariable, iter_objects
 
 HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
@@ -81,10 +82,12 @@ def _is_model(obj: Any) -> bool:
 
 
 def _tracked(layer: Any) -> set[int]:
+    """ids of the variables a layer tracks (a mirrored one's own copy too)."""
     try:
-        return {id(_base(w)) for w in layer.weights}
+        bases = [_base(w) for w in layer.weights]
     except Exception:  # noqa: BLE001 - a layer that cannot list its weights tracks none
         return set()
+    return {id(b) for b in bases} | {id(b._primary) for b in bases if getattr(b, "_primary", None) is not None}
 
 
 def untracked_reason(f: FoundVariable, objects: _Objects) -> str | None:
@@ -192,7 +195,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         row = rows.get(f.path)
         if row is None:
             continue
-        if watched is not None and not {id(_base(f.tf_variable)), id(f.tf_variable)} & watched:
+        if watched is not None and not (tape_keys(f.tf_variable) | tape_keys(f.variable)) & watched:
             # Read before the tape opened (a generator run before the critic's tape, a
             # teacher): that tape never watched it, so it is not this step's business.
             opened = f" at {_label(capture.tape_at)}" if capture.tape_at else ""
