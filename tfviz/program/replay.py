@@ -236,7 +236,33 @@ def run_python(fn: Any, args: tuple, kwargs: dict) -> Any:
     return (_convert(body) if getattr(fn, "_autograph", True) else body)(*args, **kwargs)
 
 
-class CallReplay:
+class _Replay:
+    """What both replays share: running once more when the tape window missed."""
+
+    tape_ordinal: int | None
+
+    def __call__(self) -> Any:
+        try:
+            return self._run()
+        except _RunAgain:
+            return self._run()
+
+    def _run(self) -> Any:  # pragma: no cover - defined by each replay
+        raise NotImplementedError
+
+    def _again(self) -> Any:
+        """The step opened its tapes otherwise than when it was captured: run it
+        again with the engine's tapes recording throughout (after the handler and
+        the readouts of this run are gone)."""
+        self.tape_ordinal = None
+        raise _RunAgain
+
+
+class _RunAgain(BaseException):
+    pass
+
+
+class CallReplay(_Replay):
     """Calls ``fn(*args, **kwargs)`` again: a tf.function's body, or ``train_step``.
 
     ``inline``: the tf.functions nested in the step that held its gradient
@@ -256,7 +282,7 @@ class CallReplay:
         self.live: list[Any] = []
         self.readouts = Readouts()
 
-    def __call__(self) -> Any:
+    def _run(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
         handler = ReplayHandler(self.k, self.inert, self.inline, self.tape_ordinal)
         with hooks.handling(handler), reading(self.readouts):
@@ -264,8 +290,7 @@ class CallReplay:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
                 if handler.missed:  # the step opened its tapes otherwise than when it was captured
-                    self.tape_ordinal = None
-                    return self()
+                    return self._again()
                 self.live = _flat_sources(c.hit)
                 self.outside_tape = handler.outside
                 handler.finish()  # the loss below is the engine's own op: its tapes record it
@@ -277,7 +302,7 @@ class CallReplay:
         raise AnalysisError("replaying the step did not reach its gradient computation again")
 
 
-class BlockReplay:
+class BlockReplay(_Replay):
     """Re-executes the user's ``with tf.GradientTape()`` block from its source.
 
     ``code`` holds the ``with`` statement and the statements after it up to
@@ -295,7 +320,7 @@ class BlockReplay:
         self.live: list[Any] = []
         self.readouts = Readouts()
 
-    def __call__(self) -> Any:
+    def _run(self) -> Any:
         ns = dict(self.namespace)
         ns["__tfviz_return__"] = _return
         handler = ReplayHandler(self.k, self.inert, (), self.tape_ordinal)
@@ -304,8 +329,7 @@ class BlockReplay:
                 exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
             except Captured as c:
                 if handler.missed:
-                    self.tape_ordinal = None
-                    return self()
+                    return self._again()
                 self.live = _flat_sources(c.hit)
                 self.outside_tape = handler.outside
                 handler.finish()  # the loss below is the engine's own op: its tapes record it

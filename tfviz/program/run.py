@@ -413,7 +413,8 @@ class RunHandler:
             raise Refused(exc) from None
         k = self.count - start.count
         # the tapes one `with` statement opens together (`with A() as a, B() as b:`) come in a row
-        same_line = {t.serial for t in self.tapes.values() if t.frame is start.frame and t.line == start.line}
+        same_line = {t.serial for t in self.tapes.values()
+                     if t.frame is start.frame and t.line == start.line and t.count == start.count}
         ordinal = 0
         while start.serial - ordinal - 1 in same_line:
             ordinal += 1
