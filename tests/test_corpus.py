@@ -230,7 +230,7 @@ def expected_verdict(outcome: Outcome) -> str:
 def tfviz_verdict(outcome: Outcome) -> str:
     if outcome.report is None:
         return f"exit {outcome.rc}: {outcome.detail.strip().splitlines()[-1][:100] if outcome.detail else ''}"
-    bad = sorted(f"{_norm(r.get('tf_name') or r['name'])} {r.get('kind') or r['status']}"
+    bad = sorted(f"{(r.get('tf_name') or r['name']).split(':')[0]} {r.get('kind') or r['status']}"
                  for r in outcome.report["variables"]
                  if r["status"] != "connected" or r.get("kind"))
     return ("broken: " + ", ".join(bad)) if outcome.rc == 1 else ("healthy" if outcome.rc == 0 and not bad
