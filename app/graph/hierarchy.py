@@ -316,6 +316,14 @@ class Hierarchy:
             return op.label
         gid = self.parent.get(op_id, ROOT)
         g = self.groups.get(gid)
+        if op.is_variable and g is not None:
+            # inside its layer's box a weight needs only its own name: enc2 › kernel, not
+            # encoder.get_layer("enc2").kernel (the full path is in Details and the tooltip)
+            for held in (f'.get_layer("{g.label}").', f".{g.label}."):
+                if held in op.name:
+                    return op.name.rsplit(held, 1)[1]
+            if op.name.startswith(f"{g.label}."):
+                return op.name[len(g.label) + 1:]
         prefix = (g.scope if g is not None else "") or self._own.get(gid[2:], "")
         local = op.name[len(prefix) + 1:] if prefix and op.name.startswith(prefix + "/") else op.name
         fn = self._fns.get(op.group)

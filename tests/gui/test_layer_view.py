@@ -40,6 +40,9 @@ def test_default_view_is_layer_level_on_the_cut(qtbot, window):
     # a weight's Cast › ReadVariableOp is drawn as the weight's node
     read = "encoder_1/enc_1_1/Cast/ReadVariableOp"
     assert h.representative(read, set(h.groups)) == 'var:encoder.get_layer("enc_1").kernel'
+    # inside its layer's box the weight is titled by its own name; the full path is its tooltip
+    assert h.title('var:encoder.get_layer("enc_1").kernel') == "kernel"
+    assert h.title("var:head.kernel") == "kernel"  # the box is the attribute `head` itself
     # the input the loss captures is named as the script holds it (``x = tf.random.normal(...)``)
     (x,) = [o for o in h.ops if h.title(o) == "x"]
     assert h.ops[x].type == "Placeholder" and h.ops[x].outputs[0].shape == [32, 8]
