@@ -20,8 +20,8 @@ import re
 import types
 from typing import Any
 
-from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.program.sources import tape_keys
+from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.script.discover import FoundVariable, iter_objects
 
 HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
