@@ -87,7 +87,8 @@ def _tracked(layer: Any) -> set[int]:
         bases = [_base(w) for w in layer.weights]
     except Exception:  # noqa: BLE001 - a layer that cannot list its weights tracks none
         return set()
-    return {id(b) for b in bases} | {id(b._primary) for b in bases if getattr(b, "_primary", None) is not None}
+    primaries = [getattr(b, "_primary", None) for b in bases]
+    return {id(b) for b in bases} | {id(p) for p in primaries if p is not None}
 
 
 def untracked_reason(f: FoundVariable, objects: _Objects) -> str | None:
