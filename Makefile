@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/program_seed1_svd.py
 
-.PHONY: run check test lint bench bench-program bench-gui graphviz qt-libs clean
+.PHONY: run check test test-quick corpus lint bench bench-program bench-gui graphviz qt-libs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -44,6 +44,14 @@ lint: $(STAMP)
 
 test: $(STAMP) graphviz lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+# The same without the corpus of training programs (tests/test_corpus.py, several minutes).
+test-quick: $(STAMP) graphviz lint
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not corpus"
+
+# The corpus alone, with its table: program, TensorFlow's verdict, tfviz's, agreement, time.
+corpus: $(STAMP)
+	$(BIN)/python -m pytest -q -rxXf tests/test_corpus.py
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench_check.py
