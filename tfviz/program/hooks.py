@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -64,12 +65,19 @@ class Handler(Protocol):
 
 _handler: Handler | None = None
 _installed: list[tuple[Any, str, Any, bool]] = []
-#: recording tapes, outermost first: a replayed step's ``tape.watch`` is repeated on the engine's
-_open: list[Any] = []
+#: this thread's recording tapes, outermost first (tapes are per thread in TensorFlow too):
+#: a replayed step's ``tape.watch`` is repeated on the engine's
+_threads = threading.local()
+
+
+def _open() -> list[Any]:
+    if not hasattr(_threads, "tapes"):
+        _threads.tapes = []
+    return _threads.tapes
 
 
 def open_tapes() -> list[Any]:
-    return list(_open)
+    return [t for t in _open() if getattr(t, "_recording", False)]
 
 
 def current() -> Handler | None:
@@ -176,7 +184,7 @@ def _enter(orig: Callable) -> Callable:
             return self
         self._tfviz_inert = False
         entered = orig(self)
-        _open.append(self)
+        _open().append(self)
         return entered
 
     return __enter__
@@ -186,10 +194,11 @@ def _exit(orig: Callable) -> Callable:
     def __exit__(self, typ, value, tb):
         inert = getattr(self, "_tfviz_inert", False)
         if not inert:
-            if _open and _open[-1] is self:
-                _open.pop()
-            elif self in _open:
-                _open.remove(self)
+            tapes = _open()
+            if tapes and tapes[-1] is self:
+                tapes.pop()
+            elif self in tapes:
+                tapes.remove(self)
             orig(self, typ, value, tb)
         h = _handler
         if h is not None:
