@@ -70,7 +70,7 @@ import traceback
 import warnings
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, patched, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_name(obj) -> str | None:
@@ -339,19 +339,6 @@ def _first_batch(x, batch_size):
     return tf.nest.map_structure(lambda a: a[: batch_size or 32], x)
 
 
-def _no_jit_patch() -> tuple:
-    """A patch of tf.function's ``Function.__init__`` that turns ``jit_compile=True`` off."""
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-    original_init = polymorphic_function.Function.__init__
-
-    def init(self, python_function, name, *args, **kwargs):
-        original_init(self, python_function, name, *args, **kwargs)
-        self._jit_compile = False if self._jit_compile else self._jit_compile
-
-    return (polymorphic_function.Function, "__init__", init)
-
-
 @contextlib.contextmanager
 def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = False, no_jit: bool = False):
     import tensorflow as tf
@@ -381,7 +368,7 @@ def _patched(observer: _Observer, keras_eager: bool, keras_prebuild: bool = Fals
 
     patches = [(tape_cls, "gradient", gradient), (tape_cls, "watch", watch), (tape_cls, "__exit__", exit_)]
     if no_jit:
-        patches.append(_no_jit_patch())
+        patches.append(no_jit_patch())
     if keras_eager or keras_prebuild:
         import keras
 

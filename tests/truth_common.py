@@ -54,3 +54,17 @@ def patched(patches: list[tuple[object, str, object]]):
                 delattr(owner, name)
             else:
                 setattr(owner, name, value)
+
+
+def no_jit_patch() -> tuple:
+    """A patch of tf.function's ``Function.__init__`` that turns ``jit_compile=True`` off:
+    an XLA step cannot run the observers' numpy_function, and its verdict does not depend on XLA."""
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    original_init = polymorphic_function.Function.__init__
+
+    def init(self, python_function, name, *args, **kwargs):
+        original_init(self, python_function, name, *args, **kwargs)
+        self._jit_compile = False if self._jit_compile else self._jit_compile
+
+    return (polymorphic_function.Function, "__init__", init)

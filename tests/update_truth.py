@@ -59,7 +59,7 @@ import sys
 import traceback
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, patched, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # noqa: E402 - run as a script
 
 
 def _tf_variable(obj):
@@ -309,19 +309,6 @@ class _Observer:
         return result
 
 
-def _no_jit_patch() -> tuple:
-    """A patch of tf.function's ``Function.__init__`` that turns ``jit_compile=True`` off."""
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-    original_init = polymorphic_function.Function.__init__
-
-    def init(self, python_function, name, *args, **kwargs):
-        original_init(self, python_function, name, *args, **kwargs)
-        self._jit_compile = False if self._jit_compile else self._jit_compile
-
-    return (polymorphic_function.Function, "__init__", init)
-
-
 @contextlib.contextmanager
 def _patched(observer: _Observer, no_jit: bool = False):
     import keras
@@ -347,7 +334,7 @@ def _patched(observer: _Observer, no_jit: bool = False):
         (keras.Model, "compile", compile_),
     ]
     if no_jit:
-        patches.append(_no_jit_patch())
+        patches.append(no_jit_patch())
     with patched(patches):
         yield
 
