@@ -117,7 +117,14 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
                 step_ = _target_step(path, target, capture)
             lap("load")
             report_step("calling the target", 0.3)
-            loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+            try:
+                loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+            except AnalysisError:
+                if step_.capture is None or not step_.capture.as_graph:
+                    raise
+                # The program runs this step only as a graph (a tf.custom_gradient that
+                # TensorFlow refuses eagerly): its trace is all the truth there is.
+                loss, eager, tape = None, None, None
             found = step_.variables()
             extras: list[FoundVariable] = []
             if mode == "program" and tape is not None:
@@ -129,7 +136,8 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape = _first_call(step_.fn, step_.name, path, capture)
                     _refuse_new_variables(tape, found, recorder, step_.name, path)
-        _check_loss(loss, step_.name, step_.line, path)
+        if loss is not None:
+            _check_loss(loss, step_.name, step_.line, path)
         if not found and not allow_empty:
             raise AnalysisError(
                 f"found no trainable variables that '{step_.name}' could depend on, so there is no"

@@ -48,6 +48,17 @@ from tfviz.script.loader import read_source
 from tfviz.script.sourcemap import code_at
 
 
+def _graph_step(model: Any) -> Any:
+    """``model.train_step`` as a tf.function, made once per model."""
+    import tensorflow as tf
+
+    step = getattr(model, "_tfviz_graph_step", None)
+    if step is None:
+        step = tf.function(model.train_step)
+        object.__setattr__(model, "_tfviz_graph_step", step)
+    return step
+
+
 class RunHandler:
     """Counts gradient computations while the program runs."""
 
@@ -299,8 +310,17 @@ class RunHandler:
         prepare(model, data, self.script)
         self.entries.append(self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
                                                 as_graph=not getattr(model, "run_eagerly", False))))
+        before = self.count
         try:
-            result = model.train_step(data)
+            try:
+                result = model.train_step(data)
+            except Exception:  # noqa: BLE001 - see below, else the program's own error
+                if self.count != before or getattr(model, "run_eagerly", False):
+                    raise
+                # Keras runs this step as a graph, and some steps run only so (TensorFlow
+                # refuses eagerly a tf.custom_gradient that uses variables it does not
+                # declare): run it as Keras would.
+                result = _graph_step(model)(data)
         finally:
             self.entries.pop()
         self._stop_if_pending()

@@ -4,7 +4,6 @@ Pattern: quantization-aware training with a straight-through estimator written w
 Family: custom_gradient and recompute_grad
 Bug: the custom gradient function returns `dx, None` (no gradient for the step size), so both quant_dense layers' `step` weights get None gradients and never train
 Step: 2
-Missed: both - tfviz runs fit's train_step eagerly, batch by batch, and TensorFlow refuses eagerly a @tf.custom_gradient that captures a Keras variable, so the program stops before its first step
 """
 
 import argparse
