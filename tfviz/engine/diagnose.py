@@ -129,7 +129,8 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             extras: list[FoundVariable] = []
             if mode == "program" and tape is not None:
                 # Variables the step reads but does not differentiate: are they trained at all?
-                extras = step_.extras(tape.watched_variables(), found)
+                # Those read before its tape opened are listed too, as not watched by it.
+                extras = step_.extras(list(tape.watched_variables()) + step_.read_outside(), found)
             if mode == "target":
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
@@ -219,8 +220,20 @@ class _Step:
     def extras(self, read: Any, sources: list[FoundVariable]) -> list[FoundVariable]:
         """Trainable variables the step read that are not among its sources, named."""
         known = {id(f.tf_variable) for f in sources}
-        others = [v for v in read if v.trainable and id(v) not in known]
+        others = []
+        for v in read:
+            if v.trainable and id(v) not in known:
+                known.add(id(v))
+                others.append(v)
         return name_sources(others, self.module.__dict__) if others else []
+
+    def read_outside(self) -> list[Any]:
+        """Trainable variables the replayed step read while its tape did not record."""
+        handles = getattr(self.fn, "read_outside", None)
+        if not handles:
+            return []
+        return [f.tf_variable for f in find_variables(self.module)
+                if id(getattr(f.tf_variable, "handle", None)) in handles]
 
     def variables(self) -> list[FoundVariable]:
         return list(self.fixed) if self.fixed is not None else find_variables(self.module)

@@ -69,6 +69,8 @@ class ReplayHandler:
         self.missed = False
         #: (id of graph, op name) of the ops a trace made while the tape did not record
         self.outside: set[tuple[int, str]] = set()
+        #: ids of the variable handles an eager run read while the tape did not record
+        self.read_outside: set[int] = set()
         if self.window is not None:
             self._pause()
 
@@ -91,6 +93,8 @@ class ReplayHandler:
     def _unrecorded(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
         if graph is not None and op_name:
             self.outside.add((id(graph), op_name.decode() if isinstance(op_name, bytes) else op_name))
+        elif graph is None and op_type in ("ReadVariableOp", b"ReadVariableOp") and inputs:
+            self.read_outside.add(id(inputs[0]))
         return None
 
     def finish(self) -> None:
@@ -278,6 +282,7 @@ class CallReplay(_Replay):
         self.tape_ordinal = tape_ordinal
         #: ops the last traced run made while its tape did not record (see ReplayHandler.outside)
         self.outside_tape: set[tuple[int, str]] = set()
+        self.read_outside: set[int] = set()
         #: the sources the last run passed to its gradient call (see :func:`resolve`)
         self.live: list[Any] = []
         self.readouts = Readouts()
@@ -293,6 +298,7 @@ class CallReplay(_Replay):
                     return self._again()
                 self.live = _flat_sources(c.hit)
                 self.outside_tape = handler.outside
+                self.read_outside = handler.read_outside
                 handler.finish()  # the loss below is the engine's own op: its tapes record it
                 return to_loss(c.hit.target, c.hit.output_gradients)
             finally:
@@ -317,6 +323,7 @@ class BlockReplay(_Replay):
         self.assigned = assigned
         self.tape_ordinal = tape_ordinal
         self.outside_tape: set[tuple[int, str]] = set()
+        self.read_outside: set[int] = set()
         self.live: list[Any] = []
         self.readouts = Readouts()
 
@@ -332,6 +339,7 @@ class BlockReplay(_Replay):
                     return self._again()
                 self.live = _flat_sources(c.hit)
                 self.outside_tape = handler.outside
+                self.read_outside = handler.read_outside
                 handler.finish()  # the loss below is the engine's own op: its tapes record it
                 return to_loss(c.hit.target, c.hit.output_gradients)
             except _Returned:
