@@ -168,12 +168,13 @@ def uninstall() -> None:
 def _caller(depth: int = 2) -> Any:
     """The frame that called the patched function (past the do_not_convert wrapper)."""
     frame = sys._getframe(depth)
-    while frame.f_back is not None and frame.f_code.co_filename.endswith(_AUTOGRAPH_API):
+    while frame.f_back is not None and frame.f_code.co_filename.endswith(AUTOGRAPH_API):
         frame = frame.f_back
     return frame
 
 
-_AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
+#: the file of the do_not_convert wrapper around every patch
+AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
 
 
 def _enter(orig: Callable) -> Callable:

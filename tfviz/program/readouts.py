@@ -26,8 +26,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tfviz.program.hooks import AUTOGRAPH_API
+
 _KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
-_AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")  # the wrapper around our patches
 _LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
 #: outputs larger than this are not kept: what a step reads out is a score or a distribution
 _KEEP_ELEMENTS = 1 << 16
@@ -123,7 +124,7 @@ def _from_user_code() -> bool:
     while frame is not None:
         filename = frame.f_code.co_filename
         if (os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py")
-                and not filename.endswith(_AUTOGRAPH_API)):
+                and not filename.endswith(AUTOGRAPH_API)):
             return not any(lib in filename for lib in _LIBRARIES) or "__autograph_generated" in filename
         frame = frame.f_back
     return False

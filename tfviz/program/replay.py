@@ -18,7 +18,6 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from tfviz.engine.trace import LiveSource  # noqa: F401 - what the replays' sources are
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
 from tfviz.program.readouts import Readouts, reading
@@ -241,9 +240,17 @@ def run_python(fn: Any, args: tuple, kwargs: dict) -> Any:
 
 
 class _Replay:
-    """What both replays share: running once more when the tape window missed."""
+    """What both replays keep of their last run, and how they end it at the gradient call."""
 
-    tape_ordinal: int | None
+    def __init__(self, k: int, inert: bool, tape_ordinal: int | None) -> None:
+        self.k, self.inert, self.tape_ordinal = k, inert, tape_ordinal
+        #: the sources the last run passed to its gradient call (see :func:`resolve`)
+        self.live: list[Any] = []
+        #: ops the last traced run made while its tape did not record (see ReplayHandler.outside)
+        self.outside_tape: set[tuple[int, str]] = set()
+        #: variable handles the last eager run read while its tape did not record
+        self.read_outside: set[int] = set()
+        self.readouts = Readouts()
 
     def __call__(self) -> Any:
         try:
@@ -254,12 +261,17 @@ class _Replay:
     def _run(self) -> Any:  # pragma: no cover - defined by each replay
         raise NotImplementedError
 
-    def _again(self) -> Any:
-        """The step opened its tapes otherwise than when it was captured: run it
-        again with the engine's tapes recording throughout (after the handler and
-        the readouts of this run are gone)."""
-        self.tape_ordinal = None
-        raise _RunAgain
+    def _reached(self, handler: ReplayHandler, c: Captured) -> Any:
+        """The loss at the gradient call, with what this run made of its sources kept."""
+        if handler.missed:
+            # The step opened its tapes otherwise than when it was captured: run it again
+            # with the engine's tapes recording throughout, once this run's handler is gone.
+            self.tape_ordinal = None
+            raise _RunAgain
+        self.live = _flat_sources(c.hit)
+        self.outside_tape, self.read_outside = handler.outside, handler.read_outside
+        handler.finish()  # the loss below is the engine's own op: its tapes record it
+        return to_loss(c.hit.target, c.hit.output_gradients)
 
 
 class _RunAgain(BaseException):
@@ -276,16 +288,10 @@ class CallReplay(_Replay):
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, k: int, inert: bool,
                  autograph: bool = True, inline: list[Any] | tuple = (),
                  tape_ordinal: int | None = None) -> None:
+        super().__init__(k, inert, tape_ordinal)
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.k, self.inert, self.autograph = k, inert, autograph
+        self.autograph = autograph
         self.inline = list(inline)
-        self.tape_ordinal = tape_ordinal
-        #: ops the last traced run made while its tape did not record (see ReplayHandler.outside)
-        self.outside_tape: set[tuple[int, str]] = set()
-        self.read_outside: set[int] = set()
-        #: the sources the last run passed to its gradient call (see :func:`resolve`)
-        self.live: list[Any] = []
-        self.readouts = Readouts()
 
     def _run(self) -> Any:
         fn = _convert(self.fn) if self.autograph else self.fn
@@ -294,13 +300,7 @@ class CallReplay(_Replay):
             try:
                 result = fn(*self.args, **self.kwargs)
             except Captured as c:
-                if handler.missed:  # the step opened its tapes otherwise than when it was captured
-                    return self._again()
-                self.live = _flat_sources(c.hit)
-                self.outside_tape = handler.outside
-                self.read_outside = handler.read_outside
-                handler.finish()  # the loss below is the engine's own op: its tapes record it
-                return to_loss(c.hit.target, c.hit.output_gradients)
+                return self._reached(handler, c)
             finally:
                 handler.finish()
         if self.inert and float_tensors(result):
@@ -319,13 +319,9 @@ class BlockReplay(_Replay):
 
     def __init__(self, code: Any, namespace: dict[str, Any], k: int, inert: bool,
                  assigned: list[str], tape_ordinal: int | None = None) -> None:
-        self.code, self.namespace, self.k, self.inert = code, namespace, k, inert
+        super().__init__(k, inert, tape_ordinal)
+        self.code, self.namespace = code, namespace
         self.assigned = assigned
-        self.tape_ordinal = tape_ordinal
-        self.outside_tape: set[tuple[int, str]] = set()
-        self.read_outside: set[int] = set()
-        self.live: list[Any] = []
-        self.readouts = Readouts()
 
     def _run(self) -> Any:
         ns = dict(self.namespace)
@@ -335,13 +331,7 @@ class BlockReplay(_Replay):
             try:
                 exec(self.code, ns)  # noqa: S102 - the user's own statements, replayed
             except Captured as c:
-                if handler.missed:
-                    return self._again()
-                self.live = _flat_sources(c.hit)
-                self.outside_tape = handler.outside
-                self.read_outside = handler.read_outside
-                handler.finish()  # the loss below is the engine's own op: its tapes record it
-                return to_loss(c.hit.target, c.hit.output_gradients)
+                return self._reached(handler, c)
             except _Returned:
                 pass
             finally:

@@ -369,9 +369,9 @@ class RunHandler:
     def _capture(self, hit: hooks.Hit, entry: Entry | None) -> StepCapture:
         where = user_line()
         inert = hit.api == "exception"
-        start = self.tapes.get(id(hit.tape)) if hit.tape is not None and not inert else None
+        start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
         if entry is not None:
-            ordinal = start.serial - entry.tapes_before if start is not None else None
+            ordinal = start.serial - entry.tapes_before if start is not None and not inert else None
             replay: Callable[[], Any] = CallReplay(entry.fn, entry.args, entry.kwargs, entry.hits, inert,
                                                    autograph=entry.autograph, inline=entry.inline,
                                                    tape_ordinal=ordinal)
@@ -383,7 +383,6 @@ class RunHandler:
         objs = self._source_objects(hit)
         sources = name_sources(objs, ns, local_names([o for o, _ in objs]))
         if inert:
-            start = self.tapes.get(id(hit.tape))
             if start is not None:
                 where = Source(start.frame.f_code.co_filename, start.line,
                                code_at(start.frame.f_code.co_filename, start.line))
@@ -404,7 +403,6 @@ class RunHandler:
         captured.as_graph = entry is not None and entry.as_graph
         if hit.tape is not None:
             captured.watched = {key for v in hit.tape.watched_variables() for key in tape_keys(v)}
-            start = self.tapes.get(id(hit.tape))
             if start is not None:
                 captured.tape_at = start.where or frame_source(start.frame)
         return captured
