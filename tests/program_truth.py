@@ -28,6 +28,9 @@ What counts as one gradient computation, in the order it really runs:
   observed by a ``tf.numpy_function`` that the patch adds to the traced
   graph, with a control dependency from each returned gradient, so the step
   is stopped before any optimizer applies them;
+* a ``tape.gradient`` call made while another one runs (``tf.recompute_grad``
+  re-runs its block under its own tape during the outer backward pass) is
+  part of that outer computation and is not counted;
 * a ``tape.gradient`` call that raises (eager or while tracing): ``broken``
   for the sources whose own gradient raises;
 * an exception escaping a ``with tf.GradientTape()`` block while it records
@@ -156,6 +159,7 @@ class _Observer:
         self.result: dict | None = None
         self.traces: list[dict] = []
         self._last_hook: dict[int, Any] = {}  # graph id -> last hook op, to keep them in program order
+        self._depth = 0  # gradient calls in progress (tf.recompute_grad calls tape.gradient inside one)
 
     # -- events --------------------------------------------------------------------------------
     def _event(self, record: dict) -> bool:
@@ -169,13 +173,20 @@ class _Observer:
 
     # -- patched GradientTape.gradient ------------------------------------------------------------
     def gradient(self, original, tape, target, sources, output_gradients, unconnected_gradients):
-        import tensorflow as tf
-
         def call(srcs):
             return original(tape, target, srcs, output_gradients, unconnected_gradients)
 
-        if self.result is not None:
-            return call(sources)
+        if self.result is not None or self._depth:
+            return call(sources)  # after the stop, or inside another computation's backward pass
+        self._depth += 1
+        try:
+            return self._observe(tape, call, sources)
+        finally:
+            self._depth -= 1
+
+    def _observe(self, tape, call, sources):
+        import tensorflow as tf
+
         flat = tf.nest.flatten(sources)
         described = _describe(flat)
         where = _where(self.script)

@@ -121,3 +121,27 @@ def test_a_step_that_finds_no_source_still_names_its_line_in_the_json_error():
     path = PROGRAMS / "keras_layer_error.py"
     err = AnalysisError("no source", file=str(path), line=13)
     assert "assert_less" in err.to_dict()["code"]
+
+
+def test_recompute_grads_inner_gradient_calls_are_part_of_the_outer_step():
+    path = CORPUS / "custom_gradient_and_recompute_grad_residual_mlp.py"
+    t = truth(path, ("--bug",), step=2)
+    report = analyzed(path, ("--bug",), step=2)
+    assert ours(report) == theirs(t)
+    # the second train step's own call, not one of tf.recompute_grad's inside it
+    assert report.target.startswith("train_step, call 2: tape.gradient at")
+    starved = {v.name for v in report.variables if v.status == "disconnected"}
+    assert starved and all(n.startswith(("blocks[0]", "blocks[1]")) for n in starved)
+
+
+def test_a_layer_unfrozen_after_its_variables_were_listed_is_never_trained_and_says_where():
+    path = CORPUS / "gradient_accumulation_finetune_cnn.py"
+    rc, out = _check(path, "--step", "5", "--", "--bug")
+    assert rc == 1
+    stale = [p for p in out["problems"] if p["kind"] == "not_trained"]
+    assert len(stale) == 4 and all(p["variables"][0].startswith("backbone.") for p in stale)
+    assert all("`model.trainable_variables` at gradient_accumulation_finetune_cnn.py:38" in p["message"]
+               for p in stale)
+    assert all("Read model.trainable_variables again" in p["hint"] for p in stale)
+    rc, out = _check(path, "--step", "5")
+    assert rc == 0 and not out["problems"]

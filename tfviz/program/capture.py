@@ -13,6 +13,20 @@ from tfviz.script.discover import FoundVariable
 
 
 @dataclass
+class Listing:
+    """A layer's ``trainable_variables`` as the program's own code read it.
+
+    A variable list is a snapshot: a layer made trainable after it was taken
+    (the transfer-learning guide's unfreeze) is not in it, and the list a step
+    passes to its gradient call may be that older one.
+    """
+
+    layer: Any
+    keys: set[Any]
+    where: Source
+
+
+@dataclass
 class StepCapture:
     """The captured step: how to replay it and what it differentiates."""
 
@@ -39,6 +53,8 @@ class StepCapture:
     watched: set[int] | None = None
     #: where that tape was opened
     tape_at: Source | None = None
+    #: the layers' trainable variables as the program's code listed them (see :class:`Listing`)
+    listings: list[Listing] = field(default_factory=list)
 
     def stand_ins(self, hit: Any) -> Any:
         import tensorflow as tf

@@ -62,6 +62,8 @@ class Handler(Protocol):
 
     def variable_assigned(self, variable: Any) -> None: ...
 
+    def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None: ...
+
 
 _handler: Handler | None = None
 _installed: list[tuple[Any, str, Any, bool]] = []
@@ -74,6 +76,26 @@ def _open() -> list[Any]:
     if not hasattr(_threads, "tapes"):
         _threads.tapes = []
     return _threads.tapes
+
+
+@contextlib.contextmanager
+def _computing() -> Iterator[None]:
+    """Mark this thread as inside a gradient computation.
+
+    A gradient call made while another one runs (``tf.recompute_grad`` re-runs
+    its block under a tape of its own during the outer backward pass, and so
+    does a ``custom_gradient`` whose grad_fn uses a tape) is part of that outer
+    computation, not a step of the program: it runs unseen.
+    """
+    _threads.depth = getattr(_threads, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _threads.depth -= 1
+
+
+def _nested() -> bool:
+    return getattr(_threads, "depth", 0) > 0
 
 
 def open_tapes() -> list[Any]:
@@ -105,6 +127,16 @@ def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     original = getattr(owner, name, None)
     setattr(owner, name, do_not_convert(make(original)))
     _installed.append((owner, name, original, had))
+
+
+def _patch_property(owner: type, name: str, make: Callable[[Any], Any]) -> None:
+    """Replace the getter of the property ``owner.name`` with ``make(getter)``."""
+    from tensorflow.python.autograph.impl.api import do_not_convert
+
+    original = vars(owner)[name]
+    setattr(owner, name, property(do_not_convert(make(original.fget)), original.fset, original.fdel,
+                                  original.__doc__))
+    _installed.append((owner, name, original, True))
 
 
 def install() -> None:
@@ -152,6 +184,10 @@ def install() -> None:
         for name in ("assign", "assign_add", "assign_sub"):
             if name in vars(cls):
                 _patch(cls, name, _assign)
+    from keras.src.layers.layer import Layer
+
+    for name in ("trainable_variables", "trainable_weights"):
+        _patch_property(Layer, name, _listing)
     _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
 
@@ -223,11 +259,16 @@ def _watch(orig: Callable) -> Callable:
 def _tape_call(orig: Callable, api: str) -> Callable:
     def call(self, target, sources, *args, **kwargs):
         h = _handler
-        if h is None:
+        if h is None or _nested():
             return orig(self, target, sources, *args, **kwargs)
         og = kwargs.get("output_gradients", args[0] if args and api == "tape.gradient" else None)
         hit = Hit(api=api, tape=self, target=target, sources=sources, output_gradients=og)
-        return h.gradient(hit, lambda: orig(self, target, sources, *args, **kwargs))
+
+        def run() -> Any:
+            with _computing():
+                return orig(self, target, sources, *args, **kwargs)
+
+        return h.gradient(hit, run)
 
     call.__name__ = orig.__name__
     call.__doc__ = orig.__doc__
@@ -259,10 +300,15 @@ def _loop(orig: Callable, kind: str) -> Callable:
 def _tf_gradients(orig: Callable) -> Callable:
     def gradients(ys, xs, grad_ys=None, *args, **kwargs):
         h = _handler
-        if h is None:
+        if h is None or _nested():
             return orig(ys, xs, grad_ys, *args, **kwargs)
         hit = Hit(api="tf.gradients", tape=None, target=ys, sources=xs, output_gradients=grad_ys)
-        return h.gradient(hit, lambda: orig(ys, xs, grad_ys, *args, **kwargs))
+
+        def run() -> Any:
+            with _computing():
+                return orig(ys, xs, grad_ys, *args, **kwargs)
+
+        return h.gradient(hit, run)
 
     gradients.__doc__ = orig.__doc__
     return gradients
@@ -326,6 +372,18 @@ def _assign(orig: Callable) -> Callable:
     assign.__name__ = orig.__name__
     assign.__doc__ = orig.__doc__
     return assign
+
+
+def _listing(fget: Callable) -> Callable:
+    def listed(self):
+        variables = fget(self)
+        h = _handler
+        if h is not None:
+            h.trainable_listed(self, variables, _caller())
+        return variables
+
+    listed.__doc__ = fget.__doc__
+    return listed
 
 
 def _keras(orig: Callable, method: str) -> Callable:

@@ -145,6 +145,9 @@ class ReplayHandler:
     def variable_assigned(self, variable: Any) -> None:
         return None
 
+    def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
+        return None
+
     def strategy_run(self, strategy, fn, args, kwargs, original):
         """One replica, in this thread: TensorFlow's tapes are per thread, and
         the engine's tape must see the replica's ops."""

@@ -31,7 +31,7 @@ from typing import Any
 from tfviz.engine.trace import raising_op
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
-from tfviz.program.capture import Entry, Reached, Refused, StepCapture, TapeStart
+from tfviz.program.capture import Entry, Listing, Reached, Refused, StepCapture, TapeStart
 from tfviz.program.frames import (
     frame_source,
     in_function_graph,
@@ -45,7 +45,7 @@ from tfviz.program.sources import local_names, name_sources, outside_objects, ta
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
 from tfviz.script.loader import read_source
-from tfviz.script.sourcemap import code_at
+from tfviz.script.sourcemap import code_at, is_user_file
 
 
 def _graph_step(model: Any) -> Any:
@@ -79,6 +79,8 @@ class RunHandler:
         self.seen = 0
         #: tapes entered so far: which of a step's tapes made its gradient call
         self.tape_serial = 0
+        #: the last trainable-variable list the program's code read, per layer and line
+        self.listings: dict[tuple[int, str, int], Listing] = {}
 
     # -- tapes ---------------------------------------------------------------
     def tape_entered(self, tape: Any, frame: Any) -> bool:
@@ -128,6 +130,13 @@ class RunHandler:
         if self._may_stop(assigning=True):
             self.pending.updates_known = False  # type: ignore[union-attr] # a hand-written update
             raise Reached(self.pending)  # type: ignore[arg-type]
+
+    def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
+        if not is_user_file(frame.f_code.co_filename):
+            return
+        keys = set().union(*(tape_keys(v) for v in variables)) if variables else set()
+        where = frame_source(frame)
+        self.listings[(id(layer), where.file, where.line)] = Listing(layer, keys, where)
 
     def _stop_if_pending(self) -> None:
         if self._may_stop():
@@ -405,6 +414,7 @@ class RunHandler:
             captured.watched = {key for v in hit.tape.watched_variables() for key in tape_keys(v)}
             if start is not None:
                 captured.tape_at = start.where or frame_source(start.frame)
+        captured.listings = list(self.listings.values())
         return captured
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:

@@ -26,6 +26,10 @@ from tfviz.script.discover import FoundVariable, iter_objects
 
 HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
         " should train to tape.gradient and to the optimizer (model.trainable_variables).")
+LIST_HINT = ("Pass every variable the loss should train to tape.gradient and to the optimizer"
+             " (model.trainable_variables).")
+STALE_HINT = ("Read model.trainable_variables again after setting `trainable`, and build the optimizer's"
+              " list (and any gradient accumulators) from that new list.")
 
 
 def _base(v: Any) -> Any:
@@ -56,6 +60,11 @@ class _Objects:
 
     def owners(self, path: str) -> list[tuple[str, Any]]:
         return [(p, self.by_path[p]) for p in _prefixes(path) if p in self.by_path]
+
+    def name_of(self, obj: Any) -> str | None:
+        """The program's shortest name for an object."""
+        paths = [p for p, o in self.by_path.items() if o is obj]
+        return min(paths, key=len) if paths else None
 
 
 def _is_layer(obj: Any) -> bool:
@@ -177,6 +186,41 @@ def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
     return f"`{f.path.split('.')[0].split('[')[0]}`"
 
 
+def _ids(v: Any) -> set[int]:
+    return {id(v), id(_base(v))}
+
+
+def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
+                  objects: _Objects) -> str | None:
+    """Why a variable is missing from the step's list when that list is an old snapshot.
+
+    The program read a layer's ``trainable_variables`` (the list it now
+    differentiates comes from there), and only afterwards did this variable
+    become one of them: the transfer-learning guide's unfreeze, done after
+    the list was built. Nothing else says so; the loss reads the variable as
+    a model it never trains.
+    """
+    mine = _ids(f.tf_variable) | _ids(f.variable)
+    trained = set().union(*(_ids(s.tf_variable) | _ids(s.variable) for s in sources)) if sources else set()
+    for listing in getattr(capture, "listings", ()):
+        if not listing.keys & trained or listing.keys & mine:
+            continue
+        try:
+            now = listing.layer.trainable_variables
+        except Exception:  # noqa: BLE001 - a layer that cannot list its variables now
+            continue
+        if any(_ids(v) & mine for v in now):
+            where = listing.where
+            read = f"{os.path.basename(where.file)}:{where.line}"
+            code = f" (`{where.code.strip()}`)" if where.code else ""
+            name = objects.name_of(listing.layer) or listing.layer.name
+            return (f"trainable now, but not when the step's variable list was read from"
+                    f" `{name}.trainable_variables` at {read}{code}: the layer holding"
+                    " it was made trainable after that, so the list passed to"
+                    f" {capture.api} never includes it")
+    return None
+
+
 def _label(src: Source | None) -> str:
     return f"{os.path.basename(src.file)}:{src.line}" if src else "the gradient call"
 
@@ -209,16 +253,18 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             drop.add(f.path)  # read, but no gradient would reach it anyway: not this check's business
             continue
         if f.path in twins:
-            _mark(report, row, f, twins[f.path], "error")
+            _mark(report, row, f, twins[f.path], "error", hint=LIST_HINT)
             continue
         untracked = untracked_reason(f, objects)
+        stale = stale_listing(f, sources, capture, objects) if program else None
         owner = _model_of(f, objects)
         trained_beside = owner is not None and bool(
             (_members(owner[0], owner[1], everyone) - {id(f.tf_variable)}) & source_ids)
-        if trained_beside or untracked:
+        if trained_beside or untracked or stale:
             where = _label(capture.where) if program else "the gradient call"
-            why = untracked or f"not in the variable list passed to {capture.api} at {where}"
-            _mark(report, row, f, why, "error")
+            why = untracked or stale or f"not in the variable list passed to {capture.api} at {where}"
+            hint = HINT if untracked else STALE_HINT if stale else LIST_HINT
+            _mark(report, row, f, why, "error", hint=hint)
         else:
             report.read_not_trained.append(ReadNotTrained(
                 name=f.path, reason=f"{_holder(f, owner)}, not differentiated in this step",
@@ -280,7 +326,7 @@ def _check_updates(report: Report, rows: dict[str, VariableReport], sources: lis
 
 
 def _mark(report: Report, row: VariableReport, f: FoundVariable, why: str, severity: str,
-          keep_status: bool = False) -> None:
+          keep_status: bool = False, hint: str = HINT) -> None:
     made = f" (created at {_label(f.source)})" if f.source else ""
     if not keep_status:
         row.status = "disconnected"
@@ -290,7 +336,7 @@ def _mark(report: Report, row: VariableReport, f: FoundVariable, why: str, sever
     report.problems.append(Problem(
         kind="not_trained", severity=severity, op=read[0], op_type=read[1],
         message=f"{f.path} is read by the loss but training never updates it: {why}",
-        variables=[f.path], source=f.source, hint=HINT))
+        variables=[f.path], source=f.source, hint=hint))
 
 
 def _read_op(report: Report, name: str) -> tuple[str, str]:

@@ -1,15 +1,14 @@
 """A deep residual MLP regressor whose pre-norm residual blocks are wrapped in tf.recompute_grad (gradient checkpointing), trained with a tf.function loop.
 
-Each train step makes 4 gradient computations: during the outer tape.gradient each recompute_grad
-wrapper re-runs its block under its own inner tape (3 inner tape.gradient calls), then the outer
-one finishes; Step 8 is the outer (user) gradient of the second train step.
+During the outer tape.gradient each recompute_grad wrapper re-runs its block under its own inner
+tape (3 inner tape.gradient calls); those are part of the outer computation, so each train step
+makes one gradient computation and Step 2 is the second train step's.
 
 Pattern: gradient checkpointing with tf.recompute_grad (TensorFlow API docs example; TF Model Garden / T5X-style "remat" of each residual block) around Keras layers built before wrapping, custom GradientTape train step
 Family: custom_gradient and recompute_grad
 Bug: the wrappers are built with `lambda h: block(h, training=True)` in a list comprehension (late binding), so every wrapper calls the last block; the first two blocks' variables are never read and get None gradients
-Step: 8
+Step: 2
 Update: 2
-Missed: both - tf.recompute_grad makes its gradient calls inside the outer one; tfviz numbers the outer call first, TensorFlow's execution order the inner ones, so step 8 is another computation
 """
 
 import argparse

@@ -5,7 +5,6 @@ Family: gradient accumulation
 Bug: the backbone is unfrozen only after `train_vars` and the accumulators were built from model.trainable_variables, so the backbone's conv kernels/biases are read by the loss but never differentiated nor updated
 Step: 5
 Update: 2
-Missed: bug - the backbone is unfrozen after the variable list was built; tfviz takes it for a separate model the loss reads on purpose
 """
 
 import argparse
