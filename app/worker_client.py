@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from tfviz.client import ended_error  # Qt-free and TensorFlow-free
 from tfviz.jacobian.data import ChainSplit, Jacobian  # Qt-free and TensorFlow-free
+from tfviz.procgroup import end_group
 from tfviz.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +70,9 @@ class Worker(QObject):
         self.proc.readyReadStandardError.connect(self._on_stderr)
         self.proc.finished.connect(self._on_finished)
         self.proc.errorOccurred.connect(self._on_error)
+        #: the worker's pid, kept after it exits: it leads the group of what the program started
+        self._group = 0
+        self.proc.started.connect(self._on_started)
         self.proc.start(sys.executable, ["-m", "tfviz.worker"])
 
     @property
@@ -126,9 +130,14 @@ class Worker(QObject):
                            self.stderr_tail().splitlines())
 
     def kill(self) -> None:
+        """End the worker and every process the user's program started."""
         self.cancelled = True
+        end_group(self._group)
         if self.proc.state() != QProcess.NotRunning:
             self.proc.kill()
+
+    def _on_started(self) -> None:
+        self._group = int(self.proc.processId())
 
     def stderr_tail(self, limit: int = 6000) -> str:
         return bytes(self._err[-limit:]).decode("utf-8", "replace")
@@ -252,6 +261,7 @@ class Worker(QObject):
             self.finished.emit()
 
     def _on_finished(self, code: int, status) -> None:
+        end_group(self._group)  # what the program started goes with its worker
         self._on_stdout()
         self._consume(b"\n")  # a last line without its newline still counts
         self._exit = (code, status)

@@ -113,6 +113,16 @@ def test_tf1_graph_mode_is_refused_with_its_line(tmp_path):
     assert "graph mode" in err["message"] and err["line"] == 2
 
 
+def test_a_loss_target_in_tf1_graph_mode_is_refused_with_its_line(tmp_path):
+    script = write(tmp_path, "import tensorflow as tf\n\ntf.compat.v1.disable_eager_execution()\n"
+                             "w = tf.Variable(1.0)\n\n\ndef loss():\n    return w * w\n")
+    done = check("--json", script=script)
+    assert done.returncode == 2
+    err = error_of(done)
+    assert "graph mode" in err["message"] and err["line"] == 3 and "internal error" not in err["message"]
+    assert "disable_eager_execution" in err["code"]
+
+
 def test_no_temporary_file_is_left_behind(tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()

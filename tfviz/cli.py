@@ -91,8 +91,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP end a command as Ctrl-C does, so its worker and
+    everything the user's program started are ended too, never left to init."""
+    import signal
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
 def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
+    _interrupt_on_termination()
     if args.command == "check":
         return _check(args)
     if args.command == "jacobian":

@@ -20,6 +20,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from tfviz.procgroup import end_group
+
 #: How long a worker may take to exit after its answer before it is killed.
 _EXIT_GRACE_S = 5.0
 
@@ -99,13 +101,17 @@ class WorkerRun:
             proc.kill()
             proc.wait()
         except KeyboardInterrupt:
-            proc.kill()
-            proc.wait()
+            self.kill()
             raise
+        finally:
+            end_group(proc.pid)  # what the program started, even when the worker died first
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+        """End the worker and every process the program started."""
+        if self.proc is not None:
+            end_group(self.proc.pid)
+            if self.proc.poll() is None:
+                self.proc.kill()
             self.proc.wait()
 
 

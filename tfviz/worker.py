@@ -243,23 +243,29 @@ def detach_stdin() -> None:
 def watch_parent() -> None:
     """End with the process that started us: a killed window or CLI must not
     leave a worker running the user's script."""
+    import signal
+
+    from tfviz.procgroup import end_own_group
+
     parent = os.getppid()
+    # A client that dies sends SIGTERM (PR_SET_PDEATHSIG); so does one that ends
+    # us on purpose. Either way the program's children go with us.
+    signal.signal(signal.SIGTERM, lambda *_: end_own_group())
     try:
         import ctypes
-        import signal
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
-    def poll() -> None:
+    def poll() -> None:  # a signal handler waits for the main thread; this does not
         import time
 
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:
-                os._exit(4)
+                end_own_group()
 
     threading.Thread(target=poll, name="tfviz-parent-watch", daemon=True).start()
 
@@ -278,9 +284,14 @@ def remove_generated_files() -> None:
 
 
 if __name__ == "__main__":
+    from tfviz.procgroup import end_rest_of_group, lead_own_group
+
+    lead_own_group()
     watch_parent()
     code = main()
     sys.stdout.flush()
     remove_generated_files()
-    # Threads the script left running must not keep the worker alive.
+    # What the program started ends with it, as its daemonic children would under python;
+    # threads it left running must not keep the worker alive.
+    end_rest_of_group()
     os._exit(code)

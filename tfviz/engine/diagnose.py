@@ -32,7 +32,7 @@ from tfviz.script.discover import (
 )
 from tfviz.script.loader import Capture, compile_script, error_from_exception, load_script, read_source
 from tfviz.script.quiet import import_tensorflow
-from tfviz.script.scriptinfo import choose_mode, static_targets
+from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
 
 Progress = Callable[[str, float], None]
 
@@ -248,6 +248,10 @@ class _Step:
 
 def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
     loaded = load_script(path, capture)
+    import tensorflow as tf
+
+    if not tf.executing_eagerly():  # the script switched TensorFlow 1 graph mode on
+        raise AnalysisError(TF1_REFUSAL, file=path, line=tf1_switch_line(read_source(path)))
     name, target_obj = pick_target(loaded.module, target, path)
     fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
     targets = sorted({*static_targets(read_source(path)), name})

@@ -71,11 +71,13 @@ class StepCapture:
 
 
 class Reached(BaseException):
-    """The N-th gradient computation: unwinds the user's program."""
+    """The N-th gradient computation: ends the user's program (see tfviz.program.launch)."""
 
     def __init__(self, capture: StepCapture) -> None:
         super().__init__("tfviz captured the gradient step")
         self.capture = capture
+        #: Keras' per-thread settings where the program stopped (see tfviz.program.keras_state)
+        self.keras_settings: dict[str, Any] = {}
 
 
 class Refused(BaseException):

@@ -159,6 +159,7 @@ def install() -> None:
     _patch(tf.compat.v1, "gradients", _tf_gradients)
     _patch(tf.compat.v1, "disable_eager_execution", _graph_mode)
     _patch(tf.compat.v1, "disable_v2_behavior", _graph_mode)
+    _patch(tf.compat.v1.train.Optimizer, "apply_gradients", _apply_gradients)
     from tensorflow.python.distribute import distribute_lib
 
     _patch(distribute_lib.StrategyBase, "run", _strategy_run)

@@ -4,11 +4,15 @@ and saying why it ended when it never reached the chosen gradient step."""
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
 import types
+from collections.abc import Callable
+from typing import Any
 
 from tfviz.errors import AnalysisError
-from tfviz.program import hooks
+from tfviz.program import hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
@@ -17,7 +21,15 @@ from tfviz.script.scriptinfo import static_targets
 
 def run_program(path: str, args: list[str], step: int, capture: Capture) -> StepCapture:
     """Run the script at ``path`` as ``__main__`` until its ``step``-th gradient
-    computation; raise AnalysisError when it never gets there."""
+    computation; raise AnalysisError when it never gets there.
+
+    The program runs in a thread of its own. At its step that thread stops
+    where it stands, inside tfviz's hook, and never runs again: the process
+    ends (the worker exits without returning into it) while the program's
+    stack is still alive. Unwinding it instead would run its ``except`` and
+    ``finally`` blocks, and a program that catches ``BaseException`` would
+    carry on training, saving and retrying.
+    """
     path = os.path.abspath(path)
     code = compile_script(path)
     module = types.ModuleType("__main__")
@@ -29,31 +41,42 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
     sys.modules["__main__"] = module
     sys.argv = [path, *args]
-    handler = RunHandler(step, path)
+    ended: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+    handler = RunHandler(step, path, stopped=lambda end: _stop_here(end, ended))
     hooks.install()
-    try:
-        with capture.active(), hooks.handling(handler):
+
+    def program() -> None:
+        try:
             exec(code, module.__dict__)  # noqa: S102 - running the user's program is the point
-    except Reached as reached:
-        return reached.capture
-    except Refused as refused:
-        raise refused.error from None
-    except SystemExit as exc:
-        if handler.pending is not None:
-            return handler.pending
-        raise _exit_error(exc, path, capture, handler.count) from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the user's program may raise anything
-        if handler.pending is not None:
-            return handler.pending  # it failed after its captured step: nothing lost
-        what = ("the program raised before its first gradient computation" if handler.count == 0
-                else f"the program raised after {handler.count} gradient computation(s)")
-        raise error_from_exception(exc, what, path) from None
+        except BaseException as exc:  # noqa: BLE001 - the user's program may raise anything
+            ended.put(exc)
+        else:
+            ended.put(None)
+
+    try:
+        with capture.active(), hooks.handling(handler), signals.main_thread_only():
+            outcome = _run_in_thread(program, ended)
     finally:
         sys.argv = saved_argv
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
+    if isinstance(outcome, Reached):
+        keras_state.adopt(outcome.keras_settings)
+        return outcome.capture
+    if isinstance(outcome, Refused):
+        raise outcome.error from None
+    if isinstance(outcome, SystemExit):
+        if handler.pending is not None:
+            return handler.pending
+        raise _exit_error(outcome, path, capture, handler.count) from None
+    if isinstance(outcome, KeyboardInterrupt):
+        raise outcome
+    if outcome is not None:
+        if handler.pending is not None:
+            return handler.pending  # it failed after its captured step: nothing lost
+        what = ("the program raised before its first gradient computation" if handler.count == 0
+                else f"the program raised after {handler.count} gradient computation(s)")
+        raise error_from_exception(outcome, what, path) from None
     if handler.pending is not None:
         return handler.pending
     done = "ran to the end without computing a gradient" if handler.count == 0 else (
@@ -63,6 +86,60 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
         done += (f". Functions it could differentiate instead: {', '.join(candidates)}"
                  " (choose one with --target NAME)")
     raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture), candidates=candidates)
+
+
+#: the program thread's stack: as deep as a main thread's usually is, and more
+_STACK_BYTES = 256 * 1024 * 1024
+
+
+def _run_in_thread(program: Callable[[], None],
+                   ended: queue.SimpleQueue[BaseException | None]) -> BaseException | None:
+    """Start the program and wait for how it ended (Ctrl-C still reaches us)."""
+    old = threading.stack_size()
+    try:
+        threading.stack_size(_STACK_BYTES)
+    except (ValueError, RuntimeError):  # pragma: no cover - a platform without it
+        pass
+    try:
+        thread = threading.Thread(target=program, name="tfviz-program", daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(old)
+    while True:
+        try:
+            return ended.get(timeout=0.2)
+        except queue.Empty:
+            continue
+
+
+def _stop_here(end: BaseException, ended: queue.SimpleQueue[BaseException | None]) -> None:
+    """End the program at this hook: hand over how it ended, then wait forever.
+
+    The locks the program's frames hold (a tf.function being traced holds its
+    own) are let go first, so the analysis may trace and call the same
+    functions; this thread never runs on to release them.
+    """
+    _release_held_locks(sys._getframe(1))
+    if isinstance(end, Reached):
+        end.keras_settings = keras_state.settings()
+    ended.put(end)
+    threading.Event().wait()
+
+
+def _release_held_locks(frame: Any) -> None:
+    rlock = type(threading.RLock())
+    seen: set[int] = set()
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            try:
+                attrs = object.__getattribute__(value, "__dict__")
+            except (AttributeError, TypeError):
+                attrs = {}
+            for obj in (value, attrs.get("_lock"), attrs.get("lock")):
+                if isinstance(obj, rlock) and id(obj) not in seen and obj._is_owned():
+                    seen.add(id(obj))
+                    obj._release_save()
+        frame = frame.f_back
 
 
 def _exit_error(exc: SystemExit, path: str, capture: Capture, count: int) -> AnalysisError:

@@ -4,9 +4,10 @@ its N-th gradient computation, and hand that step to the engine.
 The program runs as ``__main__`` with its own ``sys.argv``. Every gradient
 computation it reaches (``tape.gradient``/``jacobian``, ``tf.gradients``,
 Keras ``fit``/``train_on_batch``, or an exception escaping a recording tape)
-is counted; at the N-th the program is unwound before anything applies the
-gradients, and the step is kept as a :mod:`tfviz.program.replay` callable plus the
-sources it differentiates.
+is counted; at the N-th the program is stopped where it stands, before
+anything applies the gradients: it is never unwound, so none of its
+``except``/``finally`` blocks runs (:mod:`tfviz.program.launch`). The step is
+kept as a :mod:`tfviz.program.replay` callable plus the sources it differentiates.
 
 Counting follows what runs. A ``tf.function`` step's gradient calls are
 seen while it is traced, once per call that traces: TensorFlow may trace a
@@ -23,6 +24,7 @@ builds it, and frozen copies made in ``build()`` stay visible.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -45,6 +47,7 @@ from tfviz.program.sources import local_names, name_sources, outside_objects, ta
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
 from tfviz.script.loader import read_source
+from tfviz.script.scriptinfo import TF1_REFUSAL
 from tfviz.script.sourcemap import code_at, is_user_file
 
 
@@ -59,11 +62,31 @@ def _graph_step(model: Any) -> Any:
     return step
 
 
+def _final(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A hook whose end of the program (:class:`Reached`, :class:`Refused`) is
+    handed to ``stopped`` right here, at the interception point, instead of
+    unwinding through the program's own code."""
+
+    @functools.wraps(method)
+    def hook(self: RunHandler, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (Reached, Refused) as end:
+            if self.stopped is not None:
+                self.stopped(end)  # does not return
+            raise
+
+    return hook
+
+
 class RunHandler:
     """Counts gradient computations while the program runs."""
 
-    def __init__(self, step: int, script: str) -> None:
+    def __init__(self, step: int, script: str,
+                 stopped: Callable[[BaseException], None] | None = None) -> None:
         self.step, self.script, self.count = step, script, 0
+        #: ends the program at the hook that reached (or refused) its step; it never returns
+        self.stopped = stopped
         #: the captured step, between its gradient call and the optimizer's update
         self.pending: StepCapture | None = None
         self.entries: list[Entry] = []
@@ -83,6 +106,7 @@ class RunHandler:
         self.listings: dict[tuple[int, str, int], Listing] = {}
 
     # -- tapes ---------------------------------------------------------------
+    @_final
     def tape_entered(self, tape: Any, frame: Any) -> bool:
         self._stop_if_pending()
         if other_replica():
@@ -97,16 +121,19 @@ class RunHandler:
         self.watched.pop(id(tape), None)
         return True
 
+    @_final
     def tape_exited(self, tape: Any, error: BaseException | None) -> None:
         if error is None or not isinstance(error, Exception) or raising_op(error) is None:
             return
         self._count(hooks.Hit(api="exception", tape=tape, target=None, sources=None, error=error))
 
+    @_final
     def tape_watched(self, tape: Any, tensors: Any) -> None:
         import tensorflow as tf
 
         self.watched.setdefault(id(tape), []).extend(tf.nest.flatten(tensors))
 
+    @_final
     def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
         self._stop_if_pending()
         self._count(hit)
@@ -117,6 +144,7 @@ class RunHandler:
         # what it applies them to can be matched by identity.
         return self.pending.stand_ins(hit)
 
+    @_final
     def optimizer_apply(self, optimizer, grads, variables, original):
         if self.pending is None or other_replica():
             return original()
@@ -126,11 +154,13 @@ class RunHandler:
             return original()
         raise Reached(self.pending)
 
+    @_final
     def variable_assigned(self, variable: Any) -> None:
         if self._may_stop(assigning=True):
             self.pending.updates_known = False  # type: ignore[union-attr] # a hand-written update
             raise Reached(self.pending)  # type: ignore[arg-type]
 
+    @_final
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
         if not is_user_file(frame.f_code.co_filename):
             return
@@ -166,6 +196,7 @@ class RunHandler:
         return not (entry.first_trace and getattr(entry.function, "_created_variables", None))
 
     # -- steps ---------------------------------------------------------------
+    @_final
     def function_called(self, fn, args, kwargs, frame, original):
         import tensorflow as tf
 
@@ -288,6 +319,7 @@ class RunHandler:
         self.count += n
         entry.hits += n
 
+    @_final
     def keras_fit(self, model, p, frame, original):
         if self.entries:
             return original()
@@ -300,6 +332,7 @@ class RunHandler:
             self._keras_step(model, data, frame, label)
         return keras.callbacks.History()
 
+    @_final
     def keras_train_on_batch(self, model, p, frame, original):
         if self.entries:
             return original()
@@ -335,15 +368,15 @@ class RunHandler:
         self._stop_if_pending()
         return result
 
+    @_final
     def strategy_run(self, strategy, fn, args, kwargs, original):
         return original()
 
+    @_final
     def graph_mode(self) -> None:
         where = user_line()
         raise Refused(AnalysisError(
-            "the program uses TensorFlow 1 graph mode (disable_eager_execution, or tf.gradients in"
-            " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
-            " tape.gradient, tf.function and Keras run eagerly by default",
+            TF1_REFUSAL,
             file=where.file if where else self.script, line=where.line if where else None,
             code=where.code if where else ""))
 

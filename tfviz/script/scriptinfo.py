@@ -51,6 +51,30 @@ def _no_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return not (a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg)
 
 
+#: what the user's program would have TensorFlow 1 graph mode with
+TF1_SWITCHES = ("disable_eager_execution", "disable_v2_behavior")
+TF1_REFUSAL = ("the program uses TensorFlow 1 graph mode (disable_eager_execution, or tf.gradients in"
+               " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
+               " tape.gradient, tf.function and Keras run eagerly by default")
+
+
+def tf1_switch_line(source: str) -> int | None:
+    """The first line that turns TensorFlow 1 graph mode on.
+
+    >>> tf1_switch_line("import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n")
+    2
+    >>> tf1_switch_line("x = 1\n") is None
+    True
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and getattr(node.func, "attr", getattr(node.func, "id", None)) in TF1_SWITCHES]
+    return min(lines) if lines else None
+
+
 def static_targets(source: str) -> list[str]:
     """Names of the script's zero-argument top-level functions that return a value."""
     try:
