@@ -45,7 +45,13 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     handler = RunHandler(step, path, stopped=lambda end: _stop_here(end, ended))
     hooks.install()
 
+    callbacks = _op_callbacks()
+
     def program() -> None:
+        from tensorflow.python.framework import op_callbacks
+
+        for callback in callbacks:  # TensorFlow keeps op callbacks per thread
+            op_callbacks.add_op_callback(callback)
         try:
             exec(code, module.__dict__)  # noqa: S102 - running the user's program is the point
         except BaseException as exc:  # noqa: BLE001 - the user's program may raise anything
@@ -86,6 +92,14 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
         done += (f". Functions it could differentiate instead: {', '.join(candidates)}"
                  " (choose one with --target NAME)")
     raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture), candidates=candidates)
+
+
+def _op_callbacks() -> list[Callable[..., Any]]:
+    """The op callbacks this thread has (tfviz's origin recorder): the program's
+    thread must run them too, or eager copies of weights made there go unseen."""
+    from tensorflow.python.eager import context
+
+    return list(context.context().op_callbacks)
 
 
 #: the program thread's stack: as deep as a main thread's usually is, and more
