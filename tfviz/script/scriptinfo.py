@@ -59,7 +59,7 @@ TF1_REFUSAL = ("the program uses TensorFlow 1 graph mode (disable_eager_executio
 
 
 def tf1_switch_line(source: str) -> int | None:
-    """The first line that turns TensorFlow 1 graph mode on.
+    r"""The first line that turns TensorFlow 1 graph mode on.
 
     >>> tf1_switch_line("import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n")
     2
