@@ -11,7 +11,9 @@ from __future__ import annotations
 import shlex
 
 from app.analysis_bar import PROGRAM, step_name
+from app.panels.source_view import MAX_SOURCE_BYTES
 from tfviz.report import Report
+from tfviz.safefile import read_regular
 
 
 class RunChoice:
@@ -36,9 +38,9 @@ class RunChoice:
         self.settings.setValue("program_args", saved)
 
     def _read_script(self) -> str:
+        """The script's text, read without ever waiting on it (a FIFO, ``/proc/kmsg``)."""
         try:
-            with open(self.script, encoding="utf-8") as fh:
-                return fh.read()
+            return read_regular(self.script, MAX_SOURCE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return ""  # the analysis says what is wrong with the file
 

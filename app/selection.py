@@ -23,6 +23,7 @@ class SelectionSync:
         self.graph.view.set_report(report)
         self.flow.set_report(report)
         self.details.show_op(report, "")
+        self.source.set_report(report)
 
     def _node_selected(self, node_id: str) -> None:
         v = self.graph.view
@@ -30,13 +31,13 @@ class SelectionSync:
         self.details.show_op(self.report, node_id, label, v.h)
         op = v.h.ops.get(node_id) if v.h else None
         if op is not None and op.source:
-            self.source.mark_line(op.source.line, op.source.file)
+            self.source.mark_line(op.source.line, op.source.file, op.source.code)
 
     def show_problem(self, p) -> None:
         if p.op:
             self.graph.view.select_op(p.op)
         if p.source:
-            self.source.mark_line(p.source.line, p.source.file)
+            self.source.mark_line(p.source.line, p.source.file, p.source.code)
 
     def _variable_selected(self, var) -> None:
         view = self.graph.view
@@ -46,7 +47,7 @@ class SelectionSync:
         self.show_path(f"var:{var.name}")
         op = view.h.ops.get(var.blocked_at[0]) if view.h and var.blocked_at else None
         if op is not None and op.source:  # where its gradient stops
-            self.source.mark_line(op.source.line, op.source.file)
+            self.source.mark_line(op.source.line, op.source.file, op.source.code)
 
     def show_path(self, node_id: str) -> None:
         """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""

@@ -48,7 +48,7 @@ from app.panels.tab_bars import keep_tab_bars_clean
 from app.panels.variables import VariablesPanel
 from app.recent import RecentFiles
 from app.run_choice import RunChoice
-from app.saved import install_save_action, is_saved_analysis, open_saved
+from app.saved import SavedLoad, cancel_load, end_loads, install_save_action, is_saved_analysis, open_saved
 from app.selection import SelectionSync
 from app.start_page import StartPage
 from app.worker_client import Worker, WorkerPool
@@ -75,6 +75,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.mode = "target"  # what the current analysis is: "target" or "program"
         self.named_targets: list[str] = []
         self.worker: Worker | None = None
+        self.saved_load: SavedLoad | None = None  # a saved analysis being read (app.saved)
         self.last_error: dict | None = None
         self.result_at = 0.0
         self._build_ui()
@@ -223,6 +224,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
         self.cancel(quiet=True)
+        end_loads(self)
         self.pool.shutdown()
         super().closeEvent(e)
 
@@ -240,9 +242,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         up to its ``step``-th gradient computation (default: 1 for a new script)."""
         if not path:
             return
-        if is_saved_analysis(path):  # shown from the file alone: nothing runs
-            if open_saved(self, path) is None:
-                self._add_recent(os.path.abspath(path))
+        if is_saved_analysis(path):  # shown from the file alone, read on a thread: nothing runs
+            open_saved(self, path)
             return
         path = os.path.abspath(path)
         new = path != self.script
@@ -321,6 +322,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         return self.worker is not None
 
     def cancel(self, quiet: bool = False) -> None:
+        cancel_load(self)  # a saved analysis being opened: the window stays as it was
         w, self.worker = self.worker, None
         if w is None:
             return
@@ -381,7 +383,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
                                err.get("code") or "", err.get("detail") or "", candidates,
                                base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note)
         if err.get("file") and err.get("line"):
-            self.source.mark_line(int(err["line"]), err["file"])
+            self.source.mark_line(int(err["line"]), err["file"], str(err.get("code") or ""))
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
         mark_stale(self, True)  # the previous report, if any, stays greyed, not shown as current
         self.graph.view.set_placeholder("No graph: the analysis did not finish. The message above says why.")

@@ -22,6 +22,8 @@ from typing import Any
 
 from tfviz.procgroup import end_group
 
+#: Bytes read from the worker's pipes at a time.
+_PIPE_BUFFER = 1 << 16
 #: How long a worker may take to exit after its answer before it is killed.
 _EXIT_GRACE_S = 5.0
 
@@ -45,9 +47,10 @@ class WorkerRun:
         """The worker's ``result`` or ``error`` message, or an ``error`` that
         describes how the worker ended without one."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Buffered pipes: lines are framed from 64 KB reads, never one byte per system call.
         self.proc = subprocess.Popen(
             worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, bufsize=0,
+            env=env, bufsize=_PIPE_BUFFER,
         )
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()

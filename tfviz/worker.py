@@ -74,6 +74,12 @@ Answers carry the request's ``id``:
   ``not_found`` (``candidates``), ``not_reachable``, ``too_big``
   (``size_bytes``, ``budget_bytes``, ``offers``), ``cancelled``, ``replay``,
   ``unsupported``, ``bad_request``, ``internal``. The session lives on.
+
+An ``id`` is a string or a number (or absent). Each request is checked into a typed
+message first (:mod:`tfviz.workerrequests`): one that is not JSON, has another kind of
+``id`` or a field of the wrong type gets a ``bad_request`` answer, in order, carrying its
+``id`` when the id itself was fine, and the session serves the next. Closing stdin always
+ends the worker (after the request it is computing).
 """
 
 from __future__ import annotations
@@ -228,7 +234,11 @@ def main() -> int:
     if request.get("target") is not None and not isinstance(request.get("target"), str):
         channel.send({"type": "error", "error": {"message": 'bad request: "target" must be a name'}})
         return 2
-    return serve(channel, request, requests)
+    # A kept session's requests are checked into typed messages first: a malformed one
+    # (an id that is a list, say) is answered with bad_request and the session lives on.
+    from tfviz.workerrequests import checked_requests
+
+    return serve(channel, request, checked_requests(requests))
 
 
 def detach_stdin() -> None:

@@ -216,7 +216,8 @@ def test_ctrl_e_exports_the_visible_area(fresh, qtbot, tmp_path, monkeypatch):
     assert not action.isEnabled()  # no graph yet
     saved = tmp_path / "svd_bug.json"
     saved.write_text(analysis_json(_report()))
-    assert fresh.open_script(str(saved)) is None or fresh.report is not None
+    fresh.open_script(str(saved))
+    qtbot.waitUntil(lambda: fresh.report is not None, timeout=60_000)  # read on a thread
     view = fresh.graph.view
     assert view.h is not None and action.isEnabled()
     view.set_all_expanded(True)
