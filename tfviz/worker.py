@@ -217,8 +217,11 @@ def main() -> int:
     requests = os.fdopen(os.dup(0), "rb")
     line = requests.readline()
     detach_stdin()
+    if not line:
+        return 0  # stdin closed before any request: nothing was asked
     if not line.strip():
-        return 0
+        channel.send({"type": "error", "error": {"message": "bad request: an empty line, not a JSON request"}})
+        return 2
     try:
         request = json.loads(line.decode("utf-8", "replace"))
     except json.JSONDecodeError as exc:
