@@ -213,8 +213,9 @@ def _write_graph(path: str, report) -> None:
     write is one line on stderr and leaves the exit code to the analysis."""
     try:
         from tfviz.analysisfile import analysis_json
+        from tfviz.outputs import replacing
 
-        with open(path, "w", encoding="utf-8") as fh:
+        with replacing(path) as fh:  # complete or not at all; never over a FIFO or a device
             fh.write(analysis_json(report))
     except OSError as exc:
         print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)

@@ -23,12 +23,11 @@ import networkx as nx
 
 from tfviz import __version__
 from tfviz.analysisfile import analysis_json
+from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's images carry it too
 from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
-#: The first line of every DOT or GraphML file tfviz writes (how ``--force`` knows its own files).
-SIGNATURE = "written by tfviz"
 #: Colours for Graphviz: the app's palette for the statuses (Okabe–Ito, colour-blind safe).
 _COLORS = {EDGE_PASSES: "#0072B2", EDGE_OFF_PATH: "#BBBBBB", EDGE_STARVED: "#E69F00"}
 _CUT_COLOR = "#D55E00"
@@ -81,13 +80,15 @@ def kind_of(status: str) -> str:
 
 
 def to_networkx(report: Report) -> nx.MultiDiGraph:
-    """The analysed graph with plain attributes (no None: GraphML has no null)."""
+    """The analysed graph with plain attributes (no None: GraphML has no null), every
+    string one XML 1.0 and UTF-8 can hold (:func:`~tfviz.outputs.xml_safe`): an op name
+    with an escape sequence or a NUL made the GraphML unparsable and the DOT unwritable."""
     g = nx.MultiDiGraph()
     g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
                            "script": report.script, "target": report.target, "mode": report.mode,
                            "ok": report.ok}))
     for op in report.graph.ops:
-        g.add_node(op.id, **_clean({
+        g.add_node(xml_safe(op.id), **_clean({
             "label": op.name, "op_name": op.name, "type": op.type, "scope": op.scope,
             "function": op.group, "status": op.status, "kind": kind_of(op.status),
             "on_path": op.on_path, "is_variable": op.is_variable, "grad_norm": op.grad_norm,
@@ -98,7 +99,7 @@ def to_networkx(report: Report) -> nx.MultiDiGraph:
             "color": _color(op.status),
         }))
     for i, e in enumerate(report.graph.edges):
-        g.add_edge(e.src, e.dst, key=i, **_clean({
+        g.add_edge(xml_safe(e.src), xml_safe(e.dst), key=i, **_clean({
             "status": e.status, "kind": kind_of(e.status), "grad_norm": e.grad_norm,
             "dtype": e.dtype, "shape": _shape(e.shape), "src_output": e.src_output,
             "dst_input": e.dst_input, "back": e.back, "needed": e.needed, "cut_at": e.cut_at,
@@ -108,8 +109,9 @@ def to_networkx(report: Report) -> nx.MultiDiGraph:
 
 
 def write(report: Report, path: str, fmt: str | None = None) -> None:
-    """Write ``report`` to ``path`` as ``fmt`` (default: from the extension). Raises
-    OSError when the file cannot be written, ValueError for a format not written here."""
+    """Write ``report`` to ``path`` as ``fmt`` (default: from the extension), replacing it
+    only once complete. Raises :class:`~tfviz.outputs.OutputError` (an OSError) when the
+    file cannot be written, ValueError for a format not written here."""
     fmt = fmt or format_of(path)
     if fmt == "json":
         text = analysis_json(report)
@@ -119,7 +121,7 @@ def write(report: Report, path: str, fmt: str | None = None) -> None:
         text = graphml_text(to_networkx(report))
     else:
         raise ValueError(f"{fmt} is not a data format (use json, dot or graphml)")
-    with open(path, "w", encoding="utf-8") as fh:
+    with replacing(path) as fh:
         fh.write(text)
 
 
@@ -159,7 +161,7 @@ def _quote(v: Any) -> str:
 
 
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None and v != ""}
+    return {k: xml_safe(v) if isinstance(v, str) else v for k, v in d.items() if v is not None and v != ""}
 
 
 def _shape(shape: list[int | None] | None) -> str:

@@ -14,6 +14,7 @@ script could not be analysed or the file could not be written, 130 Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from tfviz.analysisfile import AnalysisFileError, load_analysis
     from tfviz.errors import AnalysisError
     from tfviz.export import IMAGE_FORMATS, format_of, write
+    from tfviz.outputs import check_output
     from tfviz.script.loader import compile_script
 
     saved = args.script.lower().endswith(".json")
@@ -86,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if saved and (args.target or args.run or args.script_args):
             raise AnalysisError("a saved analysis is shown as it was saved: --target, --run and"
                                 " script arguments are for analysing a script", file=args.script)
-        cli.refuse_graph_path(args.output, args.script,
-                              args.force or (fmt in IMAGE_FORMATS and _ours(args.output)), flag="-o")
+        check_output(args.output, args.script, args.force)
         if not saved:
             compile_script(args.script)  # a missing file or a syntax error fails before any worker
     except AnalysisError as exc:
@@ -105,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
             return report
     if fmt in IMAGE_FORMATS:
         try:
-            ok, done = draw(report, args.output, fmt, args.expand, args.scale,
-                            saved=args.script if saved else None)
+            ok, done = draw(report, args.output, fmt, args.expand, args.scale)
         except KeyboardInterrupt:
             print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
             return cli.EXIT_INTERRUPTED
@@ -116,9 +116,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         try:
             write(report, args.output, fmt)
-        except OSError as exc:
+        except OSError as exc:  # an OutputError says why in words; others are the system's
             print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return cli.EXIT_ERROR
+        except KeyboardInterrupt:
+            print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
+            return cli.EXIT_INTERRUPTED
         counts = report.graph.counts()
         done = f"{counts['ops']} ops, {counts['edges']} edges"
     verdict = "every variable gets a gradient" if report.ok else "gradient problems found"
@@ -126,21 +129,24 @@ def run(args: argparse.Namespace) -> int:
     return cli.EXIT_OK if report.ok else cli.EXIT_PROBLEMS
 
 
-def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 1.0,
-         saved: str | None = None) -> tuple[bool, str]:
-    """Draw ``report`` (or the saved analysis at ``saved``) into ``output`` in a child
-    process: (True, the renderer's one-line summary), or (False, why it failed)."""
-    from tfviz.analysisfile import analysis_json
+def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 1.0) -> tuple[bool, str]:
+    """Draw ``report`` into ``output`` in a child process: (True, the renderer's one-line
+    summary), or (False, why it failed). The child gets the analysis with every name made
+    one XML can hold (:func:`~tfviz.outputs.xml_safe_tree`): Qt writes an escape
+    character or a NUL into the SVG as it is, which no XML reader then opens."""
+    from tfviz.analysisfile import analysis_document
+    from tfviz.outputs import xml_safe_tree
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where app/ sits beside tfviz/
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     with tempfile.TemporaryDirectory(prefix="tfviz-export-") as tmp:
-        path = saved
-        if path is None:
-            path = os.path.join(tmp, "analysis.json")
+        path = os.path.join(tmp, "analysis.json")
+        try:  # a private scratch file, not an output: written plainly
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(analysis_json(report))
+                fh.write(json.dumps(xml_safe_tree(analysis_document(report)), allow_nan=False))
+        except OSError as exc:
+            return False, f"cannot write a temporary file: {exc.strerror or exc}"
         cmd = [sys.executable, "-m", "app.graph.export.headless", path, output, "--format", fmt,
                "--expand", expand, "--scale", repr(scale)]
         try:
@@ -158,16 +164,3 @@ def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 
         return False, f"the image renderer crashed (signal {-done.returncode}); {output} was not written"
     why = lines[-1] if lines else f"exit status {done.returncode}"
     return False, f"the image renderer failed ({why}); {output} was not written"
-
-
-def _ours(path: str) -> bool:
-    """An image tfviz wrote: its signature is in the PNG text chunk, the SVG's description
-    or the PDF's creator (UTF-16 there), all near the start of the file."""
-    from tfviz.export import SIGNATURE
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return SIGNATURE.encode() in head or SIGNATURE.encode("utf-16-be") in head

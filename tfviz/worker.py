@@ -220,7 +220,8 @@ def main() -> int:
     if not line:
         return 0  # stdin closed before any request: nothing was asked
     if not line.strip():
-        channel.send({"type": "error", "error": {"message": "bad request: an empty line, not a JSON request"}})
+        channel.send({"type": "error",
+                      "error": {"message": "bad request: an empty line, not a JSON request"}})
         return 2
     try:
         request = json.loads(line.decode("utf-8", "replace"))

@@ -2,7 +2,14 @@
 
 Exit status: 0 a Jacobian was computed; 1 the answer is not a matrix (no
 path, or the path is cut: the op is named); 2 the request or the script
-could not be served (a bad name gets its close matches); 130 Ctrl-C.
+could not be served (a bad name gets its close matches), or ``-o`` cannot be
+written; 130 Ctrl-C.
+
+``-o`` follows ``tfviz export``'s rules (:func:`tfviz.outputs.check_output`), checked
+before anything runs: a regular file or a new name in an existing folder, never the
+script, never a file tfviz did not write unless ``--force``. The CSV starts with a
+``# written by tfviz`` comment line and the PNG carries it in a text chunk, so tfviz
+knows them again; a ``.npy`` header has no room for it, so an existing one needs ``--force``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ def add_parser(sub: Any) -> None:
                    help="print the chain-rule split J(of,via) @ J(via,wrt) against J(of,wrt)")
     j.add_argument("-o", "--output", metavar="FILE",
                    help="write J (J(of,wrt) with --via) as .npy, .png (heatmap) or .csv")
+    j.add_argument("--force", action="store_true",
+                   help="let -o replace an existing file tfviz did not write (never the script)")
     j.add_argument("--out-range", metavar="START:STOP", help="only these flat output elements")
     j.add_argument("--in-range", metavar="START:STOP", help="only these flat input elements")
     j.add_argument("--mode", choices=("auto", "reverse", "forward"), default="auto")
@@ -45,27 +54,43 @@ def add_parser(sub: Any) -> None:
     j.add_argument("--json", action="store_true", help="print the answer as JSON (values as lists)")
 
 
-def _range(text: str | None) -> list[int] | None:
-    """>>> _range("0:10"), _range(None)
+def _range(text: str | None, flag: str = "--out-range") -> list[int] | None:
+    """``START:STOP`` as ``[START, STOP]``; raises AnalysisError (exit 2, one line) for
+    anything else, before the script runs. Whether STOP fits the tensor is the worker's
+    to say, once the tensor is known.
+
+    >>> _range("0:10"), _range(None)
     ([0, 10], None)
     """
+    from tfviz.errors import AnalysisError
+
     if text is None:
         return None
-    a, _, b = text.partition(":")
+    a, colon, b = text.partition(":")
     try:
-        return [int(a), int(b)]
+        start, stop = int(a), int(b)
     except ValueError:
-        raise SystemExit(f"tfviz: expected START:STOP, got {text!r}") from None
+        start = stop = -1
+    if not colon or not 0 <= start < stop:
+        raise AnalysisError(f"{flag} takes START:STOP, flat element indices with"
+                            f" 0 <= START < STOP (e.g. 0:10), not {text!r}")
+    return [start, stop]
 
 
 def run(args: argparse.Namespace) -> int:
     from tfviz.errors import AnalysisError
+    from tfviz.outputs import check_output
     from tfviz.script.loader import compile_script
 
-    if args.output and os.path.splitext(args.output)[1].lower() not in WRITERS:
-        print(f"tfviz: -o must end in {', '.join(WRITERS)}", file=sys.stderr)
-        return EXIT_ERROR
     try:
+        if args.output:
+            ext = os.path.splitext(args.output)[1].lower()
+            if ext not in WRITERS:
+                raise AnalysisError(f"-o must end in {', '.join(WRITERS)}", file=args.output)
+            check_output(args.output, args.script, args.force, flag="-o", why_not_ours=(
+                " (a .npy file cannot say what wrote it)" if ext == ".npy" else ""))
+        args.out_range = _range(args.out_range, "--out-range")
+        args.in_range = _range(args.in_range, "--in-range")
         compile_script(args.script)
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
@@ -97,7 +122,7 @@ def _serve(worker: Any, args: argparse.Namespace) -> int:
         print(f"tfviz: {exc}", file=sys.stderr)
         return EXIT_ERROR
     request = {"cmd": "jacobian", "id": 1, "of": args.of, "wrt": args.wrt, "via": args.via,
-               "out_range": _range(args.out_range), "in_range": _range(args.in_range),
+               "out_range": args.out_range, "in_range": args.in_range,
                "mode": args.mode, "budget_mb": args.budget_mb}
     answer = worker.request(request, until=("jacobian", "jacobian_error"))
     if answer.get("type") != "jacobian":
@@ -117,28 +142,38 @@ def _serve(worker: Any, args: argparse.Namespace) -> int:
     if main.status != "ok":
         return EXIT_NOT_A_MATRIX
     if args.output:
-        write(args.output, main)
+        try:
+            write(args.output, main)
+        except OSError as exc:  # an OutputError says why in words; others are the system's
+            print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERROR
         print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
 def write(path: str, j: Jacobian) -> None:
     """``.npy`` keeps the shape out_shape + in_shape; ``.csv`` and ``.png`` are
-    the flattened (output elements x input elements) matrix."""
+    the flattened (output elements x input elements) matrix. Replaces ``path`` only
+    once complete; raises :class:`~tfviz.outputs.OutputError` (an OSError)."""
+    from tfviz import __version__
+    from tfviz.outputs import SIGNATURE, replacing
+
     values = j.array()
     assert values is not None
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":
-        np.save(path, values)
+        with replacing(path, binary=True) as fh:
+            np.save(fh, values)  # a file object: np.save(path) would add ".npy" to a bare name
         return
     n_out = (j.out_range[1] - j.out_range[0]) if j.out_range else j.of.size
     matrix = values.reshape(n_out, -1)
     if ext == ".csv":
-        np.savetxt(path, matrix, delimiter=",", fmt="%.9g")
+        with replacing(path) as fh:  # the comment line is how tfviz knows the file again
+            np.savetxt(fh, matrix, delimiter=",", fmt="%.9g", header=f"{SIGNATURE} {__version__}")
     else:
         from tfviz.jacobian.png import to_png
 
-        with open(path, "wb") as fh:
+        with replacing(path, binary=True) as fh:
             fh.write(to_png(matrix))
 
 

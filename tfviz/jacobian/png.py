@@ -18,6 +18,9 @@ import zlib
 
 import numpy as np
 
+from tfviz import __version__
+from tfviz.outputs import SIGNATURE
+
 #: Blue (negative), white (zero), red (positive): ColorBrewer RdBu ends.
 _NEG = np.array([33, 102, 172], dtype=np.float64)
 _MID = np.array([247, 247, 247], dtype=np.float64)
@@ -52,8 +55,9 @@ def to_png(matrix: np.ndarray, min_pixels: int = 256) -> bytes:
             ">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
 
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6))
-            + chunk(b"IEND", b""))
+    software = f"Software\0{SIGNATURE} {__version__}".encode("latin-1")  # how tfviz knows its files
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"tEXt", software)
+            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
 
 
 def as_matrix(values: np.ndarray, out_size: int) -> np.ndarray:
