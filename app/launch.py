@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     # options stand (`tfviz open train.py --step 2 -- --lr 0.1`).
     own, rest = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     args = cli.parse_args(own)
-    if args.command in ("check", "export"):
+    if args.command in ("check", "export", "jacobian"):
         return cli.main(argv)
     from app.main import run_app
 

@@ -48,9 +48,8 @@ def tfviz(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess
 
 
 def tfviz_jacobian(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``tfviz jacobian``, through the library's CLI module (the installed command's launcher
-    sends ``jacobian`` to the desktop app, see app/launch.py)."""
-    return subprocess.run([sys.executable, "-m", "tfviz.cli", "jacobian", *args], capture_output=True,
+    """``tfviz jacobian``, through the installed command, as a user runs it."""
+    return subprocess.run([str(TFVIZ), "jacobian", *args], capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=EXAMPLES)
 
 

@@ -195,15 +195,9 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
     if os.path.exists(script) and os.path.samefile(path, script):
         raise AnalysisError(f"{flag} names the script being analysed; refusing to overwrite it",
                             file=path)
-    if force:
-        return
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
-        head = ""
-    ours = (head.lstrip().startswith("{") and '"tfviz"' in head) or "written by tfviz" in head[:200]
-    if not ours:
+    from tfviz.outputs import written_by_tfviz
+
+    if not force and not written_by_tfviz(path):
         raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote;"
                             " use --force to replace it", file=path)
 
