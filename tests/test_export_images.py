@@ -136,3 +136,46 @@ def test_bad_expand_and_options_a_saved_analysis_cannot_take(tmp_path):
     assert r.returncode == 2 and "saved analysis is shown as it was saved" in r.stderr
     r = tfviz("export", str(doc), "-o", str(tmp_path / "g.svg"))
     assert r.returncode == 2 and "not a tfviz analysis" in r.stderr and not (tmp_path / "g.svg").exists()
+
+
+def test_sigterm_to_export_takes_its_renderer_and_leaves_nothing(tmp_path):
+    """tfviz killed while its image renderer draws: the renderer goes too (it used to
+    write its file 40 s later), and no scratch folder or partial image is left."""
+    import json
+    import signal
+    import time
+
+    from tests.bigdoc import big_document
+
+    doc = tmp_path / "big.json"
+    doc.write_text(json.dumps(big_document(20_000)))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    out = tmp_path / "big.svg"
+    proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "export", str(doc), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=dict(os.environ, TMPDIR=str(scratch)))
+    renderer = None
+    try:
+        for _ in range(1200):  # until the renderer runs
+            kids = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(proc.pid)], capture_output=True,
+                                  text=True).stdout.splitlines()
+            hits = [int(k.split()[0]) for k in kids if "app.graph.export.headless" in k]
+            if hits:
+                renderer = hits[0]
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        assert renderer is not None
+        time.sleep(1.0)  # drawing by now
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "was not written" in err.decode(), err
+    time.sleep(0.5)
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(renderer)], capture_output=True, text=True).stdout
+    assert not state.strip() or state.strip().startswith("Z")  # gone (or reaped soon)
+    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "tmp"]  # no image, no partial file

@@ -129,6 +129,17 @@ def run(args: argparse.Namespace) -> int:
     return cli.EXIT_OK if report.ok else cli.EXIT_PROBLEMS
 
 
+def _move_into_place(image: str, output: str) -> None:
+    """Copy the finished image onto ``output`` atomically (the scratch folder may be on
+    another file system, so no plain rename)."""
+    import shutil
+
+    from tfviz.outputs import replacing
+
+    with open(image, "rb") as src, replacing(output, binary=True) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
 def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 1.0) -> tuple[bool, str]:
     """Draw ``report`` into ``output`` in a child process: (True, the renderer's one-line
     summary), or (False, why it failed). The child gets the analysis with every name made
@@ -140,19 +151,30 @@ def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where app/ sits beside tfviz/
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    # The renderer draws into this scratch folder, and the image is moved into place only
+    # once it is complete: a renderer ended half-way (tfviz interrupted, SIGTERM) leaves
+    # nothing, neither beside the output nor here.
     with tempfile.TemporaryDirectory(prefix="tfviz-export-") as tmp:
         path = os.path.join(tmp, "analysis.json")
+        image = os.path.join(tmp, "image" + os.path.splitext(output)[1])
         try:  # a private scratch file, not an output: written plainly
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(xml_safe_tree(analysis_document(report)), allow_nan=False))
         except OSError as exc:
             return False, f"cannot write a temporary file: {exc.strerror or exc}"
-        cmd = [sys.executable, "-m", "app.graph.export.headless", path, output, "--format", fmt,
+        cmd = [sys.executable, "-m", "app.graph.export.headless", path, image, "--format", fmt,
                "--expand", expand, "--scale", repr(scale)]
         try:
+            # subprocess.run kills the renderer when tfviz is interrupted (SIGTERM is one).
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         except OSError as exc:
             return False, f"cannot start the image renderer: {exc.strerror or exc}"
+        done.stdout, done.stderr = done.stdout.replace(image, output), done.stderr.replace(image, output)
+        if done.returncode == 0:
+            try:
+                _move_into_place(image, output)
+            except OSError as exc:
+                return False, f"cannot write {output}: {exc.strerror or exc}"
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     if done.returncode == 0:
         return True, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "drawn"
