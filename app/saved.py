@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from app.display import summary
 from tfviz.analysisfile import AnalysisFileError, LoadCancelled, analysis_json, load_analysis
+from tfviz.outputs import replacing
 from tfviz.report import Report
 
 
@@ -54,12 +55,18 @@ def save_dialog(window) -> None:
 
 
 def save(report: Report, path: str) -> str | None:
-    """Write ``report`` as a saved analysis; the error in words, or None."""
+    """Write ``report`` as a saved analysis; the error in words, or None. The file is
+    replaced only once complete (:func:`tfviz.outputs.replacing`): a failure (a full disk,
+    Ctrl-C) leaves the analysis saved before intact, and a FIFO (which ``open`` blocked on)
+    or a device is refused rather than written."""
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(analysis_json(report))
-    except OSError as exc:
+        text = analysis_json(report)
+        with replacing(path) as fh:
+            fh.write(text)
+    except OSError as exc:  # an OutputError says why in words
         return f"Could not save {path}: {exc.strerror or exc}"
+    except ValueError as exc:  # a value JSON cannot hold; nothing was written
+        return f"Could not save {path}: {exc}"
     return None
 
 

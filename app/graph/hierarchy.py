@@ -176,7 +176,9 @@ class Hierarchy:
         self._models()
         self._flatten()
         for a, v in self.alias.items():  # a call folded into one that was folded in turn
-            while v in self.alias:
+            seen = {a}
+            while v in self.alias and v not in seen:  # bounded: a hostile file's loop ends here
+                seen.add(v)
                 v = self.alias[v]
             self.alias[a] = v
         for g in list(self.groups.values()):
@@ -223,7 +225,7 @@ class Hierarchy:
             if op.type == "ReadVariableOp" and any(e.dtype != "resource" for e in es):
                 continue
             srcs = {out.get(e.src) or (e.src if e.src.startswith("var:") else None) for e in es}
-            if len(srcs) == 1 and None not in srcs:
+            if len(srcs) == 1 and None not in srcs and op.id not in srcs:  # never its own alias
                 out[op.id] = srcs.pop()
         return out
 
@@ -272,7 +274,9 @@ class Hierarchy:
             return ""
         fid = ops[0].group
         result = next((o.id for o in self.graph.ops if o.group == fid and o.name == g.scope), "")
-        if not result or result in self.alias or self.ops[result].is_variable:
+        # ``result in g.children``: an op whose scope is its own name (only a hand-made file
+        # has one) would stand for itself, and the alias loop in _build would never end
+        if not result or result in self.alias or result in g.children or self.ops[result].is_variable:
             return ""
         inside = {*g.children, result}
         if any(e.src in g.children and e.dst not in inside for e in self.graph.edges if not e.back):

@@ -3,6 +3,7 @@
 ``.npy`` keeps the shape ``of.shape + wrt.shape`` (or ``[n_out, n_in]`` for a
 slice); ``.csv`` and ``.png`` are the flattened (outputs x inputs) matrix, the
 PNG in the CLI's blue-white-red map (zero white), one block of pixels per element.
+The files are the command's own: one writer (:func:`tfviz.jacobian.cli.write`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import os
 
 import numpy as np
 
+from tfviz.jacobian.cli import write
 from tfviz.jacobian.data import Jacobian
-from tfviz.jacobian.png import to_png
 
 FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": "PNG image (*.png)"}
 
@@ -31,17 +32,15 @@ def matrix_of(j: Jacobian) -> np.ndarray:
 
 
 def save(j: Jacobian, path: str) -> str:
-    """Write ``j`` to ``path`` in the format its extension names; returns the path."""
+    """Write ``j`` to ``path`` in the format its extension names; returns the path.
+    Written as ``tfviz jacobian -o`` writes it (:func:`tfviz.jacobian.cli.write`): replaced
+    only once complete, the CSV and PNG signed so that the command may replace them later.
+    Raises ValueError for another extension, :class:`~tfviz.outputs.OutputError` (an
+    OSError) when the file cannot be written."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ValueError(f"unknown format {ext or '(none)'}: use .npy, .csv or .png")
-    if ext == ".npy":
-        np.save(path, values_of(j))
-    elif ext == ".csv":
-        np.savetxt(path, matrix_of(j), delimiter=",", fmt="%.9g")  # float32 round-trips at 9 digits
-    else:
-        with open(path, "wb") as fh:
-            fh.write(to_png(matrix_of(j)))
+    write(path, j, values_of(j))
     return path
 
 

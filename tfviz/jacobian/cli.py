@@ -151,14 +151,16 @@ def _serve(worker: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def write(path: str, j: Jacobian) -> None:
+def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
     """``.npy`` keeps the shape out_shape + in_shape; ``.csv`` and ``.png`` are
     the flattened (output elements x input elements) matrix. Replaces ``path`` only
-    once complete; raises :class:`~tfviz.outputs.OutputError` (an OSError)."""
+    once complete; raises :class:`~tfviz.outputs.OutputError` (an OSError). ``values``:
+    ``j``'s values when ``j`` does not carry them (the window's chain-rule product); the
+    window's export writes through here, so its files are the command's, signature and all."""
     from tfviz import __version__
     from tfviz.outputs import SIGNATURE, replacing
 
-    values = j.array()
+    values = j.array() if values is None else values
     assert values is not None
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":

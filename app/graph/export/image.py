@@ -7,8 +7,10 @@ TensorFlow version, the verdict) and carries the legend, with the window's words
 image explains itself in a bug report or on a slide.
 
 Nothing half-done is ever left at the destination: the file is written beside it under a
-temporary name and renamed into place when complete. A PNG past the pixel cap is refused
-before anything is drawn, with the largest scale that fits.
+temporary name and renamed into place when complete (:func:`tfviz.outputs.temporary_beside`),
+and only ever onto a regular file. An SVG holds only characters XML can hold
+(:func:`xml_text`). A PNG past the pixel cap is refused before anything is drawn, with the
+largest scale that fits.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -45,6 +46,7 @@ from app.graph.panel import SHORT  # the window's legend words
 from app.graph.scene import GraphScene
 from tfviz import __version__
 from tfviz.export import IMAGE_FORMATS, SIGNATURE, verdict
+from tfviz.outputs import temporary_beside, xml_safe
 
 #: PNGs larger than this many pixels are refused: past it, image viewers and browsers
 #: struggle (a decoded 64 MP image is 256 MB); the file itself is drawn a band at a time.
@@ -277,30 +279,18 @@ def write_image(scene: GraphScene, path: str, fmt: str | None = None, *, scale: 
     page = plan(scene, source)
     if fmt == "png":
         size = check_pixels(page, scale, cap)
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tfviz-", suffix=f".{fmt}", dir=folder)
-        os.close(fd)
-    except OSError as exc:
+        with temporary_beside(path) as tmp:  # renamed onto path only once complete
+            if fmt == "png":
+                _png(scene, page, tmp, scale, size)
+            elif fmt == "svg":
+                _svg(scene, page, tmp)
+            else:
+                _pdf(scene, page, tmp)
+            if os.path.getsize(tmp) == 0:
+                raise ExportError(f"cannot write {path}: nothing was written")
+    except OSError as exc:  # an OutputError says why in words
         raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        if fmt == "png":
-            _png(scene, page, tmp, scale, size)
-        elif fmt == "svg":
-            _svg(scene, page, tmp)
-        else:
-            _pdf(scene, page, tmp)
-        if os.path.getsize(tmp) == 0:
-            raise ExportError(f"cannot write {path}: nothing was written")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return page
 
 
@@ -352,7 +342,16 @@ def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
     gen.setDescription(f"{SIGNATURE} {__version__}")
     _paint_on(gen, "SVG", scene, page)
     with open(tmp, "wb") as out:
-        out.write(for_browsers(bytes(buf.data()), w, h))
+        out.write(for_browsers(xml_text(bytes(buf.data())), w, h))
+
+
+def xml_text(svg: bytes) -> bytes:
+    """Qt's SVG with every character XML 1.0 cannot hold written as an escape
+    (:func:`~tfviz.outputs.xml_safe`): Qt writes an op name's ESC or NUL as it is, and no
+    XML reader opens the file then. ``tfviz export`` escapes the names before the layout
+    (:func:`tfviz.exportcli.draw`); the window's scene holds the names as they are, so its
+    export escapes the file (Qt's markup holds none of those characters)."""
+    return xml_safe(svg.decode("utf-8", "surrogateescape")).encode("utf-8")
 
 
 _FAMILY = re.compile(rb'font-family="([^"]*)"')
