@@ -22,8 +22,7 @@ class Listing:
     """
 
     layer: Any
-    #: the listed variables (see tfviz.program.sources.variable_ids)
-    ids: set[int]
+    keys: set[Any]
     where: Source
 
 

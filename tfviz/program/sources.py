@@ -108,13 +108,6 @@ def _tf_name(o: Any) -> str | None:
     return None
 
 
-def variable_ids(v: Any) -> set[int]:
-    """ids of a variable and of the tf.Variable behind a Keras one (not its name,
-    which many variables share)."""
-    value = getattr(v, "value", None)
-    return {id(v), id(value if value is not None and hasattr(value, "handle") else v)}
-
-
 def tape_keys(v: Any) -> set[Any]:
     """What identifies a variable a tape watched: itself, the variable a mirrored
     one stands for (a replica's tape watches its own copy), and its name."""

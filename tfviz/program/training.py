@@ -20,7 +20,7 @@ import re
 import types
 from typing import Any
 
-from tfviz.program.sources import tape_keys, variable_ids
+from tfviz.program.sources import tape_keys
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.script.discover import FoundVariable, iter_objects
 
@@ -186,6 +186,10 @@ def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
     return f"`{f.path.split('.')[0].split('[')[0]}`"
 
 
+def _ids(v: Any) -> set[int]:
+    return {id(v), id(_base(v))}
+
+
 def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
                   objects: _Objects) -> str | None:
     """Why a variable is missing from the step's list when that list is an old snapshot.
@@ -196,18 +200,16 @@ def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
     the list was built. Nothing else says so; the loss reads the variable as
     a model it never trains.
     """
-    mine = variable_ids(f.tf_variable) | variable_ids(f.variable)
-    trained: set[int] = set()
-    for s in sources:
-        trained |= variable_ids(s.tf_variable) | variable_ids(s.variable)
+    mine = _ids(f.tf_variable) | _ids(f.variable)
+    trained = set().union(*(_ids(s.tf_variable) | _ids(s.variable) for s in sources)) if sources else set()
     for listing in getattr(capture, "listings", ()):
-        if not listing.ids & trained or listing.ids & mine:
+        if not listing.keys & trained or listing.keys & mine:
             continue
         try:
             now = listing.layer.trainable_variables
         except Exception:  # noqa: BLE001 - a layer that cannot list its variables now
             continue
-        if any(variable_ids(v) & mine for v in now):
+        if any(_ids(v) & mine for v in now):
             where = listing.where
             read = f"{os.path.basename(where.file)}:{where.line}"
             code = f" (`{where.code.strip()}`)" if where.code else ""
