@@ -22,7 +22,8 @@ class Listing:
     """
 
     layer: Any
-    keys: set[Any]
+    #: the listed variables (tfviz.program.sources.variable_ids)
+    ids: set[int]
     where: Source
 
 

@@ -43,7 +43,7 @@ from tfviz.program.frames import (
     user_line,
 )
 from tfviz.program.replay import BlockReplay, CallReplay, block_code, run_python
-from tfviz.program.sources import local_names, name_sources, outside_objects, tape_keys
+from tfviz.program.sources import local_names, name_sources, outside_objects, tape_keys, variable_ids
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.report import Source
 from tfviz.script.loader import read_source
@@ -164,9 +164,11 @@ class RunHandler:
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
         if not is_user_file(frame.f_code.co_filename):
             return
-        keys = set().union(*(tape_keys(v) for v in variables)) if variables else set()
+        ids: set[int] = set()
+        for v in variables:
+            ids |= variable_ids(v)
         where = frame_source(frame)
-        self.listings[(id(layer), where.file, where.line)] = Listing(layer, keys, where)
+        self.listings[(id(layer), where.file, where.line)] = Listing(layer, ids, where)
 
     def _stop_if_pending(self) -> None:
         if self._may_stop():

@@ -108,6 +108,26 @@ def _tf_name(o: Any) -> str | None:
     return None
 
 
+def base_variable(v: Any) -> Any:
+    """The tf.Variable behind a Keras variable; ``v`` itself for anything else.
+
+    Never raises, and never reads a property: a MirroredVariable's ``handle``
+    raises outside a replica context, and this runs inside the program's own
+    calls (a hook that raises there would break the user's program).
+    """
+    try:
+        value = getattr(v, "value", None)
+        return value if value is not None and hasattr(type(value), "handle") else v
+    except Exception:  # noqa: BLE001 - a variable that cannot say what it wraps is itself
+        return v
+
+
+def variable_ids(v: Any) -> set[int]:
+    """ids of a variable and of the tf.Variable behind it (not its name, which
+    many variables share)."""
+    return {id(v), id(base_variable(v))}
+
+
 def tape_keys(v: Any) -> set[Any]:
     """What identifies a variable a tape watched: itself, the variable a mirrored
     one stands for (a replica's tape watches its own copy), and its name."""

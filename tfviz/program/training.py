@@ -20,7 +20,7 @@ import re
 import types
 from typing import Any
 
-from tfviz.program.sources import tape_keys
+from tfviz.program.sources import base_variable, tape_keys, variable_ids
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.script.discover import FoundVariable, iter_objects
 
@@ -30,12 +30,6 @@ LIST_HINT = ("Pass every variable the loss should train to tape.gradient and to 
              " (model.trainable_variables).")
 STALE_HINT = ("Read model.trainable_variables again after setting `trainable`, and build the optimizer's"
               " list (and any gradient accumulators) from that new list.")
-
-
-def _base(v: Any) -> Any:
-    """The tf.Variable behind a Keras variable."""
-    value = getattr(v, "value", None)
-    return value if value is not None and hasattr(value, "handle") else v
 
 
 def _prefixes(path: str) -> list[str]:
@@ -93,7 +87,7 @@ def _is_model(obj: Any) -> bool:
 def _tracked(layer: Any) -> set[int]:
     """ids of the variables a layer tracks (a mirrored one's own copy too)."""
     try:
-        bases = [_base(w) for w in layer.weights]
+        bases = [base_variable(w) for w in layer.weights]
     except Exception:  # noqa: BLE001 - a layer that cannot list its weights tracks none
         return set()
     primaries = [getattr(b, "_primary", None) for b in bases]
@@ -106,7 +100,7 @@ def untracked_reason(f: FoundVariable, objects: _Objects) -> str | None:
     if not owners:
         return None
     parent_path, parent = owners[-1]
-    base = id(_base(f.tf_variable))
+    base = id(base_variable(f.tf_variable))
     if isinstance(parent, (list, tuple)) and len(owners) > 1:
         layer_path, layer = owners[-2]
         if _is_layer(layer) and base not in _tracked(layer):
@@ -186,10 +180,6 @@ def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
     return f"`{f.path.split('.')[0].split('[')[0]}`"
 
 
-def _ids(v: Any) -> set[int]:
-    return {id(v), id(_base(v))}
-
-
 def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
                   objects: _Objects) -> str | None:
     """Why a variable is missing from the step's list when that list is an old snapshot.
@@ -200,16 +190,18 @@ def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
     the list was built. Nothing else says so; the loss reads the variable as
     a model it never trains.
     """
-    mine = _ids(f.tf_variable) | _ids(f.variable)
-    trained = set().union(*(_ids(s.tf_variable) | _ids(s.variable) for s in sources)) if sources else set()
+    mine = variable_ids(f.tf_variable) | variable_ids(f.variable)
+    trained: set[int] = set()
+    for s in sources:
+        trained |= variable_ids(s.tf_variable) | variable_ids(s.variable)
     for listing in getattr(capture, "listings", ()):
-        if not listing.keys & trained or listing.keys & mine:
+        if not listing.ids & trained or listing.ids & mine:
             continue
         try:
             now = listing.layer.trainable_variables
         except Exception:  # noqa: BLE001 - a layer that cannot list its variables now
             continue
-        if any(_ids(v) & mine for v in now):
+        if any(variable_ids(v) & mine for v in now):
             where = listing.where
             read = f"{os.path.basename(where.file)}:{where.line}"
             code = f" (`{where.code.strip()}`)" if where.code else ""
@@ -299,13 +291,13 @@ def _check_updates(report: Report, rows: dict[str, VariableReport], sources: lis
     updates = capture.updates
     if updates is None or not capture.updates_known or any(i is None for i, _ in updates):
         return  # no optimizer call seen, or gradients transformed on the way: cannot tell
-    passed = [id(_base(p)) for p in capture.passed]
-    by_id = {id(_base(f.tf_variable)): f for f in sources}
+    passed = [id(base_variable(p)) for p in capture.passed]
+    by_id = {id(base_variable(f.tf_variable)): f for f in sources}
     applied_right: set[int] = set()
     applied_wrong: set[int] = set()
     where = _label(capture.update_at)
     for i, var in updates:
-        src, dst = passed[i], id(_base(var))
+        src, dst = passed[i], id(base_variable(var))
         if src == dst:
             applied_right.add(src)
             continue
