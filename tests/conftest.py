@@ -10,6 +10,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "resources" / "examples"
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child a test sends SIGINT: a shell's background job
+    ignores SIGINT, its children inherit that, and the signal would do nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Scripts that exist to hang, crash or raise are run by the GUI tests, never imported.

@@ -1,4 +1,4 @@
-"""Data export (issue 10, item 3): saved-analysis JSON against its schema, DOT and GraphML
+"""Data export: saved-analysis JSON against its schema, DOT and GraphML
 read back by networkx, hostile files refused, and ``tfviz export`` on the command line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``tfviz export SCRIPT -o graph.{svg,png,pdf}`` without a display (issue 10, item 2): the
+"""``tfviz export SCRIPT -o graph.{svg,png,pdf}`` without a display: the
 image is drawn in a child process with Qt's offscreen platform, by the window's scene builder."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Jacobians (issue 9): values equal tape.jacobian in target and program mode,
+"""Jacobians: values equal tape.jacobian in target and program mode,
 the memory guard, no path / cut answers, the chain-rule identity, the worker's
 kept session and the CLI."""
 

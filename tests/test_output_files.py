@@ -1,7 +1,7 @@
-"""Every file tfviz writes is safe (issue 21, items 7-10): complete or not there at all, the
-old file untouched on failure (7); XML that parses and DOT that reads, whatever the op names
-hold (8); never a FIFO, a device or a link to one, and never opened for reading (9);
-``tfviz jacobian -o`` under ``export``'s rules, in one line with exit 2 (10).
+"""Every file tfviz writes is safe: complete or not there at all, the
+old file untouched on failure; XML that parses and DOT that reads, whatever the op names
+hold; never a FIFO, a device or a link to one, and never opened for reading;
+``tfviz jacobian -o`` under ``export``'s rules, in one line with exit 2.
 
 The user-facing cases run the installed ``tfviz`` command; the properties run in-process.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, default_sigint
 
 PROGRAMS = ROOT / "tests" / "programs" / "unwinding"
 TFVIZ = Path(sys.executable).with_name("tfviz")
@@ -104,9 +104,6 @@ def _running(pid: int) -> bool:
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_ending_tfviz_check_ends_everything_the_program_started(signame, tmp_path):
     import signal
-
-    def default_sigint() -> None:  # a shell's background job ignores SIGINT, and so would its children
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     proc = subprocess.Popen([str(TFVIZ), "check", str(PROGRAMS / "starts_helpers.py"), "--json", "--",
                              str(tmp_path), "--hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -11,10 +11,11 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, default_sigint
 
 PROGRAMS = ROOT / "tests" / "programs"
 ENTRY = PROGRAMS / "entry_points.py"
@@ -216,8 +217,9 @@ def test_ctrl_c_stops_a_program_that_hangs_before_its_first_step(tmp_path):
     script = tmp_path / "hang.py"
     script.write_text(f"import pathlib, time\nimport tensorflow as tf\n"
                       f"pathlib.Path({str(marker)!r}).write_text('x')\ntime.sleep(600)\n")
-    proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "check", str(script)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    tfviz = Path(sys.executable).with_name("tfviz")  # as a user runs it
+    proc = subprocess.Popen([str(tfviz), "check", str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)

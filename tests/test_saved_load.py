@@ -1,7 +1,7 @@
-"""Reading a saved analysis at scale (issue 21, item 12), and never blocking on a path
-(item 11): type hints resolved once per class, not per object; documented limits refused
-with a clear message; progress and cancelling; the element-wise JSON parser agrees with
-``json.loads``; special files are never read."""
+"""Reading a saved analysis at scale, and never blocking on a path: type hints resolved
+once per class, not per object; documented limits refused with a clear message; progress
+and cancelling; the element-wise JSON parser agrees with ``json.loads``; special files are
+never read."""
 
 from __future__ import annotations
 

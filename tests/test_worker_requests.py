@@ -1,4 +1,4 @@
-"""A kept worker session's requests are checked into typed messages (issue 21, item 14):
+"""A kept worker session's requests are checked into typed messages:
 a request whose ``id`` is not a string or a number used to kill the session (a TypeError
 in the loop's ``finally``), and a ``cancel`` with such an id killed the thread reading
 the pipe, so the worker hung even after its stdin closed."""

@@ -380,9 +380,6 @@ class Hierarchy:
             out.update(self.chain.get(self.alias.get(op_id, op_id), []))
         return out
 
-    def ancestors_to_expand(self, op_id: str) -> list[str]:
-        return self.chain.get(op_id, [])
-
     def members(self, gid: str) -> list[str]:
         """The ops inside group ``gid`` (at any depth), in graph order."""
         return [o for o, ch in self.chain.items() if gid in ch and o not in self.alias]

@@ -1,4 +1,4 @@
-"""The Jacobian panel (issue 9): d out_i / d in_j between two tensors of the analysed graph.
+"""The Jacobian panel: d out_i / d in_j between two tensors of the analyzed graph.
 
 ``JacobianController(window)`` adds the *Jacobian* dock, the graph's and the
 Variables list's right-click entries, and talks to the worker's kept session;

@@ -1,4 +1,4 @@
-"""Search results and keyboard navigation for the graph (issue 8, item 5).
+"""Search results and keyboard navigation for the graph.
 
 *Search* (a dock, Ctrl+Shift+F): one list of every layer (group), variable and op whose
 name, type or id contains the text (or matches ``/regex/``), with a kind column; Enter or a

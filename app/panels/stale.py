@@ -30,10 +30,6 @@ def _panels(window) -> list[QWidget]:
     return out
 
 
-def is_stale(window) -> bool:
-    return bool(getattr(window, "stale", False))
-
-
 def mark_stale(window, on: bool) -> None:
     """Grey the panels (``on``) or draw them normally again; say so in the banner."""
     on = bool(on and window.report is not None)

@@ -1,5 +1,5 @@
 """Export benchmark (not a test): ResNet50's gradient graph, fully expanded, exported to PNG
-at scale 1 and to SVG, beside the time to lay it out and paint it on screen (issue 10).
+at scale 1 and to SVG, beside the time to lay it out and paint it on screen.
 
 Usage: python tests/bench/bench_export.py [RESNET50_ANALYSIS.json]
 Without an argument the analysis is made once with ``tfviz export

@@ -1,4 +1,4 @@
-"""GUI benchmark (not a test): paint and layout times against the targets of issue #3.
+"""GUI benchmark (not a test): paint and layout times against their targets.
 
 Usage: python tests/bench/bench_gui.py [RESNET_REPORT.json]
 Uses the real ResNet50 and MobileNetV2 reports (``tfviz check --graph``),
@@ -7,7 +7,7 @@ for the large case. Prints paint times, then layout time and edge crossings of
 our layout against plain Graphviz ``dot`` (flat), then of the app's grouped
 layout with and without ``dot`` for small groups ("by dot": groups whose ``dot``
 ordering was kept). tests/bench/bench_layout.py compares crossings with ``dot``'s
-on every view against issue 8's target.
+on every view against its target.
 """
 
 from __future__ import annotations

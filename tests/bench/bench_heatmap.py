@@ -1,4 +1,4 @@
-"""Jacobian heatmap drawing time (issue 9: a 2000x2000 heatmap drawn in at most 50 ms).
+"""Jacobian heatmap drawing time (target: a 2000x2000 heatmap drawn in at most 50 ms).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_heatmap.py [--repeat 7]
 

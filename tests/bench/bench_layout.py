@@ -7,7 +7,7 @@ one run, side by side:
 
 - crossings of the *gradient view* (the on-path ops, as "only gradient paths" shows them)
   laid out flat, ours against plain ``dot`` (default effort, where it finishes within
-  60 s), and the same for all ops. Target (issue 8): ours <= 2x dot's;
+  60 s), and the same for all ops. Target: ours <= 2x dot's;
 - crossings of the app's grouped layout (each expanded group's children ordered on their
   own, edges projected to the lowest common group) for the layer-level default view and
   the fully expanded views, ours against ``dot`` on every group, no effort limits;
@@ -85,7 +85,7 @@ def dot_crossings(jobs: dict) -> tuple[int | None, float]:
 
 
 def verdict(what: str, ours: int, dot: int | None) -> tuple[str, str]:
-    """Ratio and verdict. Issue 8's target is on the gradient views and the layer-level view
+    """Ratio and verdict. The target is on the gradient views and the layer-level view
     the window opens on; the all-ops rows are for information (verdict in parentheses)."""
     if dot is None:
         return "-", "no dot"

@@ -1,11 +1,11 @@
-"""Benchmark: opening a 400,000-variable saved analysis (issue 21, item 12).
+"""Benchmark: opening a 400,000-variable saved analysis.
 
 Builds the document of :mod:`tests.bigdoc` (400,000 variables, each with its source line;
 every 10th with its ``var:`` op, read op and edges: 80,001 ops, 80,000 edges, about
 150 MB), writes it to a temporary file, then:
 
 1. ``load_analysis`` on it, best of ``--repeat`` runs, split into its stages (read, parse,
-   check) from the progress callback, next to the baseline: the checker before issue 21
+   check) from the progress callback, next to the baseline: the earlier checker
    on the same document, on the same machine (it called ``typing.get_type_hints`` for
    every object), and what those per-object calls alone cost here;
 2. the same file opened in the window (offscreen Qt, the report not drawn): how long it
@@ -36,7 +36,7 @@ from tests.bigdoc import big_json  # noqa: E402
 from tfviz import report as report_module  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
 
-#: ``parse_analysis`` before issue 21 on the 400,000-variable document (147 MB), measured
+#: ``parse_analysis`` of the earlier checker on the 400,000-variable document (147 MB), measured
 #: on the 2-core development machine (shared with other work) before the checker changed.
 BASELINE_S = 123.1
 BASELINE_VARIABLES = 400_000
@@ -147,7 +147,7 @@ def main() -> None:
               f" + parse {best['parse']:.2f} + check {best['check']:.2f}"
               f"  ({1e6 * best['total'] / objects:.1f} us per object)")
         exact = "" if args.variables == BASELINE_VARIABLES else ", scaled linearly"
-        print(f"baseline, the checker before issue 21: {baseline:.1f} s{exact}"
+        print(f"baseline, the earlier checker: {baseline:.1f} s{exact}"
               f"  -> {baseline / best['total']:.0f}x faster")
         print(f"  its per-object typing.get_type_hints calls alone, measured here:"
               f" {hint_cost(objects):.1f} s")

@@ -101,7 +101,7 @@ def main() -> int:
     view = w.graph.view
     write_image(view.scene(), str(out / "export_seed1.png"), "png", scale=1.0, source=visible_rect(view))
 
-    # Issue 8's headline case, as it opens: layers, the stray stop_gradient and the starved
+    # The headline case, as it opens: layers, the stray stop_gradient and the starved
     # attention weights in view, no click.
     analyse(app, w, EXAMPLES / "transformer_stop_gradient.py")
     w.grab().save(str(out / "window_transformer.png"))

@@ -1,4 +1,4 @@
-"""Issue 8's "done when", on the seven models its author tried, in the real window and worker.
+"""Seven models a new user tried, each in the real window and worker.
 
 A new user who opens the app sees the model as layers, with the cut and the affected
 variables in view and in the right colours, without a click; selecting any variable shows
@@ -35,15 +35,6 @@ OP_SCOPES = {"Cast", "ReadVariableOp", "strided_slice", "BiasAdd", "MatMul", "Re
              "batchnorm", "convolution", "Shape", "GatherV2", "Less", "add"}
 #: ... and those Keras opens inside a layer (a user's own tf.einsum or tf.tensordot is theirs)
 LAYER_OP_SCOPES = {"Tensordot", "einsum"}
-
-
-#: checks that need a change outside this test's reach: (test, model) -> what
-PENDING: dict[tuple[str, str], str] = {}
-
-
-def _pending(request, test: str, name: str) -> None:
-    if (test, name) in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PENDING[(test, name)]))
 
 
 def _text_px(view) -> float:
@@ -87,9 +78,8 @@ def qtbot_module(qapp, request):
     return QtBot(request)
 
 
-def test_opens_as_layers_named_after_user_objects(opened, request):
+def test_opens_as_layers_named_after_user_objects(opened):
     name, window = opened
-    _pending(request, "layers", name)
     view = window.graph.view
     h = view.h
     shown = [g for g in (*view.frames, *view.node_items) if g in h.groups]
@@ -118,9 +108,8 @@ def test_opens_as_layers_named_after_user_objects(opened, request):
         f"{name}: plain layers opened by default: {opened_layers}"
 
 
-def test_opens_on_the_cut_readable_and_in_the_right_colours(opened, request):
+def test_opens_on_the_cut_readable_and_in_the_right_colours(opened):
     name, window = opened
-    _pending(request, "cut", name)
     view, report = window.graph.view, window.report
     if MODELS[name][1]:
         pytest.skip("healthy: no cut to open on (see test_healthy_model_shows_no_bug_styled_edge)")

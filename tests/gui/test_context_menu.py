@@ -1,4 +1,4 @@
-"""Issue 8, item 5: the graph's right-click menu: show path, expand, expand subtree,
+"""The graph's right-click menu: show path, expand, expand subtree,
 collapse, copy name, and the Jacobian entries after them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Graph images (issue 10, item 1): PNG, SVG and PDF from the one scene builder, with the
+"""Graph images: PNG, SVG and PDF from the one scene builder, with the
 title line and the legend, the pixel cap, and File > Export image… (Ctrl+E) in the window.
 
 A synthetic report stands in for an analysis: no TensorFlow in the GUI tests' process.

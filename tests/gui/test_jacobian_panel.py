@@ -1,4 +1,4 @@
-"""The Jacobian panel (issue 9) in the real window with the real worker's kept session.
+"""The Jacobian panel in the real window with the real worker's kept session.
 
 The seed-3 example: h = xW + b, y = tanh(h). J(y, W) has shape (1,3,4,3) and is
 zero unless the output's column equals W's column (y_j depends on W[:, j] only).

@@ -1,4 +1,4 @@
-"""Issue 8, item 5: selecting a layer shows its attributes in Details: what it is, its
+"""Selecting a layer shows its attributes in Details: what it is, its
 variables with status and gradient norm, its input and output shapes, problems inside."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8, item 1: the layer-level graph names things as the user wrote them. Small
+"""The layer-level graph names things as the user wrote them. Small
 hand-built graphs, one per rule, each with the case the rule must leave alone."""
 
 from __future__ import annotations

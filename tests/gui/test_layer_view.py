@@ -1,4 +1,4 @@
-"""Issue 8, items 1 and 3: the graph opens at layer level on the first problem, and a
+"""The graph opens at layer level on the first problem, and a
 variable's gradient path is isolated, fitted and listed hop by hop."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Search results (layers, variables, ops, with a kind column) and the graph's keys (issue 8, item 5)."""
+"""Search results (layers, variables, ops, with a kind column) and the graph's keys."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Variables the training step never updates (issue 11): their own icon and words in
+"""Variables the training step never updates: their own icon and words in
 Variables, their read op marked in the graph; separate models listed greyed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Variables grouped by layer, sorted and filtered; Problems name each op once (issue 8, item 6)."""
+"""Variables grouped by layer, sorted and filtered; Problems name each op once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Target picker ranks loss-like names first, others behind "more…"; a failed analysis
-greys the previous results with a banner line (issue 8, item 6)."""
+greys the previous results with a banner line."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Saved analyses (issue 10, item 4): a ``.json`` export opens in the window with its graph
-and panels, without a worker, without TensorFlow, and a bad file changes nothing. Issue 21:
-it is read on a thread with progress and Cancel (item 12), and the files it names are
-never read (item 11)."""
+"""Saved analyses: a ``.json`` export opens in the window with its graph and panels,
+without a worker, without TensorFlow, and a bad file changes nothing. It is read on a
+thread with progress and Cancel, and the files it names are never read."""
 
 from __future__ import annotations
 
@@ -170,7 +169,7 @@ class _FileAccess:
 
 def test_a_saved_analysis_never_makes_the_window_read_a_file_it_names(fresh, tmp_path, qtbot,
                                                                      monkeypatch):
-    """Issue 21, item 11: an op's source pointing at /proc/kmsg froze the window when it was
+    """An op's source pointing at /proc/kmsg froze the window when it was
     clicked (the read waits for the kernel); one pointing at any readable file showed it."""
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- TOPSECRET\n")
@@ -246,7 +245,7 @@ def _held_load(monkeypatch, at: float = 0.5):
 
 
 def test_a_saved_analysis_loads_off_the_gui_thread_with_progress(fresh, tmp_path, qtbot, monkeypatch):
-    """Issue 21, item 12: a 100 MB file took 400 s to check, the window frozen meanwhile.
+    """A 100 MB file used to take 400 s to check, the window frozen meanwhile.
     The load runs on another thread: the event loop keeps turning and the dialog shows
     how far it got."""
     from PySide6.QtCore import QTimer

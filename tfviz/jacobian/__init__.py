@@ -1,4 +1,4 @@
-"""Per-element Jacobians between tensors of an analysed graph (issue 9).
+"""Per-element Jacobians between tensors of an analyzed graph.
 
 ``tape.gradient`` and ``tf.gradients`` sum over the target's elements, so
 gradient "parts" do not multiply back into the whole (the seed-3 question).

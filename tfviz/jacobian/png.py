@@ -59,7 +59,3 @@ def to_png(matrix: np.ndarray, min_pixels: int = 256) -> bytes:
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"tEXt", software)
             + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
 
-
-def as_matrix(values: np.ndarray, out_size: int) -> np.ndarray:
-    """The Jacobian flattened to (output elements, input elements)."""
-    return np.asarray(values).reshape(out_size, -1)

@@ -193,15 +193,6 @@ def install() -> None:
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
 
 
-def uninstall() -> None:
-    while _installed:
-        owner, name, original, had = _installed.pop()
-        if had:
-            setattr(owner, name, original)
-        else:
-            delattr(owner, name)
-
-
 def _caller(depth: int = 2) -> Any:
     """The frame that called the patched function (past the do_not_convert wrapper)."""
     frame = sys._getframe(depth)
