@@ -237,6 +237,7 @@ def _show(window, path: str, report: Report, quiet: bool) -> str | None:
         return _refuse(window, f"{path} could not be shown: {exc}", quiet)
     window.cancel(quiet=True)
     _forget_script(window)
+    window.source_on_first_problem(report)  # the panel was emptied with the script
     window.report, window.mode = report, report.mode
     window.banner.hide()
     window.bar.hide()

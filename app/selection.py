@@ -24,6 +24,13 @@ class SelectionSync:
         self.flow.set_report(report)
         self.details.show_op(report, "")
         self.source.set_report(report)
+        self.source_on_first_problem(report)
+
+    def source_on_first_problem(self, report: Report | None) -> None:
+        """Open the Source panel where the first problem is, not at the top of the file."""
+        first = next((p.source for p in report.problems if p.source), None) if report else None
+        if first is not None:
+            self.source.mark_line(first.line, first.file, first.code)
 
     def _node_selected(self, node_id: str) -> None:
         v = self.graph.view
@@ -36,6 +43,8 @@ class SelectionSync:
     def show_problem(self, p) -> None:
         if p.op:
             self.graph.view.select_op(p.op)
+        elif p.variables:  # found at no op: the variable it is about shows its path
+            self.variables.select_name(p.variables[0])
         if p.source:
             self.source.mark_line(p.source.line, p.source.file, p.source.code)
 

@@ -4,6 +4,8 @@ The op column names each op once: ``Svd`` rather than ``Svd Svd`` when the op is
 named after its type, the type in brackets only when the name says something else
 (``SelfAdjointEigV2 (eig)``). Several problems on one op keep one row each, and the
 rows after the first leave the op blank (``″``) so the column reads as a list of ops.
+A problem found at no op (a variable TensorFlow and the graph judge differently) says so
+(``—``) and never takes a ditto; choosing it selects its variable instead.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from app.graph.palette import STYLES, category, text_color
 from app.panels.docks import ROLE, Tree, _base
 from tfviz.report import Report
 
+#: the op column of a problem found at no op
+NO_OP = "—"
 EMPTY_PROBLEMS = "Problems appear here: every op where a gradient stops, with the line that created it."
 
 
@@ -56,14 +60,15 @@ class ProblemsPanel(Tree):
             where = location(p.source.file, p.source.line, base) if p.source else ""
             cat = category(p.kind)
             st = STYLES[cat]
-            label = op_label(p.op_type, p.op)
-            shown = label if p.op != previous else "″"
+            label = op_label(p.op_type, p.op) if p.op else NO_OP
+            shown = label if not p.op or p.op != previous else "″"
             previous = p.op
             it = QTreeWidgetItem([f"{st.marker} {p.kind}", shown, where, p.message])
             it.setForeground(0, QBrush(QColor(text_color(cat))))
             it.setToolTip(0, f"{p.severity}: {st.label}")
-            it.setToolTip(1, f"{p.op_type} {p.op}".strip())
-            if shown != label:
+            it.setToolTip(1, f"{p.op_type} {p.op}".strip() if p.op else
+                          "Not at one op" + (f": about {', '.join(p.variables)}" if p.variables else ""))
+            if shown != label or not p.op:
                 it.setForeground(1, QBrush(QColor("#8A8A8A")))
             if p.severity == "error":
                 f = QFont()

@@ -330,3 +330,28 @@ def test_tfviz_saved_json_opens_without_tensorflow_or_worker(saved, tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["tf"] is False and out["workers"] == 0 and out["problems"] == 1 and out["ops"] > 5
+
+
+def test_the_source_opens_on_the_first_problem_and_a_problem_at_no_op_selects_its_variable(
+        fresh, saved, tmp_path, qtbot):
+    from dataclasses import replace
+
+    from app import saved as saved_mod
+    from app.panels.problems import NO_OP
+
+    _path, report = saved
+    first = report.problems[0]
+    assert first.source is not None
+    about = report.variables[-1].name
+    odd = Problem("other", "warning", "", "", "judged differently eagerly", variables=[about])
+    doc = tmp_path / "no_op.json"
+    assert saved_mod.save(replace(report, problems=[*report.problems, odd]), str(doc)) is None
+    _open(qtbot, fresh, doc)
+    # opened on the first problem's line, not at the top of the file
+    assert fresh.source.marked_line == first.source.line
+    assert first.source.code.strip() in fresh.source.marked_text()
+    rows = [fresh.problems.topLevelItem(i) for i in range(fresh.problems.topLevelItemCount())]
+    assert rows[-1].text(1) == NO_OP and about in rows[-1].toolTip(1)  # never a ditto of the row above
+    fresh.problems.itemClicked.emit(rows[-1], 0)
+    assert fresh.variables.current_variable() is not None
+    assert fresh.variables.current_variable().name == about

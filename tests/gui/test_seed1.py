@@ -13,6 +13,8 @@ def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
     run_analysis(qtbot, window, SEED1)
     assert window.last_error is None, window.last_error
     assert window.report is not None
+    first = next(p.source for p in window.report.problems if p.source)
+    assert window.source.marked_line == first.line  # opened where the first problem is
     probs = window.problems
     svd_rows = [probs.topLevelItem(i) for i in range(probs.topLevelItemCount())
                 if "Svd" in probs.topLevelItem(i).text(1)]
