@@ -63,8 +63,10 @@ class SelectionSync:
         view = self.graph.view
         if self.report is None or view.h is None:
             return
-        members = view.h.members(node_id) if node_id in view.h.groups else None
+        group = view.h.groups.get(node_id)
+        members = view.h.members(node_id) if group is not None else None
         path = gradient_path(self.report, node_id, members)
         view.show_path(path)
-        self.details.setHtml(path_html(self.report, path, set(view.h.alias)))
+        title = group.label if group is not None else ""
+        self.details.setHtml(path_html(self.report, path, set(view.h.alias), title))
         self.current_path_ops = path.ops

@@ -20,12 +20,15 @@ def _norm(g) -> str:
     return f"{g:.3g}" if math.isfinite(g) else str(g)
 
 
-def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozenset()) -> str:
-    """``hidden``: ops drawn as another node (a weight's reads), left out of the hops."""
+def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozenset(),
+              title: str = "") -> str:
+    """``hidden``: ops drawn as another node (a weight's reads), left out of the hops;
+    ``title``: what the path starts at as the graph names it (a layer's box has no op, and
+    its id is no name for a user)."""
     esc = html.escape
     ops = {o.id: o for o in report.graph.ops}
     start, end = ops.get(path.start), ops.get(path.end)
-    sname = start.name if start else path.start
+    sname = title or (start.label or start.name if start else path.start)
     h = [f"<h3 style='margin:0'>Gradient path of {esc(sname)}</h3>"]
     if path.cut and end is not None:
         cat = category(end.status)

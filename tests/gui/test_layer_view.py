@@ -91,6 +91,8 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     # a layer's path: every way from its weights through it to the target
     window.show_path("f:/s:head_1")
     assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.current_path_ops
+    header = window.details.toPlainText().splitlines()[0]
+    assert header == f"Gradient path of {view.h.groups['f:/s:head_1'].label}"  # the box's title, no id
     # a connected variable's path reaches the target
     assert window.variables.select_name("head.kernel")
     assert view.path.end == "__target__" and not view.path.cut
