@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from tfviz.report import Report
+from tfviz.report import EDGE_PASSES, EDGE_STARVED, Report
+
+#: op statuses at which a gradient arrives (zero and NaN ones included)
+_ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained"})
 
 TARGET = "__target__"
 
@@ -82,6 +85,15 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
         on = (set(down) & set(up)) | {node, end}
         chain = _walk(node, end, down, fwd)
         out = GradientPath(node, end, on, cut=end != TARGET)
+    elif (cut := _cut_of_starved(ops, starts)) is not None:
+        # no gradient arrives anywhere in it: the path ends where the gradient is cut, as
+        # each of its variables' paths does, never at a target whose gradient never comes
+        first, end = cut
+        down = _reach(starts, succ, fwd)
+        up = _reach([end], pred, bwd)
+        on = (set(down) & set(up)) | set(starts) | {end}
+        chain = _walk(first, end, _reach([first], succ, fwd), fwd)
+        out = GradientPath(node, end, on, cut=True)
     else:
         down = _reach(starts, succ, fwd)
         to_target = _reach([TARGET], pred, bwd)
@@ -95,6 +107,16 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
         out = GradientPath(node, TARGET if TARGET in down else chain[-1], on)
     out.hops = _hops(report, ops, chain)
     return out
+
+
+def _cut_of_starved(ops: dict, starts: list[str]) -> tuple[str, str] | None:
+    """(a starved start, the op where its gradient is cut) when no gradient arrives at any
+    op of ``starts`` (each is starved, or is the cut itself); None when one arrives."""
+    on = [ops[s] for s in starts if ops[s].on_path or ops[s].status == EDGE_STARVED]
+    if any(o.status in _ARRIVES for o in on):
+        return None
+    first = next((o for o in on if o.cut_at in ops), None)
+    return (first.id, first.cut_at) if first is not None else None
 
 
 def _walk(start: str, end: str, seen: dict, end_of) -> list[str]:

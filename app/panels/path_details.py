@@ -35,7 +35,8 @@ def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozens
         what = (f"{end.label} ({end.type})" if end.label else
                 end.name if end.name == end.type else f"{end.type} {end.name}")
         words = OP_STATUS_WORDS.get(end.status, f"cut ({end.status})")
-        h.append(f"<p>From the variable to <span style='color:{text_color(cat)}'><b>{esc(what)}"
+        here = "the variable" if start is not None and start.is_variable else "here"
+        h.append(f"<p>From {here} to <span style='color:{text_color(cat)}'><b>{esc(what)}"
                  f"</b></span>, where its gradient stops: {esc(words)}."
                  + ("" if end.status == "zero" else " No gradient reaches it from the target.")
                  + "</p>")

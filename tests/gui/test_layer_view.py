@@ -93,6 +93,14 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.current_path_ops
     header = window.details.toPlainText().splitlines()[0]
     assert header == f"Gradient path of {view.h.groups['f:/s:head_1'].label}"  # the box's title, no id
+    # a box no gradient arrives at: its path ends at the cut, as its variable's does
+    window.show_path("f:/s:encoder_1/enc_1_1")
+    assert view.path.cut and view.path.end == "StopGradient"
+    assert "__target__" not in window.current_path_ops and "StopGradient" in window.current_path_ops
+    text = window.details.toPlainText()
+    assert "where its gradient stops" in text and "Every way from here to the target" not in text
+    assert window.variables.select_name('encoder.get_layer("enc_1").kernel')
+    assert view.path.cut and view.path.end == "StopGradient"
     # a connected variable's path reaches the target
     assert window.variables.select_name("head.kernel")
     assert view.path.end == "__target__" and not view.path.cut
