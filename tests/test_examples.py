@@ -26,6 +26,8 @@ EXPECTED = {
     "kind_zero_dead_relu.py": {"w": ("connected", None), "dead": ("connected", "zero"),
                                "muted": ("connected", "zero")},
     "kind_zero_cond.py": {"w": ("connected", None), "fallback": ("connected", "zero")},
+    "kind_zero_cond_in_loop.py": {"W_h": ("connected", "zero"), "W_aux": ("connected", "zero"),
+                                  "W_gate": ("disconnected", "integer")},
     "kind_stop_gradient.py": {"teacher": ("disconnected", "stop_gradient"), "student": ("connected", None)},
     "kind_not_read.py": {"used": ("connected", None), "forgotten": ("disconnected", "not_read")},
     "kind_frozen_copy_import.py": {"weight": ("disconnected", "frozen_copy")},

@@ -209,3 +209,19 @@ def test_zero_is_said_when_only_the_eager_verdict_exists(tmp_path):
     got = {v.name: (v.status, v.kind) for v in report.variables}
     assert got == {"w": ("connected", "zero"), "v": ("connected", None)}
     assert any(p.kind == "zero" and p.variables == ["w"] for p in report.problems)
+
+
+def test_zeros_inside_a_loop_name_the_branch_and_never_an_invented_join(analyze_example):
+    name = "kind_zero_cond_in_loop.py"
+    truth = tensorflow_truth(str(EXAMPLES / name), ["W_h", "W_aux", "W_gate"], zeros=True)
+    assert truth["W_h"] == truth["W_aux"] == "zero"
+    report = analyze_example(name)
+    kinds = {v.name: v.kind for v in report.variables}
+    assert kinds["W_h"] == kinds["W_aux"] == "zero"
+    by_var = {p.variables[0]: p for p in report.problems if p.kind == "zero"}
+    aux = by_var["W_aux"]
+    assert aux.op_type == "If" and "then branch" in aux.message and "inside a loop" in aux.message
+    assert aux.source is not None and "tf.cond" in aux.source.code
+    # nothing in the loop body is measured: no op is blamed for W_h, and no "cancel" claimed
+    h = by_var["W_h"]
+    assert h.op == "" and "cannot tell" in h.message and "cancel" not in h.message

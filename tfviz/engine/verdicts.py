@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
+
 from tfviz.engine.explain import HINT, ZEROS_FOR_CUT, sentence
 from tfviz.engine.flow import (
     ancestors_of,
@@ -29,6 +31,8 @@ from tfviz.engine.zeros import (
     cancel_text,
     cancelling_join,
     culprit_text,
+    loop_branch_text,
+    only_branch,
     untaken_branch,
     zero_culprits,
 )
@@ -103,7 +107,7 @@ def _var_report(f: FoundVariable, status: str, kind: str | None, norm: float | N
     )
 
 
-def _label(g, nid: str) -> str:
+def _label(g: nx.DiGraph[str], nid: str) -> str:
     n = g.nodes[nid]
     return f"{n.get('type', '?')} '{n.get('name', nid)}'"
 
@@ -121,6 +125,8 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     reach = gradient_reach(g, T)
     raisers = live_raisers(g, union, reach)
     problems = _Problems()
+    x: str | None
+    kind: str | None
     if raisers and not truth.raised:
         # TensorFlow built the whole gradient, so our probe's failure was an artifact:
         # TensorFlow wins, and the disagreement is shown rather than hidden.
@@ -144,7 +150,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
             raisers = {x}
     would = gradient_reach(g, T, also_pass=raisers) if raisers else reach
     by_node = {x: _raise_kind(g, x) for x in raisers}
-    frozen_of = {}
+    frozen_of: dict[str, list[FrozenCopy]] = {}
     for c in frozen:
         frozen_of.setdefault(c.variable, []).append(c)
     nan_ops = _nan_culprits(g, traced, union, reach)
@@ -262,7 +268,7 @@ CANCEL_HINT = ("Often intended (a bias that shifts both terms of a difference eq
                " critic's output bias); otherwise make the two terms depend on it differently.")
 
 
-def _zero_verdict(g, traced: Trace, region: set[str], name: str,
+def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str,
                   problems: _Problems, start: str) -> tuple[list[str], str]:
     """Name the op (or the untaken tf.cond branch) that zeroes a connected gradient."""
     culprits = zero_culprits(g, region, traced.tensor_norms, traced.og.target)
@@ -282,12 +288,19 @@ def _zero_verdict(g, traced: Trace, region: set[str], name: str,
         why = branch_text(_label(g, call), kind, line)
         problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
         return [call], sentence("zero", message=why)
-    join = cancelling_join(g, region, start)
+    join = cancelling_join(g, region, start, traced.tensor_norms)
     if join is not None:
         why = cancel_text(g.nodes[join]["type"], _label(g, join))
         problems.add("zero", join, g.nodes[join]["type"], why, name, g.nodes[join].get("source"),
                      severity="warning", hint=CANCEL_HINT)
         return [join], sentence("zero", message=why)
+    branch = only_branch(g, region, traced.og.functions, traced.branch_taken)
+    if branch:
+        call, kind = branch
+        src = g.nodes[call].get("source")
+        why = loop_branch_text(_label(g, call), kind, f" at line {src.line}" if src else "")
+        problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
+        return [call], sentence("zero", message=why)
     why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"
            " gradient is not measured, such as a loop body)")
     problems.add("zero", "", "", f"the gradient of {name} is exactly zero; {why}", name, None,
@@ -295,7 +308,7 @@ def _zero_verdict(g, traced: Trace, region: set[str], name: str,
     return [], sentence("zero", message=why)
 
 
-def _blame(g, region: set[str], u: str, v: str) -> list[tuple[str, str]]:
+def _blame(g: nx.DiGraph[str], region: set[str], u: str, v: str) -> list[tuple[str, str]]:
     """The ops to name for the cut edge ``u -> v``, each with its message.
 
     An integer cut names the op that made the value integer (the ``Cast``,
@@ -313,7 +326,7 @@ def _blame(g, region: set[str], u: str, v: str) -> list[tuple[str, str]]:
     return out
 
 
-def _raise_kind(g, x: str) -> tuple[str, str]:
+def _raise_kind(g: nx.DiGraph[str], x: str) -> tuple[str, str]:
     for u in g.predecessors(x):
         e = g.edges[u, x]
         if e.get("status") in RAISING_KINDS:
@@ -321,7 +334,7 @@ def _raise_kind(g, x: str) -> tuple[str, str]:
     return "unimplemented", ""
 
 
-def _node_of_op(g, op: Any) -> str | None:
+def _node_of_op(g: nx.DiGraph[str], op: Any) -> str | None:
     if op is None:
         return None
     for nid, data in g.nodes(data=True):
@@ -330,7 +343,7 @@ def _node_of_op(g, op: Any) -> str | None:
     return None
 
 
-def _nan_culprits(g, traced: Trace, union: set[str], reach: set[str]) -> list[str]:
+def _nan_culprits(g: nx.DiGraph[str], traced: Trace, union: set[str], reach: set[str]) -> list[str]:
     """Ops whose output gradients are finite but that feed a non-finite one back."""
     bad: set[str] = {nid for (nid, _i), n in traced.tensor_norms.items() if not math.isfinite(n)}
     if not bad:

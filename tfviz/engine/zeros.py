@@ -39,7 +39,11 @@ WHY: dict[str, str] = {
 }
 
 
-def zero_culprits(g: nx.DiGraph, region: set[str], norms: dict[tuple[str, int], float],
+#: ops that read a variable's value
+READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
+
+
+def zero_culprits(g: nx.DiGraph[str], region: set[str], norms: dict[tuple[str, int], float],
                   target: str) -> list[str]:
     """Ops in ``region`` with a non-zero gradient at their output and a zero
     gradient at an input on the path. Only measured tensors count: a tensor
@@ -58,38 +62,71 @@ def zero_culprits(g: nx.DiGraph, region: set[str], norms: dict[tuple[str, int], 
     return sorted(out)
 
 
-def untaken_branch(g: nx.DiGraph, region: Iterable[str], functions: list[GraphFunction],
+def _branches_used(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
+                   call: str) -> set[str]:
+    """The kinds of ``call``'s branches (then, else) that the path runs through."""
+    groups = {g.nodes[n].get("group", "") for n in region}
+    return {f.kind for f in functions if f.call_op == call and any(
+        gr == f.id or gr.startswith(f.id + "/") for gr in groups)}
+
+
+def untaken_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
                    taken: dict[str, str]) -> tuple[str, str] | None:
     """(If/Case node, branch kind) when the path runs only through branches not taken."""
-    groups = {g.nodes[n].get("group", "") for n in region}
     for call, ran in taken.items():
-        mine = {f.kind for f in functions if f.call_op == call and any(
-            gr == f.id or gr.startswith(f.id + "/") for gr in groups)}
+        mine = _branches_used(g, region, functions, call)
         if mine and ran not in mine:
             return call, sorted(mine)[0]
     return None
 
 
-def cancelling_join(g: nx.DiGraph, region: set[str], start: str) -> str | None:
+def only_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
+                taken: dict[str, str]) -> tuple[str, str] | None:
+    """(If node, branch kind) when the variable is read in one branch of a ``tf.cond`` whose
+    taken branch was not seen (it runs inside a loop body, where nothing is measured).
+
+    The variable's reads decide, not the whole path: a loop carries the branch's result
+    into the next step's other branch, so the path runs through both."""
+    reads = [n for n in region if g.nodes[n].get("type") in READS]
+    calls = sorted({f.call_op for f in functions if f.kind in ("then", "else") and f.call_op not in taken})
+    for call in calls:
+        mine = _branches_used(g, reads, functions, call)
+        if len(mine) == 1:
+            return call, next(iter(mine))
+    return None
+
+
+def cancelling_join(g: nx.DiGraph[str], region: set[str], start: str,
+                    norms: dict[tuple[str, int], float]) -> str | None:
     """The first op on the variable's paths where two of them meet again.
 
     When no single op passes back a zero, the variable's paths each carry a
     gradient and their parts cancel where they are added up: a WGAN critic's
     output bias reaches ``mean(fake) - mean(real)`` through both means, and
     the ``Sub`` gives the two parts opposite signs. That join is the op that
-    makes the sum zero.
+    makes the sum zero. Only a join whose parts were measured, each non-zero,
+    is one: where nothing is measured (a loop body) two paths that meet say
+    nothing about why the sum is zero.
 
     >>> g = nx.DiGraph()
     >>> g.add_edges_from([("b", "r1"), ("b", "r2"), ("r1", "m1"), ("r2", "m2"), ("m1", "sub"),
     ...                   ("m2", "sub"), ("sub", "t")], status="passes", ports=[(0, 0)])
-    >>> cancelling_join(g, set(g), "b")
+    >>> cancelling_join(g, set(g), "b", {("m1", 0): 0.5, ("m2", 0): 0.5})
     'sub'
+    >>> cancelling_join(g, set(g), "b", {}) is None  # the parts were never measured
+    True
     """
     if start not in g:
         return None
     distance = nx.single_source_shortest_path_length(g.subgraph(region | {start}), start)
-    joins = [v for v in distance if v != start and sum(
-        1 for u in g.predecessors(v) if u in distance and g.edges[u, v].get("status") == EDGE_PASSES) >= 2]
+
+    def parts(v: str) -> list[float | None]:
+        return [norms.get((u, src_out)) for u in g.predecessors(v)
+                if u in distance and g.edges[u, v].get("status") == EDGE_PASSES
+                for src_out, _ in g.edges[u, v].get("ports", [])]
+
+    joins = [v for v in distance if v != start and len(p := parts(v)) >= 2
+             and sum(1 for n in p if n is not None and n > 0) >= 2]
     return min(joins, key=lambda v: (distance[v], v)) if joins else None
 
 
@@ -116,3 +153,11 @@ def culprit_text(op_type: str, label: str) -> str:
 def branch_text(label: str, kind: str, line: str) -> str:
     return (f"it is used only in the {kind} branch of {label}{line}, which is not taken at these"
             " values; tf.cond gives it a zero gradient (run eagerly, tape.gradient returns None)")
+
+
+def loop_branch_text(label: str, kind: str, line: str) -> str:
+    """A branch inside a loop body: which one ran is not measured there, so it is said as
+    the likely cause, not as a fact."""
+    return (f"it is used only in the {kind} branch of {label}{line}, inside a loop, where tfviz"
+            " cannot see which branch ran: if that branch is not taken at these values, tf.cond"
+            " gives it a zero gradient (run eagerly, tape.gradient returns None)")
