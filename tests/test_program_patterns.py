@@ -145,3 +145,15 @@ def test_a_layer_unfrozen_after_its_variables_were_listed_is_never_trained_and_s
     assert all("Read model.trainable_variables again" in p["hint"] for p in stale)
     rc, out = _check(path, "--step", "5")
     assert rc == 0 and not out["problems"]
+
+
+def test_each_layer_scope_is_named_by_the_layer_keras_opened_it_for(tmp_path):
+    """In a fresh process Keras names the layers ``dense``, ``dense_1``, ``dropout``; the
+    trace runs them under ``dense_1``, ``dense_1_2``, ``dropout_1``."""
+    out = tmp_path / "a.json"
+    done = subprocess.run([str(TFVIZ), "export", str(PROGRAMS / "auto_named_layers.py"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    scopes = json.loads(out.read_text())["graph"]["layer_scopes"]
+    assert {k.rsplit("/", 1)[-1]: v for k, v in scopes.items() if "/" in k} == {
+        "dense_1": "dense", "dense_1_2": "dense_1", "dropout_1": "dropout"}

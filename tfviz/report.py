@@ -160,6 +160,9 @@ class GraphDoc:
     ops: list[GraphOp] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
     functions: list[GraphFunction] = field(default_factory=list)
+    #: name scope -> the Keras layer that opened it (``vq_1/dense_1`` -> ``dense``): the
+    #: trace's scope names are made unique per graph and cannot say which layer they are
+    layer_scopes: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {"ops": len(self.ops), "edges": len(self.edges), "functions": len(self.functions)}
@@ -224,11 +227,11 @@ def _strict(x: Any) -> Any:
     return x
 
 
-def _source(d: dict | None) -> Source | None:
+def _source(d: dict[str, Any] | None) -> Source | None:
     return Source(**d) if d else None
 
 
-def _list(d: dict[str, Any], key: str) -> list:
+def _list(d: dict[str, Any], key: str) -> list[Any]:
     """A list field, or [] where the document holds counts instead (compact JSON)."""
     value = d.get(key)
     return value if isinstance(value, list) else []
@@ -244,6 +247,7 @@ def _graph(g: dict[str, Any]) -> GraphDoc:
         edges=[GraphEdge(**e) for e in _list(g, "edges")],
         functions=[GraphFunction(**{**f, "source": _source(f.get("source"))})
                    for f in _list(g, "functions")],
+        layer_scopes=dict(g.get("layer_scopes") or {}),
     )
 
 

@@ -88,7 +88,9 @@ class Hierarchy:
     def __init__(self, graph: GraphDoc, layers: set[str] | None = None):
         """``layers``: Keras layer and model names (:func:`layer_names` of the report's variables)."""
         self.graph = graph
-        self.layers = layers or set()
+        #: which layer opened each scope, as Keras said while the step was traced
+        self.layer_scopes = graph.layer_scopes
+        self.layers = (layers or set()) | set(graph.layer_scopes.values())
         self.ops: dict[str, GraphOp] = {o.id: o for o in graph.ops}
         self.groups: dict[str, Group] = {ROOT: Group(ROOT, "graph", "root", None)}
         self.parent: dict[str, str] = {}  # op or group id -> group id
@@ -131,11 +133,20 @@ class Hierarchy:
         if gid not in self.groups:
             head, _, last = scope.rpartition("/")
             parent = self._scope_group(fid, head)
-            name = layer_label(last, self.layers)
-            kind = "layer" if name in self.layers else "scope"
+            known = self._layer_of(scope)
+            name = known or layer_label(last, self.layers)
+            kind = "layer" if known or name in self.layers else "scope"
             self.groups[gid] = Group(gid, name, kind, parent, scope=scope)
             self._add_child(parent, gid)
         return gid
+
+    def _layer_of(self, scope: str) -> str | None:
+        """The layer that opened ``scope``, its gradient's scope (``gradient_tape/...``) too."""
+        known = self.layer_scopes.get(scope)
+        first, _, rest = scope.partition("/")
+        if known is None and rest and first.startswith("gradient_tape"):
+            known = self.layer_scopes.get(rest)
+        return known
 
     def _common(self, gids: list[str]) -> str:
         chains = [self._chain(g) + [g] for g in set(gids)]

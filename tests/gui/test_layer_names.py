@@ -171,3 +171,28 @@ def test_a_captured_tensor_is_titled_by_the_python_path_the_worker_found():
                                            e("fc/x", "fc/MatMul")]), {})
     assert h.title("fc/MatMul/b") == "model.layers[0].weights2"
     assert h.title("fc/x") != "model.layers[0].weights2"  # no label: named as before
+
+
+def test_layers_are_titled_by_the_layer_that_opened_each_scope_not_by_its_traced_name():
+    """``dense`` runs under ``dense_1`` and the layer ``dense_1`` under ``dense_1_2``: the
+    names alone read as one layer called twice; the graph's map says which is which."""
+    ops = [_op("vq_1/dense_1/MatMul", "MatMul"), _op("vq_1/dropout_1/Identity", "Identity"),
+           _op("vq_1/dense_1_2/MatMul", "MatMul"),
+           _op("gradient_tape/vq_1/dense_1_2/MatMul", "MatMul")]
+    edges = _edges(("vq_1/dense_1/MatMul", "vq_1/dropout_1/Identity"),
+                   ("vq_1/dropout_1/Identity", "vq_1/dense_1_2/MatMul"),
+                   ("vq_1/dense_1_2/MatMul", "gradient_tape/vq_1/dense_1_2/MatMul"))
+    variables = [VariableReport(f"m.{n}.kernel", f"vq/{n}/kernel", "float32", [4, 4], "connected")
+                 for n in ("dense", "dense_1")]
+    doc = GraphDoc(ops=ops, edges=edges)
+    guessed = Hierarchy(doc, layer_names(variables))
+    titles = {g.scope: g.label for g in guessed.groups.values() if g.scope}
+    assert titles["vq_1/dense_1"] == "dense_1"  # what the names alone say: wrong
+    doc.layer_scopes = {"vq_1": "vq", "vq_1/dense_1": "dense", "vq_1/dense_1_2": "dense_1",
+                        "vq_1/dropout_1": "dropout"}
+    h = Hierarchy(doc, layer_names(variables))
+    groups = {g.scope: g for g in h.groups.values() if g.scope}
+    titles = {s: g.label for s, g in groups.items()}
+    assert {s: titles[s] for s in doc.layer_scopes} == doc.layer_scopes
+    assert titles["gradient_tape/vq_1/dense_1_2"] == "dense_1"  # its gradient, titled as the layer
+    assert all(groups[s].kind == "layer" for s in ("vq_1/dense_1", "vq_1/dense_1_2", "vq_1/dropout_1"))

@@ -6,10 +6,11 @@ import contextlib
 import os
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tfviz import __version__
+from tfviz.engine import layerscopes
 from tfviz.engine.flow import ancestors_of, path_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
@@ -38,7 +39,7 @@ Progress = Callable[[str, float], None]
 
 
 @contextlib.contextmanager
-def _in_folder(folder: str):
+def _in_folder(folder: str) -> Iterator[None]:
     old = os.getcwd()
     os.chdir(folder)
     try:
@@ -161,7 +162,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
         traced: Trace | None = None
         trace_error: AnalysisError | None = None
-        with capture.active():
+        with capture.active(), layerscopes.recording() as scopes:
             try:
                 traced = trace(step_.fn, tf_vars, linker)
             except Exception as exc:  # noqa: BLE001 - untraceable user code
@@ -185,6 +186,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             trace_error=trace_error,
             target_name=step_.name,
         )
+        report.graph.layer_scopes = layerscopes.in_graph(scopes, {o.scope for o in report.graph.ops})
         review(report, sources, extras, step_.module.__dict__, step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         lap("judge")
@@ -210,7 +212,7 @@ class _Step:
     """What the engine differentiates: a zero-argument callable returning the
     loss, and where its variables come from."""
 
-    def __init__(self, name: str, fn: Callable, module: Any, line: int | None,
+    def __init__(self, name: str, fn: Callable[[], Any], module: Any, line: int | None,
                  targets: list[str]) -> None:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
@@ -276,8 +278,8 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture) -> _Step
     return step
 
 
-def _first_call(fn: Callable, name: str, path: str, capture: Capture,
-                watch: list[Any] = ()) -> tuple[Any, Truth | None, Any]:
+def _first_call(fn: Callable[[], Any], name: str, path: str, capture: Capture,
+                watch: Sequence[Any] = ()) -> tuple[Any, Truth | None, Any]:
     """Call the target once, as the user's first call would, under a tape.
 
     When the call itself raises because the tape is watching (a nested
@@ -383,7 +385,8 @@ def capture_key(f: FoundVariable) -> Any:
 class _Linker:
     """Adds variable nodes to the traced graph and finds frozen copies."""
 
-    def __init__(self, found, recorder, module, frozen: list[FrozenCopy], fn: Any = None) -> None:
+    def __init__(self, found: list[FoundVariable], recorder: OriginRecorder, module: Any,
+                 frozen: list[FrozenCopy], fn: Any = None) -> None:
         self.found = found
         self.fn = fn  # the step: the tensors its run made for live sources
         self.recorder = recorder
@@ -403,6 +406,7 @@ class _Linker:
 
     def __call__(self, og: OpGraph, fg: Any) -> set[str]:
         g = og.g
+        f: FoundVariable | None  # one of self.found, or None where a capture is none of them
         by_handle = {id(capture_key(f)): f for f in self.found}
         for f in self.found:
             g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
