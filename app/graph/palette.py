@@ -102,11 +102,24 @@ def pen_for(status: str) -> QPen:
         st = STYLES[cat]
         pen = QPen(QColor(st.color), st.width)
         pen.setCosmetic(False)
-        pen.setCapStyle(Qt.FlatCap)
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         if st.dash:
             pen.setDashPattern(list(st.dash))
         _PENS[cat] = pen
     return pen
+
+
+#: edge statuses along which a gradient arrives: the only ones with a magnitude to draw
+CARRIES = frozenset({"passes", "zero"})
+
+
+def carried_norm(edge) -> float | None:
+    """The gradient norm ``edge`` carries back, or None where no gradient arrives along it.
+
+    A norm belongs to a tensor, not to an edge: a tensor read by a starved op has the norm
+    its other readers give it, and drawing it there would show a gradient where none goes.
+    """
+    return edge.grad_norm if edge.status in CARRIES else None
 
 
 def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
@@ -166,14 +179,14 @@ def status_icon(status: str) -> QIcon:
     icon = _ICONS.get(status)
     if icon is None:
         pm = QPixmap(28, 28)
-        pm.fill(Qt.transparent)
+        pm.fill(Qt.GlobalColor.transparent)
         p = QPainter(pm)
-        p.setRenderHint(QPainter.Antialiasing)
-        p.setPen(Qt.NoPen)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QColor(STATUS_ICON_COLOR.get(status, "#777777")))
         p.drawEllipse(2, 2, 24, 24)
         pen = QPen(QColor("white"), 3.2)
-        pen.setCapStyle(Qt.RoundCap)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         p.setPen(pen)
         if status in ("zero", "nan"):
             f = QFont()
@@ -181,14 +194,15 @@ def status_icon(status: str) -> QIcon:
             f.setBold(True)
             p.setFont(f)
             p.setPen(QColor("#0B2A40" if status == "zero" else "white"))  # dark on sky blue: 8:1
-            p.drawText(QRect(2, 1, 24, 25), Qt.AlignCenter, "0" if status == "zero" else "!")
+            p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter, "0" if status == "zero" else "!")
         elif status in ("not_trained", "read_not_trained"):
             f = QFont("DejaVu Sans")
             f.setPixelSize(19 if status == "not_trained" else 16)
             f.setBold(True)
             p.setFont(f)
             p.setPen(QColor("white"))
-            p.drawText(QRect(2, 1, 24, 25), Qt.AlignCenter, "↺" if status == "not_trained" else "R")
+            p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter,
+                       "↺" if status == "not_trained" else "R")
         elif status == "connected":
             p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
         elif status == "disconnected":

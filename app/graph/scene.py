@@ -23,7 +23,16 @@ from app.display import location
 from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from app.graph.layout.placement import GraphLayout, Scene
-from app.graph.palette import QUIET, STYLES, category, look, magnitude_pen, pen_for, worst
+from app.graph.palette import (
+    QUIET,
+    STYLES,
+    carried_norm,
+    category,
+    look,
+    magnitude_pen,
+    pen_for,
+    worst,
+)
 from tfviz.report import Report
 
 TILE = 1600.0
@@ -47,7 +56,7 @@ class GraphScene(QGraphicsScene):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setItemIndexMethod(QGraphicsScene.NoIndex)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.report: Report | None = None
         self.h: Hierarchy | None = None
         self.gl: GraphLayout | None = None
@@ -87,8 +96,8 @@ class GraphScene(QGraphicsScene):
         # a GAN step reads the other model's weights without training them: they name layers too
         self.h = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
         self.gl = GraphLayout(self.h)
-        self.norms = [math.log10(e.grad_norm) for e in report.graph.edges
-                      if e.grad_norm and e.grad_norm > 0 and math.isfinite(e.grad_norm)]
+        carried = (carried_norm(e) for e in report.graph.edges)
+        self.norms = [math.log10(g) for g in carried if g and g > 0 and math.isfinite(g)]
         self.expanded = self.expansion("default")
         self.graphChanged.emit()
 
@@ -131,7 +140,7 @@ class GraphScene(QGraphicsScene):
         placement, or None when there is no graph."""
         self.clear()
         self._forget()
-        if self.h is None:
+        if self.h is None or self.gl is None:  # set together, with the report
             return None
         placed = self.gl.place(self.expanded, self.only_path)
         self.last_layout_s = placed.layout_s
@@ -143,9 +152,9 @@ class GraphScene(QGraphicsScene):
             self.frames[f.id] = item
         tiles: dict[tuple[int, int], list[NodeItem]] = {}
         for p in placed.nodes.values():
-            item = self._node_item(p)
-            self.node_items[p.id] = item
-            tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(item)
+            node_item = self._node_item(p)
+            self.node_items[p.id] = node_item
+            tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(node_item)
         for kids in tiles.values():
             rect = QRectF()
             shapes = QPainterPath()
@@ -159,7 +168,7 @@ class GraphScene(QGraphicsScene):
                 k.setParentItem(tile)
             self.tiles.append(tile)
             # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
-            ov = self.addPath(shapes, QPen(Qt.NoPen), QColor("#9AA5B1"))
+            ov = self.addPath(shapes, QPen(Qt.PenStyle.NoPen), QColor("#9AA5B1"))
             ov.setVisible(False)
             self.overview.append(ov)
         self._build_edges(placed)
@@ -172,6 +181,7 @@ class GraphScene(QGraphicsScene):
         return placed
 
     def _node_item(self, p) -> NodeItem:
+        assert self.h is not None and self.report is not None  # called by build, with a report
         rect = QRectF(p.x, p.y, p.w, p.h)
         if p.kind == "group":
             g = self.h.groups[p.id]
@@ -197,6 +207,7 @@ class GraphScene(QGraphicsScene):
                         tooltip=tip)
 
     def _build_edges(self, placed: Scene) -> None:
+        assert self.h is not None and self.report is not None  # called by build, with a report
         merged: dict[tuple[str, str], list] = {}
         for e in self.report.graph.edges:
             if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
@@ -227,9 +238,9 @@ class GraphScene(QGraphicsScene):
             self.edge_cats[(a, b)] = cat
             self.edge_status[(a, b)] = status
             if self.magnitude:
-                g = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
+                g = max((n for e in es if (n := carried_norm(e)) is not None), default=None)
                 pen = magnitude_pen(g, lo, hi)
-                key = (pen.color().name(), round(pen.widthF(), 1), pen.style())
+                key: tuple[object, ...] = (pen.color().name(), round(pen.widthF(), 1), pen.style())
             else:
                 pen = pen_for(status)
                 key = (cat,)

@@ -70,7 +70,10 @@ def _report() -> Report:
     edges = [GraphEdge("var:w", "read", 0, 0, "resource", [], status="passes", grad_norm=1e-4),
              GraphEdge("read", "mul", 0, 0, "float32", [3], status="passes", grad_norm=1e-2),
              GraphEdge("mul", "__target__", 0, 0, "float32", [], status="passes", grad_norm=1e2),
-             GraphEdge("read", "shape", 0, 0, "float32", [3], status="off_path")]
+             GraphEdge("read", "shape", 0, 0, "float32", [3], status="off_path"),
+             # the tensor's norm, from its other reader: no gradient arrives along this edge
+             GraphEdge("read", "starved", 0, 0, "float32", [3], status="starved", grad_norm=1e3)]
+    ops.append(GraphOp("starved", "starved", "Exp", "", on_path=True, status="starved"))
     return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
 
 
@@ -90,5 +93,7 @@ def test_gradient_magnitude_overlay_sets_edge_pens(qapp):
     assert pens[big].color().green() > pens[small].color().green()
     assert pens[mid].color() == magnitude_pen(1e-2, -4, 2).color()
     assert pens[none].style() != Qt.SolidLine and pens[none].color().name() == "#cccccc"  # no value measured
+    starved = view.edge_items[("read", "starved")].pen()  # drawn as carrying nothing, and not
+    assert starved.style() != Qt.SolidLine and starved.color().name() == "#cccccc"  # the scale's top
     panel.magnitude.setChecked(False)
     assert view.edge_items[big].pen().color() == pen_for("passes").color()
