@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from tfviz.exitstatus import ExitStatus
+
 
 def make_window(script: str | None = None, target: str | None = None, *, run: bool = False,
                 args: list[str] | None = None, step: int = 1):
@@ -46,7 +48,7 @@ def run_app(script: str | None = None, target: str | None = None, *, run: bool =
     if reason:
         print(f"tfviz: cannot open the window: {reason}. In a terminal, use"
               f" `tfviz check {script or 'SCRIPT'}`.", file=sys.stderr)
-        return 2
+        return ExitStatus.ERROR
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

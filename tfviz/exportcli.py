@@ -7,8 +7,9 @@ app.graph.export.headless``): this library never imports Qt, and no display is n
 analysis crosses over as a saved-analysis JSON file. ``SCRIPT`` may itself be a saved
 analysis (``.json``): it is drawn or converted without running anything.
 
-Exit codes are ``check``'s: 0 every variable gets a gradient, 1 problems found, 2 the
-script could not be analysed or the file could not be written, 130 Ctrl-C.
+Exit statuses (:class:`~tfviz.exitstatus.ExitStatus`) are ``check``'s: 0 every variable
+gets a gradient, 1 problems found (the file is written all the same), 2 the script could
+not be analysed or the file could not be written, 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tfviz.commands.args import positive
+from tfviz.commands.check import analyse
+from tfviz.exitstatus import ExitStatus
+
+if TYPE_CHECKING:
+    from tfviz.commands.args import Subparsers
 
 EXPANSIONS = ("default", "all", "problems", "none")
 
@@ -35,7 +43,7 @@ def _scale(text: str) -> float:
     return s
 
 
-def add_parser(sub, positive: Callable[[str], int]) -> None:
+def add_parser(sub: Subparsers) -> None:
     e = sub.add_parser(
         "export", help="analyse a script and write the graph as an image (PNG, SVG, PDF) or data"
                        " (JSON, DOT, GraphML)",
@@ -68,8 +76,7 @@ def add_parser(sub, positive: Callable[[str], int]) -> None:
     e.set_defaults(json=False, list_targets=False)
 
 
-def run(args: argparse.Namespace) -> int:
-    from tfviz import cli
+def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.analysisfile import AnalysisFileError, load_analysis
     from tfviz.errors import AnalysisError
     from tfviz.export import IMAGE_FORMATS, format_of, write
@@ -93,40 +100,41 @@ def run(args: argparse.Namespace) -> int:
             compile_script(args.script)  # a missing file or a syntax error fails before any worker
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
-        return cli.EXIT_ERROR
+        return ExitStatus.ERROR
     if saved:
         try:
             report = load_analysis(args.script)
         except AnalysisFileError as exc:
             print(f"tfviz: {exc}", file=sys.stderr)
-            return cli.EXIT_ERROR
+            return ExitStatus.ERROR
     else:
-        report = cli.analyse(args)
-        if isinstance(report, int):
-            return report
+        analysed = analyse(args)
+        if isinstance(analysed, ExitStatus):
+            return analysed
+        report = analysed
     if fmt in IMAGE_FORMATS:
         try:
             ok, done = draw(report, args.output, fmt, args.expand, args.scale)
         except KeyboardInterrupt:
             print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
-            return cli.EXIT_INTERRUPTED
+            return ExitStatus.INTERRUPTED
         if not ok:
             print(f"tfviz: {done}", file=sys.stderr)
-            return cli.EXIT_ERROR
+            return ExitStatus.ERROR
     else:
         try:
             write(report, args.output, fmt)
         except OSError as exc:  # an OutputError says why in words; others are the system's
             print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-            return cli.EXIT_ERROR
+            return ExitStatus.ERROR
         except KeyboardInterrupt:
             print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
-            return cli.EXIT_INTERRUPTED
+            return ExitStatus.INTERRUPTED
         counts = report.graph.counts()
         done = f"{counts['ops']} ops, {counts['edges']} edges"
     verdict = "every variable gets a gradient" if report.ok else "gradient problems found"
     print(f"{os.path.relpath(args.output)}: {fmt}, {done}; {verdict}")
-    return cli.EXIT_OK if report.ok else cli.EXIT_PROBLEMS
+    return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 
 def _move_into_place(image: str, output: str) -> None:

@@ -91,6 +91,7 @@ import sys
 import threading
 from typing import Any
 
+from tfviz.exitstatus import ExitStatus
 from tfviz.logbatch import LogSender, flush_at_exit
 
 #: How much of the script's output a ``result_output: "tail"`` result keeps.
@@ -126,12 +127,12 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
 
     if request.get("cmd") != "analyze":
         channel.send({"type": "error", "error": {"message": f"unknown command: {request.get('cmd')}"}})
-        return 2
+        return ExitStatus.ERROR
     try:
         options = program_options(request)
     except ValueError as exc:
         channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
-        return 2
+        return ExitStatus.ERROR
     keep = request.get("keep") is True
     try:
         report = analyze(
@@ -146,7 +147,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         )
     except AnalysisError as exc:
         channel.send({"type": "error", "error": exc.to_dict()})
-        return 2
+        return ExitStatus.ERROR
     except Exception as exc:  # noqa: BLE001 - reported as data, never as a crash
         import traceback
 
@@ -159,7 +160,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
                 },
             }
         )
-        return 3
+        return ExitStatus.INTERNAL
     session = None
     if keep:
         report, session = report
@@ -173,7 +174,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         from tfviz.jacobian.protocol import serve_session
 
         return serve_session(channel.send, session, requests)
-    return 0
+    return ExitStatus.OK
 
 
 def program_options(request: dict[str, Any]) -> dict[str, Any]:
@@ -218,26 +219,26 @@ def main() -> int:
     line = requests.readline()
     detach_stdin()
     if not line:
-        return 0  # stdin closed before any request: nothing was asked
+        return ExitStatus.OK  # stdin closed before any request: nothing was asked
     if not line.strip():
         channel.send({"type": "error",
                       "error": {"message": "bad request: an empty line, not a JSON request"}})
-        return 2
+        return ExitStatus.ERROR
     try:
         request = json.loads(line.decode("utf-8", "replace"))
     except json.JSONDecodeError as exc:
         channel.send({"type": "error", "error": {"message": f"bad request: not JSON ({exc})"}})
-        return 2
+        return ExitStatus.ERROR
     if not isinstance(request, dict):
         channel.send({"type": "error", "error": {
             "message": f"bad request: expected a JSON object, got {type(request).__name__}"}})
-        return 2
+        return ExitStatus.ERROR
     if not isinstance(request.get("script"), str) and request.get("cmd") == "analyze":
         channel.send({"type": "error", "error": {"message": 'bad request: "script" must be a path'}})
-        return 2
+        return ExitStatus.ERROR
     if request.get("target") is not None and not isinstance(request.get("target"), str):
         channel.send({"type": "error", "error": {"message": 'bad request: "target" must be a name'}})
-        return 2
+        return ExitStatus.ERROR
     # A kept session's requests are checked into typed messages first: a malformed one
     # (an id that is a list, say) is answered with bad_request and the session lives on.
     from tfviz.workerrequests import checked_requests

@@ -1,9 +1,9 @@
 """``tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [-o FILE]``.
 
-Exit status: 0 a Jacobian was computed; 1 the answer is not a matrix (no
-path, or the path is cut: the op is named); 2 the request or the script
-could not be served (a bad name gets its close matches), or ``-o`` cannot be
-written; 130 Ctrl-C.
+Exit status (:class:`~tfviz.exitstatus.ExitStatus`): 0 (OK) a Jacobian was computed;
+1 (PROBLEMS) the answer is not a matrix (no path, or the path is cut: the op is named);
+2 (ERROR) the request or the script could not be served (a bad name gets its close
+matches), or ``-o`` cannot be written; 130 (INTERRUPTED) Ctrl-C.
 
 ``-o`` follows ``tfviz export``'s rules (:func:`tfviz.outputs.check_output`), checked
 before anything runs: a regular file or a new name in an existing folder, never the
@@ -18,17 +18,20 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tfviz.exitstatus import ExitStatus
 from tfviz.jacobian.data import ChainSplit, Jacobian, fmt_bytes
 
-EXIT_OK, EXIT_NOT_A_MATRIX, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+if TYPE_CHECKING:
+    from tfviz.commands.args import Subparsers
+
 WRITERS = (".npy", ".png", ".csv")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     j = sub.add_parser(
         "jacobian", help="per-element Jacobian d out/d in between two tensors of the graph",
         usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [-o FILE] [-- ARGS]",
@@ -77,7 +80,7 @@ def _range(text: str | None, flag: str = "--out-range") -> list[int] | None:
     return [start, stop]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.errors import AnalysisError
     from tfviz.outputs import check_output
     from tfviz.script.loader import compile_script
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         compile_script(args.script)
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     from tfviz.jacobian.remote import SessionWorker
 
     worker = SessionWorker(on_progress=_progress if sys.stderr.isatty() else None)
@@ -103,12 +106,12 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         worker.kill()
         print("tfviz: interrupted (Ctrl-C)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ExitStatus.INTERRUPTED
     finally:
         worker.close()
 
 
-def _serve(worker: Any, args: argparse.Namespace) -> int:
+def _serve(worker: Any, args: argparse.Namespace) -> ExitStatus:
     answer = worker.request({"cmd": "analyze", "script": os.path.abspath(args.script),
                              "target": args.target, "run": args.run,
                              "args": list(args.script_args), "step": args.step,
@@ -120,7 +123,7 @@ def _serve(worker: Any, args: argparse.Namespace) -> int:
         exc = AnalysisError(str(err.get("message") or "the analysis failed"), file=err.get("file"),
                             line=err.get("line"), code=err.get("code") or "")
         print(f"tfviz: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     request = {"cmd": "jacobian", "id": 1, "of": args.of, "wrt": args.wrt, "via": args.via,
                "out_range": args.out_range, "in_range": args.in_range,
                "mode": args.mode, "budget_mb": args.budget_mb}
@@ -140,15 +143,15 @@ def _serve(worker: Any, args: argparse.Namespace) -> int:
         if not args.json:
             _print_one(main)
     if main.status != "ok":
-        return EXIT_NOT_A_MATRIX
+        return ExitStatus.PROBLEMS
     if args.output:
         try:
             write(args.output, main)
         except OSError as exc:  # an OutputError says why in words; others are the system's
             print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitStatus.ERROR
         print(f"wrote {args.output}", file=sys.stderr)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
@@ -221,7 +224,7 @@ def _print_chain(s: ChainSplit) -> None:
     print(s.message)
 
 
-def _refused(err: dict, as_json: bool) -> int:
+def _refused(err: dict[str, Any], as_json: bool) -> ExitStatus:
     if as_json:
         print(json.dumps({"ok": False, "error": err}))
     print(f"tfviz: {err.get('message', 'the Jacobian could not be computed')}", file=sys.stderr)
@@ -231,7 +234,7 @@ def _refused(err: dict, as_json: bool) -> int:
         print(f"tfviz: try --out-range {offer['out_range'][0]}:{offer['out_range'][1]}"
               f" --in-range {offer['in_range'][0]}:{offer['in_range'][1]}"
               f" ({fmt_bytes(offer['bytes'])})", file=sys.stderr)
-    return EXIT_ERROR
+    return ExitStatus.ERROR
 
 
 def _progress(msg: dict) -> None:

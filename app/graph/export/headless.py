@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-EXIT_ERROR = 2
+from tfviz.exitstatus import ExitStatus
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         print(render(args.analysis, args.output, args.format, args.expand, args.scale))
     except (ExportError, AnalysisFileError) as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    return 0
+        return ExitStatus.ERROR
+    return ExitStatus.OK
 
 
 if __name__ == "__main__":

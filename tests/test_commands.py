@@ -1,0 +1,202 @@
+"""The command table (:mod:`tfviz.commands.table`) and the one exit status (:mod:`tfviz.exitstatus`).
+
+Each headless command runs end to end through the installed ``tfviz`` console script, as a
+user runs it; the rest are in-process and need neither TensorFlow nor Qt.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+from tfviz import cli, exportcli
+from tfviz.commands import check, open_app
+from tfviz.commands.table import BY_NAME, COMMANDS, HEADLESS
+from tfviz.exitstatus import ExitStatus
+from tfviz.jacobian import cli as jacobian_cli
+
+TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
+installed = pytest.mark.skipif(not TFVIZ.exists(), reason="the tfviz command is not installed")
+
+#: One command line per command of the table, that its parser accepts.
+SAMPLES: dict[str, list[str]] = {
+    "check": ["check", "s.py"],
+    "jacobian": ["jacobian", "s.py", "--wrt", "W"],
+    "export": ["export", "s.py", "-o", "g.dot"],
+    "open": ["open", "s.py"],
+}
+
+
+def tfviz(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TFVIZ), *args], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, cwd=cwd)
+
+
+# -- end to end, through the console script ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stop_gradient_graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    """``tfviz check kind_stop_gradient.py --graph G``: its exit status, and G (a saved analysis)."""
+    graph = tmp_path_factory.mktemp("check") / "graph.json"
+    r = tfviz("check", str(EXAMPLES / "kind_stop_gradient.py"), "--graph", str(graph))
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    return r.returncode, graph
+
+
+@installed
+def test_check_finds_the_stop_gradient_exit_1(stop_gradient_graph: tuple[int, Path]) -> None:
+    code, graph = stop_gradient_graph
+    assert code == ExitStatus.PROBLEMS
+    assert graph.stat().st_size > 0
+
+
+@installed
+def test_check_healthy_exit_0() -> None:
+    r = tfviz("check", str(EXAMPLES / "seed3_chain_rule.py"))
+    assert r.returncode == ExitStatus.OK, r.stderr[-2000:]
+
+
+@installed
+def test_export_writes_the_file(stop_gradient_graph: tuple[int, Path], tmp_path: Path) -> None:
+    """A saved analysis (check's --graph) exported as DOT: nothing runs, the verdict is kept."""
+    _, graph = stop_gradient_graph
+    out = tmp_path / "graph.dot"
+    r = tfviz("export", str(graph), "-o", str(out))
+    assert r.returncode == ExitStatus.PROBLEMS, r.stderr[-2000:]
+    assert out.read_text().lstrip().startswith(("digraph", "strict digraph", "//"))
+    assert "gradient problems found" in r.stdout
+
+
+@installed
+def test_jacobian_writes_npy(tmp_path: Path) -> None:
+    out = tmp_path / "j.npy"
+    r = tfviz("jacobian", "seed3_chain_rule_split.py", "--of", "y", "--wrt", "b", "-o", str(out),
+              cwd=EXAMPLES)
+    assert r.returncode == ExitStatus.OK, r.stderr[-2000:]
+    j = np.load(out)
+    assert j.shape == (1, 3, 3)  # y (1, 3) by b (3,)
+    assert np.all(np.diag(j[0]) > 0) and np.count_nonzero(j[0] - np.diag(np.diag(j[0]))) == 0  # tanh
+
+
+def test_help_through_the_console_script_imports_neither_tensorflow_nor_qt() -> None:
+    code = ("import sys, app.launch as launch\ntry:\n launch.main(['--help'])\nexcept SystemExit: pass\n"
+            "sys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6') if m in sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.stderr.strip().endswith("[]"), r.stderr[-2000:]
+    assert all(c.name in r.stdout for c in COMMANDS)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+def test_the_table_names_every_command_once_and_open_is_the_app() -> None:
+    assert [c.name for c in COMMANDS] == ["check", "jacobian", "export", "open"]  # --help's order
+    assert set(BY_NAME) == set(SAMPLES)
+    assert BY_NAME["open"].headless is False and BY_NAME["open"].module is open_app
+    assert HEADLESS == {"check", "jacobian", "export"}
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_the_parser_is_built_from_the_table(name: str) -> None:
+    assert cli.parse_args(SAMPLES[name]).command == name
+    assert cli.parse_args(["s.py"]).command == "open"  # a bare script opens the app
+
+
+def test_the_launcher_runs_the_tables_headless_commands_and_opens_the_app_for_the_rest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.launch
+    import app.main
+
+    calls: list[tuple[str, object]] = []
+
+    def recorder(where: str, code: int) -> Callable[..., int]:
+        def record(*args: object, **kwargs: object) -> int:
+            calls.append((where, args))
+            return code
+        return record
+
+    monkeypatch.setattr(cli, "main", recorder("library", 0))
+    monkeypatch.setattr(app.main, "run_app", recorder("window", 0))
+    routed: dict[str, str] = {}
+    for name, argv in SAMPLES.items():
+        calls.clear()
+        assert app.launch.main(argv) == 0
+        (where, _), = calls
+        routed[name] = where
+    assert {n for n, where in routed.items() if where == "library"} == HEADLESS
+    assert {n for n, where in routed.items() if where == "window"} == {c.name for c in COMMANDS
+                                                                       if not c.headless}
+    calls.clear()
+    app.launch.main([])  # no command: the window
+    assert [where for where, _ in calls] == ["window"]
+
+
+# -- one exit status --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", [cli, exportcli, jacobian_cli, check, open_app],
+                         ids=lambda m: m.__name__)
+def test_no_module_keeps_exit_constants_of_its_own(module: object) -> None:
+    assert not [n for n in dir(module) if n.startswith("EXIT_")]
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "missing.py"],
+    ["check", "missing.py", "--json"],
+    ["export", "missing.py", "-o", "out.dot"],
+    ["export", "missing.py", "-o", "out.txt"],
+    ["jacobian", "missing.py", "--wrt", "W"],
+    ["jacobian", "missing.py", "--wrt", "W", "-o", "j.txt"],
+    ["open", "missing.py"],
+    [],
+], ids=" ".join)
+def test_commands_return_exit_status_members(argv: list[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(argv)
+    assert type(code) is ExitStatus and code is ExitStatus.ERROR
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_each_commands_run_returns_a_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Through each module's own ``run``, as the table calls it: OK and PROBLEMS too."""
+    from tfviz.analysisfile import analysis_json
+    from tfviz.report import Report
+
+    monkeypatch.chdir(tmp_path)
+    for ok, status in ((True, ExitStatus.OK), (False, ExitStatus.PROBLEMS)):
+        saved = tmp_path / f"saved_{ok}.json"
+        saved.write_text(analysis_json(Report(script="s.py", target="loss", ok=ok)))
+        code = exportcli.run(cli.parse_args(["export", str(saved), "-o", f"out_{ok}.json"]))
+        assert type(code) is ExitStatus and code is status
+    capsys.readouterr()
+    script = str(EXAMPLES / "kind_stop_gradient.py")
+    code = check.run(cli.parse_args(["check", script, "--list-targets"]))  # read, never run
+    assert type(code) is ExitStatus and code is ExitStatus.OK
+    assert capsys.readouterr().out.split() == ["loss"]
+    code = jacobian_cli.run(cli.parse_args(["jacobian", script, "--wrt", "W", "--in-range", "x"]))
+    assert type(code) is ExitStatus and code is ExitStatus.ERROR
+
+
+def test_the_window_without_a_display_is_an_error_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.main
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("only Linux needs DISPLAY or WAYLAND_DISPLAY")
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    assert app.main.run_app("s.py") is ExitStatus.ERROR
+
+
+def test_exit_status_values() -> None:
+    assert {s.name: int(s) for s in ExitStatus} == {
+        "OK": 0, "PROBLEMS": 1, "ERROR": 2, "INTERNAL": 3, "INTERRUPTED": 130}

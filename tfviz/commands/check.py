@@ -1,0 +1,172 @@
+"""``tfviz check SCRIPT [options] [-- ARGS...]``: diagnose a script's gradients in the terminal.
+
+Exit status (:class:`~tfviz.exitstatus.ExitStatus`): 0 every variable gets a gradient,
+1 gradient problems found, 2 the script could not be analysed (or has no trainable
+variables, unless ``--allow-empty``), 130 Ctrl-C. ``--graph`` failing to write is one
+line on stderr and leaves the exit status to the analysis.
+
+:func:`analyse` is ``export``'s too: it runs the analysis in a worker, as ``check`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tfviz import __version__
+from tfviz.commands.args import positive
+from tfviz.exitstatus import ExitStatus
+
+if TYPE_CHECKING:
+    from tfviz.commands.args import Subparsers
+    from tfviz.report import Report
+
+
+def add_parser(sub: Subparsers) -> None:
+    c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)",
+                       usage="tfviz check SCRIPT [options] [-- ARGS...]",
+                       epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3")
+    c.add_argument("script", help="the training script (or a script that defines loss())")
+    c.add_argument("--target", help="a zero-argument function to differentiate instead of running"
+                   " the program (default: loss, when the script defines it)")
+    c.add_argument("--run", action="store_true",
+                   help="run the script as a program even if it defines loss()")
+    c.add_argument("--step", type=positive, default=1, metavar="N",
+                   help="diagnose the program's N-th gradient computation (default: 1)")
+    c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
+    c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
+    c.add_argument("--force", action="store_true",
+                   help="let --graph replace an existing file tfviz did not write")
+    c.add_argument("--allow-empty", action="store_true",
+                   help="pass a script that has no trainable variables (exit 0) instead of exit 2")
+
+
+def run(args: argparse.Namespace) -> ExitStatus:
+    from tfviz.errors import AnalysisError
+    from tfviz.script.loader import compile_script
+
+    try:
+        if args.target and (args.run or args.script_args):
+            raise AnalysisError("--target calls a function; --run and script arguments are for"
+                                " running the program: use one or the other", file=args.script)
+        if args.graph:
+            refuse_graph_path(args.graph, args.script, args.force)
+        compile_script(args.script)  # a missing file or a syntax error fails before any worker
+        if args.list_targets:
+            return _list_targets(args)
+    except AnalysisError as exc:
+        return _fail(args, exc.to_dict())
+    report = analyse(args)
+    if isinstance(report, ExitStatus):
+        return report
+    if args.json:
+        print(report.to_json(full_graph=False, indent=2))
+    else:
+        from tfviz.textreport import render
+
+        print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    sys.stdout.flush()
+    if args.graph:
+        _write_graph(args.graph, report)
+    return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
+
+
+def analyse(args: argparse.Namespace) -> Report | ExitStatus:
+    """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
+    status when there is none (the error already said on stderr, and on stdout with --json)."""
+    live = sys.stderr.isatty()
+    request = {"cmd": "analyze", "script": os.path.abspath(args.script), "target": args.target,
+               "run": args.run, "args": args.script_args, "step": args.step,
+               "allow_empty": args.allow_empty}
+    from tfviz.client import WorkerRun
+
+    worker = WorkerRun(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
+    try:
+        answer = worker.run(request)
+    except KeyboardInterrupt:
+        worker.kill()
+        print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
+        return ExitStatus.INTERRUPTED
+    if answer.get("type") != "result":
+        error = dict(answer.get("error") or {})
+        if not error.get("file") and not error.get("line"):
+            error["file"] = os.path.abspath(args.script)
+        return _fail(args, error)
+    from tfviz.report import Report
+    return Report.from_dict(answer["report"])
+
+
+def _fail(args: argparse.Namespace, error: dict[str, Any]) -> ExitStatus:
+    from tfviz.errors import AnalysisError
+
+    exc = AnalysisError(**{k: v for k, v in error.items() if k in (
+        "message", "file", "line", "code", "detail")}, candidates=tuple(error.get("candidates") or ()))
+    if args.json:
+        print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
+    print(f"tfviz: {exc}", file=sys.stderr)
+    return ExitStatus.ERROR
+
+
+def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph") -> None:
+    """``--graph`` (and ``export -o``) never overwrites the script, nor a file tfviz did not write."""
+    from tfviz.errors import AnalysisError
+
+    if not os.path.isfile(path):
+        return  # a folder or a missing path fails when written: one line, after the report
+    if os.path.exists(script) and os.path.samefile(path, script):
+        raise AnalysisError(f"{flag} names the script being analysed; refusing to overwrite it",
+                            file=path)
+    from tfviz.outputs import written_by_tfviz
+
+    if not force and not written_by_tfviz(path):
+        raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote;"
+                            " use --force to replace it", file=path)
+
+
+def _write_graph(path: str, report: Report) -> None:
+    """Written after the report, so a bad path never hides it; failing to
+    write is one line on stderr and leaves the exit code to the analysis."""
+    try:
+        from tfviz.analysisfile import analysis_json
+        from tfviz.outputs import replacing
+
+        with replacing(path) as fh:  # complete or not at all; never over a FIFO or a device
+            fh.write(analysis_json(report))
+    except OSError as exc:
+        print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)
+
+
+def _list_targets(args: argparse.Namespace) -> ExitStatus:
+    """Named targets, read from the source: listing them never runs the program."""
+    from tfviz.script.loader import read_source
+    from tfviz.script.scriptinfo import static_targets
+
+    names = static_targets(read_source(args.script))
+    if args.json:
+        print(json.dumps({"tfviz": __version__, "ok": True, "targets": names}))
+    else:
+        for name in names:
+            print(name)
+    return ExitStatus.OK
+
+
+def _pass_through(stream: str, text: str) -> None:
+    """The program's own output, live on stderr (stdout stays the report's)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _progress_printer(live: bool) -> Callable[[str, float], None] | None:
+    """Stages on stderr while the program runs, when stderr is a terminal."""
+    if not live:
+        return None
+
+    def show(stage: str, fraction: float) -> None:
+        print(f"tfviz: {stage}…", file=sys.stderr, flush=True)
+
+    return show
