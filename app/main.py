@@ -7,6 +7,7 @@ second; TensorFlow lives in worker processes (see :mod:`app.worker_client`).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
 from tfviz.exitstatus import ExitStatus
 
@@ -27,17 +28,22 @@ def make_window(script: str | None = None, target: str | None = None, *, run: bo
     return w
 
 
-def no_display_reason() -> str | None:
+def no_display_reason(environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> str | None:
     """Why a window cannot open here, before Qt aborts the process over it.
 
-    >>> no_display_reason.__name__
-    'no_display_reason'
+    >>> no_display_reason({}, "linux")
+    'no display (DISPLAY/WAYLAND_DISPLAY unset)'
+    >>> [no_display_reason(env, "linux") for env in ({"DISPLAY": ":0"}, {"QT_QPA_PLATFORM": "offscreen"})]
+    [None, None]
+    >>> no_display_reason({}, "darwin") is None  # macOS and Windows always have one
+    True
     """
     import os
 
-    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+    env = os.environ if environ is None else environ
+    if env.get("QT_QPA_PLATFORM") or not platform.startswith("linux"):
         return None
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
         return "no display (DISPLAY/WAYLAND_DISPLAY unset)"
     return None
 
