@@ -7,20 +7,41 @@ panels (``graph``, ``variables``, ``problems``, ``flow``, ``details``, ``source`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.graph.gradient_path import gradient_path
 from app.panels.path_details import path_html
 from app.panels.stale import mark_stale
 from tfviz.report import Report
 
+if TYPE_CHECKING:
+    from app.graph.panel import GraphPanel
+    from app.panels.docks import DetailsPanel
+    from app.panels.flow_chart import FlowChart
+    from app.panels.problems import ProblemsPanel
+    from app.panels.source_view import SourceView
+    from app.panels.variables import VariablesPanel
+
 
 class SelectionSync:
     """Show a report in every panel; follow a selection from one panel to the others."""
 
+    if TYPE_CHECKING:  # the window's
+        report: Report | None
+        graph: GraphPanel
+        variables: VariablesPanel
+        problems: ProblemsPanel
+        flow: FlowChart
+        details: DetailsPanel
+        source: SourceView
+
+    current_path_ops: set[str]
+
     def _show_report(self, report: Report | None) -> None:
         mark_stale(self, False)
         self.variables.set_report(report)
-        self.problems.set_report(report)
         self.graph.view.set_report(report)
+        self.problems.set_report(report, self.graph.view.h)
         self.flow.set_report(report)
         self.details.show_op(report, "")
         self.source.set_report(report)
@@ -68,5 +89,5 @@ class SelectionSync:
         path = gradient_path(self.report, node_id, members)
         view.show_path(path)
         title = group.label if group is not None else ""
-        self.details.setHtml(path_html(self.report, path, set(view.h.alias), title))
+        self.details.setHtml(path_html(self.report, path, set(view.h.alias), title, view.h))
         self.current_path_ops = path.ops

@@ -49,15 +49,17 @@ def collapse(view, gid: str) -> None:
 
 
 def full_name(view, node_id: str) -> str:
-    """The name a user pastes into a search or a bug report: a variable's Python path, an
-    op's TensorFlow name, a group's title."""
-    h = view.h
-    if node_id in h.groups:
-        return h.groups[node_id].label
-    if node_id.startswith("var:"):
-        return node_id[4:]
-    op = h.ops.get(node_id)
-    return op.name if op is not None and op.name else node_id
+    """The name a user pastes into a search or a bug report: the one every panel shows (a
+    box's title, a variable's or captured tensor's Python path, an op's title)."""
+    return view.h.display_name(node_id)
+
+
+def tf_name(view, node_id: str) -> str | None:
+    """The op's TensorFlow name, where it differs from the name shown; None otherwise."""
+    op = view.h.ops.get(view.h.alias.get(node_id, node_id))
+    if op is None or op.is_variable or op.name == full_name(view, node_id):
+        return None
+    return op.name
 
 
 def copy_name(view, node_id: str) -> None:
@@ -88,5 +90,7 @@ def add_graph_actions(menu: QMenu, view, pos) -> str | None:
             parent = chain[-1]
             menu.addAction(f"Collapse {h.groups[parent].label}", lambda: collapse(view, parent))
     menu.addAction("Copy name", lambda: copy_name(view, nid))
+    if (tf := tf_name(view, nid)) is not None:
+        menu.addAction("Copy TensorFlow name", lambda: QApplication.clipboard().setText(tf))
     menu.addSeparator()
     return nid

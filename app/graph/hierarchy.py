@@ -346,6 +346,34 @@ class Hierarchy:
                             self._call_type.get(op.group, ""))
                 or const_title(op, local) or local)
 
+    def display_name(self, node_id: str) -> str:
+        """The one name every panel, the search and Copy name give a node: a box's title, a
+        variable's or captured tensor's Python path (``model.layers[0].weights2``), else the
+        op's title in its box. The TensorFlow name is only ever the secondary text."""
+        if node_id in self.groups:
+            return self.groups[node_id].label
+        node_id = self.alias.get(node_id, node_id)
+        op = self.ops.get(node_id)
+        if op is None:
+            return node_id
+        if op.is_variable or op.label:
+            return op.label or op.name
+        return self.title(node_id)
+
+    def user_named(self, node_id: str) -> bool:
+        """The node's display name is the user's own (a variable, a captured tensor): it needs
+        no op type beside it."""
+        op = self.ops.get(self.alias.get(node_id, node_id))
+        return op is not None and (op.is_variable or bool(op.label))
+
+    def where(self, node_id: str) -> str:
+        """The box that holds a node, as a short title (``enc_2``, ``body of while_loop``);
+        empty at the top level."""
+        g = self.groups.get(self.parent.get(self.alias.get(node_id, node_id), ""))
+        if g is None or g.kind == "root":
+            return ""
+        return g.label.split(" at ")[0].split(" (")[0] if g.kind == "function" else g.label
+
     def representative(self, op_id: str, expanded: set[str]) -> str:
         """The op itself if every group above it is expanded, else the outermost collapsed group."""
         op_id = self.alias.get(op_id, op_id)

@@ -132,12 +132,8 @@ def _where(h, op_id: str) -> str:
     if op_id not in h.ops:
         return op_id
     op_id = h.alias.get(op_id, op_id)
-    g = h.groups.get(h.parent.get(op_id, ""))
-    if g is None or g.kind == "root":
-        return h.title(op_id)
-    # a function body by its short name: "contraction_step", "body of while_loop"
-    where = g.label.split(" at ")[0].split(" (")[0] if g.kind == "function" else g.label
-    return f"{h.title(op_id)} in {where}"
+    where = h.where(op_id)  # a function body by its short name: "body of while_loop"
+    return f"{h.display_name(op_id)} in {where}" if where else h.display_name(op_id)
 
 
 def _more(n: int, cols: int) -> str:
@@ -211,7 +207,7 @@ def group_html(report: Report, h, gid: str) -> str:
                         f"<td>{es[0].dtype}{shape_text(es[0].shape)}</td>{_status_cell(es, ops)}</tr>")
         for o in captured:
             t = o.outputs[0]
-            rows.append(f"<tr><td>{esc('/'.join(o.name.split('/')[-2:]))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
+            rows.append(f"<tr><td>{esc(h.display_name(o.id))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
                         "<td style='color:#707070'>captured input</td><td></td></tr>")
         out.extend(rows[:MAX_ROWS])
         out.append(_more(len(rows) - MAX_ROWS, 4) + "</table>")

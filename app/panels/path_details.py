@@ -7,6 +7,7 @@ import html
 import math
 
 from app.graph.gradient_path import GradientPath
+from app.graph.hierarchy import Hierarchy
 from app.graph.palette import STYLES, category, text_color
 from app.panels.docks import OP_STATUS_WORDS
 
@@ -21,14 +22,16 @@ def _norm(g) -> str:
 
 
 def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozenset(),
-              title: str = "") -> str:
+              title: str = "", names: Hierarchy | None = None) -> str:
     """``hidden``: ops drawn as another node (a weight's reads), left out of the hops;
     ``title``: what the path starts at as the graph names it (a layer's box has no op, and
-    its id is no name for a user)."""
+    its id is no name for a user); ``names``: the graph's hierarchy, whose display names
+    the hops use (TensorFlow's name beneath, where it differs)."""
     esc = html.escape
     ops = {o.id: o for o in report.graph.ops}
     start, end = ops.get(path.start), ops.get(path.end)
-    sname = title or (start.label or start.name if start else path.start)
+    sname = title or (names.display_name(path.start) if names is not None
+                      else start.label or start.name if start else path.start)
     h = [f"<h3 style='margin:0'>Gradient path of {esc(sname)}</h3>"]
     if path.cut and end is not None:
         cat = category(end.status)
@@ -56,8 +59,10 @@ def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozens
         cat = category(x.status)
         st = STYLES[cat]
         word = _WORDS.get(x.status, x.status)
-        h.append(f"<tr><td>{i}</td><td>{esc(x.name)}<br><small style='color:#707070'>{esc(x.type)}"
-                 f"</small></td><td>{esc(x.shape)}</td>"
+        shown = names.display_name(x.op) if names is not None and x.op in names.ops else x.name
+        tf_name = f" · {x.name}" if x.name != shown and not x.op.startswith("var:") else ""
+        h.append(f"<tr><td>{i}</td><td>{esc(shown)}<br><small style='color:#707070'>{esc(x.type)}"
+                 f"{esc(tf_name)}</small></td><td>{esc(x.shape)}</td>"
                  f"<td style='color:{text_color(cat)}'>{st.marker} {esc(word)}</td>"
                  f"<td align=right>{_norm(x.grad_norm)}</td></tr>")
     h.append("</table>")

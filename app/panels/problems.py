@@ -17,9 +17,10 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 
 from app.display import location
+from app.graph.hierarchy import Hierarchy
 from app.graph.palette import STYLES, category, text_color
 from app.panels.docks import ROLE, Tree, _base
-from tfviz.report import Report
+from tfviz.report import Problem, Report
 
 #: the op column of a problem found at no op
 NO_OP = "—"
@@ -41,16 +42,26 @@ def op_label(op_type: str, op: str) -> str:
     return f"{op_type} {short}".strip()
 
 
+def _op_name(p: Problem, names: Hierarchy | None) -> str:
+    """The op as the graph names it, with its type where the name does not say it."""
+    if names is None or p.op not in names.ops:
+        return op_label(p.op_type, p.op)
+    shown = names.display_name(p.op)
+    return shown if names.user_named(p.op) else op_label(p.op_type, shown)
+
+
 class ProblemsPanel(Tree):
     problemActivated = Signal(object)  # Problem
 
     def __init__(self, parent=None):
         super().__init__(["kind", "op", "where", "message"], EMPTY_PROBLEMS, parent)
-        self.header().setSectionResizeMode(3, QHeaderView.Stretch)  # message: the rest, full text in tooltip
+        # message: the rest, full text in tooltip
+        self.header().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.itemActivated.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
         self.itemClicked.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
 
-    def set_report(self, report: Report | None) -> None:
+    def set_report(self, report: Report | None, names: Hierarchy | None = None) -> None:
+        """``names``: the graph's hierarchy, whose display names the op column uses."""
         self.clear()
         self.placeholder = (EMPTY_PROBLEMS if report is None else
                             "No problems: the gradient reaches every variable.")
@@ -60,13 +71,13 @@ class ProblemsPanel(Tree):
             where = location(p.source.file, p.source.line, base) if p.source else ""
             cat = category(p.kind)
             st = STYLES[cat]
-            label = op_label(p.op_type, p.op) if p.op else NO_OP
+            label = _op_name(p, names) if p.op else NO_OP
             shown = label if not p.op or p.op != previous else "″"
             previous = p.op
             it = QTreeWidgetItem([f"{st.marker} {p.kind}", shown, where, p.message])
             it.setForeground(0, QBrush(QColor(text_color(cat))))
             it.setToolTip(0, f"{p.severity}: {st.label}")
-            it.setToolTip(1, f"{p.op_type} {p.op}".strip() if p.op else
+            it.setToolTip(1, f"{p.op_type} {p.op} (TensorFlow's name)" if p.op else
                           "Not at one op" + (f": about {', '.join(p.variables)}" if p.variables else ""))
             if shown != label or not p.op:
                 it.setForeground(1, QBrush(QColor("#8A8A8A")))
@@ -78,5 +89,5 @@ class ProblemsPanel(Tree):
             if p.source:
                 it.setToolTip(2, f"{p.source.file}:{p.source.line}")
             it.setData(0, ROLE, p)
-            it.setData(1, Qt.UserRole + 1, label)
+            it.setData(1, Qt.ItemDataRole.UserRole + 1, label)
             self.addTopLevelItem(it)

@@ -49,15 +49,19 @@ def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:
         if test(v.name, v.tf_name):
             out.append(("variable", f"var:{v.name}", v.name, f"{v.tf_name} · {v.status}"))
     for o in report.graph.ops:
-        if not o.is_variable and test(o.name, o.type, o.id):
-            out.append(("op", o.id, o.name, o.type))
+        if o.is_variable:
+            continue
+        shown = hierarchy.display_name(o.id) if hierarchy is not None else o.label or o.name
+        if test(shown, o.name, o.type, o.id):
+            where = hierarchy.where(o.id) if hierarchy is not None else ""
+            out.append(("op", o.id, shown, f"{o.type} in {where}" if where else o.type))
     return out
 
 
 class SearchPanel(QWidget):
     def __init__(self, window, parent=None):
         super().__init__(parent)
-        self.window = window
+        self.main_window = window  # not ``window``: QWidget.window() is the top-level widget
         self.field = QLineEdit(placeholderText="Find layers, variables and ops: name, type or /regex/")
         self.field.setClearButtonEnabled(True)
         self.field.textChanged.connect(self.refresh)
@@ -66,7 +70,7 @@ class SearchPanel(QWidget):
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.setAlternatingRowColors(True)
-        self.list.setTextElideMode(Qt.ElideMiddle)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.list.header().resizeSection(0, 70)
         self.list.header().resizeSection(1, 260)
         self.list.itemActivated.connect(lambda it, _c: self.go(it))
@@ -80,29 +84,30 @@ class SearchPanel(QWidget):
 
     def refresh(self) -> None:
         self.list.clear()
-        view = self.window.graph.view
-        hits = search(self.window.report, view.h, self.field.text())
+        view = self.main_window.graph.view
+        hits = search(self.main_window.report, view.h, self.field.text())
         for kind, nid, name, detail in hits[:MAX_RESULTS]:
             it = QTreeWidgetItem([kind, name, detail])
             it.setForeground(0, QBrush(QColor(KIND_COLOR[kind])))
-            it.setToolTip(1, name)
-            it.setData(0, Qt.UserRole, (kind, nid))
+            it.setToolTip(1, f"{name}\nTensorFlow's name: {nid}" if kind == "op" and nid != name else name)
+            it.setData(0, Qt.ItemDataRole.UserRole, (kind, nid))
             self.list.addTopLevelItem(it)
         more = len(hits) - MAX_RESULTS
         if more > 0:
             self.list.addTopLevelItem(QTreeWidgetItem(["", f"… {more} more: type more of the name", ""]))
 
     def _enter(self) -> None:
-        if self.list.topLevelItemCount():
-            self.list.setCurrentItem(self.list.topLevelItem(0))
-            self.go(self.list.topLevelItem(0))
+        first = self.list.topLevelItem(0)  # None when the list is empty
+        if first is not None:
+            self.list.setCurrentItem(first)
+            self.go(first)
 
     def go(self, it: QTreeWidgetItem) -> None:
-        data = it.data(0, Qt.UserRole)
+        data = it.data(0, Qt.ItemDataRole.UserRole)
         if not data:
             return
         kind, nid = data
-        w = self.window
+        w = self.main_window
         if kind == "variable":
             w.variables.select_name(nid[4:])
         elif kind == "op":
@@ -172,24 +177,24 @@ class GraphKeys(QObject):
         return True
 
     def eventFilter(self, obj, e) -> bool:  # noqa: N802 - Qt's name
-        if e.type() != QEvent.KeyPress or self.view.h is None:
+        if e.type() != QEvent.Type.KeyPress or self.view.h is None:
             return False
         k, v = e.key(), self.view
-        if k in (Qt.Key_Down, Qt.Key_Right):
+        if k in (Qt.Key.Key_Down, Qt.Key.Key_Right):
             return self.move(True)
-        if k in (Qt.Key_Up, Qt.Key_Left):
+        if k in (Qt.Key.Key_Up, Qt.Key.Key_Left):
             return self.move(False)
-        if k in (Qt.Key_Plus, Qt.Key_Equal):
+        if k in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
             v.zoom_by(1.25)
             return True
-        if k in (Qt.Key_Minus, Qt.Key_Underscore):
+        if k in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
             v.zoom_by(0.8)
             return True
         nid = self.selected()
-        if k in (Qt.Key_Return, Qt.Key_Enter) and nid in v.h.groups and nid not in v.expanded:
+        if k in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and nid in v.h.groups and nid not in v.expanded:
             v.toggle_group(nid)
             return True
-        if k == Qt.Key_Backspace and nid:
+        if k == Qt.Key.Key_Backspace and nid:
             gid = nid if nid in v.h.groups and nid in v.expanded else v.h.parent.get(nid)
             if gid and gid != ROOT:
                 v.toggle_group(gid)
@@ -203,13 +208,13 @@ class GraphKeys(QObject):
 def install_navigation(window) -> SearchPanel:
     """The Search dock (tabbed with Details) and the graph's keys."""
     panel = SearchPanel(window)
-    dock = add_dock(window, "Search", panel, Qt.RightDockWidgetArea, beside="Details")
+    dock = add_dock(window, "Search", panel, Qt.DockWidgetArea.RightDockWidgetArea, beside="Details")
     window.docks["Details"].raise_()
 
     def focus() -> None:
         dock.show()
         dock.raise_()
-        panel.field.setFocus(Qt.ShortcutFocusReason)
+        panel.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
         panel.field.selectAll()
     QShortcut(QKeySequence("Ctrl+Shift+F"), window, focus)
     window.variables.reportSet.connect(panel.refresh)

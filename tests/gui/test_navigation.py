@@ -30,9 +30,11 @@ def test_search_lists_layers_variables_and_ops(qtbot, window):
             for i in range(panel.list.topLevelItemCount())]
     kinds = {k for k, _ in rows}
     assert kinds == {"layer", "variable", "op"}, rows
-    assert ("op", "dense/MatMul") in rows and ("variable", "w") in rows
-    op_row = next(panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount())
-                  if panel.list.topLevelItem(i).text(1) == "dense/Relu")
+    # an op by the name its box shows, with the layer that holds it; TensorFlow's in the tooltip
+    assert ("op", "MatMul") in rows and ("variable", "w") in rows
+    items = [panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount())]
+    op_row = next(it for it in items if it.text(1) == "Relu")
+    assert op_row.text(2) == "Relu in dense" and "dense/Relu" in op_row.toolTip(1)
     panel.go(op_row)
     assert [i.node_id for i in window.graph.view.scene().selectedItems()] == ["dense/Relu"]
     panel.field.setText("/^zzz/")

@@ -78,4 +78,4 @@ def test_problems_name_each_op_once(qapp):
     p.set_report(Report(script="/x/m.py", target="loss", problems=probs))
     col = [p.topLevelItem(i).text(1) for i in range(3)]
     assert col == ["Svd", "″", "StopGradient"]
-    assert p.topLevelItem(1).toolTip(1) == "Svd f/Svd"
+    assert p.topLevelItem(1).toolTip(1) == "Svd f/Svd (TensorFlow's name)"

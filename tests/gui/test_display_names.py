@@ -1,0 +1,39 @@
+"""One name per thing: the graph, Problems, the path, Search and Copy name all give a
+captured tensor and a variable the same display name; TensorFlow's name is secondary."""
+
+from __future__ import annotations
+
+from conftest import EXAMPLES, run_analysis
+
+from app.graph.context_menu import full_name, tf_name
+from app.panels.search import search
+
+SEED2 = EXAMPLES / "seed2_frozen_copy.py"
+
+
+def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window):
+    run_analysis(qtbot, window, SEED2)
+    assert window.last_error is None, window.last_error
+    view = window.graph.view
+    h = view.h
+    copy = "model.layers[0].weights2"  # the attribute the script holds the frozen copy at
+    (op_id,) = [o for o, op in h.ops.items() if op.label == copy]
+    assert h.ops[op_id].name != copy  # TensorFlow calls it something else (``.../MatMul/b``)
+    # the graph's box
+    assert h.title(op_id) == h.display_name(op_id) == copy
+    # Problems: the op column, TensorFlow's name in its tooltip only
+    rows = [window.problems.topLevelItem(i) for i in range(window.problems.topLevelItemCount())]
+    (row,) = [r for r in rows if r.data(0, 0x0100).op == op_id]
+    assert row.text(1) == copy and h.ops[op_id].name in row.toolTip(1)
+    # Search finds it by its display name, and shows that name
+    hits = [hit for hit in search(window.report, h, "weights2") if hit[1] == op_id]
+    assert hits and hits[0][2] == copy
+    # Copy name gives the same name; TensorFlow's is offered beside it
+    assert full_name(view, op_id) == copy and tf_name(view, op_id) == h.ops[op_id].name
+    # the variable: its Python path in Variables, the graph, the path's header and Copy name
+    var = window.report.variables[0]
+    assert window.variables.select_name(var.name)
+    assert h.display_name(f"var:{var.name}") == var.name == full_name(view, f"var:{var.name}")
+    text = window.details.toPlainText()
+    assert text.splitlines()[0] == f"Gradient path of {var.name}"
+    assert copy in text  # the hop through the frozen copy, by the same name
