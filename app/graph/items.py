@@ -18,7 +18,7 @@ from app.graph.palette import QUIET, STYLES, badge_text, category, magnitude_pen
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
 _SMALL = QFont("Sans", 7)
-_BOLD = QFont("Sans", 9, QFont.Bold)
+_BOLD = QFont("Sans", 9, QFont.Weight.Bold)
 
 
 class Tile(QGraphicsItem):
@@ -27,8 +27,8 @@ class Tile(QGraphicsItem):
     def __init__(self, rect: QRectF):
         super().__init__()
         self._rect = rect
-        self.setFlag(QGraphicsItem.ItemHasNoContents, True)
-        self.setFlag(QGraphicsItem.ItemClipsChildrenToShape, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsChildrenToShape, True)
 
     def boundingRect(self) -> QRectF:
         return self._rect
@@ -51,7 +51,7 @@ class NodeItem(QGraphicsItem):
         self.title, self.subtitle = title, subtitle
         self.status, self.on_path, self.badges = status, on_path, badges or {}
         self.highlight = False
-        self.setFlag(QGraphicsItem.ItemIsSelectable, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setToolTip(tooltip)
         cat = category(status)
         if kind == "target":
@@ -105,21 +105,23 @@ class NodeItem(QGraphicsItem):
             painter.drawRoundedRect(r, 4, 4)
         if sel:
             painter.setPen(QPen(QColor("#FFC107"), 1.5))
-            painter.setBrush(Qt.NoBrush)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6)
         painter.setPen(self._text)
         painter.setFont(_BOLD if self.kind in ("group", "target") else _FONT)
         tr = r.adjusted(8, 3, -22 if self._marker else -8, -r.height() / 2)
-        painter.drawText(tr, Qt.AlignLeft | Qt.AlignBottom,
-                         painter.fontMetrics().elidedText(self.title, Qt.ElideMiddle, int(tr.width())))
+        painter.drawText(tr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
+                         path_elided(self.title, QFontMetricsF(painter.font()), tr.width()))
         painter.setFont(_SMALL)
         sr = r.adjusted(8, r.height() / 2 + 1, -8, -2)
-        painter.drawText(sr, Qt.AlignLeft | Qt.AlignTop,
-                         painter.fontMetrics().elidedText(self.subtitle, Qt.ElideRight, int(sr.width())))
+        painter.drawText(sr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                         painter.fontMetrics().elidedText(self.subtitle, Qt.TextElideMode.ElideRight,
+                                                          int(sr.width())))
         if self._marker:
             painter.setPen(self._border.color())
             painter.setFont(_BOLD)
-            painter.drawText(QRectF(r.right() - 22, r.top() + 2, 20, 16), Qt.AlignCenter, self._marker)
+            painter.drawText(QRectF(r.right() - 22, r.top() + 2, 20, 16), Qt.AlignmentFlag.AlignCenter,
+                             self._marker)
         if self.badges:
             x = r.right() - 6
             painter.setFont(_SMALL)
@@ -127,12 +129,26 @@ class NodeItem(QGraphicsItem):
                 bw = 26
                 x -= bw
                 br = QRectF(x, r.bottom() - 17, bw - 3, 13)
-                painter.setPen(Qt.NoPen)
+                painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(QColor(STYLES[cat].color))
                 painter.drawRoundedRect(br, 6, 6)
                 painter.setPen(QColor("black") if cat in ("off_path", "zero", "starved", "muted")
                                else QColor("white"))
-                painter.drawText(br, Qt.AlignCenter, badge_text(cat, n))
+                painter.drawText(br, Qt.AlignmentFlag.AlignCenter, badge_text(cat, n))
+
+
+def path_elided(title: str, fm: QFontMetricsF, width: float) -> str:
+    """``title`` within ``width``, a Python path losing its head first: the variable's own
+    name (``trainable_variables[0]``, ``weights2``) is what tells two boxes apart, so it
+    stays whole while anything of the path before it fits (``model.lay…trainable_variables[0]``)."""
+    if fm.horizontalAdvance(title) <= width:
+        return title
+    cut = max(title.rfind("."), title.rfind("/")) + 1
+    head, tail = title[:cut], title[cut:]
+    room = width - fm.horizontalAdvance(tail)
+    if head and room >= fm.horizontalAdvance("…"):
+        return fm.elidedText(head, Qt.TextElideMode.ElideRight, room) + tail
+    return fm.elidedText(title, Qt.TextElideMode.ElideMiddle, width)
 
 
 def frame_title(title: str, width: float, metrics: QFontMetricsF | None = None) -> str:
@@ -143,7 +159,7 @@ def frame_title(title: str, width: float, metrics: QFontMetricsF | None = None) 
     for text in ("▾ " + title, "▾ " + title.split("  ·  ")[0]):
         if fm.horizontalAdvance(text) <= width:
             return text
-    return fm.elidedText("▾ " + title.split("  ·  ")[0], Qt.ElideMiddle, width)
+    return fm.elidedText("▾ " + title.split("  ·  ")[0], Qt.TextElideMode.ElideMiddle, width)
 
 
 class FrameItem(QGraphicsItem):
@@ -159,9 +175,9 @@ class FrameItem(QGraphicsItem):
         self._fill = QColor(250, 246, 236) if is_function else QColor(242, 245, 249)
         self._pen = QPen(QColor("#A08850") if is_function else QColor("#9AA6B2"), 1.2)
         if not is_function:
-            self._pen.setStyle(Qt.DashLine)
+            self._pen.setStyle(Qt.PenStyle.DashLine)
         self.setToolTip(f"{title} — double-click the title to collapse")
-        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-1, -1, 1, 1)
@@ -177,7 +193,8 @@ class FrameItem(QGraphicsItem):
             painter.setPen(QColor("#505050"))
             painter.setFont(_BOLD)
             box = self._rect.adjusted(10, 3, -10, 0)
-            painter.drawText(box, Qt.AlignLeft | Qt.AlignTop, frame_title(self.title, box.width()))
+            painter.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                             frame_title(self.title, box.width()))
 
 
 class EdgeBatch(QGraphicsPathItem):
@@ -186,10 +203,10 @@ class EdgeBatch(QGraphicsPathItem):
     def __init__(self, path: QPainterPath, pen: QPen, z: float):
         super().__init__(path)
         self.setPen(pen)
-        self.setBrush(QBrush(Qt.NoBrush))
+        self.setBrush(QBrush(Qt.BrushStyle.NoBrush))
         self.setZValue(z)
-        self.setAcceptedMouseButtons(Qt.NoButton)
-        self.setFlag(QGraphicsItem.ItemIsSelectable, False)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, False)
 
 
 class ProblemMarks(QGraphicsItem):
@@ -206,7 +223,7 @@ class ProblemMarks(QGraphicsItem):
         for r, _ in marks:
             self._rect = self._rect.united(r)
         self.setZValue(20)
-        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self._colors = {c: QColor(STYLES[c].color) for _, c in marks}
         self._margin = 0.0
 

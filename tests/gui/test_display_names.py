@@ -21,6 +21,14 @@ def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window)
     assert h.ops[op_id].name != copy  # TensorFlow calls it something else (``.../MatMul/b``)
     # the graph's box
     assert h.title(op_id) == h.display_name(op_id) == copy
+    # ... whole: its box is widened to hold it, not elided
+    from PySide6.QtGui import QFontMetricsF
+
+    from app.graph.items import _FONT
+
+    view.reveal(op_id)
+    box = view.node_items[op_id]
+    assert box._rect.width() >= QFontMetricsF(_FONT).horizontalAdvance(copy) + 30
     # Problems: the op column, TensorFlow's name in its tooltip only
     rows = [window.problems.topLevelItem(i) for i in range(window.problems.topLevelItemCount())]
     (row,) = [r for r in rows if r.data(0, 0x0100).op == op_id]
@@ -37,3 +45,19 @@ def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window)
     text = window.details.toPlainText()
     assert text.splitlines()[0] == f"Gradient path of {var.name}"
     assert copy in text  # the hop through the frozen copy, by the same name
+
+
+def test_a_long_python_path_keeps_the_variables_own_name_whole(qapp):
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from app.graph.items import path_elided
+
+    fm = QFontMetricsF(QFont())
+    name = "model.layers[0].trainable_variables[0]"
+    width = fm.horizontalAdvance("model.layers[0].trainable_v")
+    shown = path_elided(name, fm, width)
+    assert shown.endswith("trainable_variables[0]") and shown.startswith("mo") and "…" in shown
+    assert fm.horizontalAdvance(shown) <= width
+    assert path_elided("weights2", fm, 1000) == "weights2"
+    tiny = path_elided(name, fm, fm.horizontalAdvance("trainable"))  # not even its name fits
+    assert "…" in tiny and fm.horizontalAdvance(tiny) <= fm.horizontalAdvance("trainable")

@@ -18,9 +18,22 @@ from app.graph.hierarchy import ROOT, Hierarchy
 from app.graph.layout import dot_order, layered
 
 OP_SIZE = (170.0, 38.0)
+#: the widest a box grows to hold a Python path (a variable, a captured tensor) whole
+NAMED_MAX_W = 300.0
+#: the title font's mean advance per character, and the box's margins and marker beside it
+CHAR_W, TITLE_MARGIN = 7.0, 34.0
 GROUP_SIZE = (200.0, 54.0)
 PAD = 14.0
 TITLE = 24.0
+
+
+def op_size(h: Hierarchy, node: str) -> tuple[float, float]:
+    """An op's box; one the user named (a variable, a captured tensor) is widened to fit its
+    Python path, up to :data:`NAMED_MAX_W`, so the name a user looks for is not elided."""
+    if node not in h.ops or not h.user_named(node):
+        return OP_SIZE
+    want = TITLE_MARGIN + CHAR_W * len(h.title(node))
+    return (min(NAMED_MAX_W, max(OP_SIZE[0], want)), OP_SIZE[1])
 
 
 @dataclass
@@ -118,7 +131,7 @@ class GraphLayout:
 
         def size(node: str) -> tuple[float, float]:
             if node not in self.h.groups:
-                return OP_SIZE
+                return op_size(self.h, node)
             if node != ROOT and node not in expanded:
                 return GROUP_SIZE
             o = self.ordering(node, only_path)
