@@ -41,6 +41,7 @@ check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check tfviz app tests
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: $(STAMP) graphviz lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

@@ -75,16 +75,16 @@ class AnalysisBar(QToolBar):
         self.setObjectName("toolbar_analysis")
         self.setMovable(False)
         self.setFloatable(False)
-        self.setContextMenuPolicy(Qt.PreventContextMenu)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.PreventContextMenu)
 
         self.combo = QComboBox()
-        self.combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.setToolTip("What to differentiate: the program's gradient step, as it runs,"
                               " or one of the script's functions that return a loss")
         self.combo.activated.connect(self._activated)
         self._all_targets: list[str] = []
         self.what = QLabel()  # in place of the combo when there is nothing to choose
-        self.what.setTextFormat(Qt.PlainText)
+        self.what.setTextFormat(Qt.TextFormat.PlainText)
         self.what.setStyleSheet("font-weight: bold")
         self.what.setToolTip("This script defines no function that returns a loss, so tfviz runs it"
                              " as a program and diagnoses its gradient step")
@@ -93,7 +93,7 @@ class AnalysisBar(QToolBar):
         self.args_edit.setClearButtonEnabled(True)
         self.args_edit.setMinimumWidth(280)
         self.args_edit.setMaximumWidth(560)
-        self.args_edit.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.args_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.args_edit.setToolTip("The program's command line, as in python SCRIPT ARGS."
                                   " Press Enter to run it again; remembered for this script.")
         self.args_edit.returnPressed.connect(self.programChanged)
@@ -139,7 +139,8 @@ class AnalysisBar(QToolBar):
         if rest:
             self.combo.addItem(f"more… ({len(rest)})", MORE)
             self.combo.setItemData(self.combo.count() - 1,
-                                   "Other functions of the script: " + ", ".join(rest), Qt.ToolTipRole)
+                                   "Other functions of the script: " + ", ".join(rest),
+                                   Qt.ItemDataRole.ToolTipRole)
         i = 0 if program else max(0, self.combo.findData(target or ""))
         self.combo.setCurrentIndex(i)
         self._last = self.combo.currentData()

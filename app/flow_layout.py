@@ -36,7 +36,7 @@ class FlowLayout(QLayout):
         return self._items.pop(i) if 0 <= i < len(self._items) else None
 
     def expandingDirections(self):  # noqa: N802
-        return Qt.Orientations(0)
+        return Qt.Orientation(0)
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802
         return True
@@ -94,5 +94,5 @@ class FlowLayout(QLayout):
 
 def fixed(widget):
     """Give ``widget`` its preferred size in a flow layout (no stretching)."""
-    widget.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
+    widget.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
     return widget

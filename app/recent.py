@@ -7,8 +7,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from app.start_page import recent_label
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMenu
+
+    from app.start_page import StartPage
 
 MAX_RECENT = 10
 
@@ -16,8 +23,16 @@ MAX_RECENT = 10
 class RecentFiles:
     """The recent-files list of the File menu and of the start page."""
 
+    if TYPE_CHECKING:  # the window's
+        settings: QSettings
+        start: StartPage
+        recent_menu: QMenu
+
+        def open_script(self, path: str | None, target: str | None = None, *, run: bool = False,
+                        args: list[str] | None = None, step: int | None = None) -> None: ...
+
     def recent_files(self) -> list[str]:
-        v = self.settings.value("recent", [])
+        v: Any = self.settings.value("recent", [])  # a list, or one path, as QSettings reads it back
         v = [v] if isinstance(v, str) else list(v or [])
         return [p for p in v if os.path.exists(p)]
 
@@ -31,5 +46,5 @@ class RecentFiles:
         self.start.set_recent(files)
         self.recent_menu.clear()
         for p in files:
-            self.recent_menu.addAction(recent_label(p), lambda p=p: self.open_script(p))
+            self.recent_menu.addAction(recent_label(p), lambda p=p: self.open_script(p))  # type: ignore[misc]
         self.recent_menu.setEnabled(bool(files))

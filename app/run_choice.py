@@ -9,15 +9,37 @@ mixin of :class:`app.window.MainWindow`; it uses the window's ``bar``, ``setting
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from app.analysis_bar import PROGRAM, step_name
 from app.panels.source_view import MAX_SOURCE_BYTES
 from tfviz.report import Report
 from tfviz.safefile import read_regular
 
+if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QLabel
+
+    from app.analysis_bar import AnalysisBar
+
 
 class RunChoice:
     """The analysis bar's side of the window: target or program, arguments, step."""
+
+    if TYPE_CHECKING:  # the window's
+        bar: AnalysisBar
+        settings: QSettings
+        stage: QLabel
+        report: Report | None
+        script: str | None
+        target: str | None
+        args: list[str]
+        step: int
+        mode: str
+        named_targets: list[str]
+
+        def open_script(self, path: str | None, target: str | None = None, *, run: bool = False,
+                        args: list[str] | None = None, step: int | None = None) -> None: ...
 
     def saved_args(self, path: str) -> list[str]:
         """The arguments last used for the program at ``path`` (kept across restarts)."""
@@ -39,6 +61,7 @@ class RunChoice:
 
     def _read_script(self) -> str:
         """The script's text, read without ever waiting on it (a FIFO, ``/proc/kmsg``)."""
+        assert self.script is not None  # read only once a script is open
         try:
             return read_regular(self.script, MAX_SOURCE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError):
@@ -81,6 +104,7 @@ class RunChoice:
 
     def _take_program_fields(self) -> bool:
         """Arguments and step from the bar; False (and says why) when the arguments don't parse."""
+        assert self.script is not None  # the bar shows the program's fields only for an open script
         try:
             args = self.bar.args()
         except ValueError as exc:  # an unclosed quote

@@ -161,12 +161,12 @@ class SavedLoad(QObject):
         self.outcome = ""  # "shown", "refused" or "cancelled" once finished
         self.error: str | None = None
         self.reader = _Reader(path, window)  # the window waits for it before it goes (end_loads)
-        self.reader.progressed.connect(self._progress, Qt.QueuedConnection)
-        self.reader.loaded.connect(self._loaded, Qt.QueuedConnection)
-        self.reader.failed.connect(self._failed, Qt.QueuedConnection)
+        self.reader.progressed.connect(self._progress, Qt.ConnectionType.QueuedConnection)
+        self.reader.loaded.connect(self._loaded, Qt.ConnectionType.QueuedConnection)
+        self.reader.failed.connect(self._failed, Qt.ConnectionType.QueuedConnection)
         self.dialog = QProgressDialog(f"Opening {os.path.basename(path)}…", "Cancel", 0, 100, window)
         self.dialog.setWindowTitle("Opening saved analysis")
-        self.dialog.setWindowModality(Qt.WindowModal)
+        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(400)  # a small file opens without a dialog flashing up
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
@@ -255,7 +255,8 @@ def _show(window, path: str, report: Report, quiet: bool) -> str | None:
 def _refuse(window, message: str, quiet: bool) -> str:
     window.stage.setText("Could not open the saved analysis")
     if not quiet:
-        box = QMessageBox(QMessageBox.Warning, "Cannot open analysis", message, QMessageBox.Ok, window)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open analysis", message,
+                          QMessageBox.StandardButton.Ok, window)
         box.open()  # not modal to the event loop: nothing waits on it
     return message
 

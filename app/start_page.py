@@ -77,11 +77,11 @@ class StartPage(QWidget):
         self.recent = QListWidget()
         for lst in (self.examples, self.recent):
             lst.setWordWrap(True)  # long descriptions wrap instead of needing a side scroll
-            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-            lst.itemActivated.connect(lambda it: self.openRequested.emit(it.data(Qt.UserRole)))
+            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            lst.itemActivated.connect(lambda it: self.openRequested.emit(it.data(Qt.ItemDataRole.UserRole)))
         for p in bundled_examples():
             it = QListWidgetItem(f"{p.name}\n    {_first_doc_line(p)}")
-            it.setData(Qt.UserRole, str(p))
+            it.setData(Qt.ItemDataRole.UserRole, str(p))
             it.setToolTip(str(p))
             self.examples.addItem(it)
         if not self.examples.count():
@@ -95,17 +95,17 @@ class StartPage(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(40, 30, 40, 30)
         lay.addWidget(title)
-        lay.addWidget(browse, 0, Qt.AlignLeft)
+        lay.addWidget(browse, 0, Qt.AlignmentFlag.AlignLeft)
         lay.addLayout(cols, 1)
 
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()
         for p in paths:
             it = QListWidgetItem(recent_label(p))
-            it.setData(Qt.UserRole, p)
+            it.setData(Qt.ItemDataRole.UserRole, p)
             it.setToolTip(p)
             self.recent.addItem(it)
         if not paths:
             it = QListWidgetItem("(nothing opened yet)")
-            it.setFlags(Qt.NoItemFlags)
+            it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.recent.addItem(it)

@@ -18,13 +18,16 @@ import html
 import os
 import shlex
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QProgressBar,
     QPushButton,
     QStackedWidget,
@@ -60,6 +63,8 @@ LAYOUT_VERSION = 3  # 3: the Overview dock below Details
 
 
 class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
+    _sweep_tab_bars: Callable[[], None]  # set by keep_tab_bars_clean
+
     def __init__(self, pool: WorkerPool | None = None):
         super().__init__()
         self.setWindowTitle("tfviz")
@@ -101,7 +106,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.bar.choiceMade.connect(self._choice_made)
         self.bar.programChanged.connect(self._program_changed)
         self.bar.hide()
-        self.addToolBar(Qt.TopToolBarArea, self.bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.bar)
         self.target_combo = self.bar.combo
         self.banner.locationClicked.connect(lambda f, ln: self.source.mark_line(ln, f))
         self.start = StartPage()
@@ -128,16 +133,16 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.source = SourceView()
         self.details = DetailsPanel()
         self.log = LogPanel()
-        self.docks = {}
+        self.docks: dict[str, QDockWidget] = {}
         # Source and Details on the right, the two lists side by side at the bottom: every
         # column of the Variables list is visible and the graph keeps most of the window.
-        for name, w, area in (("Source", self.source, Qt.RightDockWidgetArea),
-                              ("Details", self.details, Qt.RightDockWidgetArea),
-                              ("Variables", self.variables.box, Qt.BottomDockWidgetArea),
-                              ("Problems", self.problems, Qt.BottomDockWidgetArea),
-                              ("Log", self.log, Qt.BottomDockWidgetArea)):
+        for name, w, area in (("Source", self.source, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Variables", self.variables.box, Qt.DockWidgetArea.BottomDockWidgetArea),
+                              ("Problems", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea),
+                              ("Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea)):
             add_dock(self, name, w, area)
-        self.splitDockWidget(self.docks["Variables"], self.docks["Problems"], Qt.Horizontal)
+        self.splitDockWidget(self.docks["Variables"], self.docks["Problems"], Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
         self.docks["Problems"].raise_()
         self._sized = False
@@ -169,12 +174,12 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             return
         w, h = max(self.width(), 800), max(self.height(), 600)
         side = int(min(440, max(300, w * 0.27)))
-        self.resizeDocks([self.docks["Source"]], [side], Qt.Horizontal)
+        self.resizeDocks([self.docks["Source"]], [side], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Variables"], self.docks["Problems"]],
-                         [int(w * 0.42), int(w * 0.58)], Qt.Horizontal)
-        self.resizeDocks([self.docks["Variables"]], [int(min(190, h * 0.22))], Qt.Vertical)
+                         [int(w * 0.42), int(w * 0.58)], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Variables"]], [int(min(190, h * 0.22))], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["Source"], self.docks["Details"], self.docks["Overview"]],
-                         [int(h * 0.36), int(h * 0.40), int(h * 0.24)], Qt.Vertical)
+                         [int(h * 0.36), int(h * 0.40), int(h * 0.24)], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         def act(menu, text, slot, key=None, tip=""):
@@ -187,7 +192,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             return a
 
         f = self.menuBar().addMenu("&File")
-        act(f, "&Open…", self.browse, QKeySequence.Open)
+        act(f, "&Open…", self.browse, QKeySequence.StandardKey.Open)
         install_save_action(self, f)
         install_export_action(self, f)
         self.recent_menu = f.addMenu("Open &Recent")
@@ -209,7 +214,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         v.addAction(self.graph.only_path.text(), self.graph.only_path.toggle)
         v.addAction(self.graph.magnitude.text(), self.graph.magnitude.toggle)
         v.addSeparator()
-        self.view_menu = v  # each dock's toggle is added once all docks exist (__init__)
+        self.view_menu: QMenu = v  # each dock's toggle is added once all docks exist (__init__)
 
     # -- settings -----------------------------------------------------------------
     def _restore(self) -> None:
@@ -284,6 +289,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self._debounce.start()
 
     def _start(self) -> None:
+        assert self.script is not None  # open_script and reload start only with a script open
         self.cancel(quiet=True)
         self.banner.hide()
         self.last_error = None

@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
@@ -91,7 +92,7 @@ class Worker(QObject):
 
     # -- the kept session (see tfviz.worker and docs/jacobian.md) --------------------
     def session_alive(self) -> bool:
-        return self.answered and self.proc.state() != QProcess.NotRunning
+        return self.answered and self.proc.state() != QProcess.ProcessState.NotRunning
 
     def _send(self, msg: dict) -> int:
         self._next_id += 1
@@ -104,7 +105,7 @@ class Worker(QObject):
                          mode: str = "auto", budget_mb: float | None = None) -> int:
         """Ask for J(of, wrt) (or the chain-rule split through ``via``); returns the request id.
         Answers: ``jacobian_progress``, then ``jacobian`` or ``jacobian_error``."""
-        msg = {"cmd": "jacobian", "of": of or "target", "wrt": wrt, "via": via or None,
+        msg: dict[str, Any] = {"cmd": "jacobian", "of": of or "target", "wrt": wrt, "via": via or None,
                "out_range": out_range, "in_range": in_range, "mode": mode}
         if budget_mb is not None:
             msg["budget_mb"] = budget_mb
@@ -119,21 +120,21 @@ class Worker(QObject):
 
     def close_session(self) -> None:
         """End the kept session: close the request pipe; the worker exits on its own."""
-        if self.proc.state() != QProcess.NotRunning:
+        if self.proc.state() != QProcess.ProcessState.NotRunning:
             self.proc.closeWriteChannel()
             QTimer.singleShot(5000, self.kill)  # a worker stuck in a request goes anyway
 
     def exit_error(self) -> dict:
         """How the process ended, as an error dict (for a session that ended mid-request)."""
         code, status = self._exit or (0, None)
-        return ended_error(-code if status == QProcess.CrashExit else code,
+        return ended_error(-code if status == QProcess.ExitStatus.CrashExit else code,
                            self.stderr_tail().splitlines())
 
     def kill(self) -> None:
         """End the worker and every process the user's program started."""
         self.cancelled = True
         end_group(self._group)
-        if self.proc.state() != QProcess.NotRunning:
+        if self.proc.state() != QProcess.ProcessState.NotRunning:
             self.proc.kill()
 
     def _on_started(self) -> None:
@@ -143,14 +144,14 @@ class Worker(QObject):
         return bytes(self._err[-limit:]).decode("utf-8", "replace")
 
     def _on_stderr(self) -> None:
-        data = bytes(self.proc.readAllStandardError())
+        data = bytes(self.proc.readAllStandardError())  # type: ignore[call-overload]  # a buffer
         self._err += data
         del self._err[:-200_000]
         if self.busy and data:
             self.log.emit("stderr", data.decode("utf-8", "replace"))
 
     def _on_stdout(self) -> None:
-        self._consume(bytes(self.proc.readAllStandardOutput()))
+        self._consume(bytes(self.proc.readAllStandardOutput()))  # type: ignore[call-overload]  # a buffer
 
     def _consume(self, chunk: bytes) -> None:
         """Frame JSON lines; only the new chunk is searched for line ends.
@@ -256,7 +257,7 @@ class Worker(QObject):
             self.names.emit(msg.get("id"), list(msg.get("names") or []))
 
     def _on_error(self, err) -> None:
-        if err == QProcess.FailedToStart:
+        if err == QProcess.ProcessError.FailedToStart:
             self.crashed.emit({"message": f"the analysis worker could not start: {self.proc.errorString()}"})
             self.finished.emit()
 
@@ -276,10 +277,11 @@ class Worker(QObject):
             self._report_exit()
 
     def _report_exit(self) -> None:
+        assert self._exit is not None  # called once the process has finished
         code, status = self._exit
         if not self.answered and not self.cancelled:
             # A signal ends a crashed process; ended_error takes it as a negative status.
-            self.crashed.emit(ended_error(-code if status == QProcess.CrashExit else code,
+            self.crashed.emit(ended_error(-code if status == QProcess.ExitStatus.CrashExit else code,
                                           self.stderr_tail().splitlines()))
         self.finished.emit()
 
@@ -290,14 +292,17 @@ def decode_jacobian(msg: dict) -> dict:
     GUI thread never decodes base64; large answers run this on the parse thread."""
     if msg.get("chain") is not None:
         split = ChainSplit.from_dict(msg["chain"])
+        # the decoded arrays ride on the dataclasses as attributes of their own
         for j in (split.j_yh, split.j_hx, split.j_yx):
-            j._array = j.array()
-        split._product = split.product.to_numpy() if split.product is not None else None
-        split._tf_gradients = split.tf_gradients.to_numpy() if split.tf_gradients is not None else None
+            j._array = j.array()  # type: ignore[attr-defined]
+        split._product = (  # type: ignore[attr-defined]
+            split.product.to_numpy() if split.product is not None else None)
+        split._tf_gradients = (  # type: ignore[attr-defined]
+            split.tf_gradients.to_numpy() if split.tf_gradients is not None else None)
         msg["decoded"] = split
     else:
         j = Jacobian.from_dict(msg.get("result") or {})
-        j._array = j.array()
+        j._array = j.array()  # type: ignore[attr-defined]
         msg["decoded"] = j
     msg.pop("result", None)
     msg.pop("chain", None)
@@ -318,12 +323,13 @@ class WorkerPool(QObject):
     def _ensure_spare(self) -> None:
         if self._closing or not self.keep_spare:
             return
-        if self._spare is None or self._spare.proc.state() == QProcess.NotRunning:
+        if self._spare is None or self._spare.proc.state() == QProcess.ProcessState.NotRunning:
             self._spare = Worker(self)
 
     def take(self) -> Worker:
         """A worker for one analysis (the warm spare if there is one), and start a new spare."""
-        w = self._spare if self._spare is not None and self._spare.proc.state() != QProcess.NotRunning \
+        w = self._spare if (self._spare is not None
+                            and self._spare.proc.state() != QProcess.ProcessState.NotRunning) \
             else Worker(self)
         self._spare = None
         w.finished.connect(w.deleteLater)

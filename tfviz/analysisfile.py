@@ -71,7 +71,7 @@ MAX_NESTING = 64
 Progress = Callable[[float, str], None]
 
 OP_STATUSES = frozenset({EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED, *KINDS})
-_VOCAB: dict[tuple[str, str], frozenset] = {
+_VOCAB: dict[tuple[str, str], frozenset[str | None]] = {
     ("VariableReport", "status"): frozenset(STATUSES),
     ("VariableReport", "kind"): frozenset({None, *KINDS}),
     ("Problem", "kind"): frozenset(KINDS),
@@ -111,7 +111,7 @@ def analysis_json(report: Report, indent: int | None = None) -> str:
     return json.dumps(analysis_document(report), indent=indent, allow_nan=False)
 
 
-def load_analysis(path: str | os.PathLike, max_bytes: int = MAX_BYTES, *,
+def load_analysis(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, *,
                   progress: Progress | None = None,
                   cancelled: Callable[[], bool] | None = None) -> Report:
     """Read a saved analysis from ``path``; raises :class:`AnalysisFileError`, or
@@ -196,7 +196,7 @@ def _from_document(doc: Any, name: str, run: _Run) -> Report:
     run.total = _check_limits(doc, graph, name)
     run.stage("checking the analysis", _PARSE)
     try:
-        report = _checker(Report)(doc, run)
+        report: Report = _checker(Report)(doc, run)
         _check_graph(report.graph)
     except _Invalid as exc:
         raise AnalysisFileError(f"{name} is not a valid tfviz analysis: {exc}") from None
@@ -204,7 +204,7 @@ def _from_document(doc: Any, name: str, run: _Run) -> Report:
     return report
 
 
-def _check_limits(doc: dict, graph: Any, name: str) -> int:
+def _check_limits(doc: dict[str, Any], graph: Any, name: str) -> int:
     """Refuse a document past the documented limits before any field is checked; the
     number of objects in its long lists (the progress total)."""
     lists = [doc.get("variables"), doc.get("problems"), doc.get("read_not_trained")]
@@ -256,8 +256,9 @@ def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not allowed (norms that are not finite are written as null)")
 
 
-_SPACE = json.decoder.WHITESPACE.match
-_STRING = json.decoder.scanstring
+# Both are the json module's own, left out of its stubs.
+_SPACE = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
+_STRING: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 #: Objects and lists this close to the top are parsed here, key by key and element by
 #: element (the long lists are ``variables`` at depth 1 and ``graph.ops`` at depth 2);
 #: each list element, and everything deeper, by the C scanner in one call.
@@ -270,7 +271,9 @@ def _loads(text: str, run: _Run) -> Any:
     seconds (the window would freeze), and could be neither followed nor cancelled."""
     size = len(text)
     seen = [0]
-    scan = json.JSONDecoder(parse_constant=_no_constant).scan_once  # its key memo is per call
+    # its key memo is per call
+    scan: Callable[[str, int], tuple[Any, int]] = (
+        json.JSONDecoder(parse_constant=_no_constant).scan_once)  # type: ignore[attr-defined]
 
     def err(msg: str, at: int) -> json.JSONDecodeError:
         return json.JSONDecodeError(msg, text, at)
@@ -290,7 +293,7 @@ def _loads(text: str, run: _Run) -> Any:
         except StopIteration as exc:
             raise err("Expecting value", exc.value) from None
 
-    def obj(at: int, depth: int) -> tuple[dict, int]:
+    def obj(at: int, depth: int) -> tuple[dict[str, Any], int]:
         out: dict[str, Any] = {}
         at = _SPACE(text, at).end()
         if text[at:at + 1] == "}":
@@ -311,7 +314,7 @@ def _loads(text: str, run: _Run) -> Any:
                 raise err("Expecting ',' delimiter", at)
             at = _SPACE(text, at + 1).end()
 
-    def arr(at: int) -> tuple[list, int]:
+    def arr(at: int) -> tuple[list[Any], int]:
         out: list[Any] = []
         at = _SPACE(text, at).end()
         if text[at:at + 1] == "]":
@@ -361,7 +364,7 @@ class _Invalid(Exception):
 Check = Callable[[Any, _Run], Any]
 _CHECKERS: dict[Any, Check] = {}
 #: Per dataclass: (field, checker, required, vocabulary) for each field, built once.
-_TABLES: dict[type, tuple[tuple[str, Check, bool, frozenset | None], ...]] = {}
+_TABLES: dict[type, tuple[tuple[str, Check, bool, frozenset[str | None] | None], ...]] = {}
 _ABSENT = object()
 
 
@@ -374,7 +377,7 @@ def _checker(hint: Any) -> Check:
     return check
 
 
-def _table(cls: type) -> tuple[tuple[str, Check, bool, frozenset | None], ...]:
+def _table(cls: type) -> tuple[tuple[str, Check, bool, frozenset[str | None] | None], ...]:
     """``cls``'s field table; its type hints are resolved here, once per class."""
     table = _TABLES.get(cls)
     if table is None:
@@ -410,7 +413,7 @@ def _compile(hint: Any) -> Check:
             raise TypeError(f"unexpected key type {args[0]!r}")
         item = _checker(args[1])
 
-        def mapping(value: Any, run: _Run) -> dict:
+        def mapping(value: Any, run: _Run) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise _Invalid("should be an object")
             out = {}
@@ -454,7 +457,7 @@ def _dataclass(cls: type) -> Check:
 
 
 def _list(item: Check) -> Check:
-    def check(value: Any, run: _Run) -> list:
+    def check(value: Any, run: _Run) -> list[Any]:
         if not isinstance(value, list):
             raise _Invalid("should be a list")
         try:
@@ -469,10 +472,10 @@ def _counted_list(item: Check) -> Check:
     """A long list's checker: slice by slice, each counted (progress, cancelling) and, in
     a document this module parsed itself, released once checked (freeing 100 MB of
     parsed JSON at the end would be one long pause)."""
-    def check(value: Any, run: _Run) -> list:
+    def check(value: Any, run: _Run) -> list[Any]:
         if not isinstance(value, list):
             raise _Invalid("should be a list")
-        out: list = []
+        out: list[Any] = []
         for start in range(0, len(value), _SLICE):
             part = value[start:start + _SLICE]
             try:
@@ -487,7 +490,7 @@ def _counted_list(item: Check) -> Check:
     return check
 
 
-def _locate(values: list, offset: int, item: Check, run: _Run) -> None:
+def _locate(values: list[Any], offset: int, item: Check, run: _Run) -> None:
     """Raise the first element's error with its index (only once a list has failed)."""
     for i, v in enumerate(values):
         try:
@@ -524,7 +527,7 @@ def _int(value: Any, run: _Run) -> int:
 def _float(value: Any, run: _Run) -> float:
     t = type(value)
     if t is float and math.isfinite(value):
-        return value
+        return typing.cast(float, value)
     if t is int and -MAX_INT <= value <= MAX_INT:
         return float(value)
     raise _Invalid("should be a finite number")

@@ -18,7 +18,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from tfviz.procgroup import end_group
 
@@ -39,7 +39,7 @@ class WorkerRun:
                  on_log: Callable[[str, str], None] | None = None,
                  on_stderr: Callable[[str], None] | None = None) -> None:
         self.on_progress, self.on_log, self.on_stderr = on_progress, on_log, on_stderr
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.stderr_tail: deque[str] = deque(maxlen=60)
         self._stderr_thread: threading.Thread | None = None
 
@@ -79,7 +79,7 @@ class WorkerRun:
             elif kind == "log" and self.on_log:
                 self.on_log(str(msg.get("stream", "stdout")), str(msg.get("text", "")))
             elif kind in ("result", "error"):
-                return msg
+                return cast(dict[str, Any], msg)  # a JSON object: it has a "type"
         status = self.proc.wait()
         if self._stderr_thread is not None:
             self._stderr_thread.join(timeout=2)

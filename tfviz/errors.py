@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -33,7 +34,7 @@ class AnalysisError(Exception):
             text += f"\n{self.detail}"
         return text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "message": self.message,
             "file": self.file,

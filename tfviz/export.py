@@ -59,7 +59,7 @@ def verdict(report: Report) -> str:
     'every variable gets a gradient (1)'
     """
     counts = {s: sum(v.status == s for v in report.variables) for s in ("disconnected", "broken")}
-    parts = []
+    parts: list[str] = []
     for status, n in counts.items():
         if n:
             parts.append(f"{n} {status}" if parts else f"{n} variable{'s' * (n != 1)} {status}")
@@ -79,11 +79,11 @@ def kind_of(status: str) -> str:
     return "" if status in (EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED) else status
 
 
-def to_networkx(report: Report) -> nx.MultiDiGraph:
+def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
     """The analysed graph with plain attributes (no None: GraphML has no null), every
     string one XML 1.0 and UTF-8 can hold (:func:`~tfviz.outputs.xml_safe`): an op name
     with an escape sequence or a NUL made the GraphML unparsable and the DOT unwritable."""
-    g = nx.MultiDiGraph()
+    g: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
                            "script": report.script, "target": report.target, "mode": report.mode,
                            "ok": report.ok}))
@@ -125,14 +125,14 @@ def write(report: Report, path: str, fmt: str | None = None) -> None:
         fh.write(text)
 
 
-def graphml_text(g: nx.MultiDiGraph) -> str:
+def graphml_text(g: nx.MultiDiGraph[str]) -> str:
     lines = list(nx.generate_graphml(g, named_key_ids=True, edge_id_from_attribute=None))
     head = 1 if lines and lines[0].startswith("<?xml") else 0
     lines.insert(head, f"<!-- {SIGNATURE} {__version__} -->")
     return "\n".join(lines) + "\n"
 
 
-def dot_text(g: nx.MultiDiGraph) -> str:
+def dot_text(g: nx.MultiDiGraph[str]) -> str:
     """The graph in Graphviz's DOT language, every id and value quoted.
 
     networkx writes DOT only through pydot or pygraphviz; this writer needs neither.

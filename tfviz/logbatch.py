@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii  # the C encoder json.dumps uses
+from typing import NoReturn
 
 #: The longest ``log`` message, in bytes of JSON.
 MAX_BYTES = 64 * 1024
@@ -165,7 +166,7 @@ def flush_at_exit(sender: LogSender) -> None:
     output first, so the last lines before an exit are never lost."""
     real_exit = os._exit
 
-    def _exit(status: int) -> None:
+    def _exit(status: int) -> NoReturn:
         sender.flush_before_exit()
         real_exit(status)
 

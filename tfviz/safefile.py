@@ -35,7 +35,7 @@ class TooLarge(NotReadable):
     """The file is larger than the caller's cap."""
 
 
-def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes:
+def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of the regular file at ``path``; raises :class:`NotReadable` for anything
     else (a FIFO, a device, a file under ``/proc``, one larger than ``max_bytes``) and
     ``OSError`` when it cannot be opened."""

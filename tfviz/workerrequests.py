@@ -25,7 +25,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 #: What an ``id`` may be: answers carry it back, and the session keeps it in a set.
 RequestId = str | int | float | None
@@ -157,7 +157,7 @@ def _choice(msg: dict[str, Any], key: str, allowed: tuple[str, ...], default: st
     if value not in allowed:
         raise _Wrong(f'"{key}" must be ' + " or ".join(f'"{a}"' for a in allowed)
                      + f", got {_short(value)}")
-    return value
+    return cast(str, value)  # one of ``allowed``
 
 
 def _budget(msg: dict[str, Any]) -> float | None:

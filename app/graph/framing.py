@@ -11,9 +11,22 @@ the first view is dropped. ``Framing`` is a mixin of :class:`app.graph.view.Grap
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 
 from app.graph.items import _FONT
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QGraphicsView
+
+    from app.graph.gradient_path import GradientPath
+    from app.graph.hierarchy import Hierarchy
+    from app.graph.items import NodeItem
+
+    _View = QGraphicsView  # what the mixin is mixed into
+else:
+    _View = object
 
 #: the smallest text the default and path views go down to, in pixels
 READABLE_PX = 9.0
@@ -26,8 +39,20 @@ def readable_scale() -> float:
     return READABLE_PX / max(QFontInfo(_FONT).pixelSize(), 1)
 
 
-class Framing:
+class Framing(_View):
     """The view's first view, fits and readable zoom (see the module)."""
+
+    if TYPE_CHECKING:  # the view's (app.graph.view.GraphView)
+        h: Hierarchy | None
+        path: GradientPath | None
+        node_items: dict[str, NodeItem]
+        expanded: set[str]
+        untouched: bool
+        _moves: int
+
+        def content_rect(self) -> QRectF: ...
+        def update_lod(self) -> None: ...
+        def first_problem(self) -> list[str]: ...
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """A report opened while the window is still being laid out (or resized before the
@@ -101,7 +126,7 @@ class Framing:
             r = r.united(it.sceneBoundingRect())
         if r.isEmpty():
             return
-        self.fitInView(r.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+        self.fitInView(r.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
         s = min(max(self.transform().m11(), readable_scale()), 1.2)
         self.resetTransform()
         self.scale(s, s)
@@ -118,7 +143,7 @@ class Framing:
     def fit(self) -> None:
         r = self.content_rect()
         if not r.isEmpty():
-            self.fitInView(r.adjusted(-20, -20, 20, 20), Qt.KeepAspectRatio)
+            self.fitInView(r.adjusted(-20, -20, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
             if self.transform().m11() > 1.2:
                 self.resetTransform()
                 self.scale(1.2, 1.2)

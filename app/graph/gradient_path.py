@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from tfviz.report import EDGE_PASSES, EDGE_STARVED, Report
+from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, Report
 
 #: op statuses at which a gradient arrives (zero and NaN ones included)
 _ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained"})
@@ -133,10 +133,10 @@ def _walk(start: str, end: str, seen: dict, end_of) -> list[str]:
 
 
 def _hops(report: Report, ops: dict, chain: list[str]) -> list[Hop]:
-    by_pair = {}
-    for e in report.graph.edges:
-        if not e.back:
-            by_pair.setdefault((e.src, e.dst), e)
+    by_pair: dict[tuple[str, str], GraphEdge] = {}
+    for edge in report.graph.edges:
+        if not edge.back:
+            by_pair.setdefault((edge.src, edge.dst), edge)
     out = []
     for i, n in enumerate(chain):
         op = ops.get(n)

@@ -70,9 +70,9 @@ class Minimap(QWidget):
         super().__init__(parent)
         self.view = view
         self.setMinimumSize(120, 90)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.setFocusPolicy(Qt.StrongFocus)
-        self.setCursor(Qt.PointingHandCursor)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the graph view; the wheel scrolls it,"
                         " the arrow keys pan it")
         self.setAccessibleName("Graph overview")
@@ -227,13 +227,15 @@ class Minimap(QWidget):
             f = p.font()
             f.setItalic(True)
             p.setFont(f)
-            p.drawText(self.rect().adjusted(12, 10, -12, -10), Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap,
+            p.drawText(self.rect().adjusted(12, 10, -12, -10),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
                        EMPTY_TEXT)
             p.end()
             return
         if self._stale():
             self._render()
         o = self._pos()
+        assert self._image is not None  # _render made it
         p.drawImage(o, self._image)
         r = self.viewport_rect()
         c = r.center()  # never smaller than a few pixels: zoomed in, it still says where
@@ -246,14 +248,14 @@ class Minimap(QWidget):
         if self._top is not None:
             p.drawImage(o, self._top)
         p.setPen(QPen(VIEW_PEN, 2))
-        p.setBrush(Qt.NoBrush)
+        p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(r)
         for a in (0, 1):
             if self.scrolls(a):
                 self._paint_indicator(p, a, o)
         if self.hasFocus():
             p.setPen(QPen(self.palette().highlight().color(), 2))
-            p.setBrush(Qt.NoBrush)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(QRectF(self.rect()).adjusted(1, 1, -1, -1))
         p.end()
 
@@ -274,7 +276,7 @@ class Minimap(QWidget):
             return QRectF(lo, tr.top() - grow, hi - lo, tr.height() + 2 * grow) if a == 0 \
                 else QRectF(tr.left() - grow, lo, tr.width() + 2 * grow, hi - lo)
         t = -(o.x() if a == 0 else o.y())
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         p.fillRect(tr, TRACK_BG)
         p.fillRect(span(start + length * t / img, start + length * (t + wid) / img), THUMB)
         for r, cat in self._marks:
@@ -305,7 +307,7 @@ class Minimap(QWidget):
                            else QPointF(sr.left() + sr.width() * f, c.y()))
 
     def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        if e.button() != Qt.LeftButton or self.is_empty():
+        if e.button() != Qt.MouseButton.LeftButton or self.is_empty():
             super().mousePressEvent(e)
             return
         if self._stale():
@@ -352,7 +354,8 @@ class Minimap(QWidget):
         QApplication.sendEvent(bar, e)
 
     def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        steps = {Qt.Key_Left: (-1, 0), Qt.Key_Right: (1, 0), Qt.Key_Up: (0, -1), Qt.Key_Down: (0, 1)}
+        steps = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1),
+                 Qt.Key.Key_Down: (0, 1)}
         if e.key() not in steps or self.is_empty():
             super().keyPressEvent(e)
             return

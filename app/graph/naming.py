@@ -163,5 +163,5 @@ def function_label(fn, call_type: str = "", where: str = "") -> str:
                 else "switch_case" if "Case" in call_type else "control flow")
         part = _BODY_OF.get(fn.kind) or fn.kind.replace("branch", "branch ")
         return f"{part} of {what}{at}"
-    name = _FN_NAME.match(fn.name).group(1) or fn.name
+    name = _FN_NAME.match(fn.name).group(1) or fn.name  # type: ignore[union-attr]  # every name matches
     return f"{name} (tf.function){at}"

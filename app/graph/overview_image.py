@@ -43,7 +43,7 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
     sr = scene_rect
     size = QSizeF(sr.width() * s + 2 * MARGIN, sr.height() * s + 2 * MARGIN)
     px = QSize(max(1, math.ceil(size.width() * dpr)), max(1, math.ceil(size.height() * dpr)))
-    img = QImage(px, QImage.Format_ARGB32_Premultiplied)
+    img = QImage(px, QImage.Format.Format_ARGB32_Premultiplied)
     img.setDevicePixelRatio(dpr)
     img.fill(QColor("#FFFFFF"))
     out = Overview(img, None, size)
@@ -63,12 +63,12 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
         p.drawRect(r)
     p.setOpacity(0.55)
     for it in view.scene().items():  # edge batches: one path per tile and style
-        if isinstance(it, QGraphicsPathItem) and it.pen().style() != Qt.NoPen and it.isVisible():
+        if isinstance(it, QGraphicsPathItem) and it.pen().style() != Qt.PenStyle.NoPen and it.isVisible():
             p.setPen(QPen(it.pen().color(), 0))
-            p.setBrush(Qt.NoBrush)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawPath(it.path())
     p.setOpacity(1.0)
-    p.setPen(Qt.NoPen)
+    p.setPen(Qt.PenStyle.NoPen)
     rects: dict[str, list[QRectF]] = {}
     target = None
     for it in view.node_items.values():
@@ -85,9 +85,9 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
         p.setBrush(QColor(FILLS.get(key, FILLS["op"])))
         p.drawRects(rs)
     p.end()
-    top = QImage(img.size(), QImage.Format_ARGB32_Premultiplied)
+    top = QImage(img.size(), QImage.Format.Format_ARGB32_Premultiplied)
     top.setDevicePixelRatio(dpr)
-    top.fill(Qt.transparent)
+    top.fill(Qt.GlobalColor.transparent)
     p = QPainter(top)
 
     def square(r: QRectF, least: float, color: QColor) -> None:

@@ -16,9 +16,9 @@ from app.graph.view import GraphView
 def legend_icon(key: str) -> QPixmap:
     size = QSize(34, 12)
     pm = QPixmap(size)
-    pm.fill(Qt.transparent)
+    pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
-    p.setRenderHint(QPainter.Antialiasing)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
     pen = QPen(pen_for(key if key not in ("raises", "cut") else
                        {"raises": "unimplemented", "cut": "frozen_copy"}[key]))
     p.setPen(pen)
@@ -146,11 +146,12 @@ class GraphPanel(QWidget):
         self._step(-1)
 
     def focus_search(self) -> None:
-        self.search.setFocus(Qt.ShortcutFocusReason)
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
 
     def keyPressEvent(self, e) -> None:
-        if e.key() in (Qt.Key_Return, Qt.Key_Enter) and e.modifiers() & Qt.ShiftModifier:
+        if (e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and e.modifiers() & Qt.KeyboardModifier.ShiftModifier):
             self.find_prev()
             return
         super().keyPressEvent(e)

@@ -7,7 +7,9 @@ view and the zoom-dependent level of detail.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from typing import cast
+
+from PySide6.QtCore import QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsView
 
@@ -51,12 +53,13 @@ class GraphView(Framing, QGraphicsView):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setScene(GraphScene(self))
-        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
-        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlags(
-            QGraphicsView.DontSavePainterState | QGraphicsView.DontAdjustForAntialiasing
+            QGraphicsView.OptimizationFlag.DontSavePainterState
+            | QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing
         )
         self.setBackgroundBrush(QColor("#FFFFFF"))
         self._overlay = None
@@ -71,13 +74,13 @@ class GraphView(Framing, QGraphicsView):
             bar.sliderPressed.connect(self.touched)
 
     def scene(self) -> GraphScene:
-        return super().scene()
+        return cast(GraphScene, super().scene())  # set in __init__
 
     def set_placeholder(self, text: str) -> None:
         self.placeholder = text
         self.viewport().update()
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802 - Qt's name
         super().drawForeground(painter, rect)
         if self.magnitude and self.node_items:
             self._draw_scale(painter)
@@ -91,7 +94,7 @@ class GraphView(Framing, QGraphicsView):
         f.setPointSizeF(f.pointSizeF() * 1.15)
         painter.setFont(f)
         painter.drawText(self.viewport().rect().adjusted(40, 40, -40, -40),
-                         Qt.AlignCenter | Qt.TextWordWrap, self.placeholder)
+                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.placeholder)
         painter.restore()
 
     def magnitude_range(self) -> tuple[float, float]:
@@ -111,9 +114,9 @@ class GraphView(Framing, QGraphicsView):
         f = painter.font()
         f.setPixelSize(11)
         painter.setFont(f)
-        painter.drawText(QRectF(x0, y0 - 18, w, 16), Qt.AlignCenter, "gradient norm (log10)")
-        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignLeft, f"1e{round(lo)}")
-        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignRight, f"1e{round(hi)}")
+        painter.drawText(QRectF(x0, y0 - 18, w, 16), Qt.AlignmentFlag.AlignCenter, "gradient norm (log10)")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignLeft, f"1e{round(lo)}")
+        painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignRight, f"1e{round(hi)}")
         painter.restore()
 
     # -- model ------------------------------------------------------------------
@@ -293,7 +296,7 @@ class GraphView(Framing, QGraphicsView):
         on = bool(reps)
         self.highlighted_edges = 0
         ends = {self.h.representative(o, self.expanded) if o in self.h.ops else o
-                for o in (self.path.start, self.path.end)} if on else set()
+                for o in (self.path.start, self.path.end)} if on and self.path is not None else set()
         for nid, it in self.node_items.items():
             it.setOpacity(DIM if on and nid not in reps else 1.0)
             if it.highlight != (nid in ends):
@@ -346,7 +349,7 @@ class GraphView(Framing, QGraphicsView):
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         press = getattr(self, "_press", None)
-        if self.path is not None and press is not None and event.button() == Qt.LeftButton \
+        if self.path is not None and press is not None and event.button() == Qt.MouseButton.LeftButton \
                 and (event.position() - press).manhattanLength() < 4 \
                 and not any(isinstance(i, NodeItem) for i in self.items_at(event.position().toPoint())):
             self.show_path(None)  # a click on the background shows everything again

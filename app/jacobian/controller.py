@@ -36,7 +36,8 @@ class JacobianController(QObject):
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
         self.panel.opClicked.connect(lambda op: window.graph.view.select_op(op))
-        self.dock = add_dock(window, "Jacobian", self.panel, Qt.BottomDockWidgetArea, beside="Log")
+        self.dock = add_dock(window, "Jacobian", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea,
+                             beside="Log")
         window.docks["Problems"].raise_()
         install_graph_menu(self, window.graph.view)
         install_variables_menu(self, window.variables)
@@ -105,11 +106,11 @@ class JacobianController(QObject):
         self.dock.raise_()
         win = self.window
         if self.dock.height() < win.height() * 0.35:  # heatmaps need room: 45% of the height,
-            win.resizeDocks([self.dock], [int(win.height() * 0.45)], Qt.Vertical)
+            win.resizeDocks([self.dock], [int(win.height() * 0.45)], Qt.Orientation.Vertical)
             variables = win.docks.get("Variables")  # and most of the width beside Variables
             if variables is not None and variables.isVisible() and not variables.isFloating():
                 win.resizeDocks([variables, self.dock], [int(win.width() * 0.3), int(win.width() * 0.7)],
-                                Qt.Horizontal)
+                                Qt.Orientation.Horizontal)
 
     def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
              in_range: list[int] | None = None) -> int | None:
@@ -120,7 +121,7 @@ class JacobianController(QObject):
         self.panel.set_request(of, wrt, via)
         req = {"of": of, "wrt": wrt, "via": via or "", "out_range": out_range, "in_range": in_range}
         w = self.worker
-        if w is None or w.proc.state() == QProcess.NotRunning:
+        if w is None or w.proc.state() == QProcess.ProcessState.NotRunning:
             self.panel.show_empty(NO_SESSION)
             return None
         if not w.answered:
@@ -153,6 +154,7 @@ class JacobianController(QObject):
         if not self._mine(rid):
             return
         req, self.current = self.current, None
+        assert req is not None  # _mine: the current request
         self.last_request = {k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range")}
         self.panel.show_result(res)
 

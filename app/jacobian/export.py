@@ -9,6 +9,7 @@ The files are the command's own: one writer (:func:`tfviz.jacobian.cli.write`).
 from __future__ import annotations
 
 import os
+from typing import cast
 
 import numpy as np
 
@@ -20,7 +21,8 @@ FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": 
 
 def values_of(j: Jacobian) -> np.ndarray:
     a = getattr(j, "_array", None)
-    return a if a is not None else j.array()
+    # an answered Jacobian (status "ok", the only kind shown or saved) has its values
+    return cast(np.ndarray, a if a is not None else j.array())
 
 
 def matrix_of(j: Jacobian) -> np.ndarray:

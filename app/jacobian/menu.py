@@ -38,7 +38,7 @@ def upstream(report: Report, node_id: str) -> list[str]:
         for e in report.graph.edges:
             if not e.back:
                 preds.setdefault(e.dst, []).append(e.src)
-        report._jacobian_preds = preds
+        report._jacobian_preds = preds  # type: ignore[attr-defined]  # a cache on the report
     seen, order, frontier = {node_id}, [], [node_id]
     while frontier:
         nxt = []
@@ -68,7 +68,7 @@ def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
     sub = menu.addMenu("Jacobian of this w.r.t. …")
     variables = [u for u in ups if u.startswith("var:")]
     for v in variables[:MAX_LISTED]:
-        sub.addAction(v[4:], lambda v=v: controller.open(this, v[4:]))
+        sub.addAction(v[4:], lambda v=v: controller.open(this, v[4:]))  # type: ignore[misc]
     tensors = [tensor_name(report, u) for u in ups if not u.startswith("var:")]
     if variables or tensors:
         sub.addSeparator()
@@ -135,7 +135,7 @@ def graph_menu(controller, view, pos) -> QMenu | None:
 
 def _install(widget, make) -> None:
     """Right-click on ``widget`` shows ``make(pos)``'s menu, when it builds one."""
-    widget.setContextMenuPolicy(Qt.CustomContextMenu)
+    widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
 
     def show(pos) -> None:
         menu = make(pos)

@@ -55,10 +55,10 @@ def axis_label(ref: TensorRef, rng: list[int] | None, what: str) -> str:
 def _combo(tip: str, placeholder: str) -> QComboBox:
     c = QComboBox()
     c.setEditable(True)
-    c.setInsertPolicy(QComboBox.NoInsert)
+    c.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
     c.setMinimumContentsLength(12)
-    c.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    c.lineEdit().setPlaceholderText(placeholder)
+    c.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    c.lineEdit().setPlaceholderText(placeholder)  # type: ignore[union-attr]  # editable: it has one
     c.setToolTip(tip)
     return c
 
@@ -82,16 +82,16 @@ class JacobianPanel(QWidget):
         self.compute_btn = QPushButton("Compute")
         self.compute_btn.clicked.connect(self._compute)
         for c in (self.of, self.wrt, self.via):
-            c.lineEdit().returnPressed.connect(self._compute)
+            c.lineEdit().returnPressed.connect(self._compute)  # type: ignore[union-attr]  # editable
         self.log_box = QCheckBox("log |J|")
         self.log_box.setToolTip("Show log10 of the magnitude (exact zeros blank) instead of signed values")
         self.log_box.toggled.connect(self._set_log)
         self.export_btn = QToolButton()
         self.export_btn.setText("Export")
-        self.export_btn.setPopupMode(QToolButton.InstantPopup)
+        self.export_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_btn)
         for ext, what in ((".png", "PNG image…"), (".npy", "NumPy array (.npy)…"), (".csv", "CSV matrix…")):
-            menu.addAction(what, lambda ext=ext: self.export_dialog(ext))
+            menu.addAction(what, lambda ext=ext: self.export_dialog(ext))  # type: ignore[misc]
         self.export_btn.setMenu(menu)
         self.export_btn.setEnabled(False)
         top = QHBoxLayout()
@@ -105,8 +105,8 @@ class JacobianPanel(QWidget):
 
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.RichText)
-        self.message.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.message.setTextFormat(Qt.TextFormat.RichText)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.message.linkActivated.connect(self._link)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
@@ -121,7 +121,7 @@ class JacobianPanel(QWidget):
         self.progress_row.hide()
 
         self.empty = QLabel(EMPTY)
-        self.empty.setAlignment(Qt.AlignCenter)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
         self.empty.setStyleSheet("color: #808080; font-style: italic; padding: 24px;")
         self.single = Heatmap()
@@ -136,18 +136,18 @@ class JacobianPanel(QWidget):
             h.hovered.connect(lambda r, c, v, k=k: self._hover(k + 1, r, c, v))
             row.addWidget(h)
         self.stack = QStackedWidget()
-        for w in (self.empty, self.single, chain):
-            self.stack.addWidget(w)
+        for page in (self.empty, self.single, chain):
+            self.stack.addWidget(page)
         self.readout = QLabel(" ")
-        self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setStyleSheet("font-family: monospace; padding: 2px 6px;")
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 2)
         lay.setSpacing(3)
         lay.addLayout(top)
-        for w in (self.message, self.progress_row):
-            lay.addWidget(w)
+        for part in (self.message, self.progress_row):
+            lay.addWidget(part)
         self.message.setContentsMargins(8, 0, 8, 0)
         lay.addWidget(self.stack, 1)
         lay.addWidget(self.readout)
@@ -239,7 +239,7 @@ class JacobianPanel(QWidget):
         ys, hs, xs = short(y), short(h), short(x)
         titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})")
         product = Jacobian(y, x, values=split.j_yx.values)
-        product._array = split._product
+        product._array = split._product  # type: ignore[attr-defined]  # decoded by decode_jacobian
         for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx), titles):
             heat.plot.setTitle(html.escape(t), size="10pt", color="#303030")
             self._fill(heat, j, short=True)

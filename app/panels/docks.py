@@ -16,8 +16,8 @@ from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
 from app.display import location, norm_text, shape_text
-from app.graph.hierarchy import function_title
 from app.graph.minimap import Minimap
+from app.graph.naming import function_title
 from app.graph.palette import STYLES, category, look, text_color
 from app.panels.layer_details import group_html
 from tfviz.report import Report
@@ -39,11 +39,12 @@ def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDoc
 def add_overview_dock(window) -> Minimap:
     """The "Overview" dock (the graph's minimap), below Details on the right."""
     mini = Minimap(window.graph.view)
-    add_dock(window, "Overview", mini, Qt.RightDockWidgetArea)  # the right area stacks: below the last
+    # the right area stacks: below the last
+    add_dock(window, "Overview", mini, Qt.DockWidgetArea.RightDockWidgetArea)
     return mini
 
 
-ROLE = Qt.UserRole
+ROLE = Qt.ItemDataRole.UserRole
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
 OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
                    "nan": "NaN/Inf at these values",
@@ -66,7 +67,7 @@ class Tree(QTreeWidget):
         self.setRootIsDecorated(False)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.header().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.header().setStretchLastSection(True)
 
     def paintEvent(self, e) -> None:
@@ -78,7 +79,9 @@ class Tree(QTreeWidget):
             f.setItalic(True)
             p.setFont(f)
             r = self.viewport().rect().adjusted(12, 10, -12, -10)
-            p.drawText(QRect(r), Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.placeholder)
+            p.drawText(QRect(r),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
+                       self.placeholder)
             p.end()
 
 
@@ -224,7 +227,7 @@ class LogPanel(QPlainTextEdit):
             stream, bold, color = key
             fmt = self._formats[key] = QTextCharFormat()
             fmt.setForeground(QColor(color or ("#B00020" if stream == "stderr" else "#202020")))
-            fmt.setFontWeight(QFont.Bold if bold else QFont.Normal)
+            fmt.setFontWeight(QFont.Weight.Bold if bold else QFont.Weight.Normal)
         return fmt
 
     def _drop_old(self) -> None:
@@ -250,7 +253,7 @@ class LogPanel(QPlainTextEdit):
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 2
         cur = QTextCursor(self.document())
-        cur.movePosition(QTextCursor.End)
+        cur.movePosition(QTextCursor.MoveOperation.End)
         used = 0
         while self._queue and used < budget:
             key, text = self._queue[0]
@@ -266,10 +269,10 @@ class LogPanel(QPlainTextEdit):
             used += len(text)
         doc = self.document()
         if doc.blockCount() > self.MAX_LINES + self.MAX_LINES // 10:
-            cut = QTextCursor(doc)
-            cut.setPosition(doc.findBlockByNumber(doc.blockCount() - self.MAX_LINES).position(),
-                            QTextCursor.KeepAnchor)
-            cut.removeSelectedText()
+            trim = QTextCursor(doc)
+            trim.setPosition(doc.findBlockByNumber(doc.blockCount() - self.MAX_LINES).position(),
+                             QTextCursor.MoveMode.KeepAnchor)
+            trim.removeSelectedText()
             self._skipped = True
         if self._skipped:
             top = QTextCursor(doc)

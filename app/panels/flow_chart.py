@@ -102,9 +102,9 @@ class FlowChart(QWidget):
                     x=[p[0] for p in pts], y=[p[1] for p in pts], symbol=symbol, size=11,
                     brush=pg.mkBrush(color), pen=pg.mkPen("#303030" if kind != "none" else color, width=1.5),
                     name=kind))
-        for y, style, label in ((self.median, Qt.DashLine, "median"),
-                                (self.median + DECADES, Qt.DotLine, "+4 decades (exploding)"),
-                                (self.median - DECADES, Qt.DotLine, "−4 decades (vanishing)")):
+        for y, style, label in ((self.median, Qt.PenStyle.DashLine, "median"),
+                                (self.median + DECADES, Qt.PenStyle.DotLine, "+4 decades (exploding)"),
+                                (self.median - DECADES, Qt.PenStyle.DotLine, "−4 decades (vanishing)")):
             line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen("#606060", width=1, style=style),
                                    label=label, labelOpts={"position": 0.995, "color": "#505050",
                                                            "fill": (255, 255, 255, 200),
@@ -144,7 +144,7 @@ def add_flow_dock(window) -> FlowChart:
     from app.panels.docks import add_dock
 
     chart = FlowChart()
-    add_dock(window, "Gradient flow", chart, Qt.BottomDockWidgetArea, beside="Problems")
+    add_dock(window, "Gradient flow", chart, Qt.DockWidgetArea.BottomDockWidgetArea, beside="Problems")
     window.docks["Problems"].raise_()
     chart.variableClicked.connect(window.variables.select_name)
     return chart

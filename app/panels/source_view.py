@@ -31,7 +31,7 @@ def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharForma
     f = QTextCharFormat()
     f.setForeground(QColor(color))
     if bold:
-        f.setFontWeight(QFont.Bold)
+        f.setFontWeight(QFont.Weight.Bold)
     f.setFontItalic(italic)
     return f
 
@@ -56,7 +56,7 @@ class SourceView(QPlainTextEdit):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setReadOnly(True)
-        self.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(QFont("Monospace", 9))
         self._hl = PythonHighlighter(self.document())
         self.path = ""  # the file shown
@@ -105,7 +105,7 @@ class SourceView(QPlainTextEdit):
         cur = QTextCursor(self.document().findBlockByNumber(block))
         sel = QTextEdit.ExtraSelection()
         sel.format.setBackground(QColor("#FFE9A8"))
-        sel.format.setProperty(QTextFormat.FullWidthSelection, True)
+        sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         sel.cursor = cur
         self.setExtraSelections([sel])
         self.setTextCursor(cur)
@@ -148,7 +148,7 @@ class SourceView(QPlainTextEdit):
         return self.document().findBlockByLineNumber(self.marked_line - 1).text()
 
     def keyPressEvent(self, e) -> None:  # keep Esc/F5 for the window
-        if e.key() in (Qt.Key_Escape, Qt.Key_F5):
+        if e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_F5):
             e.ignore()
             return
         super().keyPressEvent(e)

@@ -41,7 +41,7 @@ def mark_stale(window, on: bool) -> None:
             eff.setStrength(OPACITY)
             w.setGraphicsEffect(eff)
         elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):
-            w.setGraphicsEffect(None)
+            w.setGraphicsEffect(None)  # type: ignore[arg-type]  # None removes it (Qt's null pointer)
         w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
                      if on else "")
     if on:

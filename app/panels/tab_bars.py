@@ -31,7 +31,7 @@ def is_live(bar: QTabBar, docks: dict[str, QDockWidget]) -> bool:
 def hide_stale_tab_bars(window) -> int:
     """Hide duplicates of a live tab bar; how many were hidden."""
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
-    bars = [b for b in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly)
+    bars = [b for b in window.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
             if not b.isHidden() and b.count()]
     hidden = 0
     for tabs in {_tabs(b) for b in bars}:

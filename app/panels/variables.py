@@ -43,9 +43,9 @@ LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values
 #: Worst first: a layer's header shows its worst variable's icon.
 SEVERITY = ["broken", "nan", "disconnected", "not_trained", "zero", "connected", "read_not_trained"]
 #: The layer's name, drawn grey beside the Python path (flat list) or as the header's text.
-LAYER_ROLE = Qt.UserRole + 1
+LAYER_ROLE = Qt.ItemDataRole.UserRole + 1
 #: A row's sort key for a column (columns 0..4).
-SORT_ROLE = Qt.UserRole + 2
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 #: Lists longer than this open grouped by layer (ResNet50's 214 rows become 107 layers).
 GROUP_ABOVE = 12
 COLUMNS = ["", "variable", "gradient", "shape", "|grad|"]
@@ -81,7 +81,7 @@ class _Item(QTreeWidgetItem):
     def __lt__(self, other) -> bool:
         tree = self.treeWidget()
         col = tree.sortColumn() if tree else 0
-        asc = tree is None or tree.header().sortIndicatorOrder() == Qt.AscendingOrder
+        asc = tree is None or tree.header().sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
         a, b = self.data(col, SORT_ROLE), other.data(col, SORT_ROLE)
         ga, gb = bool(self.data(1, SORT_ROLE + 1)), bool(other.data(1, SORT_ROLE + 1))
         if ga != gb:  # greyed rows last in either direction
@@ -102,9 +102,9 @@ class _NameDelegate(QStyledItemDelegate):
         fm = painter.fontMetrics()
         room = option.rect.width() - 8
         # The path comes first: the layer gets only the room the whole path leaves.
-        path_w = fm.horizontalAdvance(str(index.data(Qt.DisplayRole) or ""))
+        path_w = fm.horizontalAdvance(str(index.data(Qt.ItemDataRole.DisplayRole) or ""))
         lw = min(fm.horizontalAdvance(layer) + 4, room - path_w - 10)
-        lay = fm.elidedText(layer, Qt.ElideMiddle, lw) if lw >= 40 else ""
+        lay = fm.elidedText(layer, Qt.TextElideMode.ElideMiddle, lw) if lw >= 40 else ""
         # the default paint draws the name in the room the layer leaves
         opt = type(option)(option)
         self.initStyleOption(opt, index)
@@ -116,18 +116,19 @@ class _NameDelegate(QStyledItemDelegate):
             full = type(option)(option)
             self.initStyleOption(full, index)
             full.text = ""
-            style.drawControl(QStyle.CE_ItemViewItem, full, painter, w)  # background, selection
-            opt.backgroundBrush = QBrush(Qt.NoBrush)
-            opt.state &= ~QStyle.State_HasFocus
-            style.drawControl(QStyle.CE_ItemViewItem, opt, painter, w)
+            # background, selection
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, full, painter, w)
+            opt.backgroundBrush = QBrush(Qt.BrushStyle.NoBrush)
+            opt.state &= ~QStyle.StateFlag.State_HasFocus
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, w)
         else:
             super().paint(painter, opt, index)
         if lay:
             painter.save()
-            selected = bool(option.state & QStyle.State_Selected)
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
             painter.setPen(option.palette.highlightedText().color() if selected else QColor("#8A8A8A"))
             r = QRect(option.rect.right() - lw - 4, option.rect.top(), lw, option.rect.height())
-            painter.drawText(r, Qt.AlignRight | Qt.AlignVCenter, lay)
+            painter.drawText(r, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lay)
             painter.restore()
 
 
@@ -143,15 +144,15 @@ class VariablesPanel(Tree):
 
     def __init__(self, parent=None):
         super().__init__(COLUMNS, EMPTY, parent)
-        self.setTextElideMode(Qt.ElideMiddle)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.setItemDelegateForColumn(1, _NameDelegate(self))
         hdr = self.header()
         hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.Fixed)
+        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
         hdr.resizeSection(0, 26)
-        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
+        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         hdr.setMinimumSectionSize(24)
-        hdr.setSortIndicator(-1, Qt.AscendingOrder)  # the report's order until a header is clicked
+        hdr.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the report's order until a header is clicked
         hdr.setSortIndicatorClearable(True)  # third click: back to the order of first use
         hdr.sortIndicatorChanged.connect(self._sort_changed)
         self.headerItem().setToolTip(0, "status (sort: worst first)")
@@ -202,7 +203,7 @@ class VariablesPanel(Tree):
         self.clear()
         self.grouped = grouped
         # Under a layer header the path's tail (…layers[2].kernel) says which weight it is.
-        self.setTextElideMode(Qt.ElideLeft if grouped else Qt.ElideMiddle)
+        self.setTextElideMode(Qt.TextElideMode.ElideLeft if grouped else Qt.TextElideMode.ElideMiddle)
         self.setRootIsDecorated(grouped)
         self.setIndentation(14)
         self.header().resizeSection(0, 26 + (2 * self.indentation() if grouped else 0))
@@ -253,7 +254,7 @@ class VariablesPanel(Tree):
         it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
                       + (f"\n{v.explanation}" if v.explanation else ""))
         for col in (3, 4):
-            it.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
+            it.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         it.setData(0, ROLE, v)
         g = v.grad_norm if v.grad_norm is not None else -1.0
         for col, key in enumerate((SEVERITY.index(look) * 1e6 + order if look in SEVERITY else order,
@@ -357,7 +358,7 @@ class VariablesPanel(Tree):
         if self.grouped:
             self.expandAll()
         self.header().blockSignals(True)
-        self.header().setSortIndicator(-1, Qt.AscendingOrder)
+        self.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.header().blockSignals(False)
         self.setSortingEnabled(True)
 
@@ -368,7 +369,7 @@ class VariablesPanel(Tree):
         if on and (col < 0 or col >= len(COLUMNS)):
             hdr.blockSignals(True)
             super().setSortingEnabled(True)
-            hdr.setSortIndicator(-1, Qt.AscendingOrder)
+            hdr.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             hdr.blockSignals(False)
             return
         super().setSortingEnabled(on)

@@ -26,11 +26,11 @@ import networkx as nx
 from tfviz.report import EDGE_PASSES, RAISING_KINDS
 
 
-def passes(g: nx.DiGraph, u: str, v: str) -> bool:
+def passes(g: nx.DiGraph[str], u: str, v: str) -> bool:
     return g.edges[u, v].get("status") == EDGE_PASSES
 
 
-def gradient_reach(g: nx.DiGraph, target: str, also_pass: Iterable[str] = ()) -> set[str]:
+def gradient_reach(g: nx.DiGraph[str], target: str, also_pass: Iterable[str] = ()) -> set[str]:
     """Nodes whose outputs receive a gradient from ``target``.
 
     ``also_pass`` names ops whose raising gradient is treated as if it worked,
@@ -57,11 +57,11 @@ def gradient_reach(g: nx.DiGraph, target: str, also_pass: Iterable[str] = ()) ->
     return seen
 
 
-def ancestors_of(g: nx.DiGraph, target: str) -> set[str]:
+def ancestors_of(g: nx.DiGraph[str], target: str) -> set[str]:
     return nx.ancestors(g, target) | {target}
 
 
-def path_region(g: nx.DiGraph, source: str, target: str, anc: set[str] | None = None) -> set[str]:
+def path_region(g: nx.DiGraph[str], source: str, target: str, anc: set[str] | None = None) -> set[str]:
     """Nodes on some path from ``source`` to ``target``, ignoring gradient status.
 
     >>> g = nx.DiGraph([("v", "a"), ("a", "t"), ("v", "b")])
@@ -74,7 +74,7 @@ def path_region(g: nx.DiGraph, source: str, target: str, anc: set[str] | None = 
     return (nx.descendants(g, source) | {source}) & anc
 
 
-def frontier_cuts(g: nx.DiGraph, region: set[str], reach: set[str],
+def frontier_cuts(g: nx.DiGraph[str], region: set[str], reach: set[str],
                   start: str | None = None) -> list[tuple[str, str]]:
     """Cut edges inside ``region`` whose consumer still receives a gradient.
 
@@ -104,7 +104,7 @@ def frontier_cuts(g: nx.DiGraph, region: set[str], reach: set[str],
     return sorted(out)
 
 
-def short_of(g: nx.DiGraph, start: str, region: set[str], reach: set[str]) -> set[str]:
+def short_of(g: nx.DiGraph[str], start: str, region: set[str], reach: set[str]) -> set[str]:
     """Nodes of ``region`` that ``start``'s value reaches before any node a gradient reaches.
 
     A cut whose producer is among them is where this value's chain breaks;
@@ -120,7 +120,7 @@ def short_of(g: nx.DiGraph, start: str, region: set[str], reach: set[str]) -> se
     return seen
 
 
-def live_raisers(g: nx.DiGraph, region: set[str], reach: set[str]) -> set[str]:
+def live_raisers(g: nx.DiGraph[str], region: set[str], reach: set[str]) -> set[str]:
     """Ops in ``region`` whose gradient raises and that a gradient reaches.
 
     TensorFlow calls an op's gradient function only when some output gets a
@@ -140,7 +140,7 @@ def live_raisers(g: nx.DiGraph, region: set[str], reach: set[str]) -> set[str]:
     return out
 
 
-def integer_origins(g: nx.DiGraph, region: set[str], start: str,
+def integer_origins(g: nx.DiGraph[str], region: set[str], start: str,
                     differentiable: Iterable[str]) -> list[str]:
     """The ops in ``region`` that turn a float into the integer value ``start`` outputs.
 

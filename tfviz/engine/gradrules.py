@@ -33,7 +33,7 @@ class PortVerdict:
 class Prober:
     """Probes ops' gradients once per signature."""
 
-    cache: dict[tuple, list[PortVerdict]] = field(default_factory=dict)
+    cache: dict[tuple[Any, ...], list[PortVerdict]] = field(default_factory=dict)
     probes: int = 0
 
     def verdicts(self, op: Any) -> list[PortVerdict]:
@@ -45,7 +45,7 @@ class Prober:
         return hit
 
 
-def _signature(op: Any) -> tuple:
+def _signature(op: Any) -> tuple[Any, ...]:
     attrs = tuple(
         sorted(
             (k, v.SerializeToString())
@@ -112,7 +112,7 @@ def _clean(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def port_verdict(g: nx.DiGraph, u: str, v: str, dst_in: int, prober: Prober) -> PortVerdict:
+def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober) -> PortVerdict:
     """The gradient status of one input port of node ``v`` fed by ``u``."""
     e = g.edges[u, v]
     if e.get("status_fixed"):
@@ -141,7 +141,7 @@ def port_verdict(g: nx.DiGraph, u: str, v: str, dst_in: int, prober: Prober) -> 
     return prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 
-def annotate(g: nx.DiGraph, nodes: set[str], prober: Prober) -> None:
+def annotate(g: nx.DiGraph[str], nodes: set[str], prober: Prober) -> None:
     """Set ``status``/``message`` on every edge into ``nodes``.
 
     An edge with several ports passes when any of them does.

@@ -32,7 +32,7 @@ TARGET = "__target__"
 class OpGraph:
     """The flattened graph plus what the analysis needs to map back to TF."""
 
-    g: nx.DiGraph
+    g: nx.DiGraph[str]
     functions: list[GraphFunction] = field(default_factory=list)
     target: str = ""
     #: node id of each captured external tensor's placeholder, by id() of the external tensor
@@ -43,7 +43,7 @@ class OpGraph:
 
 def shape_of(t: Any) -> list[int | None] | None:
     try:
-        dims = t.shape.as_list()
+        dims: list[int | None] = t.shape.as_list()
     except ValueError:
         return None
     return dims
@@ -87,7 +87,7 @@ def bodies(op: Any) -> list[tuple[str, Any]]:
 
 class _Builder:
     def __init__(self) -> None:
-        self.g = nx.DiGraph()
+        self.g: nx.DiGraph[str] = nx.DiGraph()
         self.functions: list[GraphFunction] = []
         #: (node, output index) -> [(node, output index)] the value really comes from
         self.redirect: dict[tuple[str, int], list[tuple[str, int]]] = {}

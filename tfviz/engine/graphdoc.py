@@ -19,7 +19,7 @@ from tfviz.report import (
 
 
 def graph_doc(
-    g: nx.DiGraph,
+    g: nx.DiGraph[str],
     union: set[str],
     norms: dict[tuple[str, int], float],
     problems: dict[tuple[str, str], Problem],
@@ -102,12 +102,12 @@ def graph_doc(
 
 
 
-def _name(g: nx.DiGraph, nid: str) -> str:
+def _name(g: nx.DiGraph[str], nid: str) -> str:
     d = g.nodes[nid]
     return f"{d.get('type', '?')} '{d.get('name', nid)}'"
 
 
-def _cut_at(g: nx.DiGraph, union: set[str], reach: set[str],
+def _cut_at(g: nx.DiGraph[str], union: set[str], reach: set[str],
             node_status: dict[str, tuple[str, str]]) -> dict[str, str]:
     """For each on-path op no gradient reaches, the nearest op toward the target where
     the gradient is cut: a problem op on the way if there is one, else the consumer of

@@ -66,7 +66,7 @@ def taken_kind(kinds: list[str], value: int) -> str:
 
 
 def _measurable(t: Any) -> bool:
-    return t.dtype.is_floating or t.dtype.is_complex
+    return bool(t.dtype.is_floating or t.dtype.is_complex)
 
 
 def nested_sources(og: OpGraph, region: set[str], fg: Any) -> NestedSources:

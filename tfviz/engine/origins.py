@@ -12,6 +12,7 @@ the tensors are kept.
 from __future__ import annotations
 
 import sys
+import types
 import weakref
 from typing import Any
 
@@ -27,7 +28,7 @@ class OriginRecorder:
         self._user_files: dict[str, bool] = {}
 
     def _user_frame(self) -> Source | None:
-        frame = sys._getframe(2)
+        frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
             fn = frame.f_code.co_filename
             known = self._user_files.get(fn)
@@ -45,7 +46,8 @@ class OriginRecorder:
             return _EMPTY
         return hit[1]
 
-    def callback(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    def callback(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
+                 op_name: str | None = None, graph: Any = None) -> None:
         if graph is not None or not outputs:
             return None
         if op_type in ("VarHandleOp", b"VarHandleOp"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,14 +126,16 @@ def raising_op(exc: BaseException) -> Any:
     return found
 
 
-def autograph(fn: Callable) -> Callable:
+def autograph(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` converted the way tf.function converts it (Python ifs on tensors...)."""
     from tensorflow.python.autograph.core import ag_ctx
     from tensorflow.python.autograph.impl import api as ag_api
 
     if not isinstance(fn, types.FunctionType):
         return fn
-    return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+    converted: Callable[..., Any] = ag_api.tf_convert(
+        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+    return converted
 
 
 class _TapeForwardError(Exception):
@@ -145,7 +147,7 @@ class _TapeForwardError(Exception):
 
 
 def trace(
-    fn: Callable,
+    fn: Callable[..., Any],
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
 ) -> Trace:
@@ -165,13 +167,14 @@ def trace(
         return traced
 
 
-def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, taped: bool) -> Trace:
+def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
+                link_variables: Callable[[OpGraph, Any], set[str]], taped: bool) -> Trace:
     import tensorflow as tf
 
     state: dict[str, Any] = {}
     converted = autograph(fn)
 
-    def body():
+    def body() -> Any:
         if taped:
             try:
                 with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -234,7 +237,7 @@ def _trace_once(fn: Callable, tf_vars: list[Any], link_variables: Callable, tape
 
 
 @contextlib.contextmanager
-def _no_graph_rewrites():
+def _no_graph_rewrites() -> Iterator[None]:
     """Run our one-off function without Grappler: optimising a graph of tens of
     thousands of ops takes longer than running it once."""
     import tensorflow as tf

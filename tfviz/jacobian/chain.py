@@ -39,11 +39,13 @@ def chain_split(compute: Compute, step_fn: Callable[[], Any], og: OpGraph, y: Re
     if missing:
         split.message = "; ".join(missing) + ": the split has no product"
         return split
-    a, b, c = (j.array().astype(np.float64) for j in (j_yh, j_hx, j_yx))
+    # every status is "ok": each has its values
+    a, b, c = (j.array().astype(np.float64) for j in (j_yh, j_hx, j_yx))  # type: ignore[union-attr]
     ny, nh, nx = y.ref.size, h.ref.size, x.ref.size
     product = a.reshape(ny, nh) @ b.reshape(nh, nx)
     split.max_abs_diff = float(np.max(np.abs(product - c.reshape(ny, nx)))) if product.size else 0.0
-    split.product = Array.from_numpy(product.reshape(c.shape).astype(j_yx.array().dtype))
+    split.product = Array.from_numpy(
+        product.reshape(c.shape).astype(j_yx.array().dtype))  # type: ignore[union-attr]
     summed = tf_gradients(step_fn, og, y, x)
     split.tf_gradients = Array.from_numpy(summed)
     split.tf_gradients_diff = float(np.max(np.abs(summed - c.reshape(ny, nx).sum(axis=0).reshape(
@@ -69,7 +71,8 @@ def tf_gradients(step_fn: Callable[[], Any], og: OpGraph, y: Resolved, x: Resolv
             return tf.zeros(x.ref.shape, yt.dtype)
         return tf.convert_to_tensor(g)
 
-    return trace_step(step_fn, og, build, with_start=False)().numpy()
+    summed: np.ndarray = trace_step(step_fn, og, build, with_start=False)().numpy()
+    return summed
 
 
 def _through(og: OpGraph, y: Resolved, h: Resolved, x: Resolved) -> bool:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class Array:
 
     dtype: str
     shape: list[int]
-    data: str | list = ""
+    data: str | list[Any] = ""
     encoding: str = "base64"
 
     @classmethod
@@ -48,7 +49,7 @@ class Array:
         dtype = np.dtype(self.dtype)
         if self.encoding == "list":
             return np.asarray(self.data, dtype=dtype).reshape(self.shape)
-        raw = base64.b64decode(self.data)
+        raw = base64.b64decode(cast(str, self.data))  # base64: a string
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(self.shape)
 
     def to_dict(self, encoding: str | None = None) -> dict[str, Any]:
@@ -158,7 +159,7 @@ class ChainSplit:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChainSplit:
-        arr = (lambda v: Array.from_dict(v) if v else None)
+        arr: Callable[[Any], Array | None] = (lambda v: Array.from_dict(v) if v else None)
         return cls(Jacobian.from_dict(d["j_yh"]), Jacobian.from_dict(d["j_hx"]),
                    Jacobian.from_dict(d["j_yx"]), arr(d.get("product")), d.get("max_abs_diff"),
                    arr(d.get("tf_gradients")), d.get("tf_gradients_diff"), d.get("message", ""))

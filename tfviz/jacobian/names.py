@@ -80,7 +80,7 @@ def resolve(name: str, og: OpGraph, found: list[FoundVariable], *, allow_variabl
     return Resolved(ref, nested=_call_op(og, node.get("group") or ""))
 
 
-def _split(name: str) -> tuple[str | None, int]:
+def _split(name: str) -> tuple[str, int]:
     """``"a/b:1"`` -> ``("a/b", 1)``; ``"a/b"`` -> ``("a/b", 0)``.
 
     >>> _split("dense/MatMul:1"), _split("Tanh")

@@ -37,7 +37,8 @@ def colorize(matrix: np.ndarray) -> np.ndarray:
     end = np.where((t < 0)[..., None], _NEG, _POS)
     rgb = _MID * (1 - a) + end * a
     rgb[~finite] = 0
-    return np.round(rgb).astype(np.uint8)
+    out: np.ndarray = np.round(rgb).astype(np.uint8)
+    return out
 
 
 def to_png(matrix: np.ndarray, min_pixels: int = 256) -> bytes:

@@ -57,7 +57,8 @@ def serve_session(send: Send, session: Session, requests: BinaryIO) -> int:
         rid = msg.get("id")
         current[0] = rid
         try:
-            send(handle(session, msg, send, lambda rid=rid: rid in cancelled or None in cancelled))
+            send(handle(session, msg, send,
+                        lambda rid=rid: rid in cancelled or None in cancelled))  # type: ignore[misc]
         except JacobianError as exc:
             send({"type": "jacobian_error", "id": rid, "error": exc.to_dict()})
         except Exception as exc:  # noqa: BLE001 - reported as data, the session lives on

@@ -16,7 +16,7 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from tfviz.client import ended_error, worker_command
 
@@ -52,7 +52,7 @@ class SessionWorker:
             if kind in ("progress", "jacobian_progress") and self.on_progress:
                 self.on_progress(answer)
             elif kind in until or kind == "error":
-                return answer
+                return cast(dict[str, Any], answer)  # a JSON object: it has a "type"
         status = self.proc.wait()
         return {"type": "error", "error": ended_error(status, list(self.stderr_tail))}
 

@@ -36,7 +36,7 @@ class Session:
     og: OpGraph | None
     capture: Any = None  # tfviz.script.loader.Capture: the script's prints become log messages
     trace_error: str = ""
-    _cache: dict = field(default_factory=dict)
+    _cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # compiled Jacobian blocks
 
     def names(self) -> list[str]:
         """Every name a request may use (``target``, variables, float tensors)."""

@@ -150,9 +150,10 @@ def _release_held_locks(frame: Any) -> None:
             except (AttributeError, TypeError):
                 attrs = {}
             for obj in (value, attrs.get("_lock"), attrs.get("lock")):
-                if isinstance(obj, rlock) and id(obj) not in seen and obj._is_owned():
+                # _is_owned and _release_save: RLock's own, left out of its stubs
+                if isinstance(obj, rlock) and id(obj) not in seen and obj._is_owned():  # type: ignore[attr-defined]
                     seen.add(id(obj))
-                    obj._release_save()
+                    obj._release_save()  # type: ignore[attr-defined]
         frame = frame.f_back
 
 

@@ -42,8 +42,9 @@ def _unroll(handler: Any, iteration: Callable[[int], None], bound: int | None,
     return True
 
 
-def for_stmt(original: Callable, handler: Any, iter_: Any, extra_test: Any, body: Callable,
-             get_state: Callable, set_state: Callable, symbol_names: Any, opts: Any) -> None:
+def for_stmt(original: Callable[..., Any], handler: Any, iter_: Any, extra_test: Any,
+             body: Callable[..., Any], get_state: Callable[[], Any], set_state: Callable[[Any], None],
+             symbol_names: Any, opts: Any) -> Any:
     import tensorflow as tf
 
     if not _unrolling(handler) or not tf.is_tensor(iter_) or iter_.shape.rank is None or iter_.shape.rank < 1:
@@ -53,8 +54,9 @@ def for_stmt(original: Callable, handler: Any, iter_: Any, extra_test: Any, body
     return None
 
 
-def while_stmt(original: Callable, handler: Any, test: Callable, body: Callable, get_state: Callable,
-               set_state: Callable, symbol_names: Any, opts: Any) -> None:
+def while_stmt(original: Callable[..., Any], handler: Any, test: Callable[[], Any], body: Callable[[], Any],
+               get_state: Callable[[], Any], set_state: Callable[[Any], None], symbol_names: Any,
+               opts: Any) -> Any:
     if not _unrolling(handler):
         return original(test, body, get_state, set_state, symbol_names, opts)
     if not _unroll(handler, lambda i: body(), None, get_state, set_state):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,7 +56,8 @@ class Readouts:
             self.eager = []
         self.traced, self.position, self._matched = [], {}, []
 
-    def callback(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    def callback(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
+                 op_name: str | bytes | None = None, graph: Any = None) -> None:
         kind = op_type.decode() if isinstance(op_type, bytes) else op_type
         if graph is None and self.recording:
             kept = [t if _small(t) else None for t in outputs or ()]
@@ -120,7 +122,7 @@ def reading(readouts: Readouts) -> Iterator[None]:
 
 def _from_user_code() -> bool:
     """The read is the program's, not TensorFlow's or Keras' own (numpy in between is fine)."""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if (os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py")
@@ -130,7 +132,7 @@ def _from_user_code() -> bool:
     return False
 
 
-def _player(name: str, original: Callable | None) -> Callable:
+def _player(name: str, original: Callable[..., Any] | None) -> Callable[..., Any]:
     def read(self: Any, *args: Any, **kwargs: Any) -> Any:
         r = _active
         if r is not None and not r.recording and _from_user_code():
@@ -150,7 +152,7 @@ def _player(name: str, original: Callable | None) -> Callable:
     return read
 
 
-def _numpy_attribute(original: Callable) -> Callable:
+def _numpy_attribute(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
     """``t.numpy`` exists on a symbolic tensor only for the step's own code while a
     trace plays values back: libraries test ``hasattr(t, "numpy")`` to tell eager tensors."""
     play = _player("numpy", None)
@@ -164,7 +166,7 @@ def _numpy_attribute(original: Callable) -> Callable:
     return __getattr__
 
 
-def _variable_numpy(original: Callable) -> Callable:
+def _variable_numpy(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """A variable read out in a traced step has the value it holds outside the graph,
     the one the eager run read (a replay updates nothing)."""
     def numpy(self: Any) -> Any:
@@ -191,7 +193,8 @@ def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
     from tensorflow.python.ops import resource_variable_ops
 
     out: list[tuple[Any, str, Callable[[Any], Any]]] = [
-        (ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig)) for name in _KINDS]
+        (ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig))  # type: ignore[misc]
+        for name in _KINDS]
     out.append((ops.SymbolicTensor, "__getattr__", _numpy_attribute))
     out.append((resource_variable_ops.BaseResourceVariable, "numpy", _variable_numpy))
     return out

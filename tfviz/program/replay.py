@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 import functools
 import types
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
@@ -48,7 +48,7 @@ class ReplayHandler:
     #: a loop that holds the step's gradient call is unrolled (see :mod:`tfviz.program.loops`)
     unroll_loops = True
 
-    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple = (),
+    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple[Any, ...] = (),
                  tape_ordinal: int | None = None) -> None:
         self.k, self.inert, self.count = k, inert, 0
         #: nested tf.functions that held the step's gradient calls (see :func:`run_python`)
@@ -89,7 +89,8 @@ class ReplayHandler:
             t._push_tape()
         self.paused = False
 
-    def _unrecorded(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    def _unrecorded(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
+                    op_name: str | bytes | None = None, graph: Any = None) -> None:
         if graph is not None and op_name:
             self.outside.add((id(graph), op_name.decode() if isinstance(op_name, bytes) else op_name))
         elif graph is None and op_type in ("ReadVariableOp", b"ReadVariableOp") and inputs:
@@ -125,21 +126,25 @@ class ReplayHandler:
             raise Captured(hit)
         return original()
 
-    def function_called(self, fn, args, kwargs, frame, original):
+    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
+                        original: Callable[[], Any]) -> Any:
         if any(fn is f for f in self.inline):
             return run_python(fn, args, kwargs)
         return original()
 
-    def keras_fit(self, model, bound, frame, original):
+    def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any,
+                  original: Callable[[], Any]) -> Any:
         return original()
 
-    def keras_train_on_batch(self, model, bound, frame, original):
+    def keras_train_on_batch(self, model: Any, bound: dict[str, Any], frame: Any,
+                             original: Callable[[], Any]) -> Any:
         return original()
 
     def graph_mode(self) -> None:
         return None
 
-    def optimizer_apply(self, optimizer, grads, variables, original):
+    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
+                        original: Callable[[], Any]) -> None:
         return None  # a replayed step never updates anything (an earlier step's optimizer call)
 
     def variable_assigned(self, variable: Any) -> None:
@@ -148,7 +153,8 @@ class ReplayHandler:
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
         return None
 
-    def strategy_run(self, strategy, fn, args, kwargs, original):
+    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any:
         """One replica, in this thread: TensorFlow's tapes are per thread, and
         the engine's tape must see the replica's ops."""
         import tensorflow as tf
@@ -198,7 +204,7 @@ def to_loss(target: Any, output_gradients: Any = None) -> Any:
     return parts[0] if len(parts) == 1 else tf.add_n(parts)
 
 
-def _convert(fn: Callable) -> Callable:
+def _convert(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` as tf.function would run it (AutoGraph), methods included."""
     from tensorflow.python.autograph.core import ag_ctx
     from tensorflow.python.autograph.impl import api as ag_api
@@ -206,10 +212,12 @@ def _convert(fn: Callable) -> Callable:
     fn = _method_body(fn)
     if not isinstance(fn, (types.FunctionType, types.MethodType, functools.partial)):
         return fn
-    return ag_api.tf_convert(fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+    converted: Callable[..., Any] = ag_api.tf_convert(
+        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+    return converted
 
 
-def _method_body(fn: Callable) -> Callable:
+def _method_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A tf.function method's own body, bound to its object.
 
     TensorFlow binds a decorated method through a wrapper of its own
@@ -218,9 +226,9 @@ def _method_body(fn: Callable) -> Callable:
     iterate a symbolic tensor. The wrapper holds the object and the Function.
     """
     code = getattr(fn, "__code__", None)
-    if code is None or code.co_name != "bound_method_wrapper" or not fn.__closure__:  # type: ignore[attr-defined]
+    if code is None or code.co_name != "bound_method_wrapper" or not fn.__closure__:
         return fn
-    cells = dict(zip(code.co_freevars, fn.__closure__))  # type: ignore[attr-defined]
+    cells = dict(zip(code.co_freevars, fn.__closure__))
     try:
         obj = cells["weak_instance"].cell_contents()
         body = cells["original_function"].cell_contents.python_function
@@ -229,7 +237,7 @@ def _method_body(fn: Callable) -> Callable:
     return functools.partial(body, obj) if obj is not None else fn
 
 
-def run_python(fn: Any, args: tuple, kwargs: dict) -> Any:
+def run_python(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a ``tf.function``'s Python body in place of the Function, as its trace would.
 
     A tf.function nested in the step keeps the graph it traced the first
@@ -288,8 +296,8 @@ class CallReplay(_Replay):
     calls, run as Python (:func:`run_python`) so the replay sees those calls.
     """
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, k: int, inert: bool,
-                 autograph: bool = True, inline: list[Any] | tuple = (),
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], k: int,
+                 inert: bool, autograph: bool = True, inline: list[Any] | tuple[Any, ...] = (),
                  tape_ordinal: int | None = None) -> None:
         super().__init__(k, inert, tape_ordinal)
         self.fn, self.args, self.kwargs = fn, args, kwargs
@@ -359,22 +367,22 @@ def _return(value: Any = None) -> None:
 class _NoReturns(ast.NodeTransformer):
     """``return x`` becomes a call that unwinds; nested definitions keep theirs."""
 
-    def visit_FunctionDef(self, node):
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
         return node
 
     visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
-    def visit_Return(self, node):
+    def visit_Return(self, node: ast.Return) -> ast.Expr:
         call = ast.Call(ast.Name("__tfviz_return__", ast.Load()), [node.value or ast.Constant(None)], [])
         return ast.copy_location(ast.Expr(ast.copy_location(call, node)), node)
 
-    def visit_Global(self, node):
+    def visit_Global(self, node: ast.stmt) -> ast.Pass:
         return ast.copy_location(ast.Pass(), node)
 
     visit_Nonlocal = visit_Global
 
 
-def _bodies(tree: ast.AST):
+def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
     for node in ast.walk(tree):
         for attr in ("body", "orelse", "finalbody"):
             seq = getattr(node, attr, None)
@@ -427,12 +435,15 @@ def block_code(source: str, filename: str, with_line: int, stop_line: int | None
                         file=filename, line=with_line)
 
 
-def _compile_range(body: list[ast.stmt], i: int, stop_line: int | None, filename: str):
-    with_stmt = body[i]
+def _compile_range(body: list[ast.stmt], i: int, stop_line: int | None,
+                   filename: str) -> tuple[types.CodeType, list[str]]:
+    with_stmt = cast("ast.With | ast.AsyncWith", body[i])  # block_code found it
     tape_name = next((item.optional_vars.id for item in with_stmt.items
                       if isinstance(item.optional_vars, ast.Name)), None)
     end = i
-    if stop_line is not None and not (with_stmt.lineno <= stop_line <= with_stmt.end_lineno):
+    # a parsed statement has its end_lineno
+    if stop_line is not None and not (
+            with_stmt.lineno <= stop_line <= with_stmt.end_lineno):  # type: ignore[operator]
         for j in range(i + 1, len(body)):
             if body[j].lineno > stop_line:
                 break

@@ -28,8 +28,8 @@ def main_thread_only() -> Iterator[None]:
         return signal.getsignal(signalnum)
 
     install.__doc__ = original.__doc__
-    signal.signal = install  # type: ignore[assignment]
+    signal.signal = install
     try:
         yield
     finally:
-        signal.signal = original  # type: ignore[assignment]
+        signal.signal = original

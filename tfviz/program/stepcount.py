@@ -78,7 +78,7 @@ class Steps:
         return step
 
 
-def trace_again(fn: Any, args: tuple, kwargs: dict) -> None:
+def trace_again(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Trace ``fn`` for ``args``/``kwargs`` without running it, on a copy of it.
 
     A copy, because ``fn`` itself would find its graph for these arguments in

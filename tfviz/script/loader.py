@@ -16,10 +16,15 @@ import sys
 import tokenize
 import traceback
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tfviz.errors import AnalysisError
 from tfviz.script.sourcemap import code_at, user_source
+
+if TYPE_CHECKING:
+    from tfviz.report import Source
 
 MODULE_NAME = "tfviz_user_script"
 
@@ -35,18 +40,18 @@ class LoadedScript:
 class Capture:
     """Collects the script's stdout/stderr (optionally echoing to a callback)."""
 
-    def __init__(self, on_text=None) -> None:
+    def __init__(self, on_text: Callable[[str, str], None] | None = None) -> None:
         self.out = _Tee("stdout", on_text)
         self.err = _Tee("stderr", on_text)
 
     @contextlib.contextmanager
-    def active(self):
+    def active(self) -> Iterator[None]:
         with contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err):
             yield
 
 
 class _Tee(io.StringIO):
-    def __init__(self, stream: str, on_text) -> None:
+    def __init__(self, stream: str, on_text: Callable[[str, str], None] | None) -> None:
         super().__init__()
         self.stream = stream
         self.on_text = on_text
@@ -83,7 +88,7 @@ def read_source(path: str) -> str:
         raise AnalysisError(f"cannot read the script: {exc.strerror}", file=path) from None
 
 
-def compile_script(path: str):
+def compile_script(path: str) -> types.CodeType:
     text = read_source(path)
     try:
         return compile(text, path, "exec", dont_inherit=True)
@@ -200,7 +205,7 @@ def _first_line(exc: BaseException) -> str:
     return f"{first} (in {where})" if where else first
 
 
-def _autograph_source(exc: BaseException):
+def _autograph_source(exc: BaseException) -> Source | None:
     """The user's line named in a tf.function error's "in user code:" block."""
     text = str(exc)
     if "in user code:" not in text:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from typing import Any
 
 
 def silence_tensorflow() -> None:
@@ -22,7 +23,7 @@ def silence_tensorflow() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def import_tensorflow():
+def import_tensorflow() -> Any:
     """Import TensorFlow silently and return the module."""
     silence_tensorflow()
     # The C++ runtime prints a few lines to fd 2 before any setting applies.

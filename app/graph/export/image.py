@@ -45,8 +45,8 @@ from app.graph.palette import STYLES, pen_for, text_color
 from app.graph.panel import SHORT  # the window's legend words
 from app.graph.scene import GraphScene
 from tfviz import __version__
-from tfviz.export import IMAGE_FORMATS, SIGNATURE, verdict
-from tfviz.outputs import temporary_beside, xml_safe
+from tfviz.export import IMAGE_FORMATS, verdict
+from tfviz.outputs import SIGNATURE, temporary_beside, xml_safe
 
 #: PNGs larger than this many pixels are refused: past it, image viewers and browsers
 #: struggle (a decoded 64 MP image is 256 MB); the file itself is drawn a band at a time.
@@ -125,7 +125,7 @@ def plan(scene: GraphScene, source: QRectF | None = None) -> Page:
     tfm, lfm, bfm = QFontMetricsF(_font(11, True)), QFontMetricsF(_font(8.5)), QFontMetricsF(_font(8.5, True))
     zoom = min(max(src.width() / 1600.0, 1.0), 4.0)
     inner = max(src.width() / zoom, min(tfm.horizontalAdvance(title), 1400.0), 520.0)
-    page = Page(src, 0.0, 0.0, tfm.elidedText(title, Qt.ElideMiddle, inner), zoom=zoom)
+    page = Page(src, 0.0, 0.0, tfm.elidedText(title, Qt.TextElideMode.ElideMiddle, inner), zoom=zoom)
     y = PAD + tfm.height() + 8
     row_h = max(lfm.height(), 12.0) + 4
     x = PAD
@@ -161,9 +161,10 @@ def full_detail(scene: GraphScene, scale: float):
     none from a cache (group frames would be pixmaps: blurred text, images in SVG/PDF)."""
     far, lod = scene.far, scene.lod_scale
     scene.set_far(False, max(scale, 1e-3))
-    cached = [(it, it.cacheMode()) for it in scene.items() if it.cacheMode() != QGraphicsItem.NoCache]
+    cached = [(it, it.cacheMode()) for it in scene.items()
+              if it.cacheMode() != QGraphicsItem.CacheMode.NoCache]
     for it, _ in cached:
-        it.setCacheMode(QGraphicsItem.NoCache)
+        it.setCacheMode(QGraphicsItem.CacheMode.NoCache)
     try:
         yield
     finally:
@@ -176,7 +177,7 @@ def full_detail(scene: GraphScene, scale: float):
 def draw(scene: GraphScene, page: Page, painter: QPainter, rows: tuple[float, float] | None = None) -> None:
     """:func:`paint` inside :func:`full_detail`; with ``rows`` (top, bottom, in page
     units), only what lies between them: a band of a PNG drawn band by band."""
-    painter.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+    painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
     painter.fillRect(QRectF(0, 0, page.width, page.height), QColor("white"))
     if rows is None or rows[0] < page.header:
         _paint_header(page, painter)
@@ -187,7 +188,7 @@ def draw(scene: GraphScene, page: Page, painter: QPainter, rows: tuple[float, fl
             return
         source = QRectF(source.x(), source.y() + top - target.top(), source.width(), bottom - top)
         target = QRectF(target.x(), top, target.width(), bottom - top)
-    scene.render(painter, target, source, Qt.IgnoreAspectRatio)
+    scene.render(painter, target, source, Qt.AspectRatioMode.IgnoreAspectRatio)
 
 
 def _paint_header(page: Page, painter: QPainter) -> None:
@@ -312,7 +313,7 @@ def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int,
                 except MemoryError:
                     raise ExportError(f"not enough memory for a {size_text(*size)} image: use a smaller"
                                       " scale, or SVG or PDF") from None
-                img = QImage(px.data, w, n, 4 * w, QImage.Format_RGB32)  # paints into px
+                img = QImage(px.data, w, n, 4 * w, QImage.Format.Format_RGB32)  # paints into px
                 img.fill(QColor("white"))
                 p = QPainter(img)
                 try:
@@ -331,7 +332,7 @@ def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int,
 
 def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
     buf = QBuffer()
-    buf.open(QIODevice.WriteOnly)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
     gen = QSvgGenerator()
     gen.setOutputDevice(buf)
     gen.setResolution(_dpi())
@@ -342,7 +343,7 @@ def _svg(scene: GraphScene, page: Page, tmp: str) -> None:
     gen.setDescription(f"{SIGNATURE} {__version__}")
     _paint_on(gen, "SVG", scene, page)
     with open(tmp, "wb") as out:
-        out.write(for_browsers(xml_text(bytes(buf.data())), w, h))
+        out.write(for_browsers(xml_text(bytes(buf.data().data())), w, h))
 
 
 def xml_text(svg: bytes) -> bytes:
@@ -390,7 +391,7 @@ def _pdf(scene: GraphScene, page: Page, tmp: str) -> None:
     pdf.setResolution(dpi)
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0))
     size = QSizeF(page.width * 72.0 / dpi, page.height * 72.0 / dpi)
-    pdf.setPageSize(QPageSize(size, QPageSize.Point, "tfviz", QPageSize.ExactMatch))
+    pdf.setPageSize(QPageSize(size, QPageSize.Unit.Point, "tfviz", QPageSize.SizeMatchPolicy.ExactMatch))
     _paint_on(pdf, "PDF", scene, page)
 
 

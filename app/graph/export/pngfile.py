@@ -91,9 +91,10 @@ def idat(width: int, height: int, bands: Iterable[np.ndarray], order: tuple[int,
 
     def deflate(pixels: np.ndarray, last: bool) -> tuple[bytes, int, int]:
         raw = _rgb_rows(pixels, order)
+        view = raw.data  # its buffer: numpy's stubs make an array a Buffer only from Python 3.12
         z = zlib.compressobj(level, zlib.DEFLATED, -15)  # raw deflate: one header for all
-        data = z.compress(raw) + z.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
-        return data, zlib.adler32(raw), raw.size
+        data = z.compress(view) + z.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
+        return data, zlib.adler32(view), raw.size
 
     yield b"\x78\x01"  # zlib header: deflate, 32K window
     adler, rows = 1, 0

@@ -26,10 +26,18 @@ it out of the wrong side of the main path.
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Hashable, Sequence
+from typing import Protocol, TypeVar
 
 N = TypeVar("N", bound=Hashable)
+_K = TypeVar("_K", contravariant=True)
+_V = TypeVar("_V", covariant=True)
+
+
+class Lookup(Protocol[_K, _V]):
+    """What ``x[key]`` reads: a dict, or a list indexed by integer ids."""
+
+    def __getitem__(self, key: _K, /) -> _V: ...
 
 #: Side chains longer than this are not moved, nor further than this many places: a
 #: variable's read chain has at most ~5 nodes, and one place past the main path is what
@@ -54,8 +62,7 @@ def inversions(seq: Sequence[int]) -> int:
     return n
 
 
-def pair_crossings(upper: Sequence[N], succ: Mapping[N, Sequence[N]] | Sequence[Sequence[int]],
-                   pos: Mapping[N, int] | Sequence[int]) -> int:
+def pair_crossings(upper: Sequence[N], succ: Lookup[N, Sequence[N]], pos: Lookup[N, int]) -> int:
     """Crossings among the edges from the nodes of ``upper`` (in their order) to the next layer.
 
     ``succ[u]`` are ``u``'s neighbours in the next layer and ``pos[v]`` their positions
@@ -74,8 +81,8 @@ def pair_crossings(upper: Sequence[N], succ: Mapping[N, Sequence[N]] | Sequence[
     return inversions(seq)
 
 
-def crossed_edges(upper: Sequence[N], succ: Mapping[N, Sequence[N]] | Sequence[Sequence[int]],
-                  pos: Mapping[N, int] | Sequence[int]) -> list[tuple[N, N]]:
+def crossed_edges(upper: Sequence[N], succ: Lookup[N, Sequence[N]],
+                  pos: Lookup[N, int]) -> list[tuple[N, N]]:
     """The edges from ``upper`` to the next layer that cross at least one other edge there.
 
     An edge is crossed when an edge before it (in upper order) ends further right, or

@@ -20,8 +20,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Hashable
+from typing import TypeVar
 
 from app.graph.layout.layered import Ordering
+
+K = TypeVar("K", bound=Hashable)
 
 MIN_CHILDREN = 3  # below this there is nothing to order
 MAX_CHILDREN = 150
@@ -72,8 +75,8 @@ def parse_plain(text: str, nodes: list[str], edges: list[tuple[str, str]]) -> Or
         if p[0] == "node":
             pos[p[1]] = (float(p[2]), float(p[3]))
         elif p[0] == "edge":
-            n = int(p[3])
-            pts = [(float(p[4 + 2 * i]), float(p[5 + 2 * i])) for i in range(n)]
+            n_pts = int(p[3])
+            pts = [(float(p[4 + 2 * i]), float(p[5 + 2 * i])) for i in range(n_pts)]
             splines[(p[1], p[2])] = pts
     idx = {n: f"n{i}" for i, n in enumerate(nodes)}
     if any(idx[n] not in pos for n in nodes):
@@ -115,8 +118,8 @@ def _x_at(pts: list[tuple[float, float]], y: float) -> float:
     return min(pts, key=lambda p: abs(p[1] - y))[0]
 
 
-def dot_orderings(jobs: dict[Hashable, Job], timeout_s: float | None = None, effort: bool = True,
-                  program: str | None = None) -> dict[Hashable, Ordering]:
+def dot_orderings(jobs: dict[K, Job], timeout_s: float | None = None, effort: bool = True,
+                  program: str | None = None) -> dict[K, Ordering]:
     """Order every job's graph with ``dot``; jobs that fail or time out are left out.
 
     All processes start together and share one deadline, ``timeout_s`` from now.
@@ -137,7 +140,7 @@ def dot_orderings(jobs: dict[Hashable, Job], timeout_s: float | None = None, eff
             except OSError:
                 break
     deadline = time.perf_counter() + (TIMEOUT_S if timeout_s is None else timeout_s)
-    out: dict[Hashable, Ordering] = {}
+    out: dict[K, Ordering] = {}
     for key, p in procs.items():
         try:
             text, _ = p.communicate(timeout=max(0.001, deadline - time.perf_counter()))

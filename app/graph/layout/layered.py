@@ -283,12 +283,12 @@ def _x_frame(ordering: Ordering, prefer: Collection[str]) -> _XFrame:
     dummy = [n.startswith("\0") for n in ids]
     frame = _XFrame(ids, layers, [], [], [], [])
     for nbrs, used, prio in ((up, frame.up, frame.prio_up), (down, frame.down, frame.prio_down)):
-        for v in range(total):
-            heavy = [u for u in nbrs[v] if pref[u]] if pref[v] else []
-            used.append(heavy or nbrs[v])
+        for x in range(total):
+            heavy = [u for u in nbrs[x] if pref[u]] if pref[x] else []
+            used.append(heavy or nbrs[x])
             # the gradient path's long edges, its ops, other long edges, then by degree
-            cls = (4 if heavy else 2) if dummy[v] else (3 if heavy else 0)
-            prio.append(cls * _TOP + len(nbrs[v]))
+            cls = (4 if heavy else 2) if dummy[x] else (3 if heavy else 0)
+            prio.append(cls * _TOP + len(nbrs[x]))
     ordering._frame = (key, frame)
     return frame
 
