@@ -163,6 +163,9 @@ class GraphDoc:
     #: name scope -> the Keras layer that opened it (``vq_1/dense_1`` -> ``dense``): the
     #: trace's scope names are made unique per graph and cannot say which layer they are
     layer_scopes: dict[str, str] = field(default_factory=dict)
+    #: name scope -> the layer's class and the settings a user gives it (``units``,
+    #: ``strides``, ``padding``, ``activation``...), as text
+    layer_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {"ops": len(self.ops), "edges": len(self.edges), "functions": len(self.functions)}
@@ -248,6 +251,7 @@ def _graph(g: dict[str, Any]) -> GraphDoc:
         functions=[GraphFunction(**{**f, "source": _source(f.get("source"))})
                    for f in _list(g, "functions")],
         layer_scopes=dict(g.get("layer_scopes") or {}),
+        layer_attributes={k: dict(v) for k, v in (g.get("layer_attributes") or {}).items()},
     )
 
 

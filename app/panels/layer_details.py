@@ -59,14 +59,27 @@ def _python_object(names: list[str]) -> str:
 
 
 def group_type(h, gid: str) -> str:
-    """What a group is, in words, from what the hierarchy knows of it."""
+    """What a group is, in words, from what the hierarchy knows of it: a layer by its Keras
+    class where the trace recorded it (``Conv2D``, ``Sequential with 4 inner layers``)."""
     g = h.groups[gid]
     if g.kind == "function":
         return "function body"
     if g.kind == "layer":
         sub = sum(1 for c in g.children if c in h.groups and h.groups[c].kind == "layer")
-        return f"Keras layer with {sub} inner layer{'s' if sub > 1 else ''}" if sub else "Keras layer"
+        what = layer_attributes(h, gid).get("class") or "Keras layer"
+        return f"{what} with {sub} inner layer{'s' if sub > 1 else ''}" if sub else what
     return KIND_WORDS.get(g.kind, g.kind)
+
+
+def layer_attributes(h, gid: str) -> dict[str, str]:
+    """The Keras class and settings recorded for a group's scope (its gradient's scope,
+    ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
+    scope = h.groups[gid].scope
+    known = h.graph.layer_attributes
+    if scope in known:
+        return known[scope]
+    first, _, rest = scope.partition("/")
+    return known.get(rest, {}) if first.startswith("gradient_tape") else {}
 
 
 def _owned(v: VariableReport, layer: str) -> bool:
@@ -155,6 +168,9 @@ def group_html(report: Report, h, gid: str) -> str:
         out.append(f" · <code>{esc(obj)}</code>")
     if g.scope and g.scope != g.label:
         out.append(f"<br><small>scope {esc(g.scope)}</small>")
+    settings = [(k, v) for k, v in layer_attributes(h, gid).items() if k != "class"]
+    if settings:
+        out.append("<p>" + " · ".join(f"{esc(k)} <b>{esc(v)}</b>" for k, v in settings) + "</p>")
     out.append(f"<p>{g.n_ops} ops · on a variable→target path: {'yes' if g.on_path else 'no'}</p>")
 
     bad = [(c, n) for c, n in sorted(g.problems.items(), key=lambda cn: -cn[1])]

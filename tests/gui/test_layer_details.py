@@ -143,14 +143,18 @@ def test_selecting_a_group_in_the_window_shows_its_attributes(qapp):
 def test_real_keras_layer_details(qtbot, window):
     """The stop_gradient example, analysed by the worker: ``enc_1``'s weights get none."""
     script = EXAMPLES / "kind_stop_gradient_layer.py"
-    if window.report is None or window.report.script != str(script):  # not another test's report
-        run_analysis(qtbot, window, script)
+    run_analysis(qtbot, window, script)
     assert window.report is not None, window.last_error
     view = window.graph.view
     gid = _group(view.h, "enc_1")
     window.details.show_op(window.report, gid, "enc_1", view.h)
     text = window.details.toPlainText()
-    assert 'Keras layer · encoder.get_layer("enc_1")' in text  # named by the name the program gave it
+    # its Keras class and settings, as the trace recorded them, and its Python object
+    assert 'Dense · encoder.get_layer("enc_1")' in text  # named by the name the program gave it
+    assert "units 16" in text and "activation relu" in text
+    (enc,) = [g for g in view.h.groups if view.h.groups[g].label == "encoder"]
+    window.details.show_op(window.report, enc, "encoder", view.h)
+    assert "Sequential with 2 inner layers" in window.details.toPlainText()
     assert "\nkernel\n" in text and "\nbias\n" in text
     assert text.count("none: stop_gradient") == 2
     assert "float32(32, 8)" in text and "float32(32, 16)" in text

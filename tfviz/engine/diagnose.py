@@ -186,7 +186,9 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             trace_error=trace_error,
             target_name=step_.name,
         )
-        report.graph.layer_scopes = layerscopes.in_graph(scopes, {o.scope for o in report.graph.ops})
+        op_scopes = {o.scope for o in report.graph.ops}
+        report.graph.layer_scopes = layerscopes.in_graph(scopes.names, op_scopes)
+        report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
         review(report, sources, extras, step_.module.__dict__, step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         lap("judge")

@@ -6,25 +6,45 @@ next Dense layer, which in turn runs under ``dense_1_2``. No rule on the names
 alone can tell these apart; Keras can, when it opens the scope for its layer. So
 the trace records, for each scope a layer opens, the layer's own name, and the
 graph document carries that map for every view and export to title layers by.
+
+It records the layer's class and the attributes a user sets (units, filters, strides,
+padding, activation...) too: the trace keeps none of them, and they are what a user
+checks a layer against.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-#: the map being recorded (scope -> layer name), while a trace runs
-_active: dict[str, str] | None = None
+#: the attributes of a layer's config worth showing, in this order
+ATTRIBUTES = ("units", "filters", "kernel_size", "pool_size", "strides", "dilation_rate", "padding",
+              "activation", "use_bias", "num_heads", "key_dim", "return_sequences", "rate", "axis",
+              "negative_slope", "epsilon", "momentum", "input_dim", "output_dim", "target_shape")
+#: a config value longer than this is cut (a user's custom layer may hold anything)
+MAX_VALUE = 60
+
+#: the layers being recorded (scope -> layer), while a trace runs
+_active: dict[str, Any] | None = None
 #: scopes seen for two different layers: nothing trustworthy to say about them
 _clashes: set[str] = set()
 _installed = False
 
 
-def _record(scope: str, layer: str) -> None:
+@dataclass
+class Recorded:
+    """What a trace recorded: each scope's layer name, and its class and attributes."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _record(scope: str, layer: Any) -> None:
     if _active is None or not scope:
         return
-    if _active.setdefault(scope, layer) != layer:
+    if _active.setdefault(scope, layer) is not layer:
         _clashes.add(scope)
 
 
@@ -44,10 +64,10 @@ def install() -> None:
     def __enter__(self: Any) -> Any:
         out = original(self)
         if _active is not None and getattr(self, "_pop_on_exit", False):
-            name = getattr(getattr(self, "caller", None), "name", None)
+            caller = getattr(self, "caller", None)
             try:
-                if isinstance(name, str) and not tf.executing_eagerly():
-                    _record(tf.get_current_name_scope(), name)
+                if isinstance(getattr(caller, "name", None), str) and not tf.executing_eagerly():
+                    _record(tf.get_current_name_scope(), caller)
             except Exception:  # noqa: BLE001 - a title is never worth breaking the user's layer
                 pass
         return out
@@ -56,22 +76,47 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[dict[str, str]]:
-    """Record the layer scopes of the graphs traced inside; the yielded map is filled on exit
+def recording() -> Iterator[Recorded]:
+    """Record the layer scopes of the graphs traced inside; what is yielded is filled on exit
     (without the scopes two layers claimed)."""
     global _active
     install()
-    found: dict[str, str] = {}
+    found = Recorded()
     _active, before = {}, _active
     _clashes.clear()
     try:
         yield found
     finally:
-        recorded, _active = _active, before
-        found.update({s: n for s, n in (recorded or {}).items() if s not in _clashes})
+        recorded, _active = _active or {}, before
+        kept = {s: layer for s, layer in recorded.items() if s not in _clashes}
+        found.names.update({s: layer.name for s, layer in kept.items()})
+        found.attributes.update({s: attributes(layer) for s, layer in kept.items()})
 
 
-def in_graph(scopes: dict[str, str], op_scopes: set[str]) -> dict[str, str]:
+def attributes(layer: Any) -> dict[str, str]:
+    """A layer's class and the settings of :data:`ATTRIBUTES` its config holds, as text.
+
+    >>> class Dense:
+    ...     def get_config(self):
+    ...         return {"name": "d", "units": 8, "activation": "relu", "kernel_initializer": {}}
+    >>> attributes(Dense())
+    {'class': 'Dense', 'units': '8', 'activation': 'relu'}
+    """
+    out = {"class": type(layer).__name__}
+    try:
+        config = layer.get_config()
+    except Exception:  # noqa: BLE001 - a custom layer without a config still has a class
+        return out
+    if not isinstance(config, dict):
+        return out
+    for key in ATTRIBUTES:
+        if key in config and config[key] is not None:
+            text = str(config[key])
+            out[key] = text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+    return out
+
+
+def in_graph(scopes: dict[str, Any], op_scopes: set[str]) -> dict[str, Any]:
     """The recorded scopes that ops of the graph sit in (directly or below them).
 
     >>> in_graph({"m_1/dense_1": "dense", "m_1/dense": "dense", "x": "x"}, {"m_1/dense_1/MatMul"})
