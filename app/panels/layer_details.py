@@ -4,12 +4,11 @@ A layer is where users think, so selecting one says what an op would: what it is
 which weights it holds and how their gradients end, what tensors go in and come out,
 and which problems sit inside it.
 
-Only what the report holds is said. The report has no Keras class names (the worker
-sends none), so a group's type is what tfviz knows of it: a Keras layer (its scope is
-named after a layer in the variables' paths), one holding inner layers (a model, or a
-layer such as MultiHeadAttention built from sublayers: the report cannot tell them
-apart, so it says "Keras layer with N inner layers"), a function body as the user wrote
-it (``body of while_loop at rnn.py:31``), or a plain name scope. Its Python object,
+Only what the report holds is said. A layer is named by the Keras class and settings
+the trace recorded for its scope (``Conv2D``, ``filters 8 · strides (2, 2)``), else as a
+Keras layer (its scope is named after a layer in the variables' paths); one holding inner
+layers says how many (``Sequential with 4 inner layers``). A function body is titled as
+the user wrote it (``body of while_loop at rnn.py:31``); anything else is a name scope. Its Python object,
 where the variables' Python paths agree on one (``encoder.layers[0]``), is given beside it.
 
 A group's *variables* are those it reads (edges from a weight into one of its ops)
