@@ -165,3 +165,28 @@ def function_label(fn, call_type: str = "", where: str = "") -> str:
         return f"{part} of {what}{at}"
     name = _FN_NAME.match(fn.name).group(1) or fn.name  # type: ignore[union-attr]  # every name matches
     return f"{name} (tf.function){at}"
+
+
+def layer_attributes(h, gid: str) -> dict[str, str]:
+    """The Keras class and settings recorded for a group's scope (its gradient's scope,
+    ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
+    scope = h.groups[gid].scope
+    known = h.graph.layer_attributes
+    if scope in known:
+        return known[scope]
+    first, _, rest = scope.partition("/")
+    return known.get(rest, {}) if first.startswith("gradient_tape") else {}
+
+
+def group_outputs(h) -> dict[str, tuple[str, list[int | None] | None]]:
+    """Each group's first output tensor (dtype, shape): the tensor of an edge that leaves it,
+    in graph order, found in one pass over the edges."""
+    out: dict[str, tuple[str, list[int | None] | None]] = {}
+    for e in h.graph.edges:
+        if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
+            continue
+        inside = set(h.chain[e.dst])
+        for gid in h.chain[e.src]:
+            if gid not in inside and gid not in out:
+                out[gid] = (e.dtype, e.shape)
+    return out

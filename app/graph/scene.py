@@ -23,6 +23,7 @@ from app.display import location
 from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from app.graph.layout.placement import GraphLayout, Scene
+from app.graph.naming import group_outputs, layer_attributes
 from app.graph.palette import (
     QUIET,
     STYLES,
@@ -64,6 +65,8 @@ class GraphScene(QGraphicsScene):
         self.only_path = False
         self.magnitude = False
         self.norms: list[float] = []
+        #: each group's first output tensor, for a layer box's subtitle
+        self._group_outputs: dict[str, tuple[str, list[int | None] | None]] = {}
         self.last_layout_s = 0.0
         self._forget()
 
@@ -96,6 +99,7 @@ class GraphScene(QGraphicsScene):
         # a GAN step reads the other model's weights without training them: they name layers too
         self.h = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
         self.gl = GraphLayout(self.h)
+        self._group_outputs = group_outputs(self.h)
         carried = (carried_norm(e) for e in report.graph.edges)
         self.norms = [math.log10(g) for g in carried if g and g > 0 and math.isfinite(g)]
         self.expanded = self.expansion("default")
@@ -186,7 +190,11 @@ class GraphScene(QGraphicsScene):
         if p.kind == "group":
             g = self.h.groups[p.id]
             what = {"layer": "layer", "function": "function"}.get(g.kind, "scope")
-            return NodeItem(p.id, rect, g.label, f"{what} · {g.n_ops} ops", kind="group",
+            out = self._group_outputs.get(p.id)
+            # what a layer is and the shape it hands on; else how big the box is
+            sub = (f"{layer_attributes(self.h, p.id).get('class') or what} → {out[0]}{_fmt_shape(out[1])}"
+                   if out and g.kind == "layer" else f"{what} · {g.n_ops} ops")
+            return NodeItem(p.id, rect, g.label, sub, kind="group",
                             on_path=g.on_path, badges=g.problems,
                             tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
                             + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 
 from app.display import norm_text, shape_text
+from app.graph.naming import layer_attributes
 from app.graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 from tfviz.report import GraphEdge, Report, VariableReport
 
@@ -69,16 +70,6 @@ def group_type(h, gid: str) -> str:
         return f"{what} with {sub} inner layer{'s' if sub > 1 else ''}" if sub else what
     return KIND_WORDS.get(g.kind, g.kind)
 
-
-def layer_attributes(h, gid: str) -> dict[str, str]:
-    """The Keras class and settings recorded for a group's scope (its gradient's scope,
-    ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
-    scope = h.groups[gid].scope
-    known = h.graph.layer_attributes
-    if scope in known:
-        return known[scope]
-    first, _, rest = scope.partition("/")
-    return known.get(rest, {}) if first.startswith("gradient_tape") else {}
 
 
 def _owned(v: VariableReport, layer: str) -> bool:

@@ -158,3 +158,12 @@ def test_real_keras_layer_details(qtbot, window):
     assert "\nkernel\n" in text and "\nbias\n" in text
     assert text.count("none: stop_gradient") == 2
     assert "float32(32, 8)" in text and "float32(32, 16)" in text
+
+
+def test_a_layer_box_says_its_class_and_the_shape_it_hands_on(qtbot, window):
+    run_analysis(qtbot, window, EXAMPLES / "kind_stop_gradient_layer.py")
+    view = window.graph.view
+    gid = _group(view.h, "enc_1")
+    if gid not in view.node_items:  # shown as a frame: collapse it to a box
+        view.toggle_group(gid)
+    assert view.node_items[gid].subtitle == "Dense → float32[32,16]"
