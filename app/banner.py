@@ -53,7 +53,8 @@ class ErrorBanner(QFrame):
 
     def show_error(self, message: str, file: str | None = None, line: int | None = None, code: str = "",
                    detail: str = "", candidates: list[str] | None = None,
-                   base_dir: str | None = None, prompt: str = "", note: str = "") -> None:
+                   base_dir: str | None = None, prompt: str = "", note: str = "", cell: str = "",
+                   cell_line: int | None = None) -> None:
         """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip).
 
         ``candidates`` are functions to offer as targets, introduced by ``prompt``;
@@ -62,7 +63,8 @@ class ErrorBanner(QFrame):
         where = ""
         if file:
             loc = f"{file}:{line}" if line else file
-            where = f" <a href='{html.escape(loc)}'>{html.escape(location(file, line, base_dir))}</a>"
+            shown = location(file, line, base_dir, cell, cell_line)  # a notebook's line by its cell
+            where = f" <a href='{html.escape(loc)}'>{html.escape(shown)}</a>"
         self.title.setToolTip(f"{file}:{line}" if file and line else file or "")
         text = f"<b>{html.escape(message)}</b>{where}"
         if code:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from tfviz.report import Report
+from tfviz.report import Report, Source
 
 
 def short_path(path: str | None, base_dir: str | None = None) -> str:
@@ -34,10 +34,23 @@ def short_path(path: str | None, base_dir: str | None = None) -> str:
     return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else path
 
 
-def location(path: str | None, line: int | None, base_dir: str | None = None) -> str:
-    """``file.py:21`` for a source location, relative as in :func:`short_path`."""
+def location(path: str | None, line: int | None, base_dir: str | None = None, cell: str = "",
+             cell_line: int | None = None) -> str:
+    """``file.py:21`` for a source location, relative as in :func:`short_path`; in a
+    notebook, ``train.ipynb cell 6 [5], line 2`` (``cell``: the cell as a user names it).
+
+    >>> location("/p/train.ipynb", 68, "/p", "cell 6 [5]", 2)
+    'train.ipynb cell 6 [5], line 2'
+    """
     s = short_path(path, base_dir)
+    if s and cell and cell_line:
+        return f"{s} {cell}, line {cell_line}"
     return f"{s}:{line}" if s and line else s
+
+
+def source_location(src: Source, base_dir: str | None = None) -> str:
+    """:func:`location` of a report's ``Source``."""
+    return location(src.file, src.line, base_dir, src.cell_name, src.cell_line)
 
 
 def summary(report: Report) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -21,7 +22,28 @@ EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
 
 
 def bundled_examples() -> list[Path]:
-    return sorted(EXAMPLES_DIR.glob("*.py")) if EXAMPLES_DIR.is_dir() else []
+    if not EXAMPLES_DIR.is_dir():
+        return []
+    return sorted([*EXAMPLES_DIR.glob("*.py"), *EXAMPLES_DIR.glob("*.ipynb")], key=lambda p: p.name)
+
+
+def notebook_intro(text: str) -> str:
+    r"""A notebook's first markdown cell, past its heading; "" for none or a broken file.
+
+    >>> notebook_intro('{"cells": [{"cell_type": "markdown", "source": "# Seed 2\\n\\nA frozen copy."}]}')
+    'A frozen copy.'
+    """
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            src = cell.get("source", "")
+            src = "".join(src) if isinstance(src, list) else str(src)
+            body = [ln for ln in src.split("\n\n") if ln.strip() and not ln.lstrip().startswith("#")]
+            return body[0] if body else ""
+    return ""
 
 
 def first_sentence(doc: str, limit: int = 110) -> str:
@@ -41,6 +63,8 @@ def _first_doc_line(path: Path) -> str:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+    if path.suffix == ".ipynb":  # its first markdown cell says what it is
+        return first_sentence(notebook_intro(text))
     try:
         doc = ast.get_docstring(ast.parse(text)) or ""
     except (SyntaxError, ValueError):

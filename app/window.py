@@ -236,7 +236,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
     # -- analysis -----------------------------------------------------------------
     def browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open script", os.path.dirname(self.script or ""),
-                                              "Python scripts (*.py);;Saved analyses (*.json)")
+                                              "Python scripts and notebooks (*.py *.ipynb);;"
+                                              "Saved analyses (*.json)")
         if path:
             self.open_script(path)
 
@@ -387,7 +388,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             prompt = "Or differentiate one of its functions:" if candidates else ""
         self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
                                err.get("code") or "", err.get("detail") or "", candidates,
-                               base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note)
+                               base_dir=os.path.dirname(self.script or ""), prompt=prompt, note=note,
+                               cell=str(err.get("cell_name") or ""), cell_line=err.get("cell_line"))
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"], str(err.get("code") or ""))
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")

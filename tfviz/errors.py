@@ -16,6 +16,10 @@ class AnalysisError(Exception):
     code: str = ""
     detail: str = ""
     candidates: tuple[str, ...] = ()
+    #: in a notebook: the cell's index, the line within it, the cell as a user names it
+    cell: int | None = None
+    cell_line: int | None = None
+    cell_name: str = ""
 
     def __post_init__(self) -> None:
         if not self.code and self.file and self.line:  # the line itself, wherever one is named
@@ -23,8 +27,23 @@ class AnalysisError(Exception):
 
             self.code = linecache.getline(self.file, self.line).strip()
 
+    def in_cells(self) -> None:
+        """A line of a notebook said by its cell (``train.ipynb cell 6 [5], line 2``),
+        in the message and in ``cell``/``cell_line``; nothing for a script."""
+        from tfviz.script import notebook
+
+        nb = notebook.known(self.file)
+        if nb is None or self.cell_name:
+            return
+        self.message, self.detail = notebook.in_cells(self.message, nb), notebook.in_cells(self.detail, nb)
+        cell = nb.cell_at(self.line) if self.line else None
+        if cell is not None and self.line:
+            self.cell, self.cell_line, self.cell_name = cell.index, self.line - cell.first + 1, cell.name()
+
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}: " if self.file and self.line else (
+        self.in_cells()
+        line = f" {self.cell_name}, line {self.cell_line}" if self.cell_name else f":{self.line}"
+        where = f"{self.file}{line}: " if self.file and self.line else (
             f"{self.file}: " if self.file else ""
         )
         text = f"{where}{self.message}"
@@ -35,7 +54,11 @@ class AnalysisError(Exception):
         return text
 
     def to_dict(self) -> dict[str, Any]:
+        self.in_cells()
         return {
+            "cell": self.cell,
+            "cell_line": self.cell_line,
+            "cell_name": self.cell_name,
             "message": self.message,
             "file": self.file,
             "line": self.line,

@@ -53,8 +53,15 @@ class Source:
     file: str
     line: int
     code: str = ""
+    #: in a notebook (``line`` counts the joined code cells): the cell's index, the line
+    #: within it, and how a user names the cell (``cell 7 [5]``, with its execution count)
+    cell: int | None = None
+    cell_line: int | None = None
+    cell_name: str = ""
 
     def label(self) -> str:
+        if self.cell_name:
+            return f"{self.file} {self.cell_name}, line {self.cell_line}"
         return f"{self.file}:{self.line}"
 
 
@@ -190,6 +197,9 @@ class Report:
     mode: str = "target"
     stdout: str = ""
     stderr: str = ""
+    #: what the user should know about how the script was run (a notebook's IPython lines
+    #: that were skipped, cells run top to bottom though they were last run out of order)
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self, full_graph: bool = True) -> dict[str, Any]:
         d = dataclasses.asdict(self)

@@ -31,6 +31,7 @@ def render(report: Report, color: bool = False) -> str:
     out.append(f"{_rel(report.script)}  {what}: {report.target}  -> {head}")
     if not report.traced:
         out.append(f"(the {what} could not be traced; verdicts come from running it eagerly)")
+    out.extend(f"note: {n}" for n in report.notes)
     out.append("")
     out.append(f"Variables ({len(report.variables)}):")
     width = max((len(v.name) for v in report.variables), default=0)
@@ -54,7 +55,10 @@ def render(report: Report, color: bool = False) -> str:
         out.append(f"Problems ({len(report.problems)}):")
         for p in report.problems:
             sev = _c(p.severity, p.severity, color)
-            where = f"{_rel(p.source.file)}:{p.source.line}" if p.source else "(no source line)"
+            where = (("" if not p.source else
+                      f"{_rel(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
+                      if p.source.cell_name else f"{_rel(p.source.file)}:{p.source.line}")
+                     or "(no source line)")
             op = f" {p.op_type} '{p.op}'" if p.op else ""
             out.append(f"  {sev} {p.kind}{op} at {where}")
             if p.source and p.source.code:

@@ -15,7 +15,7 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
-from app.display import location, norm_text, shape_text
+from app.display import norm_text, shape_text, source_location
 from app.graph.minimap import Minimap
 from app.graph.naming import function_title
 from app.graph.palette import STYLES, category, look, text_color
@@ -127,7 +127,7 @@ class DetailsPanel(QTextBrowser):
         if op.message:
             h.append(f"<p style='color:{color}'>{esc(op.message)}</p>")
         if op.source:
-            loc = location(op.source.file, op.source.line, _base(report))
+            loc = source_location(op.source, _base(report))
             h.append(f"<p><code>{esc(loc)}</code><br><code>{esc(op.source.code)}</code></p>")
             self.setToolTip(f"{op.source.file}:{op.source.line}")
         else:

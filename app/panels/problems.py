@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 
-from app.display import location
+from app.display import source_location
 from app.graph.hierarchy import Hierarchy
 from app.graph.palette import STYLES, category, text_color
 from app.panels.docks import ROLE, Tree, _base
@@ -68,7 +68,7 @@ class ProblemsPanel(Tree):
         base = _base(report)
         previous = None
         for p in report.problems if report else []:
-            where = location(p.source.file, p.source.line, base) if p.source else ""
+            where = source_location(p.source, base) if p.source else ""
             cat = category(p.kind)
             st = STYLES[cat]
             label = _op_name(p, names) if p.op else NO_OP

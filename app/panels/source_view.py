@@ -11,6 +11,7 @@ problem's ``Source.code``), never opened, never even looked up.
 
 from __future__ import annotations
 
+import json
 import keyword
 import os
 import re
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from tfviz.report import Report, Source
 from tfviz.safefile import read_regular
+from tfviz.script.notebook import is_notebook
+from tfviz.script.notebook import join as join_notebook
 
 #: The user's script is not read into the panel past this size.
 MAX_SOURCE_BYTES = 16 * 2**20
@@ -113,13 +116,15 @@ class SourceView(QPlainTextEdit):
 
     def _show(self, path: str, line: int = 0, code: str = "") -> None:
         if self.script and os.path.abspath(path) == self.script:
-            if path == self.path and self._rows is None:
+            if path == self.path and (self._rows is None or is_notebook(path)):
                 return
             try:
                 text = read_regular(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
             except OSError as exc:
                 text = f"# cannot read {path}: {exc.strerror or exc}"
             self._rows = None
+            if is_notebook(path):  # its code cells, each under its name, lines numbered within it
+                text, self._rows = notebook_text(path, text)
         else:
             lines = self.carried().setdefault(path, {})
             if line > 0 and code and line not in lines:
@@ -152,6 +157,38 @@ class SourceView(QPlainTextEdit):
             e.ignore()
             return
         super().keyPressEvent(e)
+
+
+def notebook_text(path: str, text: str) -> tuple[str, dict[int, int] | None]:
+    r"""A notebook's code cells as the Source panel shows them, and the block of each line of
+    the joined script (the lines a report names); the file's own text if it is no notebook.
+
+    >>> text, rows = notebook_text("nb.ipynb", '{"cells": [{"cell_type": "code", "source": "a = 1",'
+    ...                            ' "execution_count": 4}, {"cell_type": "markdown", "source": "x"},'
+    ...                            ' {"cell_type": "code", "source": "b = a\\nc = b"}]}')
+    >>> print(text)
+    ── cell 1 [4] ──
+      1  a = 1
+    ── cell 3 ──
+      1  b = a
+      2  c = b
+    >>> rows
+    {1: 1, 2: 3, 3: 4}
+    """
+    try:
+        cells = json.loads(text).get("cells", [])
+        nb = join_notebook(path, [c for c in cells if isinstance(c, dict)])
+    except (ValueError, AttributeError, TypeError):
+        return text, None
+    script = nb.source.split("\n")
+    out: list[str] = []
+    rows: dict[int, int] = {}
+    for cell in nb.cells:
+        out.append(f"── {cell.name()} ──")
+        for line in range(cell.first, cell.last + 1):
+            rows[line] = len(out)
+            out.append(f"{line - cell.first + 1:>3}  {script[line - 1]}")
+    return "\n".join(out), rows
 
 
 def carried_lines(report: Report | None) -> dict[str, dict[int, str]]:

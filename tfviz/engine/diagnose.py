@@ -23,6 +23,7 @@ from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
 from tfviz.report import Report
+from tfviz.script import notebook
 from tfviz.script.discover import (
     FoundVariable,
     find_variables,
@@ -201,6 +202,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     report.stderr = capture.err.getvalue()
     report.timings_s = {**timings, "probes": float(prober.probes)}
     report.targets = step_.targets
+    nb = notebook.known(path)
+    if nb is not None:  # said by cell and line within it, as the user sees the notebook
+        report.notes = nb.notes()
+        notebook.place(report, path)
     report_step("done", 1.0)
     if keep_session:
         return report, Session(script=path, target=step_.name, mode=mode, step_fn=step_.fn,

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfviz.errors import AnalysisError
+from tfviz.script.notebook import is_notebook
+from tfviz.script.notebook import read as read_notebook
 from tfviz.script.sourcemap import code_at, user_source
 
 if TYPE_CHECKING:
@@ -72,6 +74,8 @@ def read_source(path: str) -> str:
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise AnalysisError(f"not a regular file (a pipe or a device), not a Python script: {path}",
                             file=path)
+    if is_notebook(path):  # its code cells, joined: line numbers count through them
+        return read_notebook(path).source
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -93,11 +97,13 @@ def compile_script(path: str) -> types.CodeType:
     try:
         return compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
+        # Python reads the offending line from the file itself: a notebook's is JSON
+        code = text.splitlines()[exc.lineno - 1] if is_notebook(path) and exc.lineno else exc.text
         raise AnalysisError(
             f"syntax error: {exc.msg}",
             file=path,
             line=exc.lineno,
-            code=(exc.text or "").strip(),
+            code=(code or "").strip(),
         ) from None
     except ValueError as exc:  # e.g. null bytes
         raise AnalysisError(f"not a Python script: {exc}", file=path) from None

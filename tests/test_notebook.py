@@ -1,0 +1,94 @@
+"""A Jupyter notebook checked as it is: its code cells run top to bottom as one program,
+IPython lines skipped with a note, every line said by its cell; verdicts against TensorFlow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tests.conftest import EXAMPLES, ROOT
+from tests.test_program_mode import theirs, truth
+
+TFVIZ = Path(sys.executable).with_name("tfviz")
+SEED2 = EXAMPLES / "notebook_seed2_fit.ipynb"
+
+
+def _check(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TFVIZ), "check", str(path), *args], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+
+
+def _as_script(path: Path, out: Path) -> Path:
+    """The notebook as a script, made here without tfviz: code cells joined, IPython lines
+    and a ``%%`` line left out (the oracle's own reading of the notebook)."""
+    cells = nbformat.read(str(path), as_version=4).cells
+    lines = [ln for c in cells if c.cell_type == "code" for ln in c.source.splitlines()
+             if not ln.lstrip().startswith(("%", "!"))]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_seed2_notebook_names_the_frozen_copy_at_its_cell_and_agrees_with_tensorflow(tmp_path):
+    done = _check(SEED2, "--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    (p,) = [p for p in doc["problems"] if p["kind"] == "frozen_copy"]
+    cells = nbformat.read(str(SEED2), as_version=4).cells
+    src = p["source"]
+    cell_text = cells[src["cell"]].source.splitlines()
+    assert "tf.reshape" in cell_text[src["cell_line"] - 1] and "tf.reshape" in src["code"]
+    assert src["cell_name"] == f"cell {src['cell'] + 1} [{cells[src['cell']].execution_count}]"
+    assert f"notebook_seed2_fit.ipynb {src['cell_name']}, line {src['cell_line']}" in p["message"]
+    # each IPython line that did not run is named, with its cell and line
+    notes = "\n".join(doc["notes"])
+    for line in ("!pip install tensorflow", "%matplotlib inline", "%%time"):
+        assert f"skipped IPython syntax `{line}`" in notes
+    assert "cell 2 [1], line 1" in notes
+    # TensorFlow's verdict, on the notebook read without tfviz
+    from tfviz.report import Report
+
+    report = Report.from_dict(doc)
+    ours = {v.tf_name.split(":")[0].split("/", 1)[-1]: v.status for v in report.variables}
+    t = theirs(truth(_as_script(SEED2, tmp_path / "seed2.py"), prebuild=True))
+    assert {k.split("/", 1)[-1]: s for k, s in t.items()} == ours
+
+
+def test_the_text_report_says_cells_and_what_was_skipped():
+    done = _check(SEED2)
+    assert done.returncode == 1
+    assert "note: notebook_seed2_fit.ipynb cell 2 [1], line 2: skipped IPython syntax `%matplotlib inline`" \
+        in done.stdout
+    assert "error frozen_copy" in done.stdout and "notebook_seed2_fit.ipynb cell 3 [2], line" in done.stdout
+
+
+def test_a_syntax_error_names_its_cell_and_line(tmp_path):
+    nb = new_notebook(cells=[new_code_cell("import tensorflow as tf\nw = tf.Variable(1.0)"),
+                             new_code_cell("def loss():\n    return w * 2 +\n", execution_count=3)])
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(nb, str(path))
+    done = _check(path, "--json")
+    assert done.returncode == 2
+    err = json.loads(done.stdout)["error"]
+    assert (err["cell"], err["cell_line"], err["cell_name"]) == (1, 2, "cell 2 [3]")
+    assert err["code"] == "return w * 2 +"  # the cell's line, not the notebook's JSON
+    plain = _check(path)
+    assert "broken.ipynb cell 2 [3], line 2: syntax error" in plain.stderr
+
+
+def test_a_cell_that_raises_is_named_and_a_file_that_is_no_notebook_is_refused(tmp_path):
+    nb = new_notebook(cells=[new_code_cell("import tensorflow as tf"),
+                             new_code_cell("x = 1\nraise RuntimeError('no data here')", execution_count=2)])
+    path = tmp_path / "raises.ipynb"
+    nbformat.write(nb, str(path))
+    done = _check(path)
+    assert done.returncode == 2 and "raises.ipynb cell 2 [2], line 2" in done.stderr
+    assert "no data here" in done.stderr and "Traceback" not in done.stderr.split("\n")[0]
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    done = _check(bad)
+    assert done.returncode == 2 and "not a Jupyter notebook" in done.stderr
