@@ -92,3 +92,18 @@ def test_a_cell_that_raises_is_named_and_a_file_that_is_no_notebook_is_refused(t
     bad.write_text("{not json")
     done = _check(bad)
     assert done.returncode == 2 and "not a Jupyter notebook" in done.stderr
+
+
+def test_a_shell_cell_is_left_out_and_cells_run_out_of_order_are_run_in_order():
+    from tfviz.script.notebook import join
+
+    cells = [new_code_cell("%%bash\necho hi\nls", execution_count=3),
+             new_code_cell("x = 1", execution_count=1), new_code_cell("tf.reduce_sum?", execution_count=2)]
+    nb = join("/x/nb.ipynb", cells)
+    assert nb.source.splitlines()[:3] == ["", "", ""]  # the shell cell, line for line, blank
+    assert nb.source.splitlines()[4].strip().startswith("pass")  # ``x?``: IPython help
+    notes = nb.notes()
+    assert "nb.ipynb cell 1 [3], line 1: skipped IPython syntax `%%bash`" in notes
+    assert any("run out of order" in n and "top to bottom" in n for n in notes)
+    assert not join("/x/nb.ipynb", cells[1:2]).out_of_order
+    assert join("/x/nb.ipynb", [new_code_cell("z = 1  # really?")]).source == "z = 1  # really?\n"

@@ -31,3 +31,29 @@ def test_the_start_page_offers_the_notebook_with_its_first_sentence():
 
     assert SEED2 in bundled_examples()
     assert _first_doc_line(SEED2).startswith("A Keras layer reshapes its weight in `build()`")
+
+
+def test_saving_the_notebook_runs_it_again(qtbot, window, tmp_path):
+    import math
+    import time
+
+    import nbformat
+    from conftest import ANALYSIS_TIMEOUT_MS
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    def write(scale: float) -> None:
+        nb = new_notebook(cells=[new_code_cell("import tensorflow as tf\nw = tf.Variable(2.0)"),
+                                 new_code_cell(f"def loss():\n    return {scale} * w ** 2")])
+        nbformat.write(nb, str(path))
+
+    path = tmp_path / "scaled.ipynb"
+    write(1.0)
+    run_analysis(qtbot, window, path, target="loss")
+    assert window.last_error is None, window.last_error
+    first = window.report
+    assert math.isclose(first.variables[0].grad_norm, 4.0, rel_tol=1e-4)  # d/dw w**2 at 2
+    time.sleep(0.05)
+    write(10.0)
+    qtbot.waitUntil(lambda: window.report is not first and window.report is not None and not window.busy(),
+                    timeout=ANALYSIS_TIMEOUT_MS)
+    assert math.isclose(window.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)

@@ -28,7 +28,7 @@ _MAGIC = re.compile(r"^(\s*)(%|!)")
 #: ``files = !ls`` and ``t = %timeit f()``: a value from IPython syntax
 _ASSIGNED_MAGIC = re.compile(r"^(\s*)[\w.,\s\[\]()]+=\s*[%!]")
 #: ``model?`` and ``?model``: IPython help
-_HELP = re.compile(r"^\s*(\?\S.*|\S.*\?\??)\s*$")
+_HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
 
 
 @dataclass
@@ -102,7 +102,7 @@ def _python_lines(index: int, lines: list[str], skipped: list[tuple[int, int, st
     out = []
     for n, line in enumerate(lines, 1):
         m = _MAGIC.match(line) or _ASSIGNED_MAGIC.match(line)
-        if m or (_HELP.match(line) and not line.lstrip().startswith("#")):
+        if m or _HELP.match(line):
             indent = re.match(r"\s*", line).group(0)  # type: ignore[union-attr]  # always matches
             skipped.append((index, n, line))
             out.append(f"{indent}pass  # skipped by tfviz: IPython syntax")
