@@ -20,7 +20,7 @@ def make_window(script: str | None = None, target: str | None = None, *, run: bo
     from app.worker_client import WorkerPool
 
     # A saved analysis runs nothing: no spare worker (and no TensorFlow) starts behind it.
-    saved = bool(script) and is_saved_analysis(script)
+    saved = bool(script and is_saved_analysis(script))
     w = MainWindow(pool=WorkerPool(spare=False) if saved else None)
     w.show()
     if script:

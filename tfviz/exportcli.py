@@ -29,6 +29,7 @@ from tfviz.exitstatus import ExitStatus
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
+    from tfviz.report import Report
 
 EXPANSIONS = ("default", "all", "problems", "none")
 
@@ -148,7 +149,8 @@ def _move_into_place(image: str, output: str) -> None:
         shutil.copyfileobj(src, dst, 1 << 20)
 
 
-def draw(report, output: str, fmt: str, expand: str = "default", scale: float = 1.0) -> tuple[bool, str]:
+def draw(report: Report, output: str, fmt: str, expand: str = "default",
+         scale: float = 1.0) -> tuple[bool, str]:
     """Draw ``report`` into ``output`` in a child process: (True, the renderer's one-line
     summary), or (False, why it failed). The child gets the analysis with every name made
     one XML can hold (:func:`~tfviz.outputs.xml_safe_tree`): Qt writes an escape

@@ -162,7 +162,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         )
         return ExitStatus.INTERNAL
     session = None
-    if keep:
+    if isinstance(report, tuple):  # keep_session=True: (report, session), always
         report, session = report
     result = report.to_dict(full_graph=True)
     if request.get("result_output") == "tail":

@@ -23,6 +23,7 @@ direct children.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.graph.naming import (
@@ -236,8 +237,9 @@ class Hierarchy:
             if op.type == "ReadVariableOp" and any(e.dtype != "resource" for e in es):
                 continue
             srcs = {out.get(e.src) or (e.src if e.src.startswith("var:") else None) for e in es}
-            if len(srcs) == 1 and None not in srcs and op.id not in srcs:  # never its own alias
-                out[op.id] = srcs.pop()
+            src = srcs.pop() if len(srcs) == 1 else None
+            if src is not None and src != op.id:  # never its own alias
+                out[op.id] = src
         return out
 
     def _op_count(self, gid: str) -> int:
@@ -248,7 +250,7 @@ class Hierarchy:
         that stand for no layer and hold no weight, into their parent."""
         for gid in sorted(self.groups, key=lambda g: g.count("/"), reverse=True):
             g = self.groups.get(gid)
-            if g is None or g.kind != "scope":
+            if g is None or g.kind != "scope" or g.parent is None:  # a scope always has a parent
                 continue
             in_layer = any(self.groups[a].kind == "layer" for a in self._chain(gid))
             if len(g.children) > 1 and (self._op_count(gid) > SMALL_SCOPE or not in_layer and any(
@@ -283,7 +285,7 @@ class Hierarchy:
         if not ops or any(o is None or o.is_variable or o.type in ("Placeholder", "Target")
                           or category(o.status) not in QUIET for o in ops):
             return ""
-        fid = ops[0].group
+        fid = self.ops[g.children[0]].group  # ops[0], not None (checked above)
         result = next((o.id for o in self.graph.ops if o.group == fid and o.name == g.scope), "")
         # ``result in g.children``: an op whose scope is its own name (only a hand-made file
         # has one) would stand for itself, and the alias loop in _build would never end
@@ -400,7 +402,7 @@ class Hierarchy:
             out.setdefault(a[i - 1], set()).add((a[i], b[i]))
         return {g: sorted(es) for g, es in out.items()}
 
-    def default_expanded(self, focus: list[str] = (), budget: int = 250) -> set[str]:
+    def default_expanded(self, focus: Sequence[str] = (), budget: int = 250) -> set[str]:
         """Layer level: the top level's groups shown as boxes; a group that mostly holds other
         groups (a model of layers, a function of layers) is opened while the view stays under
         ``budget`` boxes. The groups holding each ``focus`` op (the first problem) are opened."""

@@ -182,7 +182,7 @@ def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
             fh.write(to_png(matrix))
 
 
-def _as_lists(body: dict) -> dict:
+def _as_lists(body: dict[str, Any]) -> dict[str, Any]:
     from tfviz.jacobian.data import Array
 
     def walk(v: Any) -> Any:
@@ -191,7 +191,8 @@ def _as_lists(body: dict) -> dict:
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         return v
-    return walk(body)
+    lists: dict[str, Any] = walk(body)
+    return lists
 
 
 def _describe(j: Jacobian) -> str:
@@ -215,9 +216,10 @@ def _print_one(j: Jacobian) -> None:
 
 def _print_chain(s: ChainSplit) -> None:
     for label, j in (("J(y,h)", s.j_yh), ("J(h,x)", s.j_hx), ("J(y,x)", s.j_yx)):
-        shape = tuple(j.array().shape) if j.status == "ok" else j.status
+        values = j.array() if j.status == "ok" else None
+        shape = tuple(values.shape) if values is not None else j.status
         print(f"{label} = {_describe(j)}: {shape}")
-    if s.max_abs_diff is not None:
+    if s.max_abs_diff is not None and s.tf_gradients is not None:  # set together (chain_split)
         print(f"max |J(y,h) @ J(h,x) - J(y,x)| = {s.max_abs_diff:.3g}")
         print(f"tf.gradients(y, x): shape {tuple(s.tf_gradients.shape)} = J(y,x) summed over y;"
               f" max |difference| = {s.tf_gradients_diff:.3g}")
@@ -237,7 +239,7 @@ def _refused(err: dict[str, Any], as_json: bool) -> ExitStatus:
     return ExitStatus.ERROR
 
 
-def _progress(msg: dict) -> None:
+def _progress(msg: dict[str, Any]) -> None:
     if msg.get("type") == "progress":
         print(f"tfviz: {msg.get('stage')}…", file=sys.stderr, flush=True)
     else:

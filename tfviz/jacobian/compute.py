@@ -178,7 +178,8 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
 def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved, *,
             out_range: list[int] | None = None, in_range: list[int] | None = None,
             mode: str = "auto", budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
-            cancelled: Callable[[], bool] | None = None, cache: dict | None = None) -> Jacobian:
+            cancelled: Callable[[], bool] | None = None,
+            cache: dict[tuple[Any, ...], Any] | None = None) -> Jacobian:
     """J(of, wrt): a result with ``status`` ok / no_path / cut, or a JacobianError."""
     refuse_nested(of)
     refuse_nested(wrt)
@@ -226,7 +227,7 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
 
 
 def _run_chunks(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, progress: Progress | None,
-                cancelled: Callable[[], bool] | None, cache: dict | None) -> np.ndarray:
+                cancelled: Callable[[], bool] | None, cache: dict[tuple[Any, ...], Any] | None) -> np.ndarray:
     import tensorflow as tf
 
     lo, hi = plan.out_range if plan.mode == "reverse" else plan.in_range

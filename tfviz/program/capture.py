@@ -91,9 +91,9 @@ class Refused(BaseException):
 class Entry:
     """An outermost step call: a tf.function called eagerly, or a Keras batch."""
 
-    fn: Callable
-    args: tuple
-    kwargs: dict
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
     frame_ns: dict[str, Any]
     label: str = ""
     autograph: bool = True

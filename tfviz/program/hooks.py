@@ -43,7 +43,7 @@ class Handler(Protocol):
 
     def gradient(self, hit: Hit, original: Callable[[], Any]) -> Any: ...
 
-    def function_called(self, fn: Any, args: tuple, kwargs: dict, frame: Any,
+    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
                         original: Callable[[], Any]) -> Any: ...
 
     def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any,
@@ -54,8 +54,8 @@ class Handler(Protocol):
 
     def graph_mode(self) -> None: ...
 
-    def strategy_run(self, strategy: Any, fn: Callable, args: tuple, kwargs: dict,
-                     original: Callable[[], Any]) -> Any: ...
+    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any: ...
 
     def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
                         original: Callable[[], Any]) -> Any: ...
@@ -75,7 +75,8 @@ _threads = threading.local()
 def _open() -> list[Any]:
     if not hasattr(_threads, "tapes"):
         _threads.tapes = []
-    return _threads.tapes
+    tapes: list[Any] = _threads.tapes
+    return tapes
 
 
 @contextlib.contextmanager
@@ -205,8 +206,8 @@ def _caller(depth: int = 2) -> Any:
 AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
 
 
-def _enter(orig: Callable) -> Callable:
-    def __enter__(self):
+def _enter(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def __enter__(self: Any) -> Any:
         h = _handler
         if h is not None and not h.tape_entered(self, _caller()):
             self._tfviz_inert = True
@@ -219,8 +220,8 @@ def _enter(orig: Callable) -> Callable:
     return __enter__
 
 
-def _exit(orig: Callable) -> Callable:
-    def __exit__(self, typ, value, tb):
+def _exit(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def __exit__(self: Any, typ: Any, value: Any, tb: Any) -> None:
         inert = getattr(self, "_tfviz_inert", False)
         if not inert:
             tapes = _open()
@@ -236,8 +237,8 @@ def _exit(orig: Callable) -> Callable:
     return __exit__
 
 
-def _watch(orig: Callable) -> Callable:
-    def watch(self, tensor):
+def _watch(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def watch(self: Any, tensor: Any) -> Any:
         h = _handler
         if h is not None:
             h.tape_watched(self, tensor)
@@ -248,8 +249,8 @@ def _watch(orig: Callable) -> Callable:
     return watch
 
 
-def _tape_call(orig: Callable, api: str) -> Callable:
-    def call(self, target, sources, *args, **kwargs):
+def _tape_call(orig: Callable[..., Any], api: str) -> Callable[..., Any]:
+    def call(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None or _nested():
             return orig(self, target, sources, *args, **kwargs)
@@ -267,8 +268,8 @@ def _tape_call(orig: Callable, api: str) -> Callable:
     return call
 
 
-def _function_call(orig: Callable) -> Callable:
-    def __call__(self, *args, **kwargs):
+def _function_call(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None:
             return orig(self, *args, **kwargs)
@@ -277,8 +278,8 @@ def _function_call(orig: Callable) -> Callable:
     return __call__
 
 
-def _loop(orig: Callable, kind: str) -> Callable:
-    def loop(*args, **kwargs):
+def _loop(orig: Callable[..., Any], kind: str) -> Callable[..., Any]:
+    def loop(*args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None or not getattr(h, "unroll_loops", False):
             return orig(*args, **kwargs)
@@ -289,8 +290,8 @@ def _loop(orig: Callable, kind: str) -> Callable:
     return loop
 
 
-def _tf_gradients(orig: Callable) -> Callable:
-    def gradients(ys, xs, grad_ys=None, *args, **kwargs):
+def _tf_gradients(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def gradients(ys: Any, xs: Any, grad_ys: Any = None, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None or _nested():
             return orig(ys, xs, grad_ys, *args, **kwargs)
@@ -306,8 +307,8 @@ def _tf_gradients(orig: Callable) -> Callable:
     return gradients
 
 
-def _graph_mode(orig: Callable) -> Callable:
-    def disable(*args, **kwargs):
+def _graph_mode(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def disable(*args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is not None:
             h.graph_mode()
@@ -316,8 +317,8 @@ def _graph_mode(orig: Callable) -> Callable:
     return disable
 
 
-def _strategy_run(orig: Callable) -> Callable:
-    def run(self, fn, args=(), kwargs=None, options=None):
+def _strategy_run(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def run(self: Any, fn: Any, args: Any = (), kwargs: Any = None, options: Any = None) -> Any:
         h = _handler
         if h is None:
             return orig(self, fn, args, kwargs, options)
@@ -327,8 +328,8 @@ def _strategy_run(orig: Callable) -> Callable:
     return run
 
 
-def _apply_gradients(orig: Callable) -> Callable:
-    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+def _apply_gradients(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def apply_gradients(self: Any, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None:
             return orig(self, grads_and_vars, *args, **kwargs)
@@ -340,8 +341,8 @@ def _apply_gradients(orig: Callable) -> Callable:
     return apply_gradients
 
 
-def _apply(orig: Callable) -> Callable:
-    def apply(self, grads, trainable_variables=None, *args, **kwargs):
+def _apply(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def apply(self: Any, grads: Any, trainable_variables: Any = None, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None:
             return orig(self, grads, trainable_variables, *args, **kwargs)
@@ -354,8 +355,8 @@ def _apply(orig: Callable) -> Callable:
     return apply
 
 
-def _assign(orig: Callable) -> Callable:
-    def assign(self, *args, **kwargs):
+def _assign(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def assign(self: Any, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is not None:
             h.variable_assigned(self)
@@ -366,8 +367,8 @@ def _assign(orig: Callable) -> Callable:
     return assign
 
 
-def _listing(fget: Callable) -> Callable:
-    def listed(self):
+def _listing(fget: Callable[..., Any]) -> Callable[..., Any]:
+    def listed(self: Any) -> Any:
         variables = fget(self)
         h = _handler
         if h is not None:
@@ -378,12 +379,12 @@ def _listing(fget: Callable) -> Callable:
     return listed
 
 
-def _keras(orig: Callable, method: str) -> Callable:
+def _keras(orig: Callable[..., Any], method: str) -> Callable[..., Any]:
     import inspect
 
     signature = inspect.signature(orig)
 
-    def call(self, *args, **kwargs):
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         h = _handler
         if h is None:
             return orig(self, *args, **kwargs)

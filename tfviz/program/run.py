@@ -27,6 +27,7 @@ import collections
 import functools
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -145,7 +146,8 @@ class RunHandler:
         return self.pending.stand_ins(hit)
 
     @_final
-    def optimizer_apply(self, optimizer, grads, variables, original):
+    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
+                        original: Callable[[], Any]) -> Any:
         if self.pending is None or other_replica():
             return original()
         if self.pending.updates is None:
@@ -199,7 +201,8 @@ class RunHandler:
 
     # -- steps ---------------------------------------------------------------
     @_final
-    def function_called(self, fn, args, kwargs, frame, original):
+    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
+                        original: Callable[[], Any]) -> Any:
         import tensorflow as tf
 
         if self.entries:
@@ -228,7 +231,7 @@ class RunHandler:
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
 
-    def _capture_call(self, fn: Any, args: tuple, kwargs: dict, compiled: CompiledStep,
+    def _capture_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], compiled: CompiledStep,
                       entry: Entry | None) -> None:
         """Capture the step inside this call of ``fn`` before the call runs.
 
@@ -271,7 +274,8 @@ class RunHandler:
         entry.tapes_before = self.tape_serial
         return entry
 
-    def _nested_call(self, fn: Any, args: tuple, kwargs: dict, original: Callable[[], Any]) -> Any:
+    def _nested_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     original: Callable[[], Any]) -> Any:
         """A tf.function called inside the step: the outermost call is the step.
 
         While a call is traced again for its capture, a nested Function is run
@@ -322,7 +326,7 @@ class RunHandler:
         entry.hits += n
 
     @_final
-    def keras_fit(self, model, p, frame, original):
+    def keras_fit(self, model: Any, p: dict[str, Any], frame: Any, original: Callable[[], Any]) -> Any:
         if self.entries:
             return original()
         import keras
@@ -335,7 +339,8 @@ class RunHandler:
         return keras.callbacks.History()
 
     @_final
-    def keras_train_on_batch(self, model, p, frame, original):
+    def keras_train_on_batch(self, model: Any, p: dict[str, Any], frame: Any,
+                             original: Callable[[], Any]) -> Any:
         if self.entries:
             return original()
         from tfviz.program.kerasrun import batch_of
@@ -347,7 +352,7 @@ class RunHandler:
         values = list(logs.values()) if isinstance(logs, dict) else logs
         return values[0] if isinstance(values, list) and len(values) == 1 else values
 
-    def _keras_step(self, model, data, frame, label: str) -> Any:
+    def _keras_step(self, model: Any, data: Any, frame: Any, label: str) -> Any:
         from tfviz.program.kerasrun import prepare
 
         self._stop_if_pending()
@@ -371,7 +376,8 @@ class RunHandler:
         return result
 
     @_final
-    def strategy_run(self, strategy, fn, args, kwargs, original):
+    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any:
         return original()
 
     @_final
@@ -452,7 +458,7 @@ class RunHandler:
         captured.listings = list(self.listings.values())
         return captured
 
-    def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict]:
+    def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict[str, Any]]:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
         if start is None:
             where = user_line()
@@ -462,7 +468,7 @@ class RunHandler:
         filename = start.frame.f_code.co_filename
         stop = None
         if not inert:
-            f = sys._getframe(1)
+            f: types.FrameType | None = sys._getframe(1)
             while f is not None and f is not start.frame:
                 f = f.f_back
             if f is None:

@@ -71,11 +71,11 @@ def name_sources(objs: list[Any], namespace: dict[str, Any],
     mod = types.ModuleType("__main__")
     mod.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
     named: dict[int, FoundVariable] = {}
-    for f in find_variables(mod):
-        named[id(f.tf_variable)] = f
-        primary = getattr(f.tf_variable, "_primary", None)  # a mirrored variable's own copy
+    for fv in find_variables(mod):
+        named[id(fv.tf_variable)] = fv
+        primary = getattr(fv.tf_variable, "_primary", None)  # a mirrored variable's own copy
         if primary is not None:
-            named.setdefault(id(primary), f)
+            named.setdefault(id(primary), fv)
     pairs = [o if isinstance(o, tuple) else (o, o) for o in objs]
     objs = [o for o, _ in pairs]
     wanted = {id(o) for o in objs}
@@ -151,7 +151,7 @@ def local_names(objs: list[Any]) -> dict[int, str]:
 
     wanted = {id(o) for o in objs}
     names: dict[int, str] = {}
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and len(names) < len(wanted):
         filename = frame.f_code.co_filename
         if is_user_file(filename) or os.path.basename(filename).startswith("__autograph_generated"):

@@ -131,7 +131,7 @@ def _members(model_path: str, model: Any, everyone: list[FoundVariable]) -> set[
     return ids
 
 
-def _shapes(fs: list[FoundVariable]) -> list[tuple]:
+def _shapes(fs: list[FoundVariable]) -> list[tuple[Any, ...]]:
     return [tuple(getattr(f.tf_variable, "shape", ())) for f in fs]
 
 
@@ -225,6 +225,9 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
     source_ids = {id(f.tf_variable) for f in sources}
     everyone = sources + extras
     program = capture is not None
+    # The step's StepCapture: read only in program mode (`extras` is empty otherwise), which
+    # mypy cannot follow through `program` and `watched`.
+    step: Any = capture
     drop: set[str] = set()
     watched = getattr(capture, "watched", None) if program else None
     twins = _trained_target_twins(sources, extras, objects) if program else {}
@@ -235,7 +238,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         if watched is not None and not (tape_keys(f.tf_variable) | tape_keys(f.variable)) & watched:
             # Read before the tape opened (a generator run before the critic's tape, a
             # teacher): that tape never watched it, so it is not this step's business.
-            opened = f" at {_label(capture.tape_at)}" if capture.tape_at else ""
+            opened = f" at {_label(step.tape_at)}" if step.tape_at else ""
             report.read_not_trained.append(ReadNotTrained(
                 name=f.path, reason=f"read outside the tape opened{opened}, which does not watch it",
                 tf_name=row.tf_name))
@@ -253,8 +256,8 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         trained_beside = owner is not None and bool(
             (_members(owner[0], owner[1], everyone) - {id(f.tf_variable)}) & source_ids)
         if trained_beside or untracked or stale:
-            where = _label(capture.where) if program else "the gradient call"
-            why = untracked or stale or f"not in the variable list passed to {capture.api} at {where}"
+            where = _label(step.where) if program else "the gradient call"
+            why = untracked or stale or f"not in the variable list passed to {step.api} at {where}"
             hint = HINT if untracked else STALE_HINT if stale else LIST_HINT
             _mark(report, row, f, why, "error", hint=hint)
         else:
@@ -267,9 +270,11 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
     else:
         for f in sources:
             row = rows.get(f.path)
-            why = untracked_reason(f, objects) if row is not None else None
-            if why:
-                _mark(report, row, f, why + "; loss() differentiates it, but a training step on"
+            if row is None:
+                continue
+            reason = untracked_reason(f, objects)
+            if reason:
+                _mark(report, row, f, reason + "; loss() differentiates it, but a training step on"
                       " model.trainable_variables would not", "warning", keep_status=True)
     report.variables = [r for r in report.variables if r.name not in drop]
     # A variable this step reads but does not differentiate is none of the target's business:
