@@ -4,8 +4,8 @@
 up to its N-th gradient computation and diagnoses that step; each named
 target is a zero-argument function of the script, differentiated on its own.
 Arguments and step only mean something for the program, so they are shown
-only while the program is what is analysed. Everything is reachable from the
-keyboard: Alt+A (analyse), Alt+R (arguments), Alt+T (step), Enter runs.
+only while the program is what is analyzed. Everything is reachable from the
+keyboard: Alt+A (analyze), Alt+R (arguments), Alt+T (step), Enter runs.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class AnalysisBar(QToolBar):
         self.run_button.clicked.connect(self.programChanged)
 
         self._actions: dict[str, list] = {}
-        for key, text, w in (("combo", "&Analyse:", self.combo),
+        for key, text, w in (("combo", "&Analyze:", self.combo),
                              ("args", "A&rguments:", self.args_edit),
                              ("step", "S&tep:", self.step_spin)):
             label = QLabel(text)
@@ -127,7 +127,7 @@ class AnalysisBar(QToolBar):
 
     # -- state ----------------------------------------------------------------------
     def configure(self, targets: list[str], program: bool, target: str | None) -> None:
-        """Entries for ``targets``; ``program`` says whether the program is what is analysed
+        """Entries for ``targets``; ``program`` says whether the program is what is analyzed
         (then the current entry is the gradient step, else ``target``)."""
         self._quiet = True
         self.combo.clear()
@@ -146,7 +146,7 @@ class AnalysisBar(QToolBar):
         self._last = self.combo.currentData()
         self._quiet = False
         self._show("combo", len(targets) > 0)
-        self._actions["combo"][0].setVisible(True)  # "Analyse:" introduces the label too
+        self._actions["combo"][0].setVisible(True)  # "Analyze:" introduces the label too
         self.what.setText(self.combo.itemText(0))
         self._show("what", not targets)
         self._show("args", program)

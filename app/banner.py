@@ -25,7 +25,7 @@ class ErrorBanner(QFrame):
         self.title.setOpenExternalLinks(False)
         self.title.linkActivated.connect(self._link)
         self.targets = QComboBox()
-        self.pick = QPushButton("Analyse this target")
+        self.pick = QPushButton("Analyze this target")
         self.pick.clicked.connect(lambda: self.targetChosen.emit(self.targets.currentText()))
         self.toggle = QPushButton("Details")
         self.toggle.setCheckable(True)

@@ -79,7 +79,7 @@ class RunChoice:
             self.bar.combo.setFocus()
             self.bar.combo.showPopup()
         else:
-            self.stage.setText("This script has no function to choose: its program is what is analysed")
+            self.stage.setText("This script has no function to choose: its program is what is analyzed")
 
     def _focus_args(self) -> None:
         if self.bar.is_shown("args"):
@@ -118,7 +118,7 @@ class RunChoice:
         return True
 
     def describe(self, report: Report) -> str:
-        """What was analysed, for the status bar: 'First gradient step: tape.gradient at x.py:9'."""
+        """What was analyzed, for the status bar: 'First gradient step: tape.gradient at x.py:9'."""
         if report.mode == "program":
             return f"{step_name(self.step)}: {report.target}"
         return f"{report.target}()"

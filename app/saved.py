@@ -44,7 +44,7 @@ def install_save_action(window, menu) -> QAction:
 
 def save_dialog(window) -> None:
     if window.report is None:
-        window.stage.setText("Nothing to save yet: analyse a script first")
+        window.stage.setText("Nothing to save yet: analyze a script first")
         return
     stem = os.path.splitext(os.path.basename(window.report.script or "analysis"))[0]
     start = os.path.join(os.path.dirname(window.script or ""), f"{stem}.tfviz.json")

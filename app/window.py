@@ -4,7 +4,7 @@ One analysis at a time. Each runs in a worker process taken from the pool
 (warm when possible); Cancel kills it, a crash is reported with the worker's
 exit status and faulthandler trace, and the window stays usable throughout.
 
-What is analysed: a named target (a zero-argument function), or the program
+What is analyzed: a named target (a zero-argument function), or the program
 itself run to its N-th gradient computation with its command-line arguments
 (program mode). The analysis bar offers both; which one a plain open gets is
 read from the source (:func:`tfviz.script.scriptinfo.choose_mode`) without running it,
@@ -200,11 +200,11 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         f.addSeparator()
         act(f, "&Quit", self.close, "Ctrl+Q")
         a = self.menuBar().addMenu("&Analysis")
-        self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyse the script again")
+        self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyze the script again")
         self.cancel_action = act(a, "&Cancel", self.cancel, "Esc", "Stop the running analysis")
         a.addSeparator()
         act(a, "Choose &target…", self._focus_choice, "Ctrl+T",
-            "Analyse the program's gradient step or one of the script's functions")
+            "Analyze the program's gradient step or one of the script's functions")
         act(a, "Program &arguments…", self._focus_args, "Ctrl+L", "Edit the program's command line")
         v = self.menuBar().addMenu("&View")
         act(v, "&Fit graph", self.graph.view.fit, "F")
@@ -243,7 +243,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
 
     def open_script(self, path: str | None, target: str | None = None, *, run: bool = False,
                     args: list[str] | None = None, step: int | None = None) -> None:
-        """Analyse ``path``: the function ``target``, or (``run``, or a script without
+        """Analyze ``path``: the function ``target``, or (``run``, or a script without
         ``loss()``) the program with ``args`` (default: those remembered for this script)
         up to its ``step``-th gradient computation (default: 1 for a new script)."""
         if not path:
@@ -304,8 +304,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             what = "its first gradient step" if self.step == 1 else f"its gradient step {self.step}"
             self.log.note(f"running {cmd} to {what}")
         else:
-            self.log.note(f"analysing {name}, target {self.target or 'loss'}()")
-        self.graph.view.set_placeholder(f"Analysing {name}…")
+            self.log.note(f"analyzing {name}, target {self.target or 'loss'}()")
+        self.graph.view.set_placeholder(f"Analyzing {name}…")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
@@ -316,7 +316,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         w.finished.connect(lambda w=w: self._finished(w))
         w.done.connect(lambda w=w: self._finished(w))  # answered: the worker lives on as the session
         self.jacobian.attach(w)
-        self.stage.setText("starting TensorFlow…" if not w.is_ready else "analysing…")
+        self.stage.setText("starting TensorFlow…" if not w.is_ready else "analyzing…")
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_btn.show()
@@ -338,7 +338,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         w.kill()
         if not quiet:
             self.log.note("cancelled")
-            self.graph.view.set_placeholder("Cancelled. Press F5 to analyse the script again.")
+            self.graph.view.set_placeholder("Cancelled. Press F5 to analyze the script again.")
         self._idle("Cancelled" if not quiet else "Ready")
 
     def _idle(self, text: str) -> None:

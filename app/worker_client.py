@@ -2,11 +2,11 @@
 
 A worker imports TensorFlow (~7 s), says ``ready`` and then serves one
 analysis. The pool keeps one spare worker warm so that opening or reloading a
-script starts analysing at once; every analysis uses a fresh process, so a
+script starts analyzing at once; every analysis uses a fresh process, so a
 crash or hang in the user's script only ever kills that process.
 
 The analysis is sent with ``"keep": true``: after its result the worker keeps
-the analysed session and answers ``jacobian`` / ``names`` requests (the
+the analyzed session and answers ``jacobian`` / ``names`` requests (the
 Jacobian panel, :mod:`app.jacobian`) until it is closed; ``done`` says the
 analysis itself is answered, ``finished`` that the process has ended.
 """

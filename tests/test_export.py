@@ -220,7 +220,7 @@ def test_export_refusals_exit_2_before_running(tmp_path):
     assert r.returncode == 2 and "not a file tfviz wrote" in r.stderr and "--force" in r.stderr
     assert mine.read_text() == "my own notes\n"
     r = tfviz("export", script, "-o", script, "--format", "json", "--force")
-    assert r.returncode == 2 and "script being analysed" in r.stderr
+    assert r.returncode == 2 and "script being analyzed" in r.stderr
     r = tfviz("export", script, "-o", str(tmp_path / "g.png"), "--scale", "-1")
     assert r.returncode == 2 and "--scale: must be a positive number" in r.stderr
     assert not (tmp_path / "g.png").exists()

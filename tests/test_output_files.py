@@ -33,7 +33,7 @@ from tfviz.jacobian.png import to_png
 from tfviz.report import GraphEdge, GraphOp, Report, VariableReport
 
 TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
-SPLIT = EXAMPLES / "seed3_chain_rule_split.py"  # a small script: analysed in seconds
+SPLIT = EXAMPLES / "seed3_chain_rule_split.py"  # a small script: analyzed in seconds
 #: Names no XML 1.0 file can hold as they are, and names XML and DOT must quote.
 HOSTILE = ["\x1b[31mrelu\x1b[0m", "nul\x00here", "\ufffe", "\uffff", "lone\udc80", "\ud800x",
            "".join(map(chr, range(32))), "&<>\"'", "]]>", 'a" -> "b', "back\\slash", "tab\tnew\nline\r"]
@@ -311,7 +311,7 @@ def test_recognising_own_files_never_opens_special_ones(tmp_path):
 @pytest.mark.parametrize("case, expect", [
     ("missing/out.dot", "the folder"), ("folder", "a folder"), ("fifo", "FIFO"),
     ("null", "character device"), ("foreign.dot", "not a file tfviz wrote"),
-    ("script.py", "script being analysed"),
+    ("script.py", "script being analyzed"),
 ])
 def test_check_output_refusals(tmp_path, case, expect):
     (tmp_path / "folder").mkdir()

@@ -1,7 +1,7 @@
 """Program mode reaches the same verdicts as the same step written as loss().
 
 Hypothesis writes random small computations (tests/test_property.py); each
-is analysed once as a ``loss()`` target and once as a program whose training
+is analyzed once as a ``loss()`` target and once as a program whose training
 step asks ``tape.gradient`` for it, either in a module-level tape block or
 inside a ``tf.function`` step. The two reports must agree variable by
 variable, and the program's verdicts are TensorFlow's (test_property checks

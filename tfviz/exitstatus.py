@@ -13,7 +13,7 @@ PROBLEMS     1    the answer is a finding, not a failure: ``check``/``export``:
                   ``jacobian``: the answer is not a matrix (no path from
                   ``--wrt`` to ``--of``, or the path is cut: the op is named)
 ERROR        2    nothing could be answered: a bad option or name, a script that
-                  cannot be analysed, an output that cannot be written, no
+                  cannot be analyzed, an output that cannot be written, no
                   display for the window
 INTERNAL     3    the analysis worker only (``python -m tfviz.worker``): tfviz
                   itself failed; the error is sent as data before it exits

@@ -80,7 +80,7 @@ def kind_of(status: str) -> str:
 
 
 def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
-    """The analysed graph with plain attributes (no None: GraphML has no null), every
+    """The analyzed graph with plain attributes (no None: GraphML has no null), every
     string one XML 1.0 and UTF-8 can hold (:func:`~tfviz.outputs.xml_safe`): an op name
     with an escape sequence or a NUL made the GraphML unparsable and the DOT unwritable."""
     g: nx.MultiDiGraph[str] = nx.MultiDiGraph()

@@ -1,4 +1,4 @@
-"""``tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml}``: analyse as ``check`` does, then write.
+"""``tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml}``: analyze as ``check`` does, then write.
 
 The output format is the extension of ``-o`` (or ``--format``). Data formats are written
 here (:mod:`tfviz.export`). Images are drawn by the app's own scene builder, the one the
@@ -9,7 +9,7 @@ analysis (``.json``): it is drawn or converted without running anything.
 
 Exit statuses (:class:`~tfviz.exitstatus.ExitStatus`) are ``check``'s: 0 every variable
 gets a gradient, 1 problems found (the file is written all the same), 2 the script could
-not be analysed or the file could not be written, 130 Ctrl-C.
+not be analyzed or the file could not be written, 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from tfviz.commands.args import positive
-from tfviz.commands.check import analyse
+from tfviz.commands.check import analyze
 from tfviz.exitstatus import ExitStatus
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _scale(text: str) -> float:
 
 def add_parser(sub: Subparsers) -> None:
     e = sub.add_parser(
-        "export", help="analyse a script and write the graph as an image (PNG, SVG, PDF) or data"
+        "export", help="analyze a script and write the graph as an image (PNG, SVG, PDF) or data"
                        " (JSON, DOT, GraphML)",
         usage="tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml} [options] [-- ARGS...]",
         epilog="Images show the graph as the window does, with a title line and the legend; they"
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
                                 " running the program: use one or the other", file=args.script)
         if saved and (args.target or args.run or args.script_args):
             raise AnalysisError("a saved analysis is shown as it was saved: --target, --run and"
-                                " script arguments are for analysing a script", file=args.script)
+                                " script arguments are for analyzing a script", file=args.script)
         check_output(args.output, args.script, args.force)
         if not saved:
             compile_script(args.script)  # a missing file or a syntax error fails before any worker
@@ -109,10 +109,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
             print(f"tfviz: {exc}", file=sys.stderr)
             return ExitStatus.ERROR
     else:
-        analysed = analyse(args)
-        if isinstance(analysed, ExitStatus):
-            return analysed
-        report = analysed
+        analyzed = analyze(args)
+        if isinstance(analyzed, ExitStatus):
+            return analyzed
+        report = analyzed
     if fmt in IMAGE_FORMATS:
         try:
             ok, done = draw(report, args.output, fmt, args.expand, args.scale)

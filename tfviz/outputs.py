@@ -138,7 +138,7 @@ def check_output(path: str, script: str | None = None, force: bool = False, flag
     if not os.path.lexists(real):
         return
     if script and os.path.exists(script) and os.path.samefile(real, script):
-        raise AnalysisError(f"{flag} names the script being analysed; refusing to overwrite it",
+        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it",
                             file=path)
     if not force and not written_by_tfviz(real):
         raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote"

@@ -44,7 +44,7 @@ Keeping the session (``"keep": true``)
 --------------------------------------
 
 With ``"keep": true`` in the ``analyze`` request the worker does not exit
-after its ``result``: it keeps the analysed session (the loaded script, its
+after its ``result``: it keeps the analyzed session (the loaded script, its
 variables, the traced graph) and answers further requests, one JSON line
 each, until its stdin closes or it gets ``{"cmd": "close"}``. A new analysis
 is a new worker (every analysis starts from a clean TensorFlow state): close

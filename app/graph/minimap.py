@@ -51,7 +51,7 @@ MAX_SIDE = 4096
 MAX_AREA = 4096 * 1024
 #: The scroll indicator: how far from the edge a press hits it, and its drawn width.
 TRACK, TRACK_W = 7, 3
-EMPTY_TEXT = ("The whole graph appears here, small, once a script is analysed: problem ops"
+EMPTY_TEXT = ("The whole graph appears here, small, once a script is analyzed: problem ops"
               " in their colours, the part shown in the graph outlined. Click or drag to go there.")
 VIEW_PEN = QColor("#1A1A1A")
 #: Outside the part in view, the minimap is shaded.

@@ -79,7 +79,7 @@ class JacobianController(QObject):
             req, self.pending = self.pending, None
             self.open(**req)
         elif self.last_request is not None and self.dock.isVisible():
-            self.open(**self.last_request)  # the script was analysed again: recompute what is shown
+            self.open(**self.last_request)  # the script was analyzed again: recompute what is shown
 
     def _session_failed(self, _err) -> None:
         self.pending = None
@@ -95,7 +95,7 @@ class JacobianController(QObject):
             self.panel.idle()
             msg = w.exit_error().get("message") or "the analysis worker ended"
             self.panel.set_message(f"The analysis worker ended while computing: {html.escape(msg)}."
-                                   " Press F5 to analyse the script again.", "error")
+                                   " Press F5 to analyze the script again.", "error")
 
     def alive(self) -> bool:
         return self.worker is not None and self.worker.session_alive()

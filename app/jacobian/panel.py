@@ -33,7 +33,7 @@ from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
 EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
          "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "
          "Or name the tensors above and press Compute.")
-NO_SESSION = "Open and analyse a script first: the Jacobian is computed from the analysed step."
+NO_SESSION = "Open and analyze a script first: the Jacobian is computed from the analyzed step."
 
 
 def element(ref: TensorRef, flat: int) -> str:

@@ -180,7 +180,7 @@ class LogPanel(QPlainTextEdit):
         self.setReadOnly(True)
         self.setFont(QFont("Monospace", 9))
         self.setUndoRedoEnabled(False)
-        self.setPlaceholderText("What the script prints while it is analysed appears here.")
+        self.setPlaceholderText("What the script prints while it is analyzed appears here.")
         self._formats: dict[tuple[str, bool, str | None], QTextCharFormat] = {}
         self._queue: deque[tuple[tuple[str, bool, str | None], str]] = deque()
         self._queued_lines = 0

@@ -73,7 +73,7 @@ class SourceView(QPlainTextEdit):
                                 " highlights the line of your code that created it.")
 
     def load(self, path: str) -> None:
-        """Show the script the user chose to analyse; only this file is ever read from disk."""
+        """Show the script the user chose to analyze; only this file is ever read from disk."""
         self.script = os.path.abspath(path)
         self._show(self.script)
 

@@ -63,7 +63,7 @@ def resnet_analysis() -> Path:
     out = ROOT / "out" / "resnet50_analysis.json"
     if not out.exists():
         out.parent.mkdir(exist_ok=True)
-        print(f"analysing healthy_resnet50.py once (cached in {out.relative_to(ROOT)}) …", flush=True)
+        print(f"analyzing healthy_resnet50.py once (cached in {out.relative_to(ROOT)}) …", flush=True)
         subprocess.run([sys.executable, "-m", "tfviz.cli", "export", "resources/examples/healthy_resnet50.py",
                         "-o", str(out)], cwd=ROOT, capture_output=True, timeout=1200)
     return out

@@ -220,7 +220,7 @@ def real_report(script: str, out: Path) -> Report | None:
     """The Report of a bundled example, made with ``tfviz check --graph`` when missing."""
     if not out.exists():
         out.parent.mkdir(exist_ok=True)
-        print(f"analysing {script} (once; cached in {out.relative_to(ROOT)}) …", flush=True)
+        print(f"analyzing {script} (once; cached in {out.relative_to(ROOT)}) …", flush=True)
         subprocess.run(
             [sys.executable, "-m", "tfviz.cli", "check", f"resources/examples/{script}", "--graph", str(out)],
             cwd=ROOT,

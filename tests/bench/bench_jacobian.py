@@ -3,7 +3,7 @@
 Side by side in one process, for y = tanh(W x) with n = m = 500 and 2000
 (J(y, x): m x n) and for a conv layer (J(tanh(conv(img, K)), img)):
 
-- tfviz: ``Session.jacobian`` on an analysed script, end to end from the
+- tfviz: ``Session.jacobian`` on an analyzed script, end to end from the
   request to the answer encoded as the worker sends it (base64). "cold" is
   the first request for the pair (it traces the step), "warm" a repeat;
 - ``tape.jacobian`` (pfor), eagerly, as a user calls it (it traces its

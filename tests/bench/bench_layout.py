@@ -51,7 +51,7 @@ def report_for(script: str) -> Report | None:
         if not (ROOT / "resources" / "examples" / script).exists():
             return None
         CACHE.mkdir(parents=True, exist_ok=True)
-        print(f"analysing {script} with tfviz export (once, about a minute; cached in "
+        print(f"analyzing {script} with tfviz export (once, about a minute; cached in "
               f"{out.relative_to(ROOT)}) ...", flush=True)
         subprocess.run([sys.executable, "-m", "tfviz.cli", "export", f"resources/examples/{script}",
                         "-o", str(out), "--force"], cwd=ROOT, capture_output=True, timeout=900)

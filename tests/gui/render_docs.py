@@ -29,7 +29,7 @@ def settle(app, ms: int = 300) -> None:
         app.processEvents()
 
 
-def analyse(app, w, script: Path) -> None:
+def analyze(app, w, script: Path) -> None:
     w.open_script(str(script))
     t = QElapsedTimer()
     t.start()
@@ -45,7 +45,7 @@ def render_jacobian(app, w, out: Path) -> None:
     from PySide6.QtCore import QPoint
     from PySide6.QtTest import QTest
 
-    analyse(app, w, EXAMPLES / "seed3_chain_rule_split.py")
+    analyze(app, w, EXAMPLES / "seed3_chain_rule_split.py")
     c = w.jacobian
 
     def compute(*req) -> None:
@@ -86,7 +86,7 @@ def main() -> int:
         return 0
     w.grab().save(str(out / "window_start.png"))
 
-    analyse(app, w, EXAMPLES / "seed1_svd_dynamic_shape.py")
+    analyze(app, w, EXAMPLES / "seed1_svd_dynamic_shape.py")
     rows = [w.problems.topLevelItem(i) for i in range(w.problems.topLevelItemCount())]
     svd = next(r for r in rows if "Svd" in r.text(1))
     w.problems.setCurrentItem(svd)
@@ -103,23 +103,23 @@ def main() -> int:
 
     # The headline case, as it opens: layers, the stray stop_gradient and the starved
     # attention weights in view, no click.
-    analyse(app, w, EXAMPLES / "transformer_stop_gradient.py")
+    analyze(app, w, EXAMPLES / "transformer_stop_gradient.py")
     w.grab().save(str(out / "window_transformer.png"))
 
-    analyse(app, w, EXAMPLES / "seed2_frozen_copy.py")
+    analyze(app, w, EXAMPLES / "seed2_frozen_copy.py")
     frozen = next(v for v in w.report.variables if v.kind == "frozen_copy")
     w.variables.select_name(frozen.name)
     settle(app)
     w.grab().save(str(out / "window_seed2.png"))
 
-    analyse(app, w, EXAMPLES / "seed3_chain_rule.py")
+    analyze(app, w, EXAMPLES / "seed3_chain_rule.py")
     w.variables.select_name(w.report.variables[0].name)
     w.graph.magnitude.setChecked(True)  # the gradient-magnitude overlay
     settle(app)
     w.grab().save(str(out / "window_seed3.png"))
 
     w.graph.magnitude.setChecked(False)
-    analyse(app, w, EXAMPLES / "kind_zero_dead_relu.py")
+    analyze(app, w, EXAMPLES / "kind_zero_dead_relu.py")
     w.graph.view.fit()
     relu = w.problems.topLevelItem(0)
     w.problems.setCurrentItem(relu)
@@ -156,7 +156,7 @@ def main() -> int:
         w.cancel(quiet=True)
         w._result(Report.from_dict(json.loads(graph.read_text())).to_dict())
     else:
-        analyse(app, w, EXAMPLES / "healthy_resnet50.py")
+        analyze(app, w, EXAMPLES / "healthy_resnet50.py")
     settle(app, 500)
     w.grab().save(str(out / "window_resnet50.png"))
     w.close()

@@ -141,7 +141,7 @@ def test_selecting_a_group_in_the_window_shows_its_attributes(qapp):
 
 
 def test_real_keras_layer_details(qtbot, window):
-    """The stop_gradient example, analysed by the worker: ``enc_1``'s weights get none."""
+    """The stop_gradient example, analyzed by the worker: ``enc_1``'s weights get none."""
     script = EXAMPLES / "kind_stop_gradient_layer.py"
     run_analysis(qtbot, window, script)
     assert window.report is not None, window.last_error

@@ -48,7 +48,7 @@ def test_seed1_program_opens_as_it_is(qtbot, window):
     assert broken == {f"{side}[{i}]" for side in ("upper", "lower") for i in range(5)}
     kinds = {window.problems.topLevelItem(i).text(1) for i in range(window.problems.topLevelItemCount())}
     assert any("Svd" in k for k in kinds), kinds
-    # the status says what was analysed: the step, described, not a function name
+    # the status says what was analyzed: the step, described, not a function name
     status = window.stage.text()
     assert status.startswith("First gradient step: ") and report.target in status
     assert "10/10 variables without gradient" in status
@@ -230,6 +230,6 @@ def test_open_with_run_and_step_reaches_the_worker_request(qtbot, window, monkey
     assert window.mode == "program" and window.bar.combo.currentIndex() == 0
     assert window.bar.combo.itemText(0) == "Gradient step 4"
     assert os.path.basename(path) in window.windowTitle()
-    window.open_script(path)  # same script, plain open: a loss() script is analysed as its target
+    window.open_script(path)  # same script, plain open: a loss() script is analyzed as its target
     window.cancel(quiet=True)
     assert sent[-1] == ((path, None), {}) and window.mode == "target"

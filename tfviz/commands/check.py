@@ -1,11 +1,11 @@
 """``tfviz check SCRIPT [options] [-- ARGS...]``: diagnose a script's gradients in the terminal.
 
 Exit status (:class:`~tfviz.exitstatus.ExitStatus`): 0 every variable gets a gradient,
-1 gradient problems found, 2 the script could not be analysed (or has no trainable
+1 gradient problems found, 2 the script could not be analyzed (or has no trainable
 variables, unless ``--allow-empty``), 130 Ctrl-C. ``--graph`` failing to write is one
 line on stderr and leaves the exit status to the analysis.
 
-:func:`analyse` is ``export``'s too: it runs the analysis in a worker, as ``check`` does.
+:func:`analyze` is ``export``'s too: it runs the analysis in a worker, as ``check`` does.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
             return _list_targets(args)
     except AnalysisError as exc:
         return _fail(args, exc.to_dict())
-    report = analyse(args)
+    report = analyze(args)
     if isinstance(report, ExitStatus):
         return report
     if args.json:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 
-def analyse(args: argparse.Namespace) -> Report | ExitStatus:
+def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
     live = sys.stderr.isatty()
@@ -119,7 +119,7 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
     if not os.path.isfile(path):
         return  # a folder or a missing path fails when written: one line, after the report
     if os.path.exists(script) and os.path.samefile(path, script):
-        raise AnalysisError(f"{flag} names the script being analysed; refusing to overwrite it",
+        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it",
                             file=path)
     from tfviz.outputs import written_by_tfviz
 

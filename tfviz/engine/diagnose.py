@@ -61,7 +61,7 @@ def analyze(
     allow_empty: bool = False,
     keep_session: bool = False,
 ) -> Report | tuple[Report, Session]:
-    """Analyse the script at ``path`` and return the report.
+    """Analyze the script at ``path`` and return the report.
 
     With ``keep_session`` it returns ``(report, session)``: the session
     (:class:`tfviz.jacobian.session.Session`) keeps the step and its graph
@@ -79,7 +79,7 @@ def analyze(
                         keep_session)
     except SystemExit as exc:
         err = error_from_exception(exc, "", path)
-        err.message = f"the script called sys.exit({exc.code!r}), so it was not analysed"
+        err.message = f"the script called sys.exit({exc.code!r}), so it was not analyzed"
         raise err from None
 
 

@@ -1,4 +1,4 @@
-"""The analysed networkx graph as a plain, JSON-ready document."""
+"""The analyzed networkx graph as a plain, JSON-ready document."""
 
 from __future__ import annotations
 

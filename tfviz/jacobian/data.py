@@ -64,7 +64,7 @@ class Array:
 
 @dataclass
 class TensorRef:
-    """A tensor of the analysed graph, or a variable, as the user names it.
+    """A tensor of the analyzed graph, or a variable, as the user names it.
 
     ``node``/``index`` are the graph document's op id and output index (the
     GUI's node ids); ``kind`` is "target", "tensor" or "variable".

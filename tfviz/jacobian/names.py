@@ -27,7 +27,7 @@ FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 
 @dataclass
 class Resolved:
-    """A name, resolved against the analysed graph."""
+    """A name, resolved against the analyzed graph."""
 
     ref: TensorRef
     variable: FoundVariable | None = None
@@ -69,7 +69,7 @@ def resolve(name: str, og: OpGraph, found: list[FoundVariable], *, allow_variabl
         close = difflib.get_close_matches(name, pool, n=8, cutoff=0.5)
         if not close:
             close = [c for c in pool if name.lower() in c.lower()][:8]
-        raise JacobianError("not_found", f"no {role} named '{name}' in the analysed graph",
+        raise JacobianError("not_found", f"no {role} named '{name}' in the analyzed graph",
                             candidates=close)
     out = node["outputs"][index]
     if out.dtype not in FLOAT_DTYPES:

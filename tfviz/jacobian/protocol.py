@@ -80,7 +80,7 @@ def handle(session: Session, msg: dict[str, Any], send: Send,
     if cmd == "names":
         return {"type": "names", "id": rid, "names": session.names()}
     if cmd == "analyze":
-        raise JacobianError("bad_request", "this worker already holds an analysed session; a new"
+        raise JacobianError("bad_request", "this worker already holds an analyzed session; a new"
                             " analysis needs a new worker (close this one's stdin)")
     if cmd != "jacobian":
         raise JacobianError("bad_request", f"unknown command: {cmd!r}")

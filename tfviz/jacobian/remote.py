@@ -22,7 +22,7 @@ from tfviz.client import ended_error, worker_command
 
 
 class SessionWorker:
-    """One worker holding one analysed session."""
+    """One worker holding one analyzed session."""
 
     def __init__(self, on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.on_progress = on_progress

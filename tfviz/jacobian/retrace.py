@@ -1,4 +1,4 @@
-"""Trace the analysed step again and find the analysed graph's tensors in it.
+"""Trace the analyzed step again and find the analyzed graph's tensors in it.
 
 The graph view's op ids are op names of the analysis trace. The step is
 traced again inside a new ``tf.function`` (same Python code, same order of
@@ -23,7 +23,7 @@ START_ARG = "tfviz_jacobian_start"
 
 
 class Picker:
-    """Finds tensors of a fresh trace by the analysed graph's op ids."""
+    """Finds tensors of a fresh trace by the analyzed graph's op ids."""
 
     def __init__(self, og: OpGraph, fg: Any, loss: Any) -> None:
         self.og, self.fg, self.loss = og, fg, loss

@@ -1,8 +1,8 @@
-"""The analysed script, kept alive so that Jacobian requests need no re-run.
+"""The analyzed script, kept alive so that Jacobian requests need no re-run.
 
 :func:`tfviz.engine.diagnose.analyze` with ``keep_session=True`` hands one back
 with its report. It holds the step callable (a target function, or the
-replay of a captured program step), the variables, the analysed graph (its
+replay of a captured program step), the variables, the analyzed graph (its
 node ids are the graph view's) and the script's folder and output capture,
 so a request traces the step again exactly where the analysis did, without
 running the script or the program again.
@@ -26,7 +26,7 @@ from tfviz.script.discover import FoundVariable
 
 @dataclass
 class Session:
-    """One analysed script. ``og`` is None when the step could not be traced."""
+    """One analyzed script. ``og`` is None when the step could not be traced."""
 
     script: str
     target: str

@@ -204,7 +204,7 @@ def export_dialog(window) -> ExportDialog | None:
     """Open the Export image dialog on the window's graph (non-blocking); None when no graph."""
     view = window.graph.view
     if view.h is None:
-        window.stage.setText("Nothing to export yet: analyse a script or open a saved analysis first")
+        window.stage.setText("Nothing to export yet: analyze a script or open a saved analysis first")
         return None
     report = view.report
     stem = os.path.splitext(os.path.basename(report.script or "graph"))[0] if report else "graph"
