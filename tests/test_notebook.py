@@ -107,3 +107,25 @@ def test_a_shell_cell_is_left_out_and_cells_run_out_of_order_are_run_in_order():
     assert any("run out of order" in n and "top to bottom" in n for n in notes)
     assert not join("/x/nb.ipynb", cells[1:2]).out_of_order
     assert join("/x/nb.ipynb", [new_code_cell("z = 1  # really?")]).source == "z = 1  # really?\n"
+
+
+def test_export_and_jacobian_take_a_notebook_and_display_is_defined(tmp_path):
+    import numpy as np
+
+    src = (EXAMPLES / "seed3_chain_rule_split.py").read_text().split('if __name__ == "__main__":')[0]
+    shown = new_code_cell("display(W)  # IPython's builtin\n%time loss()", execution_count=2)
+    nb = new_notebook(cells=[new_code_cell(src, execution_count=1), shown])
+    path = tmp_path / "seed3.ipynb"
+    nbformat.write(nb, str(path))
+    out = tmp_path / "seed3.json"
+    done = subprocess.run([str(TFVIZ), "export", str(path), "-o", str(out)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["ok"] and doc["target"] == "loss" and "<tf.Variable 'W:0'" in doc["stdout"]
+    assert any("`%time loss()`" in n for n in doc["notes"])
+    j = tmp_path / "j.npy"
+    done = subprocess.run([str(TFVIZ), "jacobian", str(path), "--of", "y", "--wrt", "b", "-o", str(j)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert np.load(j).shape == (1, 3, 3)

@@ -16,6 +16,7 @@ from tfviz.program import hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
+from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.scriptinfo import static_targets
 
 
@@ -35,6 +36,7 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
+    module.__dict__.update(notebook_namespace(path))  # a notebook's display()
     folder = os.path.dirname(os.path.realpath(path))  # as `python script.py` sets sys.path[0]
     if folder not in sys.path:
         sys.path.insert(0, folder)

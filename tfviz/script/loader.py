@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from tfviz.errors import AnalysisError
 from tfviz.script.notebook import is_notebook
+from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.notebook import read as read_notebook
 from tfviz.script.sourcemap import code_at, user_source
 
@@ -124,6 +125,7 @@ def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
+    module.__dict__.update(notebook_namespace(path))  # a notebook's display()
     sys.modules[MODULE_NAME] = module
     with capture.active():
         try:

@@ -82,6 +82,16 @@ class Notebook:
         return {c.index: c for c in self.cells}
 
 
+def display(*objs: Any, **_kwargs: Any) -> None:
+    """IPython's ``display()``, which a notebook calls as a builtin: printed, as a script would."""
+    print(*objs)
+
+
+def namespace(path: str) -> dict[str, Any]:
+    """What a notebook's code finds defined that a script's does not (``display``)."""
+    return {"display": display} if is_notebook(path) else {}
+
+
 def is_notebook(path: str | None) -> bool:
     return bool(path) and str(path).lower().endswith(SUFFIX)
 
