@@ -23,7 +23,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from tfviz.commands.args import positive
+from tfviz.commands.args import add_step_options
 from tfviz.commands.check import analyze
 from tfviz.exitstatus import ExitStatus
 
@@ -53,7 +53,7 @@ def add_parser(sub: Subparsers) -> None:
                " are drawn without a display. JSON is a saved analysis the app opens (tfviz OUT.json);"
                " DOT opens in Graphviz, GraphML in Gephi or yEd. SCRIPT may be a saved analysis"
                " (.json): nothing is run then. Arguments after -- go to the script.")
-    e.add_argument("script", help="the training script (or a script that defines loss()),"
+    e.add_argument("script", help="the training script or notebook (or one that defines loss()),"
                                   " or a saved analysis (.json)")
     e.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the file to write; its extension names the format")
@@ -64,12 +64,7 @@ def add_parser(sub: Subparsers) -> None:
                         " all, problems (only groups holding a problem), none")
     e.add_argument("--scale", type=_scale, default=1.0, metavar="S",
                    help="PNG: pixels per graph unit (default 1; at most 64 megapixels in all)")
-    e.add_argument("--target", help="a zero-argument function to differentiate instead of running"
-                   " the program (default: loss, when the script defines it)")
-    e.add_argument("--run", action="store_true",
-                   help="run the script as a program even if it defines loss()")
-    e.add_argument("--step", type=positive, default=1, metavar="N",
-                   help="diagnose the program's N-th gradient computation (default: 1)")
+    add_step_options(e)
     e.add_argument("--force", action="store_true",
                    help="replace an existing file tfviz did not write (never the script itself)")
     e.add_argument("--allow-empty", action="store_true",

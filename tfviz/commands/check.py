@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tfviz import __version__
-from tfviz.commands.args import positive
+from tfviz.commands.args import add_step_options
 from tfviz.exitstatus import ExitStatus
 
 if TYPE_CHECKING:
@@ -30,13 +30,8 @@ def add_parser(sub: Subparsers) -> None:
     c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)",
                        usage="tfviz check SCRIPT [options] [-- ARGS...]",
                        epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3")
-    c.add_argument("script", help="the training script (or a script that defines loss())")
-    c.add_argument("--target", help="a zero-argument function to differentiate instead of running"
-                   " the program (default: loss, when the script defines it)")
-    c.add_argument("--run", action="store_true",
-                   help="run the script as a program even if it defines loss()")
-    c.add_argument("--step", type=positive, default=1, metavar="N",
-                   help="diagnose the program's N-th gradient computation (default: 1)")
+    c.add_argument("script", help="the training script or Jupyter notebook (or one that defines loss())")
+    add_step_options(c)
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
