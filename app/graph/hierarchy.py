@@ -23,6 +23,7 @@ direct children.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,11 @@ from app.graph.palette import QUIET, category
 from tfviz.report import GraphDoc, GraphOp
 
 ROOT = "f:"
+#: the scope TensorFlow puts a ``tape.gradient`` call's ops in (``gradient_tape_1``, ...)
+GRADIENT_SCOPE = re.compile(r"^gradient_tape(?:_\d+)?$")
+#: its box's title: the ops of another gradient computation the step's graph holds (a
+#: GAN's first tape at its second step), not the model
+GRADIENT_TITLE = "gradient computation"
 #: a scope that is no layer and holds at most this many ops is flattened into its parent
 SMALL_SCOPE = 6
 
@@ -137,6 +143,8 @@ class Hierarchy:
             known = self._layer_of(scope)
             name = known or layer_label(last, self.layers)
             kind = "layer" if known or name in self.layers else "scope"
+            if not head and GRADIENT_SCOPE.match(last):  # another gradient call's ops: one box
+                name, kind = GRADIENT_TITLE, "gradient"
             self.groups[gid] = Group(gid, name, kind, parent, scope=scope)
             self._add_child(parent, gid)
         return gid
@@ -410,6 +418,8 @@ class Hierarchy:
         queue = [c for c in self.groups[ROOT].children if c in self.groups]
         while queue:
             gid = queue.pop(0)
+            if self.groups[gid].kind == "gradient":  # stays one box unless a problem is inside
+                continue
             kids = self.groups[gid].children
             sub = sum(1 for c in kids if c in self.groups)
             if sub < 2 or 2 * sub < len(kids) or visible - 1 + len(kids) > budget:

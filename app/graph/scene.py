@@ -189,7 +189,8 @@ class GraphScene(QGraphicsScene):
         rect = QRectF(p.x, p.y, p.w, p.h)
         if p.kind == "group":
             g = self.h.groups[p.id]
-            what = {"layer": "layer", "function": "function"}.get(g.kind, "scope")
+            what = {"layer": "layer", "function": "function",
+                    "gradient": "tape.gradient"}.get(g.kind, "scope")
             out = self._group_outputs.get(p.id)
             # what a layer is and the shape it hands on; else how big the box is
             sub = (f"{layer_attributes(self.h, p.id).get('class') or what} → {out[0]}{_fmt_shape(out[1])}"

@@ -29,7 +29,8 @@ from tfviz.report import GraphEdge, Report, VariableReport
 
 #: Rows listed per table before "… and N more".
 MAX_ROWS = 12
-KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole graph"}
+KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole graph",
+              "gradient": "the ops of a gradient computation (tape.gradient) the graph holds"}
 #: Short words for a variable's gradient (as in the Variables panel).
 VAR_WORDS = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero",
              "nan": "NaN", "not_trained": "not trained"}

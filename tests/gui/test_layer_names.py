@@ -196,3 +196,24 @@ def test_layers_are_titled_by_the_layer_that_opened_each_scope_not_by_its_traced
     assert {s: titles[s] for s in doc.layer_scopes} == doc.layer_scopes
     assert titles["gradient_tape/vq_1/dense_1_2"] == "dense_1"  # its gradient, titled as the layer
     assert all(groups[s].kind == "layer" for s in ("vq_1/dense_1", "vq_1/dense_1_2", "vq_1/dropout_1"))
+
+
+def test_another_gradient_calls_ops_are_one_closed_box():
+    """A GAN's second step holds its first tape's gradient ops (``gradient_tape/...``): one
+    box titled as a gradient computation, closed in the first view, not a model of layers."""
+    from app.graph.hierarchy import GRADIENT_TITLE
+
+    ops = [_op("gen_1/g_1/MatMul", "MatMul"), _op("gen_1/g_2_1/MatMul", "MatMul"),
+           _op("gradient_tape/gen_1/g_1/MatMul", "MatMul"), _op("gradient_tape/gen_1/g_2_1/MatMul", "MatMul"),
+           _op("gradient_tape/gen_1/g_2_1/MatMul_1", "MatMul"), _op("loss", "AddV2")]
+    edges = _edges(("gen_1/g_1/MatMul", "gen_1/g_2_1/MatMul"), ("gen_1/g_2_1/MatMul", "loss"),
+                   ("gradient_tape/gen_1/g_2_1/MatMul", "gradient_tape/gen_1/g_1/MatMul"),
+                   ("gradient_tape/gen_1/g_1/MatMul", "loss"))
+    variables = [VariableReport(f"m.{n}.kernel", f"gen/{n}/kernel", "float32", [4, 4], "connected")
+                 for n in ("g_1", "g_2")]
+    h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
+    (grad,) = [g for g in h.groups.values() if g.scope == "gradient_tape"]
+    assert grad.kind == "gradient" and grad.label == GRADIENT_TITLE
+    opened = h.default_expanded()
+    assert grad.id not in opened
+    assert any(h.groups[g].scope == "gen_1" for g in opened)  # the model itself opens as before
