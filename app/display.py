@@ -56,15 +56,20 @@ def source_location(src: Source, base_dir: str | None = None) -> str:
 def summary(report: Report) -> str:
     """The status bar's verdict: "2 problems, 1/3 variables without gradient, 1 with a zero gradient".
 
-    A zero gradient is a warning: it flows, but not at these values, so it is never "all flow"."""
-    n = len(report.problems)
+    A zero gradient is a warning: it flows, but not at these values, so it is never "all flow".
+    A vanishing or exploding one flows, at a size that cannot train: said after "all flow"."""
+    sized = {m: sum(v.magnitude == m for v in report.variables) for m in ("vanishing", "exploding")}
+    n = sum(p.kind not in sized and p.severity != "info" for p in report.problems)
     bad = sum(v.status != "connected" for v in report.variables)
     zero = sum(v.status == "connected" and v.kind == "zero" for v in report.variables)
     if not n and not bad:
-        return "all gradients flow"
+        verbs = {"vanishing": "vanish", "exploding": "explode"}
+        said = [f"{k} {verbs[m]}" for m, k in sized.items() if k]
+        return "all gradients flow" + (f", but {' and '.join(said)}" if said else "")
     parts = [f"{n} problem{'s' * (n != 1)}", f"{bad}/{len(report.variables)} variables without gradient"]
     if zero:
         parts.append(f"{zero} with a zero gradient")
+    parts += [f"{k} {m}" for m, k in sized.items() if k]
     return ", ".join(parts)
 
 

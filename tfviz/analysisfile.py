@@ -74,8 +74,9 @@ OP_STATUSES = frozenset({EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED, *KINDS})
 _VOCAB: dict[tuple[str, str], frozenset[str | None]] = {
     ("VariableReport", "status"): frozenset(STATUSES),
     ("VariableReport", "kind"): frozenset({None, *KINDS}),
+    ("VariableReport", "magnitude"): frozenset({None, "vanishing", "exploding", "cancelled"}),
     ("Problem", "kind"): frozenset(KINDS),
-    ("Problem", "severity"): frozenset({"error", "warning"}),
+    ("Problem", "severity"): frozenset({"error", "warning", "info"}),
     ("GraphOp", "status"): OP_STATUSES,
     ("GraphEdge", "status"): OP_STATUSES,
     ("Report", "mode"): frozenset({"target", "program"}),

@@ -57,6 +57,8 @@ def verdict(report: Report) -> str:
     '2 variables disconnected, 1 broken'
     >>> r.variables = r.variables[3:]; verdict(r)
     'every variable gets a gradient (1)'
+    >>> r.variables[0].magnitude = "vanishing"; verdict(r)
+    'every variable gets a gradient (1), 1 vanishing'
     """
     counts = {s: sum(v.status == s for v in report.variables) for s in ("disconnected", "broken")}
     parts: list[str] = []
@@ -67,11 +69,13 @@ def verdict(report: Report) -> str:
         n = sum(v.status == "connected" and v.kind == kind for v in report.variables)
         if n:
             parts.append(f"{n} with {words}")
+    sizes = [f"{n} {m}" for m in ("vanishing", "exploding")
+             if (n := sum(v.magnitude == m for v in report.variables))]
     if parts:
-        return ", ".join(parts)
+        return ", ".join(parts + sizes)
     if not report.variables:
         return "no trainable variables"
-    return f"every variable gets a gradient ({len(report.variables)})"
+    return ", ".join([f"every variable gets a gradient ({len(report.variables)})", *sizes])
 
 
 def kind_of(status: str) -> str:

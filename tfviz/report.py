@@ -32,6 +32,9 @@ KINDS: tuple[str, ...] = (
     "nan",
     "not_trained",
     "zero",
+    "vanishing",
+    "exploding",
+    "cancelled",
     "other",
 )
 #: Kinds whose gradient function raises, failing the whole ``tape.gradient`` call.
@@ -77,6 +80,11 @@ class VariableReport:
     blocked_at: list[str] = field(default_factory=list)
     explanation: str = ""
     source: Source | None = None
+    #: L2 norm of the variable's value at the step (the gradient's scale is judged against it)
+    weight_norm: float | None = None
+    #: "vanishing" or "exploding" where the gradient's size is far off the model's (a warning:
+    #: the gradient flows, but training this variable will barely move it, or blow it up)
+    magnitude: str | None = None
 
 
 @dataclass

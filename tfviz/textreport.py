@@ -7,9 +7,17 @@ import textwrap
 
 from tfviz.report import Report
 
-_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! ", "zero": "0  "}
+_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! ", "zero": "0  ",
+         "vanishing": "v  ", "exploding": "^  ", "cancelled": "~  "}
 _COLOR = {"connected": "32", "disconnected": "33", "broken": "31", "error": "31", "warning": "33",
-          "zero": "33"}
+          "zero": "33", "vanishing": "33", "exploding": "33", "info": "36"}
+
+
+def magnitude_counts(report: Report) -> str:
+    """", 3 vanishing, 1 exploding": the variables whose gradient arrives at a size that cannot
+    train them, for the verdict line ("" when there are none)."""
+    counts = [(k, sum(v.magnitude == k for v in report.variables)) for k in ("vanishing", "exploding")]
+    return "".join(f", {n} {k}" for k, n in counts if n)
 
 
 def _c(text: str, key: str, color: bool) -> str:
@@ -26,7 +34,7 @@ def _rel(path: str) -> str:
 
 def render(report: Report, color: bool = False) -> str:
     out: list[str] = []
-    head = "gradients flow" if report.ok else "gradient problems found"
+    head = ("gradients flow" if report.ok else "gradient problems found") + magnitude_counts(report)
     what = "step" if report.mode == "program" else "target"
     out.append(f"{_rel(report.script)}  {what}: {report.target}  -> {head}")
     if not report.traced:
@@ -37,13 +45,13 @@ def render(report: Report, color: bool = False) -> str:
     width = max((len(v.name) for v in report.variables), default=0)
     for v in report.variables:
         # A NaN or an all-zero gradient is never shown with the plain "connected" tick.
-        state = {"nan": "broken", "zero": "zero"}.get(v.kind or "", v.status)
+        state = {"nan": "broken", "zero": "zero"}.get(v.kind or "", v.magnitude or v.status)
         mark = _c(_MARK.get(state, "?? "), state, color)
         norm = f"|grad|={v.grad_norm:.3g}" if v.grad_norm is not None else ""
-        kind = f" [{v.kind}]" if v.kind else ""
+        kind = f" [{v.kind or v.magnitude}]" if v.kind or v.magnitude else ""
         shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
         out.append(f"  {mark}{v.name:<{width}}  {shape:<12} {v.status}{kind}  {norm}".rstrip())
-        if v.status != "connected" or v.kind:
+        if v.status != "connected" or v.kind or v.magnitude:
             out.append(f"      {v.explanation}")
     if report.read_not_trained:
         out.append("")

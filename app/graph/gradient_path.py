@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, Report
 
 #: op statuses at which a gradient arrives (zero and NaN ones included)
-_ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained"})
+_ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained", "vanishing", "exploding"})
 
 TARGET = "__target__"
 

@@ -36,6 +36,10 @@ STYLES: dict[str, Style] = {
         Style("nan", "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
         Style("zero", "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9", (8, 2), 2.4,
               "0"),
+        Style("vanishing", "vanishing (warning: the gradient arrives, over 5 decades smaller than near"
+              " the loss)", "#3F5FB0", (), 2.4, "↓"),
+        Style("exploding", "exploding (warning: the gradient arrives, over 5 decades larger than near"
+              " the loss)", "#A6266E", (), 2.4, "↑"),
         Style("not_trained", "not trained (the loss reads it, but the step never updates it)", "#B59A00",
               (6, 2, 2, 2), 2.4, "↺"),
         Style("starved", "no gradient (none arrives here: cut further toward the target)", "#A89F91",
@@ -53,16 +57,19 @@ def category(status: str | None) -> str:
         return "passes"
     if status in ("off_path", "starved", "muted"):
         return status
+    if status == "cancelled":  # information: nothing after the layer lets it train, by design
+        return "muted"
     if status in RAISING_KINDS:
         return "raises"
-    if status in ("stop_gradient", "integer", "nan", "zero", "not_trained"):
+    if status in ("stop_gradient", "integer", "nan", "zero", "vanishing", "exploding", "not_trained"):
         return status
     return "cut"
 
 
 #: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
 #: that passes outranks one that never arrives, and a harmless cut ranks below both.
-SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "passes",
+SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "exploding",
+            "vanishing", "passes",
             "starved", "muted", "off_path")
 #: Categories that mark a bug (or a warning) where they are drawn.
 QUIET = frozenset({"passes", "off_path", "starved", "muted"})
@@ -136,9 +143,10 @@ def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
 
 STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00",
                      "nan": "#000000", "zero": "#56B4E9", "not_trained": "#B59A00",
+                     "vanishing": "#3F5FB0", "exploding": "#A6266E", "cancelled": "#98A9BC",
                      "read_not_trained": "#B8B8B8"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A",
+TEXT_COLOR = {"zero": "#1F6FA3", "cancelled": "#5F6B76", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A",
               "starved": "#6B645A", "muted": "#5F6B76"}
 
 
@@ -147,9 +155,10 @@ def text_color(key: str) -> str:
     return TEXT_COLOR.get(key) or STATUS_ICON_COLOR.get(key) or STYLES.get(key, STYLES["passes"]).color
 
 
-def variable_look(status: str, kind: str | None) -> str:
+def variable_look(status: str, kind: str | None, magnitude: str | None = None) -> str:
     """How a variable is shown: its status, except that a connected variable whose
-    gradient is NaN or exactly zero is never shown as a plain "connected" tick.
+    gradient is NaN, exactly zero, vanishing or exploding is never shown as a plain
+    "connected" tick.
 
     A variable the step never updates (``not_trained``) has its own look, whatever its status.
 
@@ -157,9 +166,13 @@ def variable_look(status: str, kind: str | None) -> str:
     ('connected', 'zero', 'broken')
     >>> variable_look("disconnected", "not_trained"), variable_look("connected", "not_trained")
     ('not_trained', 'not_trained')
+    >>> variable_look("connected", None, "vanishing")
+    'vanishing'
     """
     if kind == "not_trained":
         return kind
+    if status == "connected" and kind is None and magnitude:
+        return magnitude
     return kind if status == "connected" and kind in ("nan", "zero") else status
 
 
@@ -203,6 +216,14 @@ def status_icon(status: str) -> QIcon:
             p.setPen(QColor("white"))
             p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter,
                        "↺" if status == "not_trained" else "R")
+        elif status in ("vanishing", "exploding", "cancelled"):
+            f = QFont("DejaVu Sans")
+            f.setPixelSize(19)
+            f.setBold(True)
+            p.setFont(f)
+            p.setPen(QColor("white"))
+            p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter,
+                       {"vanishing": "↓", "exploding": "↑", "cancelled": "≈"}[status])
         elif status == "connected":
             p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
         elif status == "disconnected":

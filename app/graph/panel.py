@@ -30,7 +30,7 @@ def legend_icon(key: str) -> QPixmap:
 #: Legend words; the full sentence of each status is the entry's tooltip.
 SHORT = {"passes": "passes", "raises": "raises", "cut": "cut", "stop_gradient": "stop_gradient",
          "integer": "integer", "nan": "NaN/Inf", "zero": "zero", "starved": "no gradient",
-         "not_trained": "not trained",
+         "vanishing": "vanishing", "exploding": "exploding", "not_trained": "not trained",
          "muted": "harmless cut", "off_path": "off-path"}
 
 

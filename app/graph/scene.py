@@ -111,7 +111,7 @@ class GraphScene(QGraphicsScene):
             return []
         ids = {o.id for o in self.report.graph.ops}
         for p in self.report.problems:
-            if p.op in ids and p.severity != "warning":
+            if p.op in ids and p.severity == "error":
                 return [p.op] + [f"var:{v}" for v in p.variables[:1] if f"var:{v}" in ids]
         return []
 

@@ -48,6 +48,10 @@ ROLE = Qt.ItemDataRole.UserRole
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
 OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
                    "nan": "NaN/Inf at these values",
+                   "vanishing": "vanishing — a warning: the gradient arrives, over 5 decades smaller"
+                                " than near the loss",
+                   "exploding": "exploding — a warning: the gradient arrives, over 5 decades larger"
+                                " than near the loss",
                    "starved": "none arrives here (cut further toward the target)",
                    "not_trained": "not trained — the loss reads this variable, but the step never"
                                   " updates it"}

@@ -1,35 +1,69 @@
-"""The gradient-flow chart: log10 of each variable's gradient norm, in order of first use.
+"""The gradient-flow chart: each variable's gradient per element (log10), in order of first use.
 
-The per-layer picture users otherwise assemble from TensorBoard histograms: bars coloured
-by status, a marker at the bottom for a variable with no gradient (✕ for none, ○ for a
-gradient that is exactly zero), the median and ±4 decades as reference lines, so vanishing
-and exploding gradients stand out. A variable the step never updates (``not_trained``) keeps
-its would-be bar, in its own colour, with a "never updated" marker. Clicking a bar selects
-the variable.
+The per-layer picture users otherwise assemble from TensorBoard histograms, drawn with the
+engine's own magnitude rule (:mod:`tfviz.engine.magnitude`): the bar is what the rule measures,
+the dashed line is its reference (the variables nearest the loss), and the dotted lines sit
+:data:`DECADES` above and below it. A bar past a dotted line is exactly a variable the status,
+``check`` and the JSON call vanishing or exploding, and it has their colour. A marker at the
+bottom stands for a variable with no gradient (✕ for none, ○ for one exactly zero). A variable
+the step never updates (``not_trained``) keeps its would-be bar, in its own colour, with a
+"never updated" marker. The x axis names the layers; clicking a bar selects the variable.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.graph.palette import STATUS_ICON_COLOR, variable_look
-from tfviz.report import Report
+from app.panels.variables import layer_of
+from tfviz.engine.magnitude import DECADES, scale
+from tfviz.report import Report, VariableReport
 
-#: How many decades from the median the reference lines sit.
-DECADES = 4.0
+__all__ = ["DECADES", "FlowChart", "add_flow_dock", "log_size"]
+
+_TICK_FONT = QFont()
+_TICK_FONT.setPointSizeF(7.5)
 
 
-def log_norm(norm: float | None) -> float | None:
-    """log10 of a finite, positive norm; None where there is no bar to draw."""
-    if norm is None or not math.isfinite(norm) or norm <= 0:
+def log_size(v: VariableReport) -> float | None:
+    """log10 of the gradient per element (``|grad| / sqrt(size)``); None where there is no
+    finite, positive gradient to draw.
+
+    >>> log_size(VariableReport("w", "w", "float32", [4, 25], "connected", grad_norm=1.0))
+    -1.0
+    """
+    g = v.grad_norm
+    if g is None or not math.isfinite(g) or g <= 0:
         return None
-    return math.log10(norm)
+    size = math.prod(d if d is not None else 1 for d in v.shape)
+    return math.log10(g / math.sqrt(size)) if size > 0 else None
+
+
+def spaced_ticks(starts: list[tuple[int, str]], px_per_bar: float, metrics: QFontMetrics,
+                 gap: float = 12.0) -> list[tuple[int, str]]:
+    """The layer labels that fit side by side: each at its layer's first bar, kept only where
+    it clears the label before it.
+
+    >>> class M:
+    ...     def horizontalAdvance(self, text): return 10 * len(text)
+    >>> spaced_ticks([(0, "a"), (1, "b"), (5, "c")], 4.0, M(), gap=2.0)
+    [(0, 'a'), (5, 'c')]
+    """
+    out: list[tuple[int, str]] = []
+    right = -math.inf
+    for x, text in starts:
+        half = metrics.horizontalAdvance(text) / 2
+        centre = x * px_per_bar
+        if centre - half >= right + gap:
+            out.append((x, text))
+            right = centre + half
+    return out
 
 
 class FlowChart(QWidget):
@@ -40,11 +74,13 @@ class FlowChart(QWidget):
         pg.setConfigOptions(antialias=True, background="w", foreground="#303030")
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
-        self.plot.setLabel("left", "log10 |grad|")
-        self.plot.setLabel("bottom", "variables, in order of first use")
+        self.plot.setLabel("left", "log10 |grad|/element")
+        self.plot.setLabel("bottom", "layers, in order of first use")
+        self.plot.getAxis("bottom").setStyle(tickFont=_TICK_FONT)
         self.plot.showGrid(y=True, alpha=0.15)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
-        self.caption = QLabel("Open a script to see each variable's gradient norm.")
+        self.plot.scene().sigMouseMoved.connect(self._hovered)
+        self.caption = QLabel("Open a script to see each variable's gradient.")
         self.caption.setStyleSheet("color:#707070; font-size:8pt")
         self.caption.setWordWrap(True)
         lay = QVBoxLayout(self)
@@ -52,29 +88,35 @@ class FlowChart(QWidget):
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.caption)
         self.names: list[str] = []
-        self.heights: dict[str, float] = {}  # variable -> bar top (log10 norm)
+        self.heights: dict[str, float] = {}  # variable -> bar top (log10 per element)
         self.markers: dict[str, str] = {}  # variable -> "none" | "zero" | "never updated"
+        self.looks: dict[str, str] = {}  # variable -> its variable_look (the bar's colour)
+        self.layer_starts: list[tuple[int, str]] = []  # (first bar, layer name)
         self.base = 0.0
-        self.median: float | None = None
+        #: the magnitude rule's reference (log10 per element); None: too few variables to judge
+        self.reference: float | None = None
+        self._rows: list[VariableReport] = []
 
     def set_report(self, report: Report | None) -> None:
         self.plot.clear()
-        self.names, self.heights, self.markers, self.median = [], {}, {}, None
+        self.names, self.heights, self.markers, self.looks = [], {}, {}, {}
+        self.reference, self.layer_starts, self._rows = None, [], []
         if report is None or not report.variables:
-            self.caption.setText("Open a script to see each variable's gradient norm."
+            self.caption.setText("Open a script to see each variable's gradient."
                                  if report is None else "No trainable variable.")
             return
-        vs = report.variables
+        vs = self._rows = list(report.variables)
         self.names = [v.name for v in vs]
-        logs = {v.name: log_norm(v.grad_norm) for v in vs}
+        logs = {v.name: log_size(v) for v in vs}
+        measured = scale(vs, report.graph)
+        self.reference = math.log10(measured.reference) if measured else None
         finite = [x for x in logs.values() if x is not None]
-        self.median = statistics.median(finite) if finite else 0.0
-        lo = min(finite + [self.median - DECADES]) if finite else -1.0
-        self.base = math.floor(lo) - 1.0
+        lows = finite + ([self.reference - DECADES] if self.reference is not None else [])
+        self.base = math.floor(min(lows)) - 1.0 if lows else -1.0
         xs, tops, brushes = [], [], []
         marks: dict[str, list] = {"none": [], "zero": [], "never updated": []}
         for i, v in enumerate(vs):
-            look = variable_look(v.status, v.kind)
+            look = self.looks[v.name] = variable_look(v.status, v.kind, v.magnitude)
             color = STATUS_ICON_COLOR.get(look, "#777777")
             y = logs[v.name]
             if look == "not_trained":
@@ -102,41 +144,107 @@ class FlowChart(QWidget):
                     x=[p[0] for p in pts], y=[p[1] for p in pts], symbol=symbol, size=11,
                     brush=pg.mkBrush(color), pen=pg.mkPen("#303030" if kind != "none" else color, width=1.5),
                     name=kind))
-        for y, style, label in ((self.median, Qt.PenStyle.DashLine, "median"),
-                                (self.median + DECADES, Qt.PenStyle.DotLine, "+4 decades (exploding)"),
-                                (self.median - DECADES, Qt.PenStyle.DotLine, "−4 decades (vanishing)")):
-            line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen("#606060", width=1, style=style),
-                                   label=label, labelOpts={"position": 0.995, "color": "#505050",
-                                                           "fill": (255, 255, 255, 200),
-                                                           "anchors": [(1, 1), (1, 1)]})
-            self.plot.addItem(line)
-        top = max(tops + [self.median + DECADES]) + 1.0
-        step = max(1, len(vs) // 16)  # the row number in Variables; names would overlap
-        ticks = [(i, str(i)) for i in range(0, len(vs), step)]
-        self.plot.getAxis("bottom").setTicks([ticks])
-        self.plot.setXRange(-0.7, len(vs) + 1.2, padding=0)  # room on the right for the line labels
+        ref = self.reference
+        if ref is not None:
+            where = "nearest the loss" if measured and measured.nearest else "median"
+            for y, style, label, color, at, anchor in (
+                    (ref, Qt.PenStyle.DashLine, f"reference ({where})", "#606060", 0.99, (1, 1)),
+                    (ref + DECADES, Qt.PenStyle.DotLine, f"+{DECADES:g} decades: exploding",
+                     STATUS_ICON_COLOR["exploding"], 0.01, (0, 0)),
+                    (ref - DECADES, Qt.PenStyle.DotLine, f"−{DECADES:g} decades: vanishing",
+                     STATUS_ICON_COLOR["vanishing"], 0.01, (0, 1))):
+                # inside the plot, never clipped at its edge: the top line's label under it, the
+                # others above theirs; the reference's at the right, clear of the other two
+                line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen(color, width=1, style=style),
+                                       label=label, labelOpts={"position": at, "color": color,
+                                                               "fill": (255, 255, 255, 200),
+                                                               "anchors": [anchor, anchor]})
+                self.plot.addItem(line)
+        highs = tops + ([ref + DECADES] if ref is not None else [])
+        top = max(highs) + 1.0 if highs else 1.0
+        self.layer_starts = _layer_starts(vs)
+        self._place_ticks()
+        self.plot.setXRange(-0.7, len(vs) - 0.3, padding=0)
         self.plot.setYRange(self.base, top, padding=0.02)
-        n_none = sum(1 for k in self.markers.values() if k == "none")
-        n_zero = sum(1 for k in self.markers.values() if k == "zero")
-        n_nt = sum(1 for k in self.markers.values() if k == "never updated")
-        parts = [f"median 1e{self.median:.1f}"]
-        parts += [f"✕ {n_none} without gradient"] if n_none else []
-        parts += [f"○ {n_zero} exactly zero"] if n_zero else []
-        parts += [f"▼ {n_nt} never updated (not trained)"] if n_nt else []
-        self.caption.setText(" · ".join(parts) + " — click a bar to select its variable")
+        self.caption.setText(self._caption_text(measured is not None))
 
-    def _clicked(self, ev) -> None:
+    def _caption_text(self, judged: bool) -> str:
+        marked = list(self.markers.values())
+        counts = {k: marked.count(k) for k in ("none", "zero", "never updated")}
+        looks = list(self.looks.values())
+        sized = {k: looks.count(k) for k in ("vanishing", "exploding", "cancelled")}
+        ref = self.reference
+        parts = ([f"reference 1e{ref:.1f} per element"] if judged and ref is not None
+                 else ["too few variables with a gradient to judge their sizes"])
+        parts += [f"↓ {sized['vanishing']} vanishing"] if sized["vanishing"] else []
+        parts += [f"↑ {sized['exploding']} exploding"] if sized["exploding"] else []
+        parts += [f"≈ {sized['cancelled']} cancelled (rounding noise)"] if sized["cancelled"] else []
+        parts += [f"✕ {counts['none']} without gradient"] if counts["none"] else []
+        parts += [f"○ {counts['zero']} exactly zero"] if counts["zero"] else []
+        never = counts["never updated"]
+        parts += [f"▼ {never} never updated (not trained)"] if never else []
+        return " · ".join(parts) + " — click a bar to select its variable"
+
+    def _place_ticks(self) -> None:
+        """Layer names under their first bar, as many as fit the chart's width."""
         if not self.names:
             return
-        p = self.plot.getPlotItem().vb.mapSceneToView(ev.scenePos())
+        vb = self.plot.getPlotItem().vb
+        width = max(1.0, vb.width() or self.plot.width())
+        px = width / max(1.0, len(self.names) + 0.4)
+        ticks = spaced_ticks(self.layer_starts, px, QFontMetrics(_TICK_FONT))
+        self.plot.getAxis("bottom").setTicks([ticks, []])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._place_ticks()
+
+    def _hovered(self, pos) -> None:
+        i = self._index_at(pos)
+        if i is None:
+            self.plot.setToolTip("")
+            return
+        v = self._rows[i]
+        y = log_size(v)
+        size = "no gradient" if y is None else f"{10 ** y:.3g} per element (|grad| {v.grad_norm:.3g})"
+        layer = layer_of(v)
+        self.plot.setToolTip(f"{v.name}" + (f"\nlayer: {layer}" if layer else "") + f"\n{size}"
+                             + (f"\n{v.explanation}" if v.explanation else ""))
+
+    def _index_at(self, scene_pos) -> int | None:
+        if not self.names:
+            return None
+        p = self.plot.getPlotItem().vb.mapSceneToView(scene_pos)
         i = round(p.x())
-        if 0 <= i < len(self.names) and abs(p.x() - i) <= 0.45:
+        return i if 0 <= i < len(self.names) and abs(p.x() - i) <= 0.45 else None
+
+    def _clicked(self, ev) -> None:
+        i = self._index_at(ev.scenePos())
+        if i is not None:
             self.variableClicked.emit(self.names[i])
 
     def select_index(self, i: int) -> None:
         """Act as a click on bar ``i`` (tests, keyboard)."""
         if 0 <= i < len(self.names):
             self.variableClicked.emit(self.names[i])
+
+
+def _layer_starts(vs: list[VariableReport]) -> list[tuple[int, str]]:
+    """(first bar, layer name) for each run of variables of one layer; a variable outside any
+    layer is named itself.
+
+    >>> V = lambda n, t: VariableReport(n, t, "float32", [1], "connected")
+    >>> _layer_starts([V("m.a.kernel", "a/kernel"), V("m.a.bias", "a/bias"), V("w", "w:0")])
+    [(0, 'a'), (2, 'w')]
+    """
+    out: list[tuple[int, str]] = []
+    last = None
+    for i, v in enumerate(vs):
+        name = layer_of(v).rsplit("/", 1)[-1] or v.name
+        if name != last:
+            out.append((i, name))
+            last = name
+    return out
 
 
 def add_flow_dock(window) -> FlowChart:

@@ -33,7 +33,8 @@ KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole 
               "gradient": "the ops of a gradient computation (tape.gradient) the graph holds"}
 #: Short words for a variable's gradient (as in the Variables panel).
 VAR_WORDS = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero",
-             "nan": "NaN", "not_trained": "not trained"}
+             "nan": "NaN", "not_trained": "not trained", "vanishing": "vanishing", "exploding": "exploding",
+             "cancelled": "cancelled"}
 
 
 def _short(cat: str) -> str:
@@ -189,7 +190,7 @@ def group_html(report: Report, h, gid: str) -> str:
     if variables:
         out.append(_table("name", "shape", "gradient", "|grad|"))
         for v in variables[:MAX_ROWS]:
-            vl = variable_look(v.status, v.kind)
+            vl = variable_look(v.status, v.kind, v.magnitude)
             word = VAR_WORDS.get(vl, vl) + (f": {v.kind}" if v.kind and vl == v.status else "")
             name = v.name[len(obj) + 1:] if obj and v.name.startswith(obj + ".") else v.name
             out.append(f"<tr><td>{esc(name)}</td><td nowrap>{shape_text(v.shape)}</td>"

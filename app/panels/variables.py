@@ -32,16 +32,24 @@ from tfviz.report import Report, VariableReport
 
 #: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
 STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",
+               "vanishing": "vanishing", "exploding": "exploding", "cancelled": "cancelled",
                "not_trained": "not trained", "read_not_trained": "read, not trained here"}
 
 #: Tooltips of the icon.
 LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
             "nan": "connected, but its gradient is NaN or Inf at these values",
+            "vanishing": "connected, but its gradient is over 5 decades smaller than near the loss:"
+                         " too small to train it (warning)",
+            "exploding": "connected, but its gradient is over 5 decades larger than near the loss"
+                         " (warning)",
+            "cancelled": "connected, but its gradient is rounding noise next to its own layer's:"
+                         " something after the layer cancels it (information)",
             "not_trained": "not trained: the loss reads it, but this training step never updates it",
             "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)"}
 
 #: Worst first: a layer's header shows its worst variable's icon.
-SEVERITY = ["broken", "nan", "disconnected", "not_trained", "zero", "connected", "read_not_trained"]
+SEVERITY = ["broken", "nan", "disconnected", "not_trained", "zero", "exploding", "vanishing", "cancelled",
+            "connected", "read_not_trained"]
 #: The layer's name, drawn grey beside the Python path (flat list) or as the header's text.
 LAYER_ROLE = Qt.ItemDataRole.UserRole + 1
 #: A row's sort key for a column (columns 0..4).
@@ -220,7 +228,7 @@ class VariablesPanel(Tree):
                     self.addTopLevelItem(heads[key])
                     members[key] = []
                 heads[key].addChild(it)
-                members[key].append(variable_look(v.status, v.kind))
+                members[key].append(variable_look(v.status, v.kind, v.magnitude))
             else:
                 it.setData(1, LAYER_ROLE, layer)
                 self.addTopLevelItem(it)
@@ -235,7 +243,7 @@ class VariablesPanel(Tree):
         self.apply_filter(self.filter.text())
 
     def _variable_item(self, v: VariableReport, order: int) -> QTreeWidgetItem:
-        look = variable_look(v.status, v.kind)
+        look = variable_look(v.status, v.kind, v.magnitude)
         word = STATUS_WORD.get(look, look)
         if look == "not_trained":  # the reason is in the tooltip
             text = word

@@ -9,11 +9,12 @@ in a bug's style.
 import keras
 import tensorflow as tf
 
-tf.random.set_seed(0)
+keras.utils.set_random_seed(0)  # the same weights on every run
 model = keras.Sequential(
     [
         keras.Input((8,)),
-        keras.layers.Dense(16, name="dense_in"),
+        # no bias: the BatchNormalization right after would cancel it (its beta is the bias)
+        keras.layers.Dense(16, use_bias=False, name="dense_in"),
         keras.layers.BatchNormalization(name="bn"),
         keras.layers.ReLU(name="relu"),
         keras.layers.Dense(3, name="logits"),

@@ -41,7 +41,7 @@ def build_unet():
     return keras.Model(inputs, outputs, name="unet")
 
 
-tf.random.set_seed(0)
+keras.utils.set_random_seed(0)  # the same weights on every run
 model = build_unet()
 images = tf.random.normal([BATCH, SIZE, SIZE, 1])
 masks = tf.cast(images > 0.5, tf.float32)

@@ -1,5 +1,6 @@
-"""The gradient-flow chart: bar heights are the report's log10 norms, markers for no
-gradient, exactly zero and never updated, reference lines, and a click selects."""
+"""The gradient-flow chart: bar heights are the magnitude rule's measure (log10 of the gradient
+per element), markers for no gradient, exactly zero and never updated, the rule's reference
+lines, layer names on the axis, and a click selects."""
 
 from __future__ import annotations
 
@@ -7,27 +8,52 @@ import math
 
 import pytest
 
-from app.panels.flow_chart import DECADES, FlowChart
+from app.panels.flow_chart import DECADES, FlowChart, log_size
 from tests.gui.conftest import EXAMPLES, run_analysis
 from tfviz.report import Report, VariableReport
 
 
 def test_bars_markers_and_lines_from_a_report(qapp):
-    vs = [VariableReport("a", "a", "float32", [2], "connected", None, 3.0),
-          VariableReport("b", "b", "float32", [2], "disconnected", "stop_gradient", None),
-          VariableReport("c", "c", "float32", [2], "connected", "zero", 0.0),
-          VariableReport("d", "d", "float32", [2], "disconnected", "not_trained", 0.02),
-          VariableReport("e", "e", "float32", [2], "connected", None, 1e-7)]
+    vs = [VariableReport("a", "a", "float32", [4], "connected", None, 3.0),
+          VariableReport("b", "b", "float32", [4], "disconnected", "stop_gradient", None),
+          VariableReport("c", "c", "float32", [4], "connected", "zero", 0.0),
+          VariableReport("d", "d", "float32", [4], "disconnected", "not_trained", 0.02),
+          VariableReport("e", "e", "float32", [4], "connected", None, 1e-7),
+          VariableReport("f", "f", "float32", [4], "connected", None, 0.5)]
     chart = FlowChart()
     chart.set_report(Report(script="x.py", target="loss", variables=vs))
-    assert chart.names == list("abcde")
-    assert chart.heights == pytest.approx({"a": math.log10(3.0), "d": math.log10(0.02), "e": -7.0})
-    bars = chart.bars.opts
-    assert list(bars["y1"]) == pytest.approx([math.log10(3.0), math.log10(0.02), -7.0])
+    assert chart.names == list("abcdef")
+    half = math.log10(0.5)  # sqrt(4) elements: the bar is the gradient per element
+    want = {"a": math.log10(3.0) + half, "d": math.log10(0.02) + half, "e": -7.0 + half,
+            "f": math.log10(0.5) + half}
+    assert chart.heights == pytest.approx(want)
+    assert list(chart.bars.opts["y1"]) == pytest.approx(list(want.values()))
     assert chart.markers == {"b": "none", "c": "zero", "d": "never updated"}
-    assert chart.median == pytest.approx(math.log10(0.02))
-    assert chart.base < chart.median - DECADES and chart.base <= -7.0
+    # no graph: the reference is the median of the judged three (a, e, f)
+    assert chart.reference == pytest.approx(want["f"])
+    assert chart.base < chart.reference - DECADES and chart.base <= want["e"]
     assert "never updated" in chart.caption.text()
+
+
+def test_bars_past_the_lines_are_the_variables_the_rule_flags(qapp):
+    """The chart draws the engine's rule: a bar beyond a dotted line is a vanishing or
+    exploding variable, in its colour, and every flagged variable's bar is beyond one."""
+    from tfviz.engine.magnitude import judge_magnitudes
+
+    norms = [1.0, 0.5, 2.0, 1e-7, 3e5, 0.8]
+    vs = [VariableReport(f"v{i}", f"layer{i}/kernel", "float32", [1], "connected", None, g)
+          for i, g in enumerate(norms)]
+    report = Report(script="x.py", target="loss", variables=vs)
+    report.problems = judge_magnitudes(report.variables, report.graph)
+    chart = FlowChart()
+    chart.set_report(report)
+    assert {v.name: v.magnitude for v in vs if v.magnitude} == {"v3": "vanishing", "v4": "exploding"}
+    for v in vs:
+        beyond = abs(chart.heights[v.name] - chart.reference) > DECADES
+        assert beyond == (v.magnitude is not None)
+        assert chart.looks[v.name] == (v.magnitude or "connected")
+    assert "↓ 1 vanishing" in chart.caption.text() and "↑ 1 exploding" in chart.caption.text()
+    assert [t for _, t in chart.layer_starts] == [f"layer{i}" for i in range(6)]
 
 
 def test_chart_in_the_window_matches_the_report(qtbot, window):
@@ -37,7 +63,7 @@ def test_chart_in_the_window_matches_the_report(qtbot, window):
     assert chart.names == [v.name for v in report.variables]
     for v in report.variables:
         if v.grad_norm:
-            assert chart.heights[v.name] == pytest.approx(math.log10(v.grad_norm))
+            assert chart.heights[v.name] == pytest.approx(log_size(v))
         else:
             assert chart.markers[v.name] == "none"
     i = chart.names.index("head.kernel")

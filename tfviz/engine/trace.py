@@ -78,6 +78,24 @@ class Trace:
     branch_taken: dict[str, str] = field(default_factory=dict)
 
 
+def value_norm(v: Any) -> float | None:
+    """L2 norm of a variable's value at the step; None where it cannot be read (a variable
+    not built yet, one readable only on its replicas) or is not finite.
+
+    The gradient's size means something only against the weight's: a magnitude rule reads it.
+    """
+    import tensorflow as tf
+
+    try:
+        value = tf.convert_to_tensor(v)
+        if value.dtype.is_integer or value.dtype == tf.bool:
+            return None
+        norm = math.sqrt(2.0 * float(sq_norm_of(value).numpy()))
+    except (ValueError, TypeError, RuntimeError, tf.errors.OpError):
+        return None
+    return norm if math.isfinite(norm) else None
+
+
 def sq_norm_of(g: Any) -> Any:
     """Half the squared L2 norm of a gradient (dense or IndexedSlices), as one
     L2Loss op in the gradient's own float dtype: a ResNet-sized graph needs

@@ -25,7 +25,7 @@ from tfviz.engine.flow import (
 )
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphdoc import graph_doc
-from tfviz.engine.trace import Trace, Truth
+from tfviz.engine.trace import Trace, Truth, value_norm
 from tfviz.engine.zeros import (
     branch_text,
     cancel_text,
@@ -103,7 +103,7 @@ def _var_report(f: FoundVariable, status: str, kind: str | None, norm: float | N
     return VariableReport(
         name=f.path, tf_name=tf_name(f), dtype=v.dtype.name, shape=v.shape.as_list(),
         status=status, kind=kind, grad_norm=norm, blocked_at=blocked, explanation=text,
-        source=f.source,
+        source=f.source, weight_norm=value_norm(v),
     )
 
 
