@@ -129,10 +129,23 @@ def carried_norm(edge) -> float | None:
     return edge.grad_norm if edge.status in CARRIES else None
 
 
-def magnitude_pen(grad_norm: float | None, lo: float, hi: float) -> QPen:
-    """Gradient-magnitude overlay: width and colour grow with log10(norm)."""
+#: The overlay's pen for an edge along which the gradient arrives but has no measured norm: a
+#: tensor inside a loop or branch body is out of the tape's reach.
+UNMEASURED_COLOR = "#6F7F96"
+#: ... and for one along which no gradient arrives at all.
+NO_GRADIENT_COLOR = "#CCCCCC"
+
+
+def magnitude_pen(grad_norm: float | None, lo: float, hi: float, arrives: bool = False) -> QPen:
+    """Gradient-magnitude overlay: width and colour grow with log10(norm). Without a norm, a
+    dotted slate line where the gradient ``arrives`` unmeasured, light grey dashes where none
+    arrives, so "not measured" never reads as "no gradient"."""
     if grad_norm is None or not math.isfinite(grad_norm) or grad_norm <= 0:
-        pen = QPen(QColor("#CCCCCC"), 1.0)
+        if arrives:
+            pen = QPen(QColor(UNMEASURED_COLOR), 1.4)
+            pen.setDashPattern([1, 2.5])
+            return pen
+        pen = QPen(QColor(NO_GRADIENT_COLOR), 1.0)
         pen.setDashPattern([2, 2])
         return pen
     t = 0.5 if hi <= lo else min(1.0, max(0.0, (math.log10(grad_norm) - lo) / (hi - lo)))
@@ -146,8 +159,8 @@ STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken"
                      "vanishing": "#3F5FB0", "exploding": "#A6266E", "cancelled": "#98A9BC",
                      "read_not_trained": "#B8B8B8"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3", "cancelled": "#5F6B76", "not_trained": "#7A6800", "read_not_trained": "#8A8A8A",
-              "starved": "#6B645A", "muted": "#5F6B76"}
+TEXT_COLOR = {"zero": "#1F6FA3", "cancelled": "#5F6B76", "not_trained": "#7A6800",
+              "read_not_trained": "#8A8A8A", "starved": "#6B645A", "muted": "#5F6B76"}
 
 
 def text_color(key: str) -> str:

@@ -25,6 +25,7 @@ from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from app.graph.layout.placement import GraphLayout, Scene
 from app.graph.naming import group_outputs, layer_attributes
 from app.graph.palette import (
+    CARRIES,
     QUIET,
     STYLES,
     carried_norm,
@@ -248,7 +249,7 @@ class GraphScene(QGraphicsScene):
             self.edge_status[(a, b)] = status
             if self.magnitude:
                 g = max((n for e in es if (n := carried_norm(e)) is not None), default=None)
-                pen = magnitude_pen(g, lo, hi)
+                pen = magnitude_pen(g, lo, hi, arrives=any(e.status in CARRIES for e in es))
                 key: tuple[object, ...] = (pen.color().name(), round(pen.widthF(), 1), pen.style())
             else:
                 pen = pen_for(status)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from PySide6.QtCore import QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsView
 
@@ -17,7 +17,7 @@ from app.graph.framing import Framing
 from app.graph.gradient_path import GradientPath
 from app.graph.hierarchy import ROOT
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, paint_ramp
-from app.graph.palette import pen_for
+from app.graph.palette import magnitude_pen, pen_for
 from app.graph.scene import GraphScene
 from tfviz.report import Report
 
@@ -108,13 +108,22 @@ class GraphView(Framing, QGraphicsView):
         vp = self.viewport().rect()
         w, h = 180, 12
         x0, y0 = vp.right() - w - 16, vp.bottom() - 44
-        painter.fillRect(QRectF(x0 - 8, y0 - 20, w + 16, 50), QColor(255, 255, 255, 225))
+        painter.fillRect(QRectF(x0 - 8, y0 - 52, w + 16, 82), QColor(255, 255, 255, 225))
         paint_ramp(painter, QRectF(x0, y0, w, h), lo, hi)
         painter.setPen(QColor("#303030"))
         f = painter.font()
         f.setPixelSize(11)
         painter.setFont(f)
         painter.drawText(QRectF(x0, y0 - 18, w, 16), Qt.AlignmentFlag.AlignCenter, "gradient norm (log10)")
+        # without a norm: "not measured" must never read as "no gradient"
+        for i, (arrives, text) in enumerate(((True, "passes, not measured"), (False, "no gradient"))):
+            yy = y0 - 44 + 13 * i
+            sample = magnitude_pen(None, lo, hi, arrives=arrives)
+            sample.setWidthF(2.0)
+            painter.setPen(sample)
+            painter.drawLine(QPointF(x0, yy + 7), QPointF(x0 + 26, yy + 7))
+            painter.setPen(QColor("#303030"))
+            painter.drawText(QRectF(x0 + 32, yy, w - 32, 14), Qt.AlignmentFlag.AlignLeft, text)
         painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignLeft, f"1e{round(lo)}")
         painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignRight, f"1e{round(hi)}")
         painter.restore()

@@ -128,7 +128,9 @@ class FlowChart(QWidget):
                 brushes.append(pg.mkBrush(color))
                 self.heights[v.name] = y
             elif look != "not_trained":
-                kind = "zero" if v.kind == "zero" or v.grad_norm == 0 else "none"
+                # a cut inside a loop gives zeros, not None: still "none", as the status says
+                zero = v.status == "connected" and (v.kind == "zero" or v.grad_norm == 0)
+                kind = "zero" if zero else "none"
                 self.markers[v.name] = kind
                 marks[kind].append((i, self.base + 0.3))
         if xs:

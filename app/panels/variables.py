@@ -286,11 +286,15 @@ class VariablesPanel(Tree):
 
     def _summarise(self, head: QTreeWidgetItem, looks: list[str]) -> None:
         worst = min(looks, key=lambda s: SEVERITY.index(s) if s in SEVERITY else 99)
-        bad = sum(1 for s in looks if s not in ("connected", "read_not_trained"))
+        sized = {k: looks.count(k) for k in ("vanishing", "exploding", "cancelled")}
+        bad = sum(1 for s in looks if s not in ("connected", "read_not_trained", *sized))
         head.setIcon(0, status_icon(worst))
         n = len(looks)
         words = f"{n} variable{'s' if n != 1 else ''}"
         words += f", {bad} without a flowing gradient" if bad else ""
+        # these flow, at a size that cannot train: said as what they are
+        words += "".join(f", {k} {s}" for s, k in sized.items() if k)
+        bad += sum(sized.values())
         head.setText(2, words)
         head.setForeground(2, QBrush(QColor(text_color(worst) if bad else "#707070")))
         head.setToolTip(1, f"layer {head.text(1)}: {words}")

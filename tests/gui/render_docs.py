@@ -127,6 +127,13 @@ def main() -> int:
     settle(app)
     w.grab().save(str(out / "window_zero.png"))
 
+    # A sigmoid stack: the Gradient flow chart draws the magnitude rule the status bar states.
+    analyze(app, w, EXAMPLES / "kind_vanishing.py")
+    w.docks["Gradient flow"].raise_()
+    settle(app)
+    w.grab().save(str(out / "window_vanishing.png"))
+    w.docks["Problems"].raise_()
+
     render_jacobian(app, w, out)
 
     # Program mode: the analysis bar with its arguments and step, the Log with the program's output.

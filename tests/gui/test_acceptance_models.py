@@ -17,7 +17,18 @@ from PySide6.QtGui import QColor, QFontInfo
 
 from app.graph.framing import READABLE_PX
 from app.graph.items import _FONT
-from app.graph.palette import QUIET, STYLES, category, look, worst
+from app.graph.palette import (
+    CARRIES,
+    NO_GRADIENT_COLOR,
+    QUIET,
+    STYLES,
+    UNMEASURED_COLOR,
+    carried_norm,
+    category,
+    look,
+    magnitude_pen,
+    worst,
+)
 from tests.gui.test_render import _count, render_view
 
 #: model -> (example, healthy)
@@ -179,6 +190,57 @@ def test_selecting_any_variable_shows_its_path_or_its_cut(opened, qtbot_module):
         item = view.node_items.get(view.h.representative(seen, view.expanded))
         assert item is not None and _in_viewport(view, item), f"{name}: {seen} not in view"
         assert item.opacity() == 1.0 and _text_px(view) >= READABLE_PX - 1e-6
+    view.show_path(None)
+
+
+def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
+    """On the models with a cut, by pixel probe. With the magnitude overlay on, an edge along
+    which no gradient arrives is drawn light grey (no magnitude), and every edge that carries
+    one is drawn in its norm's colour, or dotted slate where its norm is not measured (inside a
+    loop body). Show path on a box that no gradient reaches ends at the cut and
+    says so: it never lists a way to the target."""
+    name, window = opened
+    if name not in ("transformer", "rnn"):
+        pytest.skip("the overlay is checked where a cut leaves edges without gradient")
+    view, report = window.graph.view, window.report
+    window.graph.magnitude.setChecked(True)
+    try:
+        lo, hi = view.magnitude_range()
+        img = render_view(view)
+        vp = QRectF(view.viewport().rect()).adjusted(8, 8, -8, -8)
+        probed = {"none": 0, "carried": 0}
+        for ab, es in _members(view).items():
+            norms = [n for e in es if (n := carried_norm(e)) is not None]
+            arrives = any(e.status in CARRIES for e in es)
+            want = magnitude_pen(max(norms) if norms else None, lo, hi, arrives).color()
+            assert view.edge_items[ab].pen().color() == want, f"{name}: {ab}"
+            if not arrives:  # no gradient: nothing drawn as a magnitude
+                assert want == QColor(NO_GRADIENT_COLOR) and not norms, ab
+            elif not norms:  # passes, but inside a loop body: said to be unmeasured, not absent
+                assert want == QColor(UNMEASURED_COLOR), ab
+            if view.edge_cats[ab] not in QUIET:
+                continue  # a cut's marker is drawn on top of it
+            for frac in (0.4, 0.5, 0.6):
+                pt = view.mapFromScene(view.edge_routes[ab].pointAtPercent(frac))
+                if vp.contains(pt.toPointF()):
+                    assert _count(img, pt.x(), pt.y(), want, r=3) > 0, f"{name}: {ab} at {frac}"
+                    probed["carried" if arrives else "none"] += 1
+        assert probed["none"] and probed["carried"], f"{name}: {probed}"
+    finally:
+        window.graph.magnitude.setChecked(False)
+    h = view.h
+    starved = [g for g in h.groups.values() if g.kind == "layer"
+               and (ops := [h.ops[o] for o in h.members(g.id) if h.ops[o].on_path])
+               and all(o.status == "starved" for o in ops)]
+    if name == "transformer":
+        assert starved, "the attention layer, which no gradient reaches, is not a starved box"
+    for g in starved:
+        window.show_path(g.id)
+        path = view.path
+        assert path is not None and path.cut, f"{name}: Show path on {g.label} does not end at the cut"
+        assert report.graph.ops[[o.id for o in report.graph.ops].index(path.end)].status != "starved"
+        text = window.details.toPlainText()
+        assert "where its gradient stops" in text and "Every way from here to the target" not in text, text
     view.show_path(None)
 
 

@@ -29,6 +29,11 @@ def test_bars_markers_and_lines_from_a_report(qapp):
     assert chart.heights == pytest.approx(want)
     assert list(chart.bars.opts["y1"]) == pytest.approx(list(want.values()))
     assert chart.markers == {"b": "none", "c": "zero", "d": "never updated"}
+    # a cut inside tf.while_loop gives zeros, not None: the marker follows the status
+    looped = VariableReport("g", "g", "float32", [4], "disconnected", "integer", 0.0)
+    chart.set_report(Report(script="x.py", target="loss", variables=[*vs, looped]))
+    assert chart.markers["g"] == "none" and "○ 1 exactly zero" in chart.caption.text()
+    chart.set_report(Report(script="x.py", target="loss", variables=vs))
     # no graph: the reference is the median of the judged three (a, e, f)
     assert chart.reference == pytest.approx(want["f"])
     assert chart.base < chart.reference - DECADES and chart.base <= want["e"]

@@ -28,6 +28,14 @@ def test_many_variables_are_grouped_by_layer_with_worst_status(qapp):
     assert [h.text(1) for h in heads] == [f"dense_{i}" for i in range(8)]
     assert heads[3].text(2) == "2 variables, 2 without a flowing gradient"
     assert heads[0].text(2) == "2 variables"
+    r = _report()  # a vanishing gradient flows: the layer says so, never "without a gradient"
+    r.variables[0].magnitude = r.variables[1].magnitude = "vanishing"
+    v.set_report(r)
+    first = v.layers()[0]
+    assert first.text(2) == "2 variables, 2 vanishing"
+    assert [row.text(2) for row in v.rows()[:2]] == ["vanishing", "vanishing"]
+    v.set_report(_report())
+    heads = v.layers()
     assert heads[3].icon(0).cacheKey() != heads[0].icon(0).cacheKey()
     assert [r.text(1) for r in v.rows()][:3] == ["model.layers[0].kernel", "model.layers[0].bias",
                                                  "model.layers[1].kernel"]
