@@ -91,13 +91,26 @@ class Framing(_View):
         self.resetTransform()
         self.scale(s, s)
         self.update_lod()
-        first = min(self.node_items.values(), key=lambda i: (i.sceneBoundingRect().top(),
-                                                             i.sceneBoundingRect().left()), default=None)
+        # the top of what the gradient runs through: a GAN's discriminator step opens on the
+        # discriminator, not on the noise op that starts the generator beside it
+        items = self.node_items
+        on = [it for nid, it in items.items() if self._on_path(nid)] or list(items.values())
+        first = min(on, key=lambda i: (i.sceneBoundingRect().top(), i.sceneBoundingRect().left()),
+                    default=None)
         x = first.sceneBoundingRect().center().x() if first is not None else r.center().x()
         x = max(x, r.left() + self.viewport().width() / (2 * s) - 20 / s)
         top = QPointF(x, r.top() + self.viewport().height() / (2 * s) - 20 / s)
         self.centerOn(top)
         self._later(lambda: self.centerOn(top))
+
+    def _on_path(self, nid: str) -> bool:
+        if self.h is None:
+            return False
+        op = self.h.ops.get(nid)
+        if op is not None:
+            return op.on_path
+        group = self.h.groups.get(nid)
+        return bool(group is not None and group.on_path)
 
     def _fit_problem(self, focus: list[str]) -> None:
         """Fit the cut, its variable and the target (``focus`` and ``__target__``'s boxes);

@@ -157,6 +157,25 @@ class Hierarchy:
             known = self.layer_scopes.get(rest)
         return known
 
+    def _variable_home(self, homes: list[str]) -> str:
+        """Where a variable is drawn: in the layer that owns it, never hoisted above the model.
+
+        Readers in another gradient computation's box (a GAN's first tape, seen at its second
+        step) do not count, unless there are no others. Where the readers share no layer
+        (a discriminator called on real and on fake images, an embedding tied to the output),
+        the variable goes to the innermost layer of its first reader, the call that built it,
+        and its other readers draw an edge to it there."""
+        forward = [h for h in homes if not any(self.groups[g].kind == "gradient"
+                                               for g in [*self._chain(h), h])] or homes
+        common = self._common(forward)
+        if self.groups[common].kind == "layer":
+            return common
+        for h in forward:
+            layers = [g for g in [*self._chain(h), h] if self.groups[g].kind == "layer"]
+            if layers:
+                return layers[-1]
+        return common
+
     def _common(self, gids: list[str]) -> str:
         chains = [self._chain(g) + [g] for g in set(gids)]
         out = ROOT
@@ -191,7 +210,7 @@ class Hierarchy:
                 continue
             if op.is_variable:
                 homes = readers.get(op.id)
-                home[op.id] = self._common(homes) if homes else self._scope_group(op.group, op.scope)
+                home[op.id] = self._variable_home(homes) if homes else self._scope_group(op.group, op.scope)
             self._add_child(home[op.id], op.id)
         self._models()
         self._flatten()

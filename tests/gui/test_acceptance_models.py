@@ -14,6 +14,7 @@ import pytest
 from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QFontInfo
+from PySide6.QtWidgets import QApplication
 
 from app.graph.framing import READABLE_PX
 from app.graph.items import _FONT
@@ -203,6 +204,8 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
     if name not in ("transformer", "rnn"):
         pytest.skip("the overlay is checked where a cut leaves edges without gradient")
     view, report = window.graph.view, window.report
+    view.set_report(report)  # the view as it opens, on the cut (an earlier test scrolled it)
+    QApplication.processEvents()
     window.graph.magnitude.setChecked(True)
     try:
         lo, hi = view.magnitude_range()

@@ -157,3 +157,37 @@ def test_grouping_follows_layers_not_op_name_prefixes():
     assert h.representative("model_1/dense_1/Cast/ReadVariableOp", set(h.groups)) == "var:k"
     assert h.title("x") == "captured float32[2,4]"
     assert h.title("model_1/dense_1/MatMul") == "MatMul"
+
+
+def test_a_variable_stays_in_the_layer_that_owns_it(qapp):
+    """A discriminator called twice (on real, then on fake images) and read again by an earlier
+    tape's gradient ops: its kernel sits in the first call's layer, never above the model."""
+    from app.graph.hierarchy import ROOT, Hierarchy, layer_names
+    from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo, VariableReport
+
+    f32 = [TensorInfo("float32", [2, 2])]
+
+    def op(oid, scope, kind="MatMul"):
+        return GraphOp(oid, oid, kind, scope, on_path=True, outputs=f32)
+
+    ops = [GraphOp("var:d.kernel", "d.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
+           GraphOp("var:g.kernel", "g.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
+           op("gen/g_dense/MatMul", "gen/g_dense"),
+           op("disc/d_dense/MatMul", "disc/d_dense"), op("disc/d_out/MatMul", "disc/d_out"),
+           op("disc_1/d_dense/MatMul", "disc_1/d_dense"), op("disc_1/d_out/MatMul", "disc_1/d_out"),
+           op("gradient_tape/gen/g_dense/MatMul_1", "gradient_tape/gen/g_dense"),
+           op("__target__", "", "Target")]
+    pairs = [("var:d.kernel", "disc/d_dense/MatMul"), ("var:d.kernel", "disc_1/d_dense/MatMul"),
+             ("var:g.kernel", "gen/g_dense/MatMul"), ("var:g.kernel", "gradient_tape/gen/g_dense/MatMul_1"),
+             ("gen/g_dense/MatMul", "disc_1/d_dense/MatMul"),
+             ("disc/d_dense/MatMul", "disc/d_out/MatMul"), ("disc_1/d_dense/MatMul", "disc_1/d_out/MatMul"),
+             ("disc/d_out/MatMul", "__target__"), ("disc_1/d_out/MatMul", "__target__")]
+    edges = [GraphEdge(a, b, 0, 0, "float32", [2, 2], status="passes") for a, b in pairs]
+    variables = [VariableReport("d.kernel", "disc/d_dense/kernel", "float32", [2, 2], "connected"),
+                 VariableReport("g.kernel", "gen/g_dense/kernel", "float32", [2, 2], "connected")]
+    h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
+    for var, layer in (("var:d.kernel", "d_dense"), ("var:g.kernel", "g_dense")):
+        home = h.groups[h.parent[var]]
+        assert home.id != ROOT and home.kind == "layer" and home.label == layer, (var, home)
+    # the first call's layer: the discriminator's first box, not the second call's
+    assert h.groups[h.parent["var:d.kernel"]].scope == "disc/d_dense"
