@@ -18,6 +18,9 @@ from app.graph.palette import QUIET, STYLES, badge_text, category, magnitude_pen
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)
 _SMALL = QFont("Sans", 7)
+#: a box's second line (``Dense → [32,64]``): at the default zoom 7.6 px, not 6.75, and
+#: a Conv2DTranspose's output shape still fits a layer box
+_SUBTITLE = QFont("Sans", 8)
 _BOLD = QFont("Sans", 9, QFont.Weight.Bold)
 
 
@@ -112,7 +115,7 @@ class NodeItem(QGraphicsItem):
         tr = r.adjusted(8, 3, -22 if self._marker else -8, -r.height() / 2)
         painter.drawText(tr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
                          path_elided(self.title, QFontMetricsF(painter.font()), tr.width()))
-        painter.setFont(_SMALL)
+        painter.setFont(_SUBTITLE)
         sr = r.adjusted(8, r.height() / 2 + 1, -8, -2)
         painter.drawText(sr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                          painter.fontMetrics().elidedText(self.subtitle, Qt.TextElideMode.ElideRight,

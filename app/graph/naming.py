@@ -180,13 +180,17 @@ def layer_attributes(h, gid: str) -> dict[str, str]:
 
 def group_outputs(h) -> dict[str, tuple[str, list[int | None] | None]]:
     """Each group's first output tensor (dtype, shape): the tensor of an edge that leaves it,
-    in graph order, found in one pass over the edges."""
+    in graph order, preferring one the gradient runs along (a BatchNormalization hands on its
+    normalized batch; its batch statistics leave it first, toward the moving averages)."""
     out: dict[str, tuple[str, list[int | None] | None]] = {}
-    for e in h.graph.edges:
-        if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
-            continue
-        inside = set(h.chain[e.dst])
-        for gid in h.chain[e.src]:
-            if gid not in inside and gid not in out:
-                out[gid] = (e.dtype, e.shape)
+    for on_path in (True, False):
+        for e in h.graph.edges:
+            if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
+                continue
+            if on_path and e.status == "off_path":
+                continue
+            inside = set(h.chain[e.dst])
+            for gid in h.chain[e.src]:
+                if gid not in inside and gid not in out:
+                    out[gid] = (e.dtype, e.shape)
     return out

@@ -193,12 +193,15 @@ class GraphScene(QGraphicsScene):
             what = {"layer": "layer", "function": "function",
                     "gradient": "tape.gradient"}.get(g.kind, "scope")
             out = self._group_outputs.get(p.id)
-            # what a layer is and the shape it hands on; else how big the box is
-            sub = (f"{layer_attributes(self.h, p.id).get('class') or what} → {out[0]}{_fmt_shape(out[1])}"
+            # what a layer is and the shape it hands on (its dtype where it is not float32, so
+            # the shape fits the box); else how big the box is
+            dtype = "" if out is None or out[0] == "float32" else out[0]
+            sub = (f"{layer_attributes(self.h, p.id).get('class') or what} → {dtype}{_fmt_shape(out[1])}"
                    if out and g.kind == "layer" else f"{what} · {g.n_ops} ops")
             return NodeItem(p.id, rect, g.label, sub, kind="group",
                             on_path=g.on_path, badges=g.problems,
                             tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
+                            + (f", output {out[0]}{_fmt_shape(out[1])}" if out else "")
                             + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
         op = self.h.ops[p.id]
         kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"

@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFontInfo
 from PySide6.QtWidgets import QApplication
 
 from app.graph.framing import READABLE_PX
-from app.graph.items import _FONT
+from app.graph.items import _FONT, _SUBTITLE
 from app.graph.palette import (
     CARRIES,
     NO_GRADIENT_COLOR,
@@ -93,6 +93,9 @@ def qtbot_module(qapp, request):
 def test_opens_as_layers_named_after_user_objects(opened):
     name, window = opened
     view = window.graph.view
+    # a box's second line (its layer's class and output shape) is legible where its title is
+    sub_px = view.transform().m11() * QFontInfo(_SUBTITLE).pixelSize()
+    assert sub_px >= 0.8 * _text_px(view) and sub_px >= 7.5, f"{name}: subtitles at {sub_px:.2f} px"
     h = view.h
     shown = [g for g in (*view.frames, *view.node_items) if g in h.groups]
     boxes = [g for g in shown if h.groups[g].kind != "root"]

@@ -166,4 +166,22 @@ def test_a_layer_box_says_its_class_and_the_shape_it_hands_on(qtbot, window):
     gid = _group(view.h, "enc_1")
     if gid not in view.node_items:  # shown as a frame: collapse it to a box
         view.toggle_group(gid)
-    assert view.node_items[gid].subtitle == "Dense → float32[32,16]"
+    assert view.node_items[gid].subtitle == "Dense → [32,16]"  # float32 goes without saying
+
+
+def test_a_layer_box_names_the_tensor_it_hands_on_not_its_statistics(qapp):
+    """A BatchNormalization's batch mean leaves it first (toward its moving average, off the
+    gradient path); its subtitle gives the normalized batch the next layer reads."""
+    from app.graph.hierarchy import Hierarchy
+    from app.graph.naming import group_outputs
+    from tfviz.report import GraphDoc, GraphEdge, GraphOp
+
+    ops = [GraphOp("bn/moments/mean", "bn/moments/mean", "Mean", "bn", on_path=True),
+           GraphOp("bn/batchnorm/add_1", "bn/batchnorm/add_1", "AddV2", "bn", on_path=True),
+           GraphOp("assign", "assign", "AssignSubVariableOp", ""),
+           GraphOp("act/Relu", "act/Relu", "Relu", "act", on_path=True)]
+    edges = [GraphEdge("bn/moments/mean", "assign", 0, 1, "float32", [256], status="off_path"),
+             GraphEdge("bn/batchnorm/add_1", "act/Relu", 0, 0, "float32", [16, 256], status="passes")]
+    h = Hierarchy(GraphDoc(ops=ops, edges=edges), {"bn", "act"})
+    (bn,) = [g for g in h.groups.values() if g.scope == "bn"]
+    assert group_outputs(h)[bn.id] == ("float32", [16, 256])
