@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,24 @@ def test_untracked_variable_in_a_loss_target_is_a_warning(tmp_path):
     assert (v.status, v.kind) == ("connected", "not_trained")  # loss() itself does differentiate it
     (p,) = [p for p in report.problems if p.kind == "not_trained"]
     assert p.severity == "warning" and "add_weight" in p.message and p.source.line == 8
+
+
+def test_the_exports_mark_a_variable_never_trained_in_the_windows_colour(tmp_path):
+    """The engine marks not_trained in the graph document itself: DOT and GraphML carry it,
+    in the colour the window draws it with, through the installed command."""
+    import networkx as nx
+
+    from tfviz.palette import STYLES
+
+    tfviz = Path(sys.executable).with_name("tfviz")
+    if not tfviz.exists():
+        pytest.skip("the tfviz command is not installed")
+    out = tmp_path / "graph.graphml"
+    done = _run([str(tfviz), "export", str(EXAMPLES / "untrained_raw_variable.py"), "-o", str(out)])
+    assert done.returncode == 1 and "gradient problems found" in done.stdout, done.stderr[-3000:]
+    g = nx.read_graphml(out)
+    marked = {n: d for n, d in g.nodes(data=True) if d.get("status") == "not_trained"}
+    assert any(d.get("is_variable") for d in marked.values()), sorted(marked)
+    assert {d["color"] for d in marked.values()} == {STYLES["not_trained"].color}
+    passes = [d for _, _, d in g.edges(data=True) if d.get("status") == "passes"]
+    assert passes and {d["color"] for d in passes} == {STYLES["passes"].color}  # green, as drawn

@@ -24,13 +24,11 @@ import networkx as nx
 from tfviz import __version__
 from tfviz.analysisfile import analysis_json
 from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's images carry it too
+from tfviz.palette import STYLES, category
 from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
-#: Colours for Graphviz: the app's palette for the statuses (Okabe–Ito, colour-blind safe).
-_COLORS = {EDGE_PASSES: "#0072B2", EDGE_OFF_PATH: "#BBBBBB", EDGE_STARVED: "#E69F00"}
-_CUT_COLOR = "#D55E00"
 
 
 def format_of(path: str) -> str:
@@ -175,4 +173,10 @@ def _shape(shape: list[int | None] | None) -> str:
 
 
 def _color(status: str) -> str:
-    return _COLORS.get(status, _CUT_COLOR)
+    """The status's colour in the window (:mod:`tfviz.palette`): a DOT or GraphML reader sees
+    what the app shows.
+
+    >>> _color("passes"), _color("stop_gradient"), _color("frozen_copy")
+    ('#009E73', '#0072B2', '#E69F00')
+    """
+    return STYLES[category(status)].color

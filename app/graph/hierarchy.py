@@ -60,24 +60,6 @@ def layer_names(variables) -> set[str]:
     return out
 
 
-def mark_not_trained(report) -> None:
-    """Give the read op of each ``not_trained`` variable (the problem's ``op``), and the
-    variable's own node, the ``not_trained`` status, so the graph marks them. The engine
-    adds these problems after the graph is built, when it compares the step's update with
-    what the loss reads."""
-    ops = {o.id: o for o in report.graph.ops}
-    for p in report.problems:
-        if p.kind != "not_trained":
-            continue
-        for oid in [p.op, *(f"var:{v}" for v in p.variables)]:
-            op = ops.get(oid)
-            if op is not None and op.status in ("passes", "off_path", "starved"):
-                op.status, op.message = "not_trained", p.message
-        for e in report.graph.edges:
-            if e.dst == p.op and e.src in {f"var:{v}" for v in p.variables}:
-                e.status = "not_trained"
-
-
 @dataclass
 class Group:
     id: str

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from app.display import location
-from app.graph.hierarchy import ROOT, Hierarchy, layer_names, mark_not_trained
+from app.graph.hierarchy import ROOT, Hierarchy, layer_names
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from app.graph.layout.placement import GraphLayout, Scene
 from app.graph.naming import group_outputs, layer_attributes
@@ -35,6 +35,7 @@ from app.graph.palette import (
     pen_for,
     worst,
 )
+from tfviz.engine.graphdoc import mark_not_trained
 from tfviz.report import Report
 
 TILE = 1600.0

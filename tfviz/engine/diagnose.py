@@ -14,6 +14,7 @@ from tfviz.engine import layerscopes
 from tfviz.engine.flow import ancestors_of, path_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
+from tfviz.engine.graphdoc import mark_not_trained
 from tfviz.engine.magnitude import judge_magnitudes
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, resolve, trace, watchable
@@ -194,6 +195,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         review(report, sources, extras, step_.module.__dict__, step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
+        mark_not_trained(report)  # the graph document and its exports mark it, not the window only
         lap("judge")
     report.script = path
     report.target = step_.name
