@@ -11,7 +11,7 @@ from typing import Any
 
 from tfviz import __version__
 from tfviz.engine import layerscopes
-from tfviz.engine.flow import ancestors_of, path_region
+from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.graphdoc import mark_not_trained
@@ -463,10 +463,7 @@ class _Linker:
                     e.update(status="outside_tape", status_fixed=True,
                              message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
                              " missing, and a tape follows a tensor only once it is told to")
-        anc = ancestors_of(g, og.target)
-        region: set[str] = set()
-        for f in self.found:
-            region |= path_region(g, var_node(f), og.target, anc)
+        region = union_region(g, [var_node(f) for f in self.found], og.target)
         self.region = region
         return region
 

@@ -74,6 +74,43 @@ def path_region(g: nx.DiGraph[str], source: str, target: str, anc: set[str] | No
     return (nx.descendants(g, source) | {source}) & anc
 
 
+def union_region(g: nx.DiGraph[str], sources: Iterable[str], target: str,
+                 anc: set[str] | None = None) -> set[str]:
+    """Nodes on some path from any of ``sources`` to ``target``: the union of their
+    :func:`path_region`, in one walk instead of one per source (a model of 1,000 layers has
+    2,000 variables).
+
+    >>> g = nx.DiGraph([("v", "a"), ("a", "t"), ("w", "b"), ("b", "t"), ("v", "x")])
+    >>> sorted(union_region(g, ["v", "w", "nowhere"], "t"))
+    ['a', 'b', 't', 'v', 'w']
+    """
+    anc = anc if anc is not None else ancestors_of(g, target)
+    starts = [s for s in sources if s in anc]
+    seen = set(starts)
+    queue = deque(starts)
+    while queue:
+        u = queue.popleft()
+        for v in g.successors(u):
+            if v in anc and v not in seen:
+                seen.add(v)
+                queue.append(v)
+    return seen
+
+
+class Regions(dict[str, set[str]]):
+    """Each variable's :func:`path_region`, computed the first time it is asked for: a
+    healthy variable's verdict never needs its own region, so a large healthy model costs
+    one walk (:func:`union_region`), not one per variable."""
+
+    def __init__(self, g: nx.DiGraph[str], nodes: dict[str, str], target: str, anc: set[str]):
+        super().__init__()
+        self._g, self._nodes, self._target, self._anc = g, nodes, target, anc
+
+    def __missing__(self, key: str) -> set[str]:
+        region = self[key] = path_region(self._g, self._nodes[key], self._target, self._anc)
+        return region
+
+
 def frontier_cuts(g: nx.DiGraph[str], region: set[str], reach: set[str],
                   start: str | None = None) -> list[tuple[str, str]]:
     """Cut edges inside ``region`` whose consumer still receives a gradient.

@@ -16,12 +16,13 @@ import networkx as nx
 
 from tfviz.engine.explain import HINT, ZEROS_FOR_CUT, sentence
 from tfviz.engine.flow import (
+    Regions,
     ancestors_of,
     frontier_cuts,
     gradient_reach,
     integer_origins,
     live_raisers,
-    path_region,
+    union_region,
 )
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphdoc import graph_doc
@@ -120,8 +121,8 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     g, T, truth = traced.og.g, traced.og.target, traced.truth
     g.nodes[T]["name"] = target_name
     anc = ancestors_of(g, T)
-    regions = {f.path: path_region(g, var_node(f), T, anc) for f in found}
-    union = set().union(*regions.values()) if regions else set()
+    regions = Regions(g, {f.path: var_node(f) for f in found}, T, anc)
+    union = union_region(g, [var_node(f) for f in found], T, anc)
     reach = gradient_reach(g, T)
     raisers = live_raisers(g, union, reach)
     problems = _Problems()
@@ -159,11 +160,11 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
               if u in union and g.edges[u, x].get("status") in RAISING_KINDS}
     reports: list[VariableReport] = []
     for f in found:
-        vn, region = var_node(f), regions[f.path]
+        vn = var_node(f)
         norm = truth.norms.get(id(f.tf_variable))
         status, kind, blocked, text = "connected", None, [], ""
         if raisers:
-            mine = sorted(raisers & region)
+            mine = sorted(raisers & regions[f.path])
             status = "broken"
             kind = by_node[mine[0]][0] if mine else by_node[sorted(raisers)[0]][0]
             blocked = mine or sorted(raisers)
@@ -178,7 +179,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                 text = (f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
                         " for other variables, so the joint call fails; it gets a gradient in a"
                         " separate call or once that op is fixed")
-        elif not region:
+        elif vn not in anc:  # its region is empty: no path to the target at all
             status, kind = "disconnected", "not_read"
             text = sentence("not_read")
             problems.add("not_read", "", "", f"the target never reads {f.path}", f.path, f.source,
@@ -193,9 +194,10 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                              text, f.path, g.nodes[culprit].get("source") if culprit else None)
             elif truth.zeros.get(id(f.tf_variable)):
                 kind = "zero"
-                blocked, text = _zero_verdict(g, traced, region, f.path, problems, vn)
+                blocked, text = _zero_verdict(g, traced, regions[f.path], f.path, problems, vn)
         else:
             status = "disconnected"
+            region = regions[f.path]
             cuts = frontier_cuts(g, region, reach, vn)
             kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
                            key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)

@@ -1,0 +1,152 @@
+"""Benchmark: does tfviz's cost grow with the model as the plain script's does?
+
+Two model families grow in one run: an MLP of 10 to 1,000 Dense layers, and a Transformer
+encoder of 1 to 12 blocks. At each size, side by side:
+
+- the bare script: build the model, call ``tape.gradient`` once (``python bare.py``);
+- ``tfviz check`` on the same script's ``loss()``: wall time and peak memory (RSS);
+- their ratios, the graph's ops, and tfviz's own stages (``timings_s``: load, call, trace,
+  probe, judge) with the judge's ops per second;
+- the window's layout of the whole graph (every group expanded), in ops per second.
+
+Target: the time ratio stays flat, within 10 % from the smallest size to the largest, so
+tfviz's own work is linear in ops. The figures are printed, never bent.
+
+    .venv/bin/python tests/bench/bench_scale.py [--family mlp|transformer|all] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+MLP = """
+import keras
+import tensorflow as tf
+
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((32,))] + [keras.layers.Dense(32, activation="tanh")
+                                                  for _ in range({n})] + [keras.layers.Dense(1)])
+x = tf.random.normal([16, 32])
+y = tf.random.normal([16, 1])
+
+
+def loss():
+    return tf.reduce_mean((model(x) - y) ** 2)
+"""
+TRANSFORMER = """
+import keras
+import tensorflow as tf
+
+keras.utils.set_random_seed(0)
+D, T = 64, 32
+
+
+def block(x, i):
+    h = keras.layers.MultiHeadAttention(4, D // 4, name=f"mha_{{i}}")(x, x)
+    x = keras.layers.LayerNormalization(name=f"norm1_{{i}}")(x + h)
+    h = keras.layers.Dense(4 * D, activation="gelu", name=f"ff1_{{i}}")(x)
+    h = keras.layers.Dense(D, name=f"ff2_{{i}}")(h)
+    return keras.layers.LayerNormalization(name=f"norm2_{{i}}")(x + h)
+
+
+tokens = keras.Input((T,), dtype="int32")
+x = keras.layers.Embedding(1000, D)(tokens)
+for i in range({n}):
+    x = block(x, i)
+out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(x))
+model = keras.Model(tokens, out)
+ids = tf.random.uniform([8, T], maxval=1000, dtype=tf.int32)
+labels = tf.random.uniform([8], maxval=2, dtype=tf.int32)
+ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def loss():
+    return ce(labels, model(ids))
+"""
+BARE = """
+with tf.GradientTape() as tape:
+    value = loss()
+grads = tape.gradient(value, model.trainable_variables)
+print(sum(g is not None for g in grads))
+"""
+FAMILIES = {"mlp": (MLP, [10, 100, 300, 1000]), "transformer": (TRANSFORMER, [1, 4, 12])}
+QUICK = {"mlp": [10, 100, 300], "transformer": [1, 4]}
+
+
+def run(cmd: list[str]) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS in MiB and exit code of one child process (its own waited-for
+    children, the worker, included), and what it printed."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+
+
+def layout_rate(graph_json: str) -> tuple[int, float]:
+    """Ops in the graph, and the window's layout of it (all groups expanded) in ops per second."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from app.graph.hierarchy import Hierarchy, layer_names
+    from app.graph.layout.placement import GraphLayout
+    from tfviz.report import Report
+
+    report = Report.from_dict(json.loads(Path(graph_json).read_text()))
+    t0 = time.perf_counter()
+    h = Hierarchy(report.graph, layer_names(report.variables))
+    GraphLayout(h, use_dot=False).place(set(h.groups))
+    return len(report.graph.ops), len(report.graph.ops) / max(time.perf_counter() - t0, 1e-9)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--family", choices=[*FAMILIES, "all"], default="all")
+    ap.add_argument("--quick", action="store_true", help="the smaller sizes only")
+    args = ap.parse_args()
+    families = list(FAMILIES) if args.family == "all" else [args.family]
+    py = sys.executable
+    tfviz = str(Path(py).with_name("tfviz"))
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    header = (f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}"
+              f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}  {'load':>5}{'call':>6}{'trace':>7}"
+              f"{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for family in families:
+            template, sizes = FAMILIES[family]
+            ratios = []
+            print(header)
+            for n in (QUICK[family] if args.quick else sizes):
+                script = os.path.join(tmp, f"{family}_{n}.py")
+                bare = os.path.join(tmp, f"{family}_{n}_bare.py")
+                graph = os.path.join(tmp, f"{family}_{n}_graph.json")
+                Path(script).write_text(template.format(n=n))
+                Path(bare).write_text(template.format(n=n) + BARE)
+                b_wall, b_mem, _, _ = run([py, bare])
+                t_wall, t_mem, code, out = run([tfviz, "check", script, "--json", "--graph", graph])
+                t = json.loads(out).get("timings_s", {}) if code in (0, 1) else {}
+                ops, layout = layout_rate(graph) if os.path.exists(graph) else (0, 0.0)
+                judge = t.get("judge", 0.0)
+                ratios.append(t_wall / b_wall)
+                print(f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}{t_wall / b_wall:>7.2f}"
+                      f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}  "
+                      f"{t.get('load', 0):>5.1f}{t.get('call', 0):>6.1f}{t.get('trace', 0):>7.1f}"
+                      f"{t.get('probe', 0):>6.1f}{judge:>6.2f}{ops / max(judge, 1e-9):>11.0f}"
+                      f"{layout:>12.0f}" + ("" if code in (0, 1) else f"  exit {code}"))
+            growth = ratios[-1] / ratios[0] - 1 if ratios else 0.0
+            print(f"{family}: time ratio {ratios[0]:.2f} at the smallest, {ratios[-1]:.2f} at the largest:"
+                  f" {growth:+.0%} (target: within ±10 %)\n")
+
+
+if __name__ == "__main__":
+    main()
