@@ -32,7 +32,8 @@ class JacobianController(QObject):
         self.last_failed: dict | None = None  # the request of the error shown (its slice offers)
         self.budget_mb: float | None = None  # None: the worker's default (512 MiB)
         self.panel = JacobianPanel()
-        self.panel.computeRequested.connect(lambda of, wrt, via: self.open(of, wrt, via))
+        self.panel.computeRequested.connect(
+            lambda of, wrt, via: self.open(of, wrt, via, *(None, None), *self.panel.slices()))
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
         self.panel.opClicked.connect(lambda op: window.graph.view.select_op(op))
@@ -113,13 +114,18 @@ class JacobianController(QObject):
                                 Qt.Orientation.Horizontal)
 
     def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
-             in_range: list[int] | None = None) -> int | None:
-        """Show the panel and compute J(of, wrt) (or the split through ``via``); returns the
-        request id, or None when it waits for the analysis or there is no session."""
+             in_range: list[int] | None = None, of_index: list | None = None,
+             wrt_index: list | None = None) -> int | None:
+        """Show the panel and compute J(of, wrt) (or the split through ``via``), optionally a
+        structured slice of it (``of_index`` / ``wrt_index``: an index or None per dimension);
+        returns the request id, or None when it waits for the analysis or there is no session."""
         self.show()
         of = of or "target"
         self.panel.set_request(of, wrt, via)
-        req = {"of": of, "wrt": wrt, "via": via or "", "out_range": out_range, "in_range": in_range}
+        if via:
+            of_index = wrt_index = None  # the split compares whole Jacobians
+        req = {"of": of, "wrt": wrt, "via": via or "", "out_range": out_range, "in_range": in_range,
+               "of_index": of_index, "wrt_index": wrt_index}
         w = self.worker
         if w is None or w.proc.state() == QProcess.ProcessState.NotRunning:
             self.panel.show_empty(NO_SESSION)
@@ -131,7 +137,7 @@ class JacobianController(QObject):
         if self.current is not None:
             w.cancel_request(self.current["id"])
         rid = w.jacobian_request(of, wrt, via or None, out_range=out_range, in_range=in_range,
-                                 budget_mb=self.budget_mb)
+                                 budget_mb=self.budget_mb, of_index=of_index, wrt_index=wrt_index)
         self.current = dict(req, id=rid)
         what = f"J({of}, {wrt})" + (f" through {via}" if via else "")
         self.panel.computing(f"Computing {what}…")
@@ -155,7 +161,8 @@ class JacobianController(QObject):
             return
         req, self.current = self.current, None
         assert req is not None  # _mine: the current request
-        self.last_request = {k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range")}
+        self.last_request = {k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range",
+                                                 "of_index", "wrt_index")}
         self.panel.show_result(res)
 
     def _error(self, rid, err: dict) -> None:
@@ -173,4 +180,5 @@ class JacobianController(QObject):
         if req is None or not (0 <= k < len(self.panel.offers)):
             return
         o = self.panel.offers[k]
-        self.open(req["of"], req["wrt"], "", o.get("out_range"), o.get("in_range"))
+        self.open(req["of"], req["wrt"], "", o.get("out_range"), o.get("in_range"), o.get("of_index"),
+                  o.get("wrt_index"))

@@ -1,9 +1,11 @@
 """Save the Jacobian the panel shows, as ``tfviz jacobian -o`` does.
 
-``.npy`` keeps the shape ``of.shape + wrt.shape`` (or ``[n_out, n_in]`` for a
-slice); ``.csv`` and ``.png`` are the flattened (outputs x inputs) matrix, the
-PNG in the CLI's blue-white-red map (zero white), one block of pixels per element.
-The files are the command's own: one writer (:func:`tfviz.jacobian.cli.write`).
+``.npy`` keeps the shape ``of.shape + wrt.shape`` (the kept dimensions of a
+structured slice, ``[n_out, n_in]`` for a flat range); ``.csv`` and ``.png`` are
+the flattened (outputs x inputs) matrix, the PNG a figure in the CLI's
+blue-white-red map (zero white) with index ticks, both tensors' names and a
+colour bar (:mod:`tfviz.jacobian.png`). The files are the command's own: one
+writer (:func:`tfviz.jacobian.cli.write`). The panel calls :func:`save` on a thread.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from tfviz.jacobian.cli import write
 from tfviz.jacobian.data import Jacobian
+from tfviz.jacobian.slices import rows_cols
 
 FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": "PNG image (*.png)"}
 
@@ -27,10 +30,7 @@ def values_of(j: Jacobian) -> np.ndarray:
 
 def matrix_of(j: Jacobian) -> np.ndarray:
     """(output elements, input elements)."""
-    a = values_of(j)
-    if j.out_range or j.in_range:
-        return a.reshape(a.shape[0], -1)  # already [n_out, n_in]
-    return a.reshape(j.of.size, j.wrt.size)
+    return values_of(j).reshape(rows_cols(j))
 
 
 def save(j: Jacobian, path: str) -> str:

@@ -6,17 +6,27 @@ scaled to the largest magnitude; *log magnitude* shows log10 |J| instead on a
 sequential map, with exact zeros left blank. Faint lines mark the boundaries of
 the tensors' leading dimensions, so a (3,4)x(2,5) Jacobian reads as 3x2 blocks.
 Hovering reports the element under the cursor (``hovered``).
+
+A matrix with more rows or columns than the view has pixels is pooled by max |J|
+per block (:func:`tfviz.jacobian.pool.pool_max_abs`): averaging or striding makes
+the few nonzeros of a conv layer's Jacobian vanish, the block maximum keeps every
+one visible. The label under the plot says what one pixel shows. Pooling a large
+matrix runs on a thread (numpy's reductions release the GIL), so the window keeps
+answering; ``drawn`` is emitted once the image is up.
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
 from tfviz.jacobian.png import _MID, _NEG, _POS
+from tfviz.jacobian.pool import pool_max_abs, zoom_text
 
 #: Blue, white, red at -max, 0, +max (the CLI's PNG colours).
 DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], [tuple(int(c) for c in x) for x in (_NEG, _MID, _POS)])
@@ -27,6 +37,8 @@ LUT_SIZE = 1024
 LOG_DECADES = 8
 #: More block boundaries than this along an axis are not drawn (they would only grey it out).
 MAX_LINES = 120
+#: Matrices with more elements than this are pooled on a thread, not on the GUI thread.
+THREAD_ELEMENTS = 1_000_000
 
 
 def max_abs(a: np.ndarray) -> float:
@@ -66,6 +78,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
     """A zoomable heatmap of a (rows, cols) matrix with a colour bar."""
 
     hovered = Signal(int, int, float)  # row, col, value (row -1: the cursor left the image)
+    drawn = Signal()  # the image of the last set_matrix is shown
+    _pooled = Signal(object)  # (token, pooled matrix, block size) from the pooling thread
 
     def __init__(self, parent=None, title: str = "", compact: bool = False):
         super().__init__(parent)
@@ -90,7 +104,13 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.grid.setPen(QPen(QColor(0, 0, 0, 60), 0))  # cosmetic: one pixel at any zoom
         self.grid.setZValue(5)
         self.plot.addItem(self.grid)
+        self.zoom = self.addLabel("", row=1, col=0, size="8pt", color="#606060", justify="right")
         self.matrix = np.zeros((0, 0), np.float32)
+        self.shown = self.matrix  # what the image draws: the matrix, or its max-|J| pooling
+        self.blocks = (1, 1)  # elements per pixel (rows, cols)
+        self.busy = False  # pooling on its thread
+        self._token = 0
+        self._pooled.connect(self._take_pooled)
         self.log = False
         self.scale = 1.0
         self.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -108,9 +128,34 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.matrix = m
         if log is not None:
             self.log = log
-        self._draw()
         self._blocks(block_size(out_shape or []), block_size(in_shape or []))
         self.plot.setRange(xRange=(0, max(1, m.shape[1])), yRange=(0, max(1, m.shape[0])), padding=0.02)
+        self._token += 1
+        rows, cols = self.pixels()
+        if m.size <= THREAD_ELEMENTS:
+            self._take_pooled((self._token, *pool_max_abs(m, rows, cols)))
+            return
+        self.busy = True
+        self.image.clear()
+        self.zoom.setText("pooling…")
+        token = self._token
+        threading.Thread(target=lambda: self._pooled.emit((token, *pool_max_abs(m, rows, cols))),
+                         name="tfviz-heatmap-pool", daemon=True).start()
+
+    def pixels(self) -> tuple[int, int]:
+        """The plot's drawing area in device pixels (rows, cols): the pooling target."""
+        r = self.plot.vb.sceneBoundingRect()
+        ratio = self.devicePixelRatioF()
+        return max(64, int(r.height() * ratio)), max(64, int(r.width() * ratio))
+
+    def _take_pooled(self, got: tuple) -> None:
+        token, pooled, blocks = got
+        if token != self._token:
+            return  # a newer matrix was set meanwhile
+        self.busy = False
+        self.shown, self.blocks = pooled, blocks
+        self._draw()
+        self.drawn.emit()
 
     def set_log(self, on: bool) -> None:
         if on != self.log:
@@ -118,13 +163,15 @@ class Heatmap(pg.GraphicsLayoutWidget):
             self._draw()
 
     def clear(self) -> None:
-        self.matrix = np.zeros((0, 0), np.float32)
+        self._token += 1
+        self.matrix = self.shown = np.zeros((0, 0), np.float32)
+        self.zoom.setText("")
         self.image.clear()
         self.grid.setPath(QPainterPath())
 
     def _draw(self) -> None:
-        m = self.matrix
-        if m.size == 0:
+        m = self.shown
+        if m.size == 0 or self.busy:
             self.image.clear()
             return
         if self.log:
@@ -139,6 +186,10 @@ class Heatmap(pg.GraphicsLayoutWidget):
             shown, levels = m, (-self.scale, self.scale)
             lut, cmap, label = self._lut_div, DIVERGING, "J"
         self.image.setImage(shown, autoLevels=False, levels=levels, lut=lut)
+        by, bx = self.blocks
+        # in element units: a block is drawn over its elements (the last ones may be shorter)
+        self.image.setRect(QRectF(0, 0, self.matrix.shape[1], self.matrix.shape[0]))
+        self.zoom.setText(zoom_text(by, bx))
         self.bar.setColorMap(cmap)
         self.bar.setLevels(levels)
         self.bar.axis.setLabel(label)

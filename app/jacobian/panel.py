@@ -2,12 +2,19 @@
 
 It only shows and asks; :class:`app.jacobian.controller.JacobianController` sends
 the requests to the analysis worker's kept session and hands the answers back.
+
+Once the shapes of the two tensors are known (from an answer, or from a "too big"
+refusal), a row of controls, one per dimension and labelled with its size, picks
+one index or all of it (:mod:`tfviz.jacobian.slices`): "batch element 0, channel
+3", not a flat index range. Export writes on a thread, so a large CSV does not
+stop the window.
 """
 
 from __future__ import annotations
 
 import html
 import os
+import threading
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -20,6 +27,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -29,6 +37,7 @@ from PySide6.QtWidgets import (
 from app.jacobian import export
 from app.jacobian.heatmap import Heatmap
 from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
+from tfviz.jacobian.slices import Spec, format_spec, kept_shape, select
 
 EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
          "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "
@@ -44,12 +53,61 @@ def element(ref: TensorRef, flat: int) -> str:
     return f"{ref.name}[{', '.join(str(int(i)) for i in idx)}]"
 
 
-def axis_label(ref: TensorRef, rng: list[int] | None, what: str) -> str:
+def axis_label(ref: TensorRef, rng: list[int] | None, what: str, spec: Spec | None = None) -> str:
     shape = "(" + ", ".join(map(str, ref.shape)) + (",)" if len(ref.shape) == 1 else ")")
-    n = ref.size
+    name = f"{ref.name}[{format_spec(spec)}]" if spec else ref.name
+    n = int(np.prod(kept_shape(spec, ref.shape), dtype=np.int64)) if spec else ref.size
     if rng:
-        return f"{ref.name} {shape}: {what} elements {rng[0]:,}–{rng[1] - 1:,} of {n:,}"
-    return f"{ref.name} {shape}: {n:,} {what} element{'s' if n != 1 else ''}"
+        return f"{name} {shape}: {what} elements {rng[0]:,}–{rng[1] - 1:,} of {n:,}"
+    return f"{name} {shape}: {n:,} {what} element{'s' if n != 1 else ''}"
+
+
+class DimsRow(QWidget):
+    """One spin box per dimension of a tensor: "all" or one index; labelled with the size."""
+
+    changed = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(3)
+        self.name = QLabel()
+        self.name.setStyleSheet("font-weight: bold;")
+        self.boxes: list[QSpinBox] = []
+        self.shape: list[int] = []
+
+    def set_tensor(self, name: str, shape: list[int], spec: Spec | None) -> None:
+        while self.row.count():
+            item = self.row.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None and w is not self.name:
+                w.deleteLater()
+        self.name.setText(name if len(name) <= 28 else "…" + name[-27:])
+        self.name.setToolTip(name)
+        self.row.addWidget(self.name)
+        self.boxes, self.shape = [], list(shape)
+        for d, n in enumerate(shape):
+            label = QLabel(f"{n}:")
+            label.setToolTip(f"dimension {d} of {name}: size {n}")
+            label.setStyleSheet("color: #606060;")
+            box = QSpinBox()
+            box.setRange(-1, max(0, n - 1))
+            box.setSpecialValueText("all")
+            box.setToolTip(f"dimension {d} (size {n}): one index 0–{n - 1}, or all")
+            e = spec[d] if spec is not None and d < len(spec) else None
+            box.setValue(e if isinstance(e, int) else -1)
+            box.valueChanged.connect(self.changed)
+            self.row.addWidget(label)
+            self.row.addWidget(box)
+            self.boxes.append(box)
+        if not shape:
+            self.row.addWidget(QLabel("(a scalar)"))
+
+    def spec(self) -> Spec | None:
+        """One index or None (all) per dimension; None when every dimension is whole."""
+        values = [b.value() for b in self.boxes]
+        return [v if v >= 0 else None for v in values] if any(v >= 0 for v in values) else None
 
 
 def _combo(tip: str, placeholder: str) -> QComboBox:
@@ -68,6 +126,7 @@ class JacobianPanel(QWidget):
     cancelRequested = Signal()
     offerChosen = Signal(int)  # index into the last too_big error's offers
     opClicked = Signal(str)  # select this op in the graph
+    exported = Signal(str, str)  # path, error ("" when written); from the export thread
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -103,6 +162,25 @@ class JacobianPanel(QWidget):
         top.setStretch(3, 2)
         top.setStretch(5, 1)
 
+        self.of_dims, self.wrt_dims = DimsRow(), DimsRow()
+        self.slice_size = QLabel()
+        self.slice_size.setStyleSheet("color: #606060;")
+        for d in (self.of_dims, self.wrt_dims):
+            d.changed.connect(self._slice_changed)
+        slices = QHBoxLayout()
+        slices.setContentsMargins(6, 0, 6, 0)
+        title = QLabel("Slice:")
+        title.setToolTip("Per dimension, one index or all. Press Compute to compute that slice;"
+                         " one batch element of the output only differentiates its own elements.")
+        for piece in (title, QLabel("∂"), self.of_dims, QLabel("/ ∂"), self.wrt_dims, self.slice_size):
+            slices.addWidget(piece)
+        slices.addStretch(1)
+        self.slice_row = QWidget()
+        self.slice_row.setLayout(slices)
+        self.slice_row.hide()
+        self._dims_for: tuple[str, str] | None = None  # the request names the controls are for
+        self._itemsize = 4
+
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.TextFormat.RichText)
@@ -127,7 +205,7 @@ class JacobianPanel(QWidget):
         self.single = Heatmap()
         self.single.hovered.connect(lambda r, c, v: self._hover(0, r, c, v))
         self.parts = [Heatmap(title=t, compact=True)
-                      for t in ("J(y,h)", "J(h,x)", "J(y,h) · J(h,x)", "J(y,x)")]
+                      for t in ("J(y,h)", "J(h,x)", "J(y,h) · J(h,x)", "J(y,x)", "difference")]
         chain = QWidget()
         row = QHBoxLayout(chain)
         row.setContentsMargins(0, 0, 0, 0)
@@ -146,12 +224,14 @@ class JacobianPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 2)
         lay.setSpacing(3)
         lay.addLayout(top)
-        for part in (self.message, self.progress_row):
+        for part in (self.slice_row, self.message, self.progress_row):
             lay.addWidget(part)
         self.message.setContentsMargins(8, 0, 8, 0)
         lay.addWidget(self.stack, 1)
         lay.addWidget(self.readout)
         self.set_message("")
+        self.exported.connect(self._exported)
+        self.exporting: threading.Thread | None = None
 
     # -- requests -----------------------------------------------------------------
     def set_names(self, names: list[str]) -> None:
@@ -171,6 +251,30 @@ class JacobianPanel(QWidget):
     def request(self) -> tuple[str, str, str]:
         return (self.of.currentText().strip() or "target", self.wrt.currentText().strip(),
                 self.via.currentText().strip())
+
+    def set_dims(self, of_name: str, wrt_name: str, of_shape: list[int], wrt_shape: list[int],
+                 of_spec: Spec | None = None, wrt_spec: Spec | None = None, itemsize: int = 4) -> None:
+        """Show one control per dimension of the two tensors (named as requested)."""
+        if any(d < 0 for d in (*of_shape, *wrt_shape)):
+            self.slice_row.hide()
+            return
+        self.of_dims.set_tensor(of_name, of_shape, of_spec)
+        self.wrt_dims.set_tensor(wrt_name, wrt_shape, wrt_spec)
+        self._dims_for, self._itemsize = (of_name, wrt_name), itemsize
+        self.slice_row.show()
+        self._slice_changed()
+
+    def slices(self) -> tuple[Spec | None, Spec | None]:
+        """The chosen slices, when the names above are still those the controls are for."""
+        of, wrt, _via = self.request()
+        if self._dims_for != (of, wrt) or not self.slice_row.isVisibleTo(self):
+            return None, None
+        return self.of_dims.spec(), self.wrt_dims.spec()
+
+    def _slice_changed(self) -> None:
+        n_out = int(np.prod(kept_shape(self.of_dims.spec(), self.of_dims.shape), dtype=np.int64))
+        n_in = int(np.prod(kept_shape(self.wrt_dims.spec(), self.wrt_dims.shape), dtype=np.int64))
+        self.slice_size.setText(f"→ {n_out:,} × {n_in:,} ({fmt_bytes(n_out * n_in * self._itemsize)})")
 
     def _compute(self) -> None:
         of, wrt, via = self.request()
@@ -216,6 +320,10 @@ class JacobianPanel(QWidget):
             return
         self.shown = res
         self.stack.setCurrentWidget(self.single)
+        of, wrt, _via = self.request()
+        if not (res.out_range or res.in_range):
+            self.set_dims(of, wrt, res.of.shape, res.wrt.shape, res.out_index, res.in_index,
+                          export.values_of(res).dtype.itemsize)
         self._fill(self.single, res)
         a = export.values_of(res)
         self.set_message(f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
@@ -233,14 +341,20 @@ class JacobianPanel(QWidget):
             self.set_message(html.escape(split.message) + extra, "error")
             return
         self.shown = split
+        self.slice_row.hide()
         self.stack.setCurrentIndex(2)
         y, h, x = split.j_yx.of, split.j_yh.wrt, split.j_yx.wrt
         short = (lambda r: r.name if len(r.name) <= 14 else "…" + r.name[-13:])
         ys, hs, xs = short(y), short(h), short(x)
-        titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})")
+        titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})",
+                  "product − J: the difference")
         product = Jacobian(y, x, values=split.j_yx.values)
         product._array = split._product  # type: ignore[attr-defined]  # decoded by decode_jacobian
-        for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx), titles):
+        diff_j = Jacobian(y, x, values=split.j_yx.values)
+        diff_j._array = (  # type: ignore[attr-defined]  # drawn on its own scale, so rounding shows
+            split._product.astype(np.float64) - export.values_of(split.j_yx)  # type: ignore[attr-defined]
+        ).astype(np.float32)
+        for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx, diff_j), titles):
             heat.plot.setTitle(html.escape(t), size="10pt", color="#303030")
             self._fill(heat, j, short=True)
         diff = split.max_abs_diff if split.max_abs_diff is not None else float("nan")
@@ -253,13 +367,18 @@ class JacobianPanel(QWidget):
         self.export_btn.setEnabled(True)
 
     def _fill(self, heat: Heatmap, j: Jacobian, short: bool = False) -> None:
-        heat.set_matrix(export.matrix_of(j), None if j.out_range else j.of.shape,
-                        None if j.in_range else j.wrt.shape, log=self.log_box.isChecked())
+        whole = (lambda rng, spec, ref: None if rng else kept_shape(spec, ref.shape))
+        heat.set_matrix(export.matrix_of(j), whole(j.out_range, j.out_index, j.of),
+                        whole(j.in_range, j.in_index, j.wrt), log=self.log_box.isChecked())
         heat.jacobian = j
+        # the tensors' flat index of each row and column (for the hover readout)
+        heat.rows_flat = select(j.out_index, j.of.shape, "", "").flat if j.out_index else None
+        heat.cols_flat = select(j.in_index, j.wrt.shape, "", "").flat if j.in_index else None
         if short:
             heat.set_labels(f"{j.of.name} {tuple(j.of.shape)}", f"{j.wrt.name} {tuple(j.wrt.shape)}")
         else:
-            heat.set_labels(axis_label(j.of, j.out_range, "output"), axis_label(j.wrt, j.in_range, "input"))
+            heat.set_labels(axis_label(j.of, j.out_range, "output", j.out_index),
+                            axis_label(j.wrt, j.in_range, "input", j.in_index))
 
     def _not_a_matrix(self, j: Jacobian, links: bool = False) -> str:
         if j.cut is not None:
@@ -279,17 +398,33 @@ class JacobianPanel(QWidget):
             self.set_message("Cancelled.")
             return
         if kind == "too_big":
-            links = [f"<a href='offer:{k}'>outputs {o['out_range'][0]:,}–{o['out_range'][1] - 1:,}"
-                     f" × inputs {o['in_range'][0]:,}–{o['in_range'][1] - 1:,}"
+            of, wrt, _via = self.request()
+            if err.get("of_shape") is not None and err.get("wrt_shape") is not None:
+                spec_o, spec_i = self.slices()
+                self.set_dims(of, wrt, err["of_shape"], err["wrt_shape"], spec_o, spec_i)
+            links = [f"<a href='offer:{k}'>{html.escape(self._offer_text(o, of, wrt))}"
                      f" ({fmt_bytes(int(o['bytes']))})</a>" for k, o in enumerate(self.offers)]
-            msg = f"<b>Too big.</b> {msg}." + (" Compute a slice instead: " + " · ".join(links)
-                                               if links else "")
+            msg = (f"<b>Too big.</b> {msg}. Pick an index per dimension above, or compute a slice: "
+                   + " · ".join(links)
+                   if links else f"<b>Too big.</b> {msg}.")
         elif kind == "not_found" and err.get("candidates"):
             msg += ". Close matches: " + ", ".join(html.escape(c) for c in err["candidates"][:8])
         elif kind == "not_reachable" and err.get("op"):
             op = html.escape(err["op"])
             msg += f" (inside <a href='op:{op}'>{op}</a>)"
         self.set_message(msg, "error")
+
+    @staticmethod
+    def _offer_text(o: dict, of: str, wrt: str) -> str:
+        short = (lambda s: s if len(s) <= 24 else "…" + s[-23:])
+        parts = []
+        for key, name in (("of_index", of), ("wrt_index", wrt)):
+            if o.get(key):
+                parts.append(f"{short(name)}[{format_spec(o[key])}]")
+        if o.get("out_range"):
+            parts.append(f"outputs {o['out_range'][0]:,}–{o['out_range'][1] - 1:,}"
+                         f" × inputs {o['in_range'][0]:,}–{o['in_range'][1] - 1:,}")
+        return " × ".join(parts) if not o.get("out_range") else ", ".join(parts)
 
     def _link(self, href: str) -> None:
         kind, _, value = href.partition(":")
@@ -311,6 +446,9 @@ class JacobianPanel(QWidget):
             return
         o = r + (j.out_range[0] if j.out_range else 0)
         i = c + (j.in_range[0] if j.in_range else 0)
+        rows, cols = getattr(heat, "rows_flat", None), getattr(heat, "cols_flat", None)
+        o = int(rows[o]) if rows is not None else o  # the tensor's flat index of a sliced row
+        i = int(cols[i]) if cols is not None else i
         self.readout.setText(f"∂ {element(j.of, o)} / ∂ {element(j.wrt, i)} = {v:.6g}"
                              f"    (row {o:,}, column {i:,})")
 
@@ -327,8 +465,29 @@ class JacobianPanel(QWidget):
         if path:
             if not path.lower().endswith(ext):
                 path += ext
+            self.export_to(j, path)
+
+    def export_to(self, j: Jacobian, path: str) -> None:
+        """Write ``j`` on a thread (a 300 MB CSV takes most of a minute); ``exported`` says when."""
+        self.set_message(f"Saving {html.escape(path)}…")
+        self.export_btn.setEnabled(False)
+
+        def work() -> None:
             try:
                 export.save(j, path)
-                self.set_message(f"Saved {html.escape(path)}.")
+                self.exported.emit(path, "")
             except (OSError, ValueError) as exc:
-                self.set_message(f"Could not save: {html.escape(str(exc))}", "error")
+                self.exported.emit(path, str(exc) or type(exc).__name__)
+            except Exception as exc:  # noqa: BLE001 - shown in the panel, the window lives on
+                self.exported.emit(path, f"{type(exc).__name__}: {exc}")
+
+        self.exporting = threading.Thread(target=work, name="tfviz-jacobian-export", daemon=True)
+        self.exporting.start()
+
+    def _exported(self, path: str, error: str) -> None:
+        self.exporting = None
+        self.export_btn.setEnabled(self.shown is not None)
+        if error:
+            self.set_message(f"Could not save: {html.escape(error)}", "error")
+        else:
+            self.set_message(f"Saved {html.escape(path)}.")

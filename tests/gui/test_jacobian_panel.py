@@ -124,8 +124,12 @@ def test_chain_split_four_heatmaps(qtbot, seed3):
     wait_answer(qtbot, c)
     split = c.panel.shown
     assert c.panel.stack.currentIndex() == 2
-    assert [h.matrix.shape for h in c.panel.parts] == [(3, 3), (3, 12), (3, 12), (3, 12)]
+    assert [h.matrix.shape for h in c.panel.parts] == [(3, 3), (3, 12), (3, 12), (3, 12), (3, 12)]
     np.testing.assert_allclose(c.panel.parts[2].matrix, c.panel.parts[3].matrix, atol=1e-6)
+    # the fifth heatmap: the difference itself, element by element
+    np.testing.assert_allclose(c.panel.parts[4].matrix, c.panel.parts[2].matrix - c.panel.parts[3].matrix,
+                               atol=1e-7)
+    assert np.abs(c.panel.parts[4].matrix).max() == pytest.approx(split.max_abs_diff, abs=1e-7)
     np.testing.assert_allclose(c.panel.parts[0].matrix @ c.panel.parts[1].matrix, c.panel.parts[3].matrix,
                                atol=1e-6)
     assert split.max_abs_diff < 1e-5
@@ -153,7 +157,7 @@ def test_too_big_offers_slices(qtbot, seed3):
     wait_answer(qtbot, c)
     text = c.panel.message.text()
     assert "Too big." in text and "144 B" in text and len(c.panel.offers) >= 1
-    k = next(i for i, o in enumerate(c.panel.offers) if o["in_range"] != [0, 12])
+    k = next(i for i, o in enumerate(c.panel.offers) if o.get("in_range") not in (None, [0, 12]))
     offer = c.panel.offers[k]
     c.panel._link(f"offer:{k}")  # what clicking the link does
     wait_answer(qtbot, c)
@@ -180,12 +184,13 @@ def test_export_files_equal_the_values(qtbot, seed3, tmp_path):
     csv = np.loadtxt(export.save(j, str(tmp_path / "j.csv")), delimiter=",", dtype=np.float32)
     np.testing.assert_array_equal(csv, values.reshape(3, 12))
     img = QImage(export.save(j, str(tmp_path / "j.png")))
-    k = img.width() // 12
-    assert (img.width(), img.height()) == (12 * k, 3 * k)
+    x, y, w, h = (int(v) for v in img.text("tfviz:matrix").split(","))  # the matrix in the figure
+    k = w // 12
+    assert (w, h) == (12 * k, 3 * k) and img.width() > x + w and img.height() > y + h
     rgb = colorize(values.reshape(3, 12))
     for r in range(3):
         for col in range(12):
-            px = img.pixelColor(col * k + k // 2, r * k + k // 2)
+            px = img.pixelColor(x + col * k + k // 2, y + r * k + k // 2)
             assert (px.red(), px.green(), px.blue()) == tuple(int(v) for v in rgb[r, col])
 
 

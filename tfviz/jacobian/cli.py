@@ -34,9 +34,12 @@ WRITERS = (".npy", ".png", ".csv")
 def add_parser(sub: Subparsers) -> None:
     j = sub.add_parser(
         "jacobian", help="per-element Jacobian d out/d in between two tensors of the graph",
-        usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [-o FILE] [-- ARGS]",
+        usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [--of-index SPEC]"
+              " [--wrt-index SPEC] [-o FILE] [-- ARGS]",
         epilog="TENSOR is a graph op id as the graph view shows it (optionally :k for output k),"
-               " or 'target'. NAME is a variable's name or tf_name, or a TENSOR.")
+               " or 'target'. NAME is a variable's name or tf_name, or a TENSOR. SPEC has one entry"
+               " per dimension: N (that index), ':' (all) or A:B, e.g. --of-index 0,:,:,3 for batch"
+               " element 0, channel 3 of a conv output.")
     j.add_argument("script")
     j.add_argument("--target", help="the function to differentiate (as for tfviz check)")
     j.add_argument("--run", action="store_true", help="run the script as a program")
@@ -49,7 +52,12 @@ def add_parser(sub: Subparsers) -> None:
                    help="write J (J(of,wrt) with --via) as .npy, .png (heatmap) or .csv")
     j.add_argument("--force", action="store_true",
                    help="let -o replace an existing file tfviz did not write (never the script)")
-    j.add_argument("--out-range", metavar="START:STOP", help="only these flat output elements")
+    j.add_argument("--of-index", metavar="SPEC",
+                   help="only these output elements, per dimension: N, ':' (all) or A:B (e.g. 0,:,:,3)")
+    j.add_argument("--wrt-index", metavar="SPEC",
+                   help="only these input elements, per dimension (e.g. :,:,:,5: one conv filter)")
+    j.add_argument("--out-range", metavar="START:STOP",
+                   help="only these flat output elements (of those --of-index selects)")
     j.add_argument("--in-range", metavar="START:STOP", help="only these flat input elements")
     j.add_argument("--mode", choices=("auto", "reverse", "forward"), default="auto")
     j.add_argument("--budget-mb", type=float, default=512.0,
@@ -80,6 +88,20 @@ def _range(text: str | None, flag: str = "--out-range") -> list[int] | None:
     return [start, stop]
 
 
+def _spec(text: str | None, flag: str) -> list[Any] | None:
+    """A slice spec (``0,:,:,3``); raises AnalysisError (exit 2) for bad syntax before the script
+    runs. Whether it fits the tensor's shape is the worker's to say."""
+    from tfviz.errors import AnalysisError
+    from tfviz.jacobian.slices import parse_spec
+
+    if text is None:
+        return None
+    try:
+        return parse_spec(text, flag)
+    except ValueError as exc:
+        raise AnalysisError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.errors import AnalysisError
     from tfviz.outputs import check_output
@@ -94,6 +116,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
                 " (a .npy file cannot say what wrote it)" if ext == ".npy" else ""))
         args.out_range = _range(args.out_range, "--out-range")
         args.in_range = _range(args.in_range, "--in-range")
+        args.of_index = _spec(args.of_index, "--of-index")
+        args.wrt_index = _spec(args.wrt_index, "--wrt-index")
+        if args.via and (args.of_index or args.wrt_index):
+            raise AnalysisError("--via compares whole Jacobians: leave out --of-index / --wrt-index")
         compile_script(args.script)
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
@@ -126,7 +152,8 @@ def _serve(worker: Any, args: argparse.Namespace) -> ExitStatus:
         return ExitStatus.ERROR
     request = {"cmd": "jacobian", "id": 1, "of": args.of, "wrt": args.wrt, "via": args.via,
                "out_range": args.out_range, "in_range": args.in_range,
-               "mode": args.mode, "budget_mb": args.budget_mb}
+               "of_index": args.of_index, "wrt_index": args.wrt_index, "mode": args.mode,
+               "budget_mb": args.budget_mb}
     answer = worker.request(request, until=("jacobian", "jacobian_error"))
     if answer.get("type") != "jacobian":
         return _refused(answer.get("error") or {}, args.json)
@@ -170,16 +197,22 @@ def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
         with replacing(path, binary=True) as fh:
             np.save(fh, values)  # a file object: np.save(path) would add ".npy" to a bare name
         return
-    n_out = (j.out_range[1] - j.out_range[0]) if j.out_range else j.of.size
-    matrix = values.reshape(n_out, -1)
+    from tfviz.jacobian.slices import rows_cols
+
+    matrix = values.reshape(rows_cols(j)[0], -1)
     if ext == ".csv":
         with replacing(path) as fh:  # the comment line is how tfviz knows the file again
             np.savetxt(fh, matrix, delimiter=",", fmt="%.9g", header=f"{SIGNATURE} {__version__}")
     else:
         from tfviz.jacobian.png import to_png
+        from tfviz.jacobian.slices import describe
 
+        of, wrt = getattr(j, "of", None), getattr(j, "wrt", None)
+        title = f"J({getattr(of, 'name', 'out')}, {getattr(wrt, 'name', 'in')})"
+        png = to_png(matrix, describe(of, getattr(j, "out_index", None), j.out_range),
+                     describe(wrt, getattr(j, "in_index", None), getattr(j, "in_range", None)), title)
         with replacing(path, binary=True) as fh:
-            fh.write(to_png(matrix))
+            fh.write(png)
 
 
 def _as_lists(body: dict[str, Any]) -> dict[str, Any]:
@@ -196,7 +229,12 @@ def _as_lists(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _describe(j: Jacobian) -> str:
-    return f"J({j.of.name} {tuple(j.of.shape)}, {j.wrt.name} {tuple(j.wrt.shape)})"
+    from tfviz.jacobian.slices import format_spec
+
+    def pick(spec: list[Any] | None) -> str:
+        return f"[{format_spec(spec)}]" if spec else ""
+    return (f"J({j.of.name}{pick(j.out_index)} {tuple(j.of.shape)},"
+            f" {j.wrt.name}{pick(j.in_index)} {tuple(j.wrt.shape)})")
 
 
 def _print_one(j: Jacobian) -> None:
@@ -233,10 +271,26 @@ def _refused(err: dict[str, Any], as_json: bool) -> ExitStatus:
     if err.get("candidates"):
         print(f"tfviz: close matches: {', '.join(err['candidates'])}", file=sys.stderr)
     for offer in err.get("offers") or []:
-        print(f"tfviz: try --out-range {offer['out_range'][0]}:{offer['out_range'][1]}"
-              f" --in-range {offer['in_range'][0]}:{offer['in_range'][1]}"
-              f" ({fmt_bytes(offer['bytes'])})", file=sys.stderr)
+        print(f"tfviz: try {_offer_flags(offer)} ({fmt_bytes(offer['bytes'])})", file=sys.stderr)
     return ExitStatus.ERROR
+
+
+def _offer_flags(offer: dict[str, Any]) -> str:
+    """The command-line flags of a ``too_big`` offer.
+
+    >>> _offer_flags({"of_index": [0, None], "wrt_index": None})
+    '--of-index 0,:'
+    """
+    from tfviz.jacobian.slices import format_spec
+
+    flags = []
+    for key, flag in (("of_index", "--of-index"), ("wrt_index", "--wrt-index")):
+        if offer.get(key):
+            flags.append(f"{flag} {format_spec(offer[key])}")
+    for key, flag in (("out_range", "--out-range"), ("in_range", "--in-range")):
+        if offer.get(key):
+            flags.append(f"{flag} {offer[key][0]}:{offer[key][1]}")
+    return " ".join(flags)
 
 
 def _progress(msg: dict[str, Any]) -> None:

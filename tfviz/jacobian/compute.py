@@ -20,8 +20,12 @@ Why it is built this way:
   after ``watch()``, and the tensors here already exist when they are
   picked. Where an op's gradient has no gradient itself, forward mode falls
   back to reverse mode.
-- The full result is refused above a byte budget; the refusal gives the
-  size and index-range slices that fit.
+- Structured slices (:mod:`tfviz.jacobian.slices`: per dimension one index,
+  a range or all) list the selected elements' flat indices; a row (column)
+  is computed only for a selected output (input), so one batch element of a
+  conv layer costs one batch element's rows. Flat ranges count within them.
+- The result is refused above a byte budget (of the sliced size); the
+  refusal gives the size and slices that fit, structured ones first.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from tfviz.engine.graphbuild import OpGraph
 from tfviz.jacobian.data import Array, Cut, Jacobian, JacobianError, fmt_bytes
 from tfviz.jacobian.names import Resolved, refuse_nested
 from tfviz.jacobian.retrace import Picker, trace_step
+from tfviz.jacobian.slices import Selection, Spec, format_spec, offers_for, select
 
 DEFAULT_BUDGET = 512 * 2**20
 #: Bytes of result per chunk: small enough for progress, large enough for pfor.
@@ -55,10 +60,19 @@ class Plan:
     of: Resolved
     wrt: Resolved
     mode: str  # "reverse" | "forward"
-    out_range: tuple[int, int]
-    in_range: tuple[int, int]
+    out_range: tuple[int, int]  # within the selected outputs
+    in_range: tuple[int, int]  # within the selected inputs
     itemsize: int
     dtype: str
+    out_sel: Selection | None = None  # None: every element
+    in_sel: Selection | None = None
+
+    def __post_init__(self) -> None:
+        self.out_sel = self.out_sel or select(None, self.of.ref.shape, "", "")
+        self.in_sel = self.in_sel or select(None, self.wrt.ref.shape, "", "")
+        #: flat indices into the tensors of the rows and columns computed
+        self.out_flat = self.out_sel.flat[self.out_range[0]:self.out_range[1]]
+        self.in_flat = self.in_sel.flat[self.in_range[0]:self.in_range[1]]
 
     @property
     def n_out(self) -> int:
@@ -67,6 +81,12 @@ class Plan:
     @property
     def n_in(self) -> int:
         return self.in_range[1] - self.in_range[0]
+
+    @property
+    def ranged(self) -> bool:
+        """A flat range narrows a side: the values are a plain [n_out, n_in] matrix."""
+        assert self.out_sel is not None and self.in_sel is not None  # set in __post_init__
+        return self.out_range != (0, self.out_sel.size) or self.in_range != (0, self.in_sel.size)
 
     @property
     def nbytes(self) -> int:
@@ -99,40 +119,54 @@ def guard(plan: Plan, budget: int) -> None:
     """Refuse a result above ``budget`` bytes, offering slices that fit."""
     if plan.nbytes <= budget:
         return
-    offers = []
+    assert plan.out_sel is not None and plan.in_sel is not None  # set in __post_init__
+    offers: list[dict[str, Any]] = []
+    if not plan.ranged:
+        offers += offers_for(plan.of.ref.shape, plan.wrt.ref.shape, plan.out_sel.spec,
+                             plan.in_sel.spec, plan.itemsize, budget)
+    o_spec, i_spec = plan.out_sel.spec, plan.in_sel.spec
     rows = budget // max(1, plan.n_in * plan.itemsize)
     cols = budget // max(1, plan.n_out * plan.itemsize)
     o0, i0 = plan.out_range[0], plan.in_range[0]
+    ranges: list[dict[str, Any]] = []
     if rows >= 1:
-        offers.append({"out_range": [o0, o0 + rows], "in_range": list(plan.in_range),
+        ranges.append({"out_range": [o0, o0 + rows], "in_range": list(plan.in_range),
                        "bytes": rows * plan.n_in * plan.itemsize})
     if cols >= 1:
-        offers.append({"out_range": list(plan.out_range), "in_range": [i0, i0 + cols],
+        ranges.append({"out_range": list(plan.out_range), "in_range": [i0, i0 + cols],
                        "bytes": cols * plan.n_out * plan.itemsize})
-    if not offers:
+    if not ranges:
         side = max(1, int((budget // plan.itemsize) ** 0.5))
-        offers.append({"out_range": [o0, o0 + min(side, plan.n_out)],
+        ranges.append({"out_range": [o0, o0 + min(side, plan.n_out)],
                        "in_range": [i0, i0 + min(side, plan.n_in)],
                        "bytes": min(side, plan.n_out) * min(side, plan.n_in) * plan.itemsize})
+    offers += [dict(r, of_index=o_spec, wrt_index=i_spec) for r in ranges]
+    what = (f"'{plan.of.ref.name}'" + (f"[{format_spec(o_spec)}]" if o_spec else "")
+            + f" {tuple(plan.of.ref.shape)} w.r.t. '{plan.wrt.ref.name}'"
+            + (f"[{format_spec(i_spec)}]" if i_spec else "") + f" {tuple(plan.wrt.ref.shape)}")
     raise JacobianError(
         "too_big",
-        f"the Jacobian of '{plan.of.ref.name}' {tuple(plan.of.ref.shape)} w.r.t."
-        f" '{plan.wrt.ref.name}' {tuple(plan.wrt.ref.shape)} would take {fmt_bytes(plan.nbytes)}"
+        f"the Jacobian of {what} would take {fmt_bytes(plan.nbytes)}"
         f" ({plan.n_out} x {plan.n_in} {plan.dtype}), above the budget of {fmt_bytes(budget)};"
-        " ask for a slice of the output and/or input (flat index ranges) instead",
-        size_bytes=plan.nbytes, budget_bytes=budget, offers=offers)
+        " ask for a slice of the output and/or input (one index or all per dimension, or flat"
+        " index ranges) instead",
+        size_bytes=plan.nbytes, budget_bytes=budget, offers=offers,
+        of_shape=list(plan.of.ref.shape), wrt_shape=list(plan.wrt.ref.shape))
 
 
 def make_plan(of: Resolved, wrt: Resolved, out_range: list[int] | None,
-              in_range: list[int] | None, mode: str = "auto") -> Plan:
+              in_range: list[int] | None, mode: str = "auto", of_index: Spec | None = None,
+              wrt_index: Spec | None = None) -> Plan:
     if mode not in ("auto", "reverse", "forward"):
         raise JacobianError("bad_request", f'mode must be "auto", "reverse" or "forward", got {mode!r}')
-    o = check_range(out_range, of.ref.size, "out")
-    i = check_range(in_range, wrt.ref.size, "in")
+    out_sel = select(of_index, of.ref.shape, "of_index (--of-index)", of.ref.name)
+    in_sel = select(wrt_index, wrt.ref.shape, "wrt_index (--wrt-index)", wrt.ref.name)
+    o = check_range(out_range, out_sel.size, "out")
+    i = check_range(in_range, in_sel.size, "in")
     dtype = np.dtype(of.ref.dtype if of.ref.dtype != "bfloat16" else "float32")
     if mode == "auto":
         mode = "reverse" if o[1] - o[0] <= i[1] - i[0] else "forward"
-    return Plan(of, wrt, mode, o, i, dtype.itemsize, dtype.name)
+    return Plan(of, wrt, mode, o, i, dtype.itemsize, dtype.name, out_sel, in_sel)
 
 
 def dense(g: Any) -> Any:
@@ -147,7 +181,16 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
     from tensorflow.python.ops.parallel_for.control_flow_ops import pfor
 
     n_out_all, n_in_all = plan.of.ref.size, plan.wrt.ref.size
-    (o0, o1), (i0, i1) = plan.out_range, plan.in_range
+    out_run, in_run = _run_of(plan.out_flat), _run_of(plan.in_flat)
+
+    def pick(flat: Any, run: tuple[int, int] | None, ids: np.ndarray) -> Any:
+        """The selected elements of a flat vector: a slice when they are one run."""
+        return flat[run[0]:run[1]] if run is not None else tf.gather(flat, tf.constant(ids))
+
+    def index(k: Any, run: tuple[int, int] | None, ids: np.ndarray) -> Any:
+        """The tensor's flat index of the k-th selected element."""
+        k = tf.cast(k, tf.int64)
+        return run[0] + k if run is not None else tf.gather(tf.constant(ids), k)
 
     def gradients(y: Any, x: Any, gy: Any) -> Any:
         (g,) = tf.gradients(y, [x], grad_ys=gy)
@@ -159,37 +202,50 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
         y, x = p.tensor(plan.of.ref), p.source(plan.wrt)
         if plan.mode == "reverse":
             def row(i: Any) -> Any:
-                gy = tf.reshape(tf.one_hot(start + i, n_out_all, dtype=y.dtype), tf.shape(y))
-                return tf.reshape(gradients(y, x, gy), [-1])[i0:i1]
+                k = index(start + i, out_run, plan.out_flat)
+                gy = tf.reshape(tf.one_hot(k, n_out_all, dtype=y.dtype), tf.shape(y))
+                return pick(tf.reshape(gradients(y, x, gy), [-1]), in_run, plan.in_flat)
             return pfor(row, count)
         v = tf.zeros_like(y)
         g = gradients(y, x, v)
 
         def column(j: Any) -> Any:
-            u = tf.reshape(tf.one_hot(start + j, n_in_all, dtype=g.dtype), tf.shape(g))
+            k = index(start + j, in_run, plan.in_flat)
+            u = tf.reshape(tf.one_hot(k, n_in_all, dtype=g.dtype), tf.shape(g))
             (jv,) = tf.gradients(g, [v], grad_ys=u)
             jv = tf.zeros_like(y) if jv is None else dense(jv)
-            return tf.reshape(tf.cast(jv, y.dtype), [-1])[o0:o1]
+            return pick(tf.reshape(tf.cast(jv, y.dtype), [-1]), out_run, plan.out_flat)
         return pfor(column, count)
 
     return trace_step(step_fn, og, build)
+
+
+def _run_of(flat: np.ndarray) -> tuple[int, int] | None:
+    """``(start, stop)`` when the flat indices are one increasing run."""
+    if flat.size and int(flat[-1]) - int(flat[0]) + 1 == flat.size:
+        return int(flat[0]), int(flat[-1]) + 1
+    return None
 
 
 def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved, *,
             out_range: list[int] | None = None, in_range: list[int] | None = None,
             mode: str = "auto", budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
             cancelled: Callable[[], bool] | None = None,
-            cache: dict[tuple[Any, ...], Any] | None = None) -> Jacobian:
-    """J(of, wrt): a result with ``status`` ok / no_path / cut, or a JacobianError."""
+            cache: dict[tuple[Any, ...], Any] | None = None, of_index: Spec | None = None,
+            wrt_index: Spec | None = None) -> Jacobian:
+    """J(of, wrt): a result with ``status`` ok / no_path / cut, or a JacobianError.
+    ``of_index`` / ``wrt_index``: structured slices (:mod:`tfviz.jacobian.slices`)."""
     refuse_nested(of)
     refuse_nested(wrt)
     if -1 in of.ref.shape or -1 in wrt.ref.shape:
         _learn_shapes(step_fn, og, of, wrt)
-    plan = make_plan(of, wrt, out_range, in_range, mode)
-    sliced = plan.out_range != (0, of.ref.size) or plan.in_range != (0, wrt.ref.size)
+    plan = make_plan(of, wrt, out_range, in_range, mode, of_index, wrt_index)
+    assert plan.out_sel is not None and plan.in_sel is not None  # set in __post_init__
+    sliced = plan.ranged
     result = Jacobian(of.ref, wrt.ref, mode=plan.mode,
                       out_range=list(plan.out_range) if sliced else None,
-                      in_range=list(plan.in_range) if sliced else None)
+                      in_range=list(plan.in_range) if sliced else None,
+                      out_index=plan.out_sel.spec, in_index=plan.in_sel.spec)
     if not nx.has_path(og.g, wrt.ref.node, of.ref.node):
         result.status = "no_path"
         result.message = (f"'{of.ref.name}' does not depend on '{wrt.ref.name}': no path in the"
@@ -219,7 +275,7 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
     result.mode = plan.mode  # forward mode may have fallen back to reverse
     matrix = block if plan.mode == "reverse" else block.T
     if not sliced:
-        matrix = matrix.reshape(list(of.ref.shape) + list(wrt.ref.shape))
+        matrix = matrix.reshape(list(plan.out_sel.shape) + list(plan.in_sel.shape))
     result.values = Array.from_numpy(np.ascontiguousarray(matrix))
     result.chunks = -(-(plan.n_out if plan.mode == "reverse" else plan.n_in) // plan.chunk())
     result.seconds = round(time.perf_counter() - clock, 4)
@@ -230,7 +286,7 @@ def _run_chunks(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, progress: P
                 cancelled: Callable[[], bool] | None, cache: dict[tuple[Any, ...], Any] | None) -> np.ndarray:
     import tensorflow as tf
 
-    lo, hi = plan.out_range if plan.mode == "reverse" else plan.in_range
+    lo, hi = 0, plan.n_out if plan.mode == "reverse" else plan.n_in
     step = plan.chunk()
     starts = list(range(lo, hi, step))
     blocks = []
@@ -240,7 +296,8 @@ def _run_chunks(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, progress: P
             raise JacobianError("cancelled", f"cancelled after {k} of {len(starts)} chunks")
         count = min(step, hi - start)
         key = (plan.of.ref.node, plan.of.ref.index, plan.wrt.ref.node, plan.wrt.ref.index,
-               plan.mode, plan.out_range, plan.in_range, count)
+               plan.mode, plan.out_flat.size, hash(plan.out_flat.tobytes()), plan.in_flat.size,
+               hash(plan.in_flat.tobytes()), count)
         fn = cache.get(key)
         if fn is None:
             try:

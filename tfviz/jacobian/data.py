@@ -24,6 +24,8 @@ from typing import Any, cast
 
 import numpy as np
 
+#: Base64 characters decoded at a time (a multiple of 4): a few milliseconds each.
+DECODE_PIECE = 4 * 2**20
 #: Result statuses: a matrix, or one of the two answers that are not a matrix.
 STATUSES = ("ok", "no_path", "cut")
 
@@ -49,7 +51,11 @@ class Array:
         dtype = np.dtype(self.dtype)
         if self.encoding == "list":
             return np.asarray(self.data, dtype=dtype).reshape(self.shape)
-        raw = base64.b64decode(cast(str, self.data))  # base64: a string
+        text = cast(str, self.data)  # base64: a string
+        # in pieces: one b64decode of 500 MB holds the GIL for about a second, and the GUI
+        # decodes on a thread beside its event loop
+        step = DECODE_PIECE
+        raw = b"".join(base64.b64decode(text[k:k + step]) for k in range(0, len(text), step))
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(self.shape)
 
     def to_dict(self, encoding: str | None = None) -> dict[str, Any]:
@@ -96,8 +102,10 @@ class Cut:
 
 @dataclass
 class Jacobian:
-    """d of[i] / d wrt[j]. ``values`` has shape ``of.shape + wrt.shape``, or
-    ``[n_out, n_in]`` over the flat index ranges when sliced; ``None`` unless
+    """d of[i] / d wrt[j]. ``values`` has shape ``of.shape + wrt.shape``; with
+    structured slices (``out_index`` / ``in_index``, :mod:`tfviz.jacobian.slices`)
+    the kept dimensions of each; ``[n_out, n_in]`` when a flat range was given (a
+    range counts within the structured slice's elements). ``None`` unless
     ``status == "ok"``."""
 
     of: TensorRef
@@ -111,6 +119,8 @@ class Jacobian:
     out_range: list[int] | None = None  # flat [start, stop) over of's elements
     in_range: list[int] | None = None  # flat [start, stop) over wrt's elements
     cut: Cut | None = None
+    out_index: list[Any] | None = None  # per dimension of ``of``: index, None (all), [start, stop]
+    in_index: list[Any] | None = None  # the same for ``wrt``
 
     def to_dict(self, encoding: str = "base64") -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -127,6 +137,7 @@ class Jacobian:
             mode=d.get("mode", ""), chunks=d.get("chunks", 0), seconds=d.get("seconds", 0.0),
             out_range=d.get("out_range"), in_range=d.get("in_range"),
             cut=Cut(**d["cut"]) if d.get("cut") else None,
+            out_index=d.get("out_index"), in_index=d.get("in_index"),
         )
 
     def array(self) -> np.ndarray | None:

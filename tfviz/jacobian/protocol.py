@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 from tfviz.jacobian.compute import DEFAULT_BUDGET
 from tfviz.jacobian.data import JacobianError
 from tfviz.jacobian.session import Session
+from tfviz.jacobian.slices import check_spec
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -92,10 +93,14 @@ def handle(session: Session, msg: dict[str, Any], send: Send,
     common = {"mode": opts["mode"], "budget": opts["budget"], "progress": progress,
               "cancelled": cancelled}
     if opts["via"]:
+        if opts["of_index"] is not None or opts["wrt_index"] is not None:
+            raise JacobianError("bad_request", "the chain-rule split (via) compares whole Jacobians;"
+                                " of_index / wrt_index slice a single one: leave out one or the other")
         split = session.chain(opts["of"], opts["wrt"], opts["via"], **common)
         return {"type": "jacobian", "id": rid, "chain": split.to_dict(opts["encoding"])}
     j = session.jacobian(opts["of"], opts["wrt"], out_range=opts["out_range"],
-                         in_range=opts["in_range"], **common)
+                         in_range=opts["in_range"], of_index=opts["of_index"],
+                         wrt_index=opts["wrt_index"], **common)
     return {"type": "jacobian", "id": rid, "result": j.to_dict(opts["encoding"])}
 
 
@@ -127,5 +132,7 @@ def options(msg: dict[str, Any]) -> dict[str, Any]:
         raise JacobianError("bad_request", f'"encoding" must be "base64" or "list", got {encoding!r}')
     return {"of": text("of", "target") or "target", "wrt": wrt, "via": text("via", None),
             "out_range": msg.get("out_range"), "in_range": msg.get("in_range"),
+            "of_index": check_spec(msg.get("of_index"), "of_index"),
+            "wrt_index": check_spec(msg.get("wrt_index"), "wrt_index"),
             "mode": msg.get("mode") or "auto", "encoding": encoding,
             "budget": int(budget_mb * 2**20) if budget_mb is not None else DEFAULT_BUDGET}

@@ -21,6 +21,7 @@ from tfviz.jacobian.chain import chain_split
 from tfviz.jacobian.compute import DEFAULT_BUDGET, Progress, compute
 from tfviz.jacobian.data import ChainSplit, Jacobian, JacobianError
 from tfviz.jacobian.names import candidates, resolve
+from tfviz.jacobian.slices import Spec
 from tfviz.script.discover import FoundVariable
 
 
@@ -45,15 +46,17 @@ class Session:
     def jacobian(self, of: str = "target", wrt: str = "", *, out_range: list[int] | None = None,
                  in_range: list[int] | None = None, mode: str = "auto",
                  budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> Jacobian:
-        """J(of, wrt) with shape ``of.shape + wrt.shape`` (or the sliced flat ranges)."""
+                 cancelled: Callable[[], bool] | None = None, of_index: Spec | None = None,
+                 wrt_index: Spec | None = None) -> Jacobian:
+        """J(of, wrt) with shape ``of.shape + wrt.shape``, or the kept dimensions of the
+        structured slices ``of_index`` / ``wrt_index``, or ``[n_out, n_in]`` for flat ranges."""
         og = self._graph()
         y = resolve(of, og, self.found, allow_variable=False, role="tensor (--of)")
         x = resolve(wrt, og, self.found, role="variable or tensor (--wrt)")
         with self._context():
             return compute(self.step_fn, og, y, x, out_range=out_range, in_range=in_range,
                            mode=mode, budget=budget, progress=progress, cancelled=cancelled,
-                           cache=self._cache)
+                           cache=self._cache, of_index=of_index, wrt_index=wrt_index)
 
     def chain(self, of: str = "target", wrt: str = "", via: str = "", *, mode: str = "auto",
               budget: int = DEFAULT_BUDGET, progress: Progress | None = None,

@@ -1,0 +1,162 @@
+"""The conv example in the Jacobian panel: a structured slice (one batch element), the
+max-|J| pooled heatmap shows the sparse structure, the window keeps answering while the
+result is decoded, pooled and exported, and the exported PNG is a figure with axes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, run_analysis
+from PySide6.QtCore import QRectF, QTimer
+from PySide6.QtGui import QImage
+
+from app.jacobian import export
+
+CONV = EXAMPLES / "jacobian_conv.py"
+OF, WRT = "convnet_1/conv_1/Relu", "convnet/conv/kernel"
+WAIT_MS = 180_000
+#: The longest the event loop may go without running a 5 ms timer.
+MAX_GAP_S = 0.100
+
+
+class Gaps:
+    """A 5 ms QTimer; ``longest`` is the largest time between two of its ticks."""
+
+    def __init__(self) -> None:
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.longest, self.last = 0.0, 0.0
+
+    def __enter__(self) -> Gaps:
+        self.longest, self.last = 0.0, time.perf_counter()
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._tick()
+        self.timer.stop()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.longest = max(self.longest, now - self.last)
+        self.last = now
+
+
+@pytest.fixture
+def conv(qtbot, window):
+    if window.script != str(CONV) or window.report is None:
+        run_analysis(qtbot, window, CONV)
+    assert window.report is not None and window.jacobian.alive()
+    window.jacobian.budget_mb = None
+    return window
+
+
+def image_region(heat) -> QImage:
+    """The grabbed widget's pixels where the matrix is drawn."""
+    rect = heat.mapFromScene(heat.image.mapRectToScene(QRectF(heat.image.boundingRect()))).boundingRect()
+    return heat.grab().toImage().copy(rect.adjusted(2, 2, -2, -2))
+
+
+def pixels(img: QImage) -> np.ndarray:
+    """(height, width, 3) ints."""
+    img = img.convertToFormat(QImage.Format.Format_RGB888)
+    w, h, bpl = img.width(), img.height(), img.bytesPerLine()
+    a = np.frombuffer(img.constBits(), np.uint8, count=h * bpl).reshape(h, bpl)[:, :3 * w]
+    return a.reshape(h, w, 3).astype(int)
+
+
+def non_background(img: QImage) -> float:
+    """The fraction of pixels that are not the white of zero."""
+    return float(np.mean(np.abs(pixels(img) - 247).max(axis=2) > 12))
+
+
+def test_one_batch_element_shows_structure_without_stalling(qtbot, conv, tmp_path):
+    c = conv.jacobian
+    heat = c.panel.single
+    with Gaps() as gaps:
+        c.open(OF, WRT, of_index=[0, None, None, None])
+        qtbot.waitUntil(lambda: c.current is None and not heat.busy, timeout=WAIT_MS)
+    j = c.panel.shown
+    assert j is not None and j.out_index == [0, None, None, None], c.panel.message.text()
+    assert export.values_of(j).shape == (24, 24, 16, 5, 5, 1, 16) and heat.matrix.shape == (9216, 400)
+    assert gaps.longest < MAX_GAP_S, f"the event loop stalled for {gaps.longest * 1000:.0f} ms"
+    # one control per dimension, labelled with its size, showing the slice computed
+    assert [b.value() for b in c.panel.of_dims.boxes] == [0, -1, -1, -1]
+    assert [b.specialValueText() for b in c.panel.wrt_dims.boxes] == ["all"] * 4
+    assert c.panel.slice_row.isVisibleTo(c.panel) and "9,216 × 400" in c.panel.slice_size.text()
+    # more rows than pixels: pooled by max |J|, and the panel says so
+    by, bx = heat.blocks
+    assert by > 1 and heat.shown.shape[0] == -(-9216 // by)
+    assert "max |J|" in heat.zoom.text and f"{by} × {bx}" in heat.zoom.text
+    # what the pooling keeps: every nonzero element colours its pixel (a 16-channel stripe pattern)
+    assert np.count_nonzero(heat.shown) >= 0.3 * heat.shown.size
+    qtbot.wait(50)
+    heat.grab().save(str(tmp_path / "panel_heatmap.png"))
+    shown = non_background(image_region(heat))
+    heat.set_matrix(np.zeros((9216, 400), np.float32))  # the same heatmap, blank
+    qtbot.waitUntil(lambda: not heat.busy, timeout=10_000)
+    qtbot.wait(50)
+    blank = non_background(image_region(heat))
+    assert blank < 0.01 and shown > 0.3, (shown, blank)
+    c.panel._fill(heat, j)  # back to the result for the next test
+    qtbot.waitUntil(lambda: not heat.busy, timeout=10_000)
+
+
+def test_picking_a_channel_in_the_controls_computes_that_slice(qtbot, conv):
+    c = conv.jacobian
+    c.open(OF, WRT, of_index=[0, None, None, None])
+    qtbot.waitUntil(lambda: c.current is None, timeout=WAIT_MS)
+    c.panel.of_dims.boxes[3].setValue(3)
+    c.panel.wrt_dims.boxes[3].setValue(3)
+    assert c.panel.slices() == ([0, None, None, 3], [None, None, None, 3])
+    assert "576 × 25" in c.panel.slice_size.text()
+    c.panel.compute_btn.click()
+    qtbot.waitUntil(lambda: c.current is None, timeout=WAIT_MS)
+    j = c.panel.shown
+    assert export.values_of(j).shape == (24, 24, 5, 5, 1) and c.panel.single.matrix.shape == (576, 25)
+    assert "[0,:,:,3]" in c.panel.single.plot.getAxis("left").labelText
+
+
+def test_too_big_offers_one_batch_element(qtbot, conv):
+    c = conv.jacobian
+    c.budget_mb = 20  # the whole batch takes 112.5 MiB, one element 14.1
+    c.open(OF, WRT)
+    qtbot.waitUntil(lambda: c.current is None, timeout=WAIT_MS)
+    text = c.panel.message.text()
+    assert "Too big." in text and c.panel.offers[0]["of_index"] == [0, None, None, None], text
+    assert [b.maximum() + 1 for b in c.panel.of_dims.boxes] == [8, 24, 24, 16]
+    c.panel._link("offer:0")
+    qtbot.waitUntil(lambda: c.current is None and not c.panel.single.busy, timeout=WAIT_MS)
+    assert c.panel.shown.out_index == [0, None, None, None]
+    c.budget_mb = None
+
+
+def test_export_off_the_gui_thread_and_png_figure(qtbot, conv, tmp_path):
+    c = conv.jacobian
+    c.open(OF, WRT, of_index=[0, None, None, None])
+    qtbot.waitUntil(lambda: c.current is None and not c.panel.single.busy, timeout=WAIT_MS)
+    j = c.panel.export_target()
+    for ext in (".csv", ".png", ".npy"):
+        path = str(tmp_path / f"j{ext}")
+        with Gaps() as gaps, qtbot.waitSignal(c.panel.exported, timeout=WAIT_MS) as sig:
+            c.panel.export_to(j, path)
+        assert sig.args == [path, ""] and gaps.longest < MAX_GAP_S, (ext, gaps.longest)
+    np.testing.assert_array_equal(np.load(tmp_path / "j.npy"), export.values_of(j))
+    img = QImage(str(tmp_path / "j.png"))
+    x, y, w, h = (int(v) for v in img.text("tfviz:matrix").split(","))
+    # the figure is larger than the matrix: room for the axes, the names and the colour bar
+    assert img.width() > x + w + 60 and img.height() > y + h + 30 and x > 40 and y > 30
+    a = pixels(img)
+    dark = a.sum(axis=2) < 250
+    assert dark[y:y + h, :x - 6].sum() > 200  # row index labels and the output's name
+    assert dark[y + h + 6:, x:x + w].sum() > 200  # column index labels and the input's name
+    assert dark[:y - 4, :].sum() > 200  # the title
+    bar = a[y:y + h, x + w + 10:]
+    red = (bar[..., 0] > 150) & (bar[..., 2] < 90)
+    blue = (bar[..., 2] > 140) & (bar[..., 0] < 90)
+    assert red.any() and blue.any() and np.argwhere(red)[:, 0].mean() < np.argwhere(blue)[:, 0].mean()
+    assert (np.abs(a[y:y + h, x:x + w] - 247).max(axis=2) > 12).mean() > 0.1  # the matrix is not blank
