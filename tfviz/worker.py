@@ -52,7 +52,8 @@ this one's stdin. Requests (see ``docs/jacobian.md`` for the full reference):
 
 - ``{"cmd": "jacobian", "id": ID, "of": "target"|TENSOR, "wrt": NAME,
   "via": TENSOR|null, "out_range": [start, stop]|null,
-  "in_range": [start, stop]|null, "mode": "auto"|"reverse"|"forward",
+  "in_range": [start, stop]|null, "of_index"/"wrt_index": [index|null|[start, stop], ...]|null,
+  "mode": "auto"|"reverse"|"forward",
   "budget_mb": 512, "encoding": "base64"|"list"}``: the Jacobian
   d of / d wrt (a TENSOR is a graph op id, optionally ``:k``; a NAME is a
   variable's name or tf_name, or a TENSOR). With ``via``, the chain-rule
@@ -212,6 +213,10 @@ def main() -> int:
     from tfviz.script.quiet import import_tensorflow
 
     tf = import_tensorflow()
+    # The engine too (networkx and all, ~0.25 s): a warm spare then spends its
+    # analysis analyzing, not importing.
+    import tfviz.engine.diagnose  # noqa: F401
+
     channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})
     # The request pipe stays ours on a private fd: the script gets an empty
     # stdin, a kept session reads its further requests from this one.
