@@ -41,7 +41,7 @@ class SelectionSync:
         mark_stale(self, False)
         self.variables.set_report(report)
         self.graph.view.set_report(report)
-        self.problems.set_report(report, self.graph.view.h)
+        self.problems.set_report(report, self.graph.view.hierarchy)
         self.flow.set_report(report)
         self.details.show_op(report, "")
         self.source.set_report(report)
@@ -55,9 +55,9 @@ class SelectionSync:
 
     def _node_selected(self, node_id: str) -> None:
         v = self.graph.view
-        label = v.h.groups[node_id].label if v.h and node_id in v.h.groups else ""
-        self.details.show_op(self.report, node_id, label, v.h)
-        op = v.h.ops.get(node_id) if v.h else None
+        label = v.hierarchy.groups[node_id].label if v.hierarchy and node_id in v.hierarchy.groups else ""
+        self.details.show_op(self.report, node_id, label, v.hierarchy)
+        op = v.hierarchy.ops.get(node_id) if v.hierarchy else None
         if op is not None and op.source:
             self.source.mark_line(op.source.line, op.source.file, op.source.code)
 
@@ -75,19 +75,19 @@ class SelectionSync:
             view.show_path(None)
             return
         self.show_path(f"var:{var.name}")
-        op = view.h.ops.get(var.blocked_at[0]) if view.h and var.blocked_at else None
+        op = view.hierarchy.ops.get(var.blocked_at[0]) if view.hierarchy and var.blocked_at else None
         if op is not None and op.source:  # where its gradient stops
             self.source.mark_line(op.source.line, op.source.file, op.source.code)
 
     def show_path(self, node_id: str) -> None:
         """Isolate ``node_id``'s gradient path in the graph; Details lists it hop by hop."""
         view = self.graph.view
-        if self.report is None or view.h is None:
+        if self.report is None or view.hierarchy is None:
             return
-        group = view.h.groups.get(node_id)
-        members = view.h.members(node_id) if group is not None else None
+        group = view.hierarchy.groups.get(node_id)
+        members = view.hierarchy.members(node_id) if group is not None else None
         path = gradient_path(self.report, node_id, members)
         view.show_path(path)
         title = group.label if group is not None else ""
-        self.details.setHtml(path_html(self.report, path, set(view.h.alias), title, view.h))
+        self.details.setHtml(path_html(self.report, path, set(view.hierarchy.alias), title, view.hierarchy))
         self.current_path_ops = path.ops

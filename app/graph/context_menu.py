@@ -36,27 +36,27 @@ def subtree(h, gid: str) -> set[str]:
 
 def expand_subtree(view, gid: str) -> None:
     """Open ``gid`` and every group inside it, down to the ops."""
-    if view.h is None or gid not in view.h.groups:
+    if view.hierarchy is None or gid not in view.hierarchy.groups:
         return
-    view.expanded = set(view.expanded) | subtree(view.h, gid) | set(view.h.group_chain(gid))
+    view.expanded = set(view.expanded) | subtree(view.hierarchy, gid) | set(view.hierarchy.group_chain(gid))
     view.rebuild(keep=gid)
 
 
 def collapse(view, gid: str) -> None:
     """Close ``gid`` (and what is open inside it) back into one box."""
-    if view.h is not None and gid != ROOT and gid in view.expanded:
+    if view.hierarchy is not None and gid != ROOT and gid in view.expanded:
         view.toggle_group(gid)
 
 
 def full_name(view, node_id: str) -> str:
     """The name a user pastes into a search or a bug report: the one every panel shows (a
     box's title, a variable's or captured tensor's Python path, an op's title)."""
-    return view.h.display_name(node_id)
+    return view.hierarchy.display_name(node_id)
 
 
 def tf_name(view, node_id: str) -> str | None:
     """The op's TensorFlow name, where it differs from the name shown; None otherwise."""
-    op = view.h.ops.get(view.h.alias.get(node_id, node_id))
+    op = view.hierarchy.ops.get(view.hierarchy.alias.get(node_id, node_id))
     if op is None or op.is_variable or op.name == full_name(view, node_id):
         return None
     return op.name
@@ -69,11 +69,11 @@ def copy_name(view, node_id: str) -> None:
 def add_graph_actions(menu: QMenu, view, pos) -> str | None:
     """Fill ``menu`` with the graph's entries for what is under ``pos``; the node or group
     id it is about (None: nothing under the pointer, nothing added)."""
-    hit = target_at(view, pos) if view.h is not None else None
+    hit = target_at(view, pos) if view.hierarchy is not None else None
     if hit is None:
         return None
     what, nid = hit
-    h = view.h
+    h = view.hierarchy
     if hasattr(view, "pathRequested"):
         menu.addAction("Show path", lambda: view.pathRequested.emit(nid))
     if nid in h.groups:  # a collapsed box or an open frame

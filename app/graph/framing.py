@@ -43,7 +43,7 @@ class Framing(_View):
     """The view's first view, fits and readable zoom (see the module)."""
 
     if TYPE_CHECKING:  # the view's (app.graph.view.GraphView)
-        h: Hierarchy | None
+        hierarchy: Hierarchy | None
         path: GradientPath | None
         node_items: dict[str, NodeItem]
         expanded: set[str]
@@ -58,7 +58,7 @@ class Framing(_View):
         """A report opened while the window is still being laid out (or resized before the
         user has touched the view) is framed again for the viewport's real size."""
         super().resizeEvent(event)
-        if getattr(self, "untouched", False) and self.h is not None and self.path is None:
+        if getattr(self, "untouched", False) and self.hierarchy is not None and self.path is None:
             self.first_view()
 
     def touched(self) -> None:
@@ -104,12 +104,12 @@ class Framing(_View):
         self._later(lambda: self.centerOn(top))
 
     def _on_path(self, nid: str) -> bool:
-        if self.h is None:
+        if self.hierarchy is None:
             return False
-        op = self.h.ops.get(nid)
+        op = self.hierarchy.ops.get(nid)
         if op is not None:
             return op.on_path
-        group = self.h.groups.get(nid)
+        group = self.hierarchy.groups.get(nid)
         return bool(group is not None and group.on_path)
 
     def _fit_problem(self, focus: list[str]) -> None:
@@ -117,11 +117,12 @@ class Framing(_View):
         when the three do not fit at a readable zoom, the cut and its variable: the
         target is often far below, and the cut beside its variable says more than the cut
         alone, which is all that would be centred otherwise."""
-        if self.h is None:
+        if self.hierarchy is None:
             return
         items = []
         for o in [*focus, "__target__"]:
-            it = self.node_items.get(self.h.representative(o, self.expanded)) if o in self.h.ops else None
+            h = self.hierarchy
+            it = self.node_items.get(h.representative(o, self.expanded)) if o in h.ops else None
             if it is not None and it not in items:
                 items.append(it)
         s = readable_scale()

@@ -49,7 +49,7 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
     out = Overview(img, None, size)
     if not view.node_items:
         return out
-    h = view.h
+    h = view.hierarchy
     p = QPainter(img)
     p.translate(MARGIN - sr.left() * s, MARGIN - sr.top() * s)
     p.scale(s, s)

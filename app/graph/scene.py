@@ -61,7 +61,7 @@ class GraphScene(QGraphicsScene):
         super().__init__(parent)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.report: Report | None = None
-        self.h: Hierarchy | None = None
+        self.hierarchy: Hierarchy | None = None
         self.gl: GraphLayout | None = None
         self.expanded: set[str] = set()
         self.only_path = False
@@ -94,14 +94,14 @@ class GraphScene(QGraphicsScene):
         self.clear()
         self._forget()
         if report is None or not report.graph.ops:
-            self.h = self.gl = None
+            self.hierarchy = self.gl = None
             self.graphChanged.emit()
             return
         mark_not_trained(report)
         # a GAN step reads the other model's weights without training them: they name layers too
-        self.h = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
-        self.gl = GraphLayout(self.h)
-        self._group_outputs = group_outputs(self.h)
+        self.hierarchy = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
+        self.gl = GraphLayout(self.hierarchy)
+        self._group_outputs = group_outputs(self.hierarchy)
         carried = (carried_norm(e) for e in report.graph.edges)
         self.norms = [math.log10(g) for g in carried if g and g > 0 and math.isfinite(g)]
         self.expanded = self.expansion("default")
@@ -121,20 +121,20 @@ class GraphScene(QGraphicsScene):
         """The expanded groups of a collapse state (one of :data:`EXPANSIONS`): ``default``
         is the window's first view, ``problems`` opens only the groups that hold a problem
         op or a variable no gradient reaches."""
-        if self.h is None:
+        if self.hierarchy is None:
             return set()
         if mode == "default":
-            return self.h.default_expanded(focus=self.first_problem()[:1])
+            return self.hierarchy.default_expanded(focus=self.first_problem()[:1])
         if mode == "all":
-            return set(self.h.groups)
+            return set(self.hierarchy.groups)
         if mode == "none":
             return {ROOT}
         if mode != "problems":
             raise ValueError(f"unknown expansion {mode!r}: use one of {', '.join(EXPANSIONS)}")
         out = {ROOT}
-        for op in self.h.ops.values():
+        for op in self.hierarchy.ops.values():
             if category(op.status) not in QUIET or (op.is_variable and op.status == "starved"):
-                out.update(self.h.chain.get(self.h.alias.get(op.id, op.id), []))
+                out.update(self.hierarchy.chain.get(self.hierarchy.alias.get(op.id, op.id), []))
         return out
 
     def magnitude_range(self) -> tuple[float, float]:
@@ -146,12 +146,12 @@ class GraphScene(QGraphicsScene):
         placement, or None when there is no graph."""
         self.clear()
         self._forget()
-        if self.h is None or self.gl is None:  # set together, with the report
+        if self.hierarchy is None or self.gl is None:  # set together, with the report
             return None
         placed = self.gl.place(self.expanded, self.only_path)
         self.last_layout_s = placed.layout_s
         for f in placed.frames:
-            g = self.h.groups[f.id]
+            g = self.hierarchy.groups[f.id]
             item = FrameItem(f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops",
                              g.kind == "function")
             self.addItem(item)
@@ -187,24 +187,25 @@ class GraphScene(QGraphicsScene):
         return placed
 
     def _node_item(self, p) -> NodeItem:
-        assert self.h is not None and self.report is not None  # called by build, with a report
+        assert self.hierarchy is not None and self.report is not None  # called by build, with a report
         rect = QRectF(p.x, p.y, p.w, p.h)
         if p.kind == "group":
-            g = self.h.groups[p.id]
+            g = self.hierarchy.groups[p.id]
             what = {"layer": "layer", "function": "function",
                     "gradient": "tape.gradient"}.get(g.kind, "scope")
             out = self._group_outputs.get(p.id)
             # what a layer is and the shape it hands on (its dtype where it is not float32, so
             # the shape fits the box); else how big the box is
             dtype = "" if out is None or out[0] == "float32" else out[0]
-            sub = (f"{layer_attributes(self.h, p.id).get('class') or what} → {dtype}{_fmt_shape(out[1])}"
+            cls = layer_attributes(self.hierarchy, p.id).get("class") or what
+            sub = (f"{cls} → {dtype}{_fmt_shape(out[1])}"
                    if out and g.kind == "layer" else f"{what} · {g.n_ops} ops")
             return NodeItem(p.id, rect, g.label, sub, kind="group",
                             on_path=g.on_path, badges=g.problems,
                             tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
                             + (f", output {out[0]}{_fmt_shape(out[1])}" if out else "")
                             + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
-        op = self.h.ops[p.id]
+        op = self.hierarchy.ops[p.id]
         kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
         outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
         sub = op.type + (f" → {outs}" if outs else "")
@@ -212,7 +213,7 @@ class GraphScene(QGraphicsScene):
         if op.source:
             where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
             tip += f"\n{where}: {op.source.code}"
-        label = self.h.title(op.id)
+        label = self.hierarchy.title(op.id)
         if kind == "target" and self.report.mode == "program":
             # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
             # node is the value the program differentiates, so it says so, and the tooltip says where
@@ -221,13 +222,13 @@ class GraphScene(QGraphicsScene):
                         tooltip=tip)
 
     def _build_edges(self, placed: Scene) -> None:
-        assert self.h is not None and self.report is not None  # called by build, with a report
+        assert self.hierarchy is not None and self.report is not None  # called by build, with a report
         merged: dict[tuple[str, str], list] = {}
         for e in self.report.graph.edges:
-            if e.back or e.src not in self.h.ops or e.dst not in self.h.ops:
+            if e.back or e.src not in self.hierarchy.ops or e.dst not in self.hierarchy.ops:
                 continue
-            a = self.h.representative(e.src, self.expanded)
-            b = self.h.representative(e.dst, self.expanded)
+            a = self.hierarchy.representative(e.src, self.expanded)
+            b = self.hierarchy.representative(e.dst, self.expanded)
             if a == b or a not in placed.nodes or b not in placed.nodes:
                 continue
             if self.only_path and e.status == "off_path":

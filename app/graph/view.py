@@ -37,7 +37,7 @@ class GraphView(Framing, QGraphicsView):
     pathRequested = Signal(str)  # "Show path" on a node: its id
 
     report = _delegate("report")
-    h = _delegate("h")
+    hierarchy = _delegate("hierarchy")
     gl = _delegate("gl")
     node_items = _delegate("node_items")
     frames = _delegate("frames")
@@ -132,7 +132,7 @@ class GraphView(Framing, QGraphicsView):
     def set_report(self, report: Report | None) -> None:
         self._overlay, self._path_items, self.path = None, [], None
         self.scene().set_report(report)
-        if self.h is None:
+        if self.hierarchy is None:
             return
         self.rebuild()
         self.first_view()
@@ -151,18 +151,18 @@ class GraphView(Framing, QGraphicsView):
         self.rebuild()
 
     def toggle_group(self, gid: str) -> None:
-        if gid == ROOT or self.h is None:
+        if gid == ROOT or self.hierarchy is None:
             return
         self.touched()
         if gid in self.expanded:
             self.expanded.discard(gid)
-            self.expanded -= {g for g in self.expanded if gid in self.h.group_chain(g)[:-1]}
+            self.expanded -= {g for g in self.expanded if gid in self.hierarchy.group_chain(g)[:-1]}
         else:
             self.expanded.add(gid)
         self.rebuild(keep=gid)
 
     def set_all_expanded(self, on: bool) -> None:
-        if self.h is None:
+        if self.hierarchy is None:
             return
         self.touched()
         self.expanded = self.scene().expansion("all" if on else "none")
@@ -173,7 +173,7 @@ class GraphView(Framing, QGraphicsView):
     def rebuild(self, keep: str | None = None) -> None:
         """Rebuild the scene for the current collapse state, keeping the selection, the
         path view and (with ``keep``) that node's place on screen."""
-        if self.h is None:
+        if self.hierarchy is None:
             return
         anchor = None
         if keep is not None:
@@ -207,13 +207,13 @@ class GraphView(Framing, QGraphicsView):
 
     def reveal(self, op_id: str) -> NodeItem | None:
         """Expand the groups hiding ``op_id``, then return its item."""
-        if self.h is None or op_id not in self.h.ops:
+        if self.hierarchy is None or op_id not in self.hierarchy.ops:
             return None
-        op_id = self.h.alias.get(op_id, op_id)  # a weight's read is drawn as the weight
-        missing = [g for g in self.h.chain[op_id] if g not in self.expanded]
+        op_id = self.hierarchy.alias.get(op_id, op_id)  # a weight's read is drawn as the weight
+        missing = [g for g in self.hierarchy.chain[op_id] if g not in self.expanded]
         if missing or op_id not in self.node_items:
-            self.expanded.update(self.h.chain[op_id])
-            if self.only_path and not self.h.ops[op_id].on_path:
+            self.expanded.update(self.hierarchy.chain[op_id])
+            if self.only_path and not self.hierarchy.ops[op_id].on_path:
                 self.only_path = False
             self.rebuild()
         return self.node_items.get(op_id)
@@ -254,9 +254,9 @@ class GraphView(Framing, QGraphicsView):
                 it.highlight = False
                 it.update()
         self.highlighted_edges = 0
-        if not op_ids or self.h is None:
+        if not op_ids or self.hierarchy is None:
             return
-        reps = {self.h.representative(o, self.expanded) for o in op_ids if o in self.h.ops}
+        reps = {self.hierarchy.representative(o, self.expanded) for o in op_ids if o in self.hierarchy.ops}
         path = QPainterPath()
         for (a, b), p in self.edge_routes.items():
             if a in reps and b in reps:
@@ -276,26 +276,28 @@ class GraphView(Framing, QGraphicsView):
         view fitted to it (never below a readable zoom). ``None`` clears it."""
         self.touched()
         self.path = path
-        if path is None or self.h is None:
+        if path is None or self.hierarchy is None:
             self._apply_path()
             return
-        if path.end in self.h.ops:  # the cut (or the target) is shown as itself
-            want = set(self.h.chain[self.h.alias.get(path.end, path.end)]) - self.expanded
+        if path.end in self.hierarchy.ops:  # the cut (or the target) is shown as itself
+            want = set(self.hierarchy.chain[self.hierarchy.alias.get(path.end, path.end)]) - self.expanded
             if want:
                 self.expanded |= want
                 self.rebuild()
         self._apply_path()
         if fit:
-            reps = {self.h.representative(o, self.expanded) for o in path.ops if o in self.h.ops}
+            h = self.hierarchy
+            reps = {h.representative(o, self.expanded) for o in path.ops if o in h.ops}
             items = [self.node_items[r] for r in reps if r in self.node_items]
             key = path.end if path.cut else path.start  # the cut, or the variable
-            key = self.h.representative(key, self.expanded) if key in self.h.ops else key
+            key = self.hierarchy.representative(key, self.expanded) if key in self.hierarchy.ops else key
             self.fit_items(items, center=self.node_items.get(key))
 
     def path_reps(self) -> set[str]:
-        if self.path is None or self.h is None:
+        if self.path is None or self.hierarchy is None:
             return set()
-        return {self.h.representative(o, self.expanded) for o in self.path.ops if o in self.h.ops}
+        h = self.hierarchy
+        return {h.representative(o, self.expanded) for o in self.path.ops if o in h.ops}
 
     def _apply_path(self) -> None:
         for it in self._path_items:
@@ -304,7 +306,7 @@ class GraphView(Framing, QGraphicsView):
         reps = self.path_reps()
         on = bool(reps)
         self.highlighted_edges = 0
-        ends = {self.h.representative(o, self.expanded) if o in self.h.ops else o
+        ends = {self.hierarchy.representative(o, self.expanded) if o in self.hierarchy.ops else o
                 for o in (self.path.start, self.path.end)} if on and self.path is not None else set()
         for nid, it in self.node_items.items():
             it.setOpacity(DIM if on and nid not in reps else 1.0)

@@ -117,7 +117,7 @@ def graph_menu(controller, view, pos) -> QMenu | None:
     from app.graph.items import NodeItem
 
     report = controller.window.report
-    if report is None or view.h is None:
+    if report is None or view.hierarchy is None:
         return None
     menu = QMenu(view)
     selected = [i.node_id for i in view.scene().selectedItems() if isinstance(i, NodeItem)]
@@ -127,7 +127,7 @@ def graph_menu(controller, view, pos) -> QMenu | None:
         add_jacobian_actions(menu, controller, node.node_id, selected=selected)
     elif node is None:
         ab = edge_at(view, view.mapToScene(pos))
-        if ab is not None and ab[0] in view.h.ops:
+        if ab is not None and ab[0] in view.hierarchy.ops:
             e = next((e for e in report.graph.edges if e.src == ab[0] and e.dst == ab[1]), None)
             add_jacobian_actions(menu, controller, ab[0], e.src_output if e else 0)
     return menu if any(not a.isSeparator() for a in menu.actions()) else None

@@ -85,7 +85,7 @@ class SearchPanel(QWidget):
     def refresh(self) -> None:
         self.list.clear()
         view = self.main_window.graph.view
-        hits = search(self.main_window.report, view.h, self.field.text())
+        hits = search(self.main_window.report, view.hierarchy, self.field.text())
         for kind, nid, name, detail in hits[:MAX_RESULTS]:
             it = QTreeWidgetItem([kind, name, detail])
             it.setForeground(0, QBrush(QColor(KIND_COLOR[kind])))
@@ -118,9 +118,9 @@ class SearchPanel(QWidget):
 
 def select_group(view, gid: str) -> bool:
     """Reveal the group ``gid`` (open the groups around it) and select its box."""
-    if view.h is None or gid not in view.h.groups:
+    if view.hierarchy is None or gid not in view.hierarchy.groups:
         return False
-    chain = view.h.group_chain(gid)[:-1]
+    chain = view.hierarchy.group_chain(gid)[:-1]
     if not set(chain) <= view.expanded or (gid not in view.node_items and gid not in view.frames):
         view.expanded.update(chain)
         view.rebuild()
@@ -177,7 +177,7 @@ class GraphKeys(QObject):
         return True
 
     def eventFilter(self, obj, e) -> bool:  # noqa: N802 - Qt's name
-        if e.type() != QEvent.Type.KeyPress or self.view.h is None:
+        if e.type() != QEvent.Type.KeyPress or self.view.hierarchy is None:
             return False
         k, v = e.key(), self.view
         if k in (Qt.Key.Key_Down, Qt.Key.Key_Right):
@@ -191,11 +191,11 @@ class GraphKeys(QObject):
             v.zoom_by(0.8)
             return True
         nid = self.selected()
-        if k in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and nid in v.h.groups and nid not in v.expanded:
+        if k in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and nid in v.hierarchy.groups and nid not in v.expanded:
             v.toggle_group(nid)
             return True
         if k == Qt.Key.Key_Backspace and nid:
-            gid = nid if nid in v.h.groups and nid in v.expanded else v.h.parent.get(nid)
+            gid = nid if nid in v.hierarchy.groups and nid in v.expanded else v.hierarchy.parent.get(nid)
             if gid and gid != ROOT:
                 v.toggle_group(gid)
                 if gid in v.node_items:

@@ -62,7 +62,7 @@ def _in_viewport(view, item) -> bool:
 
 def _members(view) -> dict[tuple[str, str], list]:
     """Each drawn edge's graph edges (what it merges), by the drawn edge's ends."""
-    h, out = view.h, {}
+    h, out = view.hierarchy, {}
     for e in view.report.graph.edges:
         if e.back or e.src not in h.ops or e.dst not in h.ops:
             continue
@@ -96,7 +96,7 @@ def test_opens_as_layers_named_after_user_objects(opened):
     # a box's second line (its layer's class and output shape) is legible where its title is
     sub_px = view.transform().m11() * QFontInfo(_SUBTITLE).pixelSize()
     assert sub_px >= 0.8 * _text_px(view) and sub_px >= 7.5, f"{name}: subtitles at {sub_px:.2f} px"
-    h = view.h
+    h = view.hierarchy
     shown = [g for g in (*view.frames, *view.node_items) if g in h.groups]
     boxes = [g for g in shown if h.groups[g].kind != "root"]
     assert boxes, f"{name}: no layer, model or function box in the default view"
@@ -129,11 +129,12 @@ def test_opens_on_the_cut_readable_and_in_the_right_colours(opened):
     if MODELS[name][1]:
         pytest.skip("healthy: no cut to open on (see test_healthy_model_shows_no_bug_styled_edge)")
     problem = next(p for p in report.problems if p.severity != "warning" and p.op)
-    cut = view.node_items.get(view.h.representative(problem.op, view.expanded))
+    cut = view.node_items.get(view.hierarchy.representative(problem.op, view.expanded))
     assert cut is not None and _in_viewport(view, cut), f"{name}: the cut {problem.op} is not in view"
-    assert view.h.representative(problem.op, view.expanded) == view.h.alias.get(problem.op, problem.op), \
+    h = view.hierarchy
+    assert h.representative(problem.op, view.expanded) == h.alias.get(problem.op, problem.op), \
         f"{name}: the cut op is hidden inside a collapsed box"
-    var = view.node_items.get(view.h.representative(f"var:{problem.variables[0]}", view.expanded))
+    var = view.node_items.get(view.hierarchy.representative(f"var:{problem.variables[0]}", view.expanded))
     assert var is not None and _in_viewport(view, var), f"{name}: {problem.variables[0]} is not in view"
     assert _text_px(view) >= READABLE_PX - 1e-6, f"{name}: text {_text_px(view):.1f} px"
     # no green where no gradient arrives: a drawn edge merging only starved edges is "starved"
@@ -191,7 +192,7 @@ def test_selecting_any_variable_shows_its_path_or_its_cut(opened, qtbot_module):
         assert view.highlighted_edges > 0 or path.cut, f"{name}: nothing highlighted for {v.name}"
         # in view: the cut where there is one, else the variable (a long path scrolls)
         seen = path.end if path.cut else path.start
-        item = view.node_items.get(view.h.representative(seen, view.expanded))
+        item = view.node_items.get(view.hierarchy.representative(seen, view.expanded))
         assert item is not None and _in_viewport(view, item), f"{name}: {seen} not in view"
         assert item.opacity() == 1.0 and _text_px(view) >= READABLE_PX - 1e-6
     view.show_path(None)
@@ -234,7 +235,7 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
         assert probed["none"] and probed["carried"], f"{name}: {probed}"
     finally:
         window.graph.magnitude.setChecked(False)
-    h = view.h
+    h = view.hierarchy
     starved = [g for g in h.groups.values() if g.kind == "layer"
                and (ops := [h.ops[o] for o in h.members(g.id) if h.ops[o].on_path])
                and all(o.status == "starved" for o in ops)]

@@ -21,7 +21,8 @@ def _menu_at(qtbot, window, item):
 
 
 def _collapsed_layer(view) -> str:
-    return next(g for g in view.node_items if g in view.h.groups and view.h.groups[g].kind == "layer"
+    groups = view.hierarchy.groups
+    return next(g for g in view.node_items if g in groups and groups[g].kind == "layer"
                 and g not in view.expanded)
 
 
@@ -33,7 +34,7 @@ def test_a_collapsed_layer_expands_and_its_subtree_opens(qtbot, window):
     assert {"Show path", "Expand", "Expand subtree", "Copy name"} <= set(acts)
     assert not any(t.startswith("Collapse") for t in acts)  # it is closed already
     acts["Expand subtree"].trigger()
-    assert subtree(view.h, gid) <= view.expanded
+    assert subtree(view.hierarchy, gid) <= view.expanded
     assert gid in view.frames and gid not in view.node_items  # drawn open, as a frame
 
 
@@ -41,7 +42,7 @@ def test_an_op_collapses_its_group_and_copies_the_name_the_graph_shows(qtbot, wi
     view = _open(qtbot, window, SG)
     view.show_path(None)
     view.reveal("StopGradient")
-    h = view.h
+    h = view.hierarchy
     parent = [g for g in h.chain["StopGradient"] if g in h.groups and h.groups[g].kind != "root"]
     acts = _menu_at(qtbot, window, view.node_items["StopGradient"])
     assert any(t.startswith("Jacobian of this") for t in acts)  # the Jacobian entries stay
@@ -80,7 +81,7 @@ def test_an_open_frame_collapses_from_its_menu(qtbot, window):
     pos = view.mapFromScene(r.topLeft() + (r.bottomRight() - r.topLeft()) * 0.02)  # the frame's corner
     menu = graph_menu(window.jacobian, view, pos)
     acts = {a.text(): a for a in menu.actions() if not a.isSeparator()}
-    label = view.h.groups[gid].label
+    label = view.hierarchy.groups[gid].label
     assert f"Collapse {label}" in acts and "Expand" not in acts
     acts[f"Collapse {label}"].trigger()
     assert gid not in view.expanded and gid in view.node_items

@@ -15,7 +15,7 @@ def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window)
     run_analysis(qtbot, window, SEED2)
     assert window.last_error is None, window.last_error
     view = window.graph.view
-    h = view.h
+    h = view.hierarchy
     copy = "model.layers[0].weights2"  # the attribute the script holds the frozen copy at
     (op_id,) = [o for o, op in h.ops.items() if op.label == copy]
     assert h.ops[op_id].name != copy  # TensorFlow calls it something else (``.../MatMul/b``)

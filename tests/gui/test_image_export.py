@@ -176,10 +176,10 @@ def test_pixel_cap_refuses_and_names_a_scale_that_fits(scene, tmp_path):
 def test_collapse_states_and_export_level_of_detail(qapp, tmp_path):
     sc = GraphScene()
     sc.set_report(_report())
-    svd_chain = set(sc.h.chain["enc/svd"])
+    svd_chain = set(sc.hierarchy.chain["enc/svd"])
     assert sc.expansion("none") == {ROOT}
     assert sc.expansion("problems") == {ROOT} | svd_chain  # not the off-path shape scope
-    assert sc.expansion("problems") < sc.expansion("all") == set(sc.h.groups)
+    assert sc.expansion("problems") < sc.expansion("all") == set(sc.hierarchy.groups)
     counts = {}
     for mode in ("none", "problems", "all"):
         sc.expanded = sc.expansion(mode)
@@ -219,7 +219,7 @@ def test_ctrl_e_exports_the_visible_area(fresh, qtbot, tmp_path, monkeypatch):
     fresh.open_script(str(saved))
     qtbot.waitUntil(lambda: fresh.report is not None, timeout=60_000)  # read on a thread
     view = fresh.graph.view
-    assert view.h is not None and action.isEnabled()
+    assert view.hierarchy is not None and action.isEnabled()
     view.set_all_expanded(True)
     view.resetTransform()
     view.scale(3.0, 3.0)

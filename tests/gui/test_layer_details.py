@@ -128,7 +128,7 @@ def test_selecting_a_group_in_the_window_shows_its_attributes(qapp):
         w.report = report
         w._show_report(report)
         view = w.graph.view
-        gid = _group(view.h, "head")
+        gid = _group(view.hierarchy, "head")
         if gid not in view.node_items:  # shown as a frame: collapse it to a box
             view.toggle_group(gid)
         view.node_items[gid].setSelected(True)
@@ -146,14 +146,14 @@ def test_real_keras_layer_details(qtbot, window):
     run_analysis(qtbot, window, script)
     assert window.report is not None, window.last_error
     view = window.graph.view
-    gid = _group(view.h, "enc_1")
-    window.details.show_op(window.report, gid, "enc_1", view.h)
+    gid = _group(view.hierarchy, "enc_1")
+    window.details.show_op(window.report, gid, "enc_1", view.hierarchy)
     text = window.details.toPlainText()
     # its Keras class and settings, as the trace recorded them, and its Python object
     assert 'Dense · encoder.get_layer("enc_1")' in text  # named by the name the program gave it
     assert "units 16" in text and "activation relu" in text
-    (enc,) = [g for g in view.h.groups if view.h.groups[g].label == "encoder"]
-    window.details.show_op(window.report, enc, "encoder", view.h)
+    (enc,) = [g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "encoder"]
+    window.details.show_op(window.report, enc, "encoder", view.hierarchy)
     assert "Sequential with 2 inner layers" in window.details.toPlainText()
     assert "\nkernel\n" in text and "\nbias\n" in text
     assert text.count("none: stop_gradient") == 2
@@ -163,7 +163,7 @@ def test_real_keras_layer_details(qtbot, window):
 def test_a_layer_box_says_its_class_and_the_shape_it_hands_on(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "kind_stop_gradient_layer.py")
     view = window.graph.view
-    gid = _group(view.h, "enc_1")
+    gid = _group(view.hierarchy, "enc_1")
     if gid not in view.node_items:  # shown as a frame: collapse it to a box
         view.toggle_group(gid)
     assert view.node_items[gid].subtitle == "Dense → [32,16]"  # float32 goes without saying

@@ -33,7 +33,7 @@ def _in_viewport(view, item) -> bool:
 
 def test_default_view_is_layer_level_on_the_cut(qtbot, window):
     view = _open(qtbot, window, SG)
-    h = view.h
+    h = view.hierarchy
     layers = {g.label for g in h.groups.values() if g.kind == "layer"}
     assert layers == {"encoder", "enc_1", "enc_2", "head"}  # Keras names, no trace `_1`
     assert not any(g.label in ("Cast", "ReadVariableOp", "BiasAdd") for g in h.groups.values())
@@ -92,7 +92,8 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     window.show_path("f:/s:head_1")
     assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.current_path_ops
     header = window.details.toPlainText().splitlines()[0]
-    assert header == f"Gradient path of {view.h.groups['f:/s:head_1'].label}"  # the box's title, no id
+    title = view.hierarchy.groups["f:/s:head_1"].label
+    assert header == f"Gradient path of {title}"  # the box's title, no id
     # a box no gradient arrives at: its path ends at the cut, as its variable's does
     window.show_path("f:/s:encoder_1/enc_1_1")
     assert view.path.cut and view.path.end == "StopGradient"
@@ -110,12 +111,12 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
 
 def test_loop_bodies_named_as_written_and_healthy_opens_readable(qtbot, window):
     view = _open(qtbot, window, EXAMPLES / "kind_integer_while.py")
-    labels = {g.label for g in view.h.groups.values()}
+    labels = {g.label for g in view.hierarchy.groups.values()}
     assert any(lb.startswith("body of while_loop at kind_integer_while.py:") for lb in labels), labels
     assert _text_px(view) >= 9.0
     view = _open(qtbot, window, EXAMPLES / "healthy_batchnorm.py")
     assert view.transform().m11() >= readable_scale() - 1e-6
-    assert not any(lb.endswith("_1") for lb in (g.label for g in view.h.groups.values()
+    assert not any(lb.endswith("_1") for lb in (g.label for g in view.hierarchy.groups.values()
                                                   if g.kind == "layer"))
 
 

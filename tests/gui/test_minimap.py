@@ -70,7 +70,7 @@ def test_problem_op_is_drawn_in_its_status_colour_and_enlarged(qapp):
 def test_problem_colour_survives_collapsing(qapp):
     """Collapsed, the group holding the broken op is marked in its colour (its worst badge)."""
     view, mini = _setup(qapp, expand=False)
-    blk = next(g for g in view.h.groups if view.h.groups[g].label == "blk2")
+    blk = next(g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "blk2")
     assert blk in view.node_items  # a collapsed box
     img = mini.grab().toImage()
     p = _point(mini, view, blk)
@@ -136,7 +136,7 @@ def test_a_rebuild_redraws_the_image(qapp, qtbot):
     view, mini = _setup(qapp)
     mini.grab()
     renders = mini.renders
-    blk = next(g for g in view.h.groups if view.h.groups[g].label == "blk2")
+    blk = next(g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "blk2")
     view.toggle_group(blk)  # collapse: new node items, new layout
     qtbot.waitUntil(lambda: mini.renders > renders, timeout=2000)
     assert blk in view.node_items

@@ -56,7 +56,7 @@ def test_keys_move_along_edges_zoom_and_collapse(qtbot, window):
     qtbot.keyClick(view, Qt.Key_Plus)
     assert view.transform().m11() > s
     qtbot.keyClick(view, Qt.Key_Minus)
-    gid = view.h.parent["dense/MatMul"]
+    gid = view.hierarchy.parent["dense/MatMul"]
     qtbot.keyClick(view, Qt.Key_Backspace)  # collapse the layer around the selection
     assert gid not in view.expanded and sel() == [gid]
     qtbot.keyClick(view, Qt.Key_Return)  # and open it again

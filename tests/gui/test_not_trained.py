@@ -33,7 +33,7 @@ def test_not_trained_variables_marked_in_list_and_graph(qtbot, window):
     # the graph marks each not_trained variable's read op (the problem's op), and its node
     view = window.graph.view
     reads = [p.op for p in report.problems if p.kind == "not_trained"]
-    assert reads and all(view.h.ops[r].status == "not_trained" for r in reads)
+    assert reads and all(view.hierarchy.ops[r].status == "not_trained" for r in reads)
     item = view.reveal(reads[0])
     assert item.far_cat == "not_trained" and item._border.color() == QColor(STYLES["not_trained"].color)
     var_item = view.reveal(f"var:{next(iter(bad))}")

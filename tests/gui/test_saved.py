@@ -66,7 +66,7 @@ def test_saved_analysis_shows_graph_and_panels_without_a_worker(fresh, saved, qt
     assert fresh.problems.topLevelItemCount() == len(report.problems) == 1
     assert fresh.variables.topLevelItemCount() == len(report.variables)
     view = fresh.graph.view
-    assert view.h is not None and "var:teacher" in view.h.ops
+    assert view.hierarchy is not None and "var:teacher" in view.hierarchy.ops
     assert fresh.stack.currentWidget() is fresh.graph and not fresh.banner.isVisible()
     assert fresh.script is None and not fresh.busy() and _workers(fresh) == []
     assert "saved analysis" in fresh.windowTitle() and "bug.json" in fresh.stage.text()

@@ -25,7 +25,7 @@ def test_seed2_frozen_copy_variable_has_no_path(qtbot, window):
     # the copy is named as the script holds it, in the graph and in the path's Details
     details = window.details.toPlainText()
     assert "model.layers[0].weights2 (Placeholder)" in details and "MatMul/b" not in details
-    assert window.graph.view.h.title(var.blocked_at[0]) == "model.layers[0].weights2"
+    assert window.graph.view.hierarchy.title(var.blocked_at[0]) == "model.layers[0].weights2"
     # a connected variable, by contrast, lights up its path to the target
     ok = next(v for v in window.report.variables if v.status == "connected")
     window.variables.select_name(ok.name)

@@ -68,7 +68,7 @@ def test_merged_edge_ignores_off_path_members_and_unneeded_cuts(qapp):
              GraphEdge("shape", "__target__", 0, 0, "int32", [], status="off_path")]
     view = GraphView()
     view.set_report(Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges)))
-    blk = next(g for g in view.h.groups if view.h.groups[g].label == "blk")
+    blk = next(g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "blk")
     view.expanded.discard(blk)
     view.rebuild()
     assert view.edge_cats[(blk, "__target__")] == "passes"  # not the off-path integer edge

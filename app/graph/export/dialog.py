@@ -181,7 +181,7 @@ def install_export_action(window, menu=None) -> QAction:
     a.setShortcut(QKeySequence("Ctrl+E"))
     a.setStatusTip("Write the graph, or the visible area, as PNG, SVG or PDF with its legend")
     a.triggered.connect(lambda: export_dialog(window))
-    follow = lambda: a.setEnabled(view.h is not None)  # noqa: E731
+    follow = lambda: a.setEnabled(view.hierarchy is not None)  # noqa: E731
     view.scene().graphChanged.connect(follow)
     if menu is None:
         menu = next(m.menu() for m in window.menuBar().actions() if m.text().replace("&", "") == "File")
@@ -203,7 +203,7 @@ def _after_save(menu):
 def export_dialog(window) -> ExportDialog | None:
     """Open the Export image dialog on the window's graph (non-blocking); None when no graph."""
     view = window.graph.view
-    if view.h is None:
+    if view.hierarchy is None:
         window.stage.setText("Nothing to export yet: analyze a script or open a saved analysis first")
         return None
     report = view.report

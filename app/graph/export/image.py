@@ -116,7 +116,7 @@ def plan(scene: GraphScene, source: QRectF | None = None) -> Page:
     """Lay out the page for ``source`` (default: the whole graph); raises ExportError
     when there is no graph. On a wide graph the header grows with it (up to 4×), so the
     title stays readable when the whole image is shown on a screen or a slide."""
-    if scene.h is None or not scene.node_items:
+    if scene.hierarchy is None or not scene.node_items:
         raise ExportError("there is no graph to export")
     src = QRectF(source) if source is not None else scene.content_rect().adjusted(-20, -20, 20, 20)
     if src.isEmpty():

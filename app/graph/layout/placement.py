@@ -59,7 +59,7 @@ class Scene:
 class GraphLayout:
     def __init__(self, hierarchy: Hierarchy, use_dot: bool | None = None):
         """``use_dot``: None = when ``dot`` is installed; False = never (benchmarks, tests)."""
-        self.h = hierarchy
+        self.hierarchy = hierarchy
         self.child_edges = hierarchy.child_edges()
         self._orderings: dict[tuple[str, bool], layered.Ordering] = {}
         self.use_dot = dot_order.dot_program() is not None if use_dot is None else use_dot
@@ -80,7 +80,7 @@ class GraphLayout:
         while stack:
             gid = stack.pop()
             kids = self.visible_children(gid, only_path)
-            stack.extend(c for c in kids if c in expanded and c in self.h.groups)
+            stack.extend(c for c in kids if c in expanded and c in self.hierarchy.groups)
             key = (gid, only_path)
             if key in self._orderings or not dot_order.MIN_CHILDREN <= len(kids) <= dot_order.MAX_CHILDREN:
                 continue
@@ -90,27 +90,29 @@ class GraphLayout:
             crossed = layered.crossings(o)
             if crossed:
                 own_crossings[key] = crossed
-                sizes = {k: GROUP_SIZE if k in self.h.groups else OP_SIZE for k in kids}
+                sizes = {k: GROUP_SIZE if k in self.hierarchy.groups else OP_SIZE for k in kids}
                 jobs[key] = (kids, edges, sizes)
         for key, o in dot_order.dot_orderings(jobs).items():
             if layered.crossings(o) <= own_crossings[key]:
                 self._orderings[key], self.engine[key] = o, "dot"
 
     def visible_children(self, gid: str, only_path: bool) -> list[str]:
-        kids = self.h.groups[gid].children
+        h = self.hierarchy
+        kids = h.groups[gid].children
         if not only_path:
             return kids
         return [
             c
             for c in kids
-            if (self.h.groups[c].on_path if c in self.h.groups else self.h.ops[c].on_path)
+            if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)
         ]
 
     def on_path_children(self, gid: str) -> set[str]:
         """The children of ``gid`` on the gradient path: x placement keeps the edges among
         them straight, so a chain from a variable to the target reads top to bottom."""
-        return {c for c in self.h.groups[gid].children
-                if (self.h.groups[c].on_path if c in self.h.groups else self.h.ops[c].on_path)}
+        h = self.hierarchy
+        return {c for c in h.groups[gid].children
+                if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)}
 
     def ordering(self, gid: str, only_path: bool) -> layered.Ordering:
         key = (gid, only_path)
@@ -130,8 +132,8 @@ class GraphLayout:
         sizes: dict[str, tuple[float, float]] = {}
 
         def size(node: str) -> tuple[float, float]:
-            if node not in self.h.groups:
-                return op_size(self.h, node)
+            if node not in self.hierarchy.groups:
+                return op_size(self.hierarchy, node)
             if node != ROOT and node not in expanded:
                 return GROUP_SIZE
             o = self.ordering(node, only_path)
@@ -160,11 +162,11 @@ class GraphLayout:
                     continue
                 w, hh = sizes[n]
                 ax, ay = ox + PAD + x, top + y
-                if n in self.h.groups and n in expanded:
+                if n in self.hierarchy.groups and n in expanded:
                     frames.append(Placed(n, ax, ay, w, hh, "frame"))
                     absolute(n, ax, ay)
                 else:
-                    nodes[n] = Placed(n, ax, ay, w, hh, "group" if n in self.h.groups else "op")
+                    nodes[n] = Placed(n, ax, ay, w, hh, "group" if n in self.hierarchy.groups else "op")
             for (u, v), chain in self.ordering(gid, only_path).chains.items():
                 routes[(u, v)] = [(ox + PAD + coords[d][0] + 4, top + coords[d][1]) for d in chain]
 
