@@ -28,7 +28,7 @@ _cache: dict[str, object] = {}
 
 @pytest.fixture(scope="session")
 def analyze_example():
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     def run(name: str, target: str | None = None):
         key = f"{name}:{target}"

@@ -17,9 +17,9 @@ import pytest
 from tests.conftest import EXAMPLES, ROOT
 from tfviz import cli, exportcli
 from tfviz.commands import check, open_app
+from tfviz.commands import jacobian as jacobian_cli
 from tfviz.commands.table import BY_NAME, COMMANDS, HEADLESS
 from tfviz.exitstatus import ExitStatus
-from tfviz.jacobian import cli as jacobian_cli
 
 TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
 installed = pytest.mark.skipif(not TFVIZ.exists(), reason="the tfviz command is not installed")

@@ -10,7 +10,7 @@ from tfviz.report import EDGE_PASSES
 
 
 def test_static_passes_but_tensorflow_finds_no_gradient(monkeypatch):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     real = gradrules.port_verdict
 
@@ -29,7 +29,7 @@ def test_static_passes_but_tensorflow_finds_no_gradient(monkeypatch):
 
 
 def test_probe_that_wrongly_raises_is_overruled_and_reported(monkeypatch):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     real = gradrules._probe
 

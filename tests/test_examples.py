@@ -153,7 +153,7 @@ def test_keras_applications_report_ok(analyze_example, name):
 
 def test_frozen_copy_when_the_script_builds_the_model_itself(tmp_path):
     """The copy is made at import instead of on the first call: same verdict."""
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     text = (EXAMPLES / "seed2_frozen_copy.py").read_text()
     text = text.replace("\n\ndef loss():", "\nmodel(x_train[:1])  # built here, at import\n\n\ndef loss():")

@@ -74,10 +74,11 @@ _sessions: dict = {}
 def session_for(tmp_path_factory, name: str, mode: str):
     key = (name, mode)
     if key not in _sessions:
-        from tfviz.engine.diagnose import analyze
+        from tfviz.analysis.diagnose import analysis
+        from tfviz.jacobian.session import Session
 
-        _, _sessions[key] = analyze(case_script(tmp_path_factory, name), run=mode == "program",
-                                    keep_session=True)
+        _sessions[key] = Session.from_analysis(analysis(case_script(tmp_path_factory, name),
+                                                        run=mode == "program"))
     return _sessions[key]
 
 
@@ -162,11 +163,12 @@ def loss():
 
 
 def test_no_path_and_cut_answers(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analysis
+    from tfviz.jacobian.session import Session
 
     script = tmp_path / "cuts.py"
     script.write_text(NO_PATH)
-    _, session = analyze(str(script), keep_session=True)
+    session = Session.from_analysis(analysis(str(script)))
     j = session.jacobian("side", "a")
     assert j.status == "no_path" and j.values is None and "does not depend" in j.message
     j = session.jacobian("total", "a")
@@ -194,9 +196,11 @@ def test_nested_body_tensor_is_not_reachable(tmp_path_factory):
 
 
 def test_seed3_chain_rule_split():
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analysis
+    from tfviz.jacobian.session import Session
 
-    report, session = analyze(str(EXAMPLES / "seed3_chain_rule_split.py"), keep_session=True)
+    done = analysis(str(EXAMPLES / "seed3_chain_rule_split.py"))
+    report, session = done.report, Session.from_analysis(done)
     assert report.ok and {v.name: v.status for v in report.variables} == {
         "W": "connected", "b": "connected"}
     split = session.chain("y", "W", "h")

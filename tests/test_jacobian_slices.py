@@ -40,9 +40,10 @@ class Reference:
 @pytest.fixture(scope="module")
 def conv():
     """The analyzed example's session and the independent reference."""
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analysis
+    from tfviz.jacobian.session import Session
 
-    _, session = analyze(str(CONV), keep_session=True)
+    session = Session.from_analysis(analysis(str(CONV)))
     return session, Reference()
 
 

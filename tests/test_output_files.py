@@ -28,7 +28,7 @@ from tests.conftest import EXAMPLES
 from tfviz import export, outputs
 from tfviz.analysisfile import analysis_json
 from tfviz.errors import AnalysisError
-from tfviz.jacobian import cli as jcli
+from tfviz.jacobian import files as jfiles
 from tfviz.jacobian.png import to_png
 from tfviz.report import GraphEdge, GraphOp, Report, VariableReport
 
@@ -168,10 +168,10 @@ def test_jacobian_files_are_replaced_only_when_complete(tmp_path, monkeypatch, e
 
     monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(outputs.OutputError, match="No space left on device"):
-        jcli.write(str(path), j)
+        jfiles.write(str(path), j)
     assert written[0] > 3 and path.read_bytes() == b"old" and temporaries(tmp_path) == []
     monkeypatch.undo()
-    jcli.write(str(path), j)
+    jfiles.write(str(path), j)
     assert path.read_bytes() != b"old" and outputs.written_by_tfviz(str(path)) == (ext != ".npy")
 
 

@@ -26,7 +26,7 @@ def _eager_grads(path: str, names: list[str]) -> dict:
 
 
 def test_argmax_is_named_for_an_integer_cut(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     path = tmp_path / "argmax.py"
     path.write_text(
@@ -61,7 +61,7 @@ def test_zeros_from_a_while_loop_are_the_cut_not_a_disagreement(analyze_example)
 
 def test_a_real_disagreement_inside_control_flow_still_shows(monkeypatch):
     """A cut tfviz wrongly finds where TensorFlow's gradient is non-zero stays `other`."""
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     real = gradrules.port_verdict
 
@@ -142,7 +142,7 @@ def test_norms_inside_nested_bodies_match_tape_gradient(tmp_path):
     import numpy as np
     import tensorflow as tf
 
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     path = tmp_path / "nested.py"
     path.write_text(NESTED)
@@ -191,7 +191,7 @@ def test_taken_kind(value, kind):
 
 
 def test_zero_is_said_when_only_the_eager_verdict_exists(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     path = tmp_path / "untraceable.py"
     path.write_text(

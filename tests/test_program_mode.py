@@ -27,7 +27,7 @@ def analyzed(path, args=(), step=1):
 
     A program that configures devices must start TensorFlow itself, so it
     runs through ``tfviz check --json`` in a fresh process instead."""
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.report import Report
 
     key = (str(path), tuple(args), step)
@@ -170,7 +170,7 @@ def test_step_picks_the_nth_gradient_computation():
 
 
 def test_program_without_gradient_is_a_clear_error():
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:
@@ -180,7 +180,7 @@ def test_program_without_gradient_is_a_clear_error():
 
 
 def test_program_rejecting_its_command_line_says_how_to_pass_arguments():
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:
@@ -190,7 +190,7 @@ def test_program_rejecting_its_command_line_says_how_to_pass_arguments():
 
 
 def test_tf1_graph_mode_is_refused_with_the_line(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     script = tmp_path / "tf1.py"

@@ -35,7 +35,7 @@ def _program(n_vars: int, lines: list[str], outs: list[str], in_function: bool) 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(programs(), st.booleans())
 def test_program_mode_equals_target_mode(tmp_path_factory, program, in_function):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     folder = tmp_path_factory.mktemp("same")
     target, prog = folder / "target.py", folder / "prog.py"

@@ -79,7 +79,7 @@ def test_gan_second_call_takes_generator_then_discriminator():
 
 @pytest.mark.parametrize("args,step,total", [((), 9, 8), (("--tapes", "2"), 17, 16)])
 def test_step_past_the_end_counts_every_execution(args, step, total):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:
@@ -103,7 +103,7 @@ def test_fit_with_a_compiled_train_step_counts_each_batch(step):
 
 
 def test_fit_with_a_compiled_train_step_past_the_end():
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     with pytest.raises(AnalysisError) as err:

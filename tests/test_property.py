@@ -56,7 +56,7 @@ def _script(n_vars, lines, outs) -> str:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(programs())
 def test_random_programs_agree_with_tape_gradient(tmp_path_factory, program):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     path = tmp_path_factory.mktemp("prog") / "prog.py"
     path.write_text(_script(*program))

@@ -8,7 +8,7 @@ from tests.conftest import tensorflow_truth
 
 
 def test_a_variable_created_on_each_call_is_named_with_its_line(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     script = tmp_path / "fresh.py"
@@ -21,7 +21,7 @@ def test_a_variable_created_on_each_call_is_named_with_its_line(tmp_path):
 
 
 def test_a_target_returning_a_variable_is_read_as_its_value(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     script = tmp_path / "var.py"
     script.write_text("import tensorflow as tf\n\nw = tf.Variable(2.0)\nu = tf.Variable(1.0)\n\n\n"
@@ -50,7 +50,7 @@ def test_discovery_does_not_walk_large_plain_data():
 
 
 def test_tf1_session_program_is_refused_at_its_gradient_line(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
     from tfviz.errors import AnalysisError
 
     script = tmp_path / "tf1_session.py"

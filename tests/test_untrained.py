@@ -99,7 +99,7 @@ def test_separate_models_read_on_purpose_raise_no_problem(name, step, update):
 
 
 def test_untracked_variable_in_a_loss_target_is_a_warning(tmp_path):
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analyze
 
     script = tmp_path / "raw.py"
     script.write_text(

@@ -33,7 +33,7 @@ Request (one line on stdin)::
 - ``keep`` (optional, default false): keep the session after the result
   and answer ``jacobian`` requests (below).
 
-These are :func:`tfviz.engine.diagnose.analyze`'s arguments. A malformed request
+These are :func:`tfviz.analysis.diagnose.analyze`'s arguments. A malformed request
 (``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
 with an ``error`` message. While a program runs, whatever it prints is sent
 as ``log`` messages of at most 64 KB, each sent within 50 ms of its first
@@ -123,7 +123,7 @@ class Channel:
 
 
 def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> int:
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analysis
     from tfviz.errors import AnalysisError
 
     if request.get("cmd") != "analyze":
@@ -136,11 +136,10 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         return ExitStatus.ERROR
     keep = request.get("keep") is True
     try:
-        report = analyze(
+        done = analysis(
             request["script"],
             request.get("target"),
             **options,
-            keep_session=keep,
             progress=lambda stage, frac: channel.send(
                 {"type": "progress", "stage": stage, "fraction": frac}
             ),
@@ -162,19 +161,19 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
             }
         )
         return ExitStatus.INTERNAL
-    session = None
-    if isinstance(report, tuple):  # keep_session=True: (report, session), always
-        report, session = report
+    report = done.report
     result = report.to_dict(full_graph=True)
     if request.get("result_output") == "tail":
         # The caller has the output from the log messages: don't send 50 MB twice.
         for key in ("stdout", "stderr"):
             result[key] = result.get(key, "")[-OUTPUT_TAIL:]
     channel.send({"type": "result", "report": result})
-    if session is not None and requests is not None:
+    if keep and requests is not None:  # the session keeps the step for Jacobian requests
         from tfviz.jacobian.protocol import serve_session
+        from tfviz.jacobian.session import Session
 
-        return serve_session(channel.send, session, requests)
+        return serve_session(channel.send, Session.from_analysis(done), requests)
+    del done  # a check keeps nothing: the step, its graph and the script's objects go now
     return ExitStatus.OK
 
 
@@ -215,7 +214,7 @@ def main() -> int:
     tf = import_tensorflow()
     # The engine too (networkx and all, ~0.25 s): a warm spare then spends its
     # analysis analyzing, not importing.
-    import tfviz.engine.diagnose  # noqa: F401
+    import tfviz.analysis.diagnose  # noqa: F401
 
     channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})
     # The request pipe stays ours on a private fd: the script gets an empty

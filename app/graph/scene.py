@@ -35,7 +35,7 @@ from app.graph.palette import (
     pen_for,
     worst,
 )
-from tfviz.engine.graphdoc import mark_not_trained
+from tfviz.engine.untrained import mark_not_trained
 from tfviz.report import Report
 
 TILE = 1600.0

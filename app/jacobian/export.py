@@ -5,7 +5,7 @@ structured slice, ``[n_out, n_in]`` for a flat range); ``.csv`` and ``.png`` are
 the flattened (outputs x inputs) matrix, the PNG a figure in the CLI's
 blue-white-red map (zero white) with index ticks, both tensors' names and a
 colour bar (:mod:`tfviz.jacobian.png`). The files are the command's own: one
-writer (:func:`tfviz.jacobian.cli.write`). The panel calls :func:`save` on a thread.
+writer (:func:`tfviz.jacobian.files.write`). The panel calls :func:`save` on a thread.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import cast
 
 import numpy as np
 
-from tfviz.jacobian.cli import write
 from tfviz.jacobian.data import Jacobian
+from tfviz.jacobian.files import write
 from tfviz.jacobian.slices import rows_cols
 
 FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": "PNG image (*.png)"}
@@ -35,7 +35,7 @@ def matrix_of(j: Jacobian) -> np.ndarray:
 
 def save(j: Jacobian, path: str) -> str:
     """Write ``j`` to ``path`` in the format its extension names; returns the path.
-    Written as ``tfviz jacobian -o`` writes it (:func:`tfviz.jacobian.cli.write`): replaced
+    Written as ``tfviz jacobian -o`` writes it (:func:`tfviz.jacobian.files.write`): replaced
     only once complete, the CSV and PNG signed so that the command may replace them later.
     Raises ValueError for another extension, :class:`~tfviz.outputs.OutputError` (an
     OSError) when the file cannot be written."""

@@ -62,15 +62,16 @@ def bench(label: str, source: str, wrt: str, sample: int, repeat: int) -> dict:
     import numpy as np
     import tensorflow as tf
 
-    from tfviz.engine.diagnose import analyze
+    from tfviz.analysis.diagnose import analysis as analyzed
     from tfviz.jacobian.data import Jacobian
+    from tfviz.jacobian.session import Session
 
     folder = tempfile.mkdtemp(prefix="tfviz-bench-jac-")
     path = os.path.join(folder, "model.py")
     with open(path, "w") as fh:
         fh.write(source)
     t = time.perf_counter()
-    _, session = analyze(path, keep_session=True)
+    session = Session.from_analysis(analyzed(path))
     analysis = time.perf_counter() - t
 
     def ours():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from tfviz import exportcli
 from tfviz.commands import check, open_app
-from tfviz.jacobian import cli as jacobian_cli
+from tfviz.commands import jacobian as jacobian_cli
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers

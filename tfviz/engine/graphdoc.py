@@ -15,7 +15,6 @@ from tfviz.report import (
     GraphFunction,
     GraphOp,
     Problem,
-    Report,
 )
 
 
@@ -142,22 +141,3 @@ def _cut_at(g: nx.DiGraph[str], union: set[str], reach: set[str],
                 label[u] = label[x]
                 queue.append(u)
     return dict(sorted(label.items()))
-
-
-def mark_not_trained(report: Report) -> None:
-    """Give the read op of each ``not_trained`` variable (the problem's ``op``), and the
-    variable's own node, the ``not_trained`` status, so the graph and its exports mark them.
-    These problems come after the graph is built, when the step's update is compared with
-    what the loss reads. Idempotent: the window applies it again to an analysis saved by an
-    earlier version."""
-    ops = {o.id: o for o in report.graph.ops}
-    for p in report.problems:
-        if p.kind != "not_trained":
-            continue
-        for oid in [p.op, *(f"var:{v}" for v in p.variables)]:
-            op = ops.get(oid)
-            if op is not None and op.status in ("passes", "off_path", "starved"):
-                op.status, op.message = "not_trained", p.message
-        for e in report.graph.edges:
-            if e.dst == p.op and e.src in {f"var:{v}" for v in p.variables}:
-                e.status = "not_trained"

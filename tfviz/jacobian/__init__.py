@@ -12,7 +12,8 @@ chain-rule split J(y,h) @ J(h,x) == J(y,x).
 - :mod:`tfviz.jacobian.chain`: the chain-rule split and the tf.gradients sum;
 - :mod:`tfviz.jacobian.session`: the analyzed script kept alive for requests;
 - :mod:`tfviz.jacobian.protocol`: the worker's ``jacobian`` requests;
-- :mod:`tfviz.jacobian.png`, :mod:`tfviz.jacobian.cli`: files and the command.
+- :mod:`tfviz.jacobian.png`, :mod:`tfviz.jacobian.files`: files (the command is
+  :mod:`tfviz.commands.jacobian`).
 
 Nothing here imports Qt. TensorFlow is imported lazily, inside functions.
 """

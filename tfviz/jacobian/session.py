@@ -1,10 +1,9 @@
 """The analyzed script, kept alive so that Jacobian requests need no re-run.
 
-:func:`tfviz.engine.diagnose.analyze` with ``keep_session=True`` hands one back
-with its report. It holds the step callable (a target function, or the
-replay of a captured program step), the variables, the analyzed graph (its
-node ids are the graph view's) and the script's folder and output capture,
-so a request traces the step again exactly where the analysis did, without
+Built from an :class:`~tfviz.analysis.diagnose.Analysis` (:meth:`Session.from_analysis`). It
+holds the step callable (a target function, or the replay of a captured program step), the
+variables, the analyzed graph (its node ids are the graph view's) and the script's folder and
+output capture, so a request traces the step again exactly where the analysis did, without
 running the script or the program again.
 """
 
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfviz.analysis.diagnose import Analysis
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.jacobian.chain import chain_split
 from tfviz.jacobian.compute import DEFAULT_BUDGET, Progress, compute
@@ -38,6 +38,11 @@ class Session:
     capture: Any = None  # tfviz.script.loader.Capture: the script's prints become log messages
     trace_error: str = ""
     _cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # compiled Jacobian blocks
+
+    @classmethod
+    def from_analysis(cls, a: Analysis) -> Session:
+        return cls(script=a.script, target=a.target, mode=a.mode, step_fn=a.step_fn, found=a.found,
+                   og=a.og, capture=a.capture, trace_error=a.trace_error)
 
     def names(self) -> list[str]:
         """Every name a request may use (``target``, variables, float tensors)."""

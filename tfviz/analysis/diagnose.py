@@ -7,6 +7,7 @@ import os
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tfviz import __version__
@@ -14,13 +15,12 @@ from tfviz.engine import layerscopes
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
-from tfviz.engine.graphdoc import mark_not_trained
 from tfviz.engine.magnitude import judge_magnitudes
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, resolve, trace, watchable
+from tfviz.engine.untrained import mark_not_trained
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
-from tfviz.jacobian.session import Session
 from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
@@ -51,6 +51,22 @@ def _in_folder(folder: str) -> Iterator[None]:
         os.chdir(old)
 
 
+@dataclass
+class Analysis:
+    """What an analysis leaves: the report, and what tracing its step again needs (a Jacobian
+    session is built from it). ``og`` is None when the step could not be traced."""
+
+    report: Report
+    script: str
+    target: str
+    mode: str  # "target" | "program"
+    step_fn: Callable[[], Any]
+    found: list[FoundVariable]
+    og: OpGraph | None
+    capture: Capture
+    trace_error: str = ""
+
+
 def analyze(
     path: str,
     target: str | None = None,
@@ -61,13 +77,24 @@ def analyze(
     args: list[str] | tuple[str, ...] = (),
     step: int = 1,
     allow_empty: bool = False,
-    keep_session: bool = False,
-) -> Report | tuple[Report, Session]:
-    """Analyze the script at ``path`` and return the report.
+) -> Report:
+    """Analyze the script at ``path`` and return the report (:func:`analysis` for the rest)."""
+    return analysis(path, target, progress, on_text, run=run, args=args, step=step,
+                    allow_empty=allow_empty).report
 
-    With ``keep_session`` it returns ``(report, session)``: the session
-    (:class:`tfviz.jacobian.session.Session`) keeps the step and its graph
-    alive for Jacobian requests.
+
+def analysis(
+    path: str,
+    target: str | None = None,
+    progress: Progress | None = None,
+    on_text: Callable[[str, str], None] | None = None,
+    *,
+    run: bool = False,
+    args: list[str] | tuple[str, ...] = (),
+    step: int = 1,
+    allow_empty: bool = False,
+) -> Analysis:
+    """Analyze the script at ``path``.
 
     With a named ``target``, or a script that defines ``loss()``, that
     function is the target. Otherwise (or with ``run``) the script runs as a
@@ -77,8 +104,7 @@ def analyze(
     ``allow_empty``): a gate must not pass a script it could not check.
     """
     try:
-        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty,
-                        keep_session)
+        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty)
     except SystemExit as exc:
         err = error_from_exception(exc, "", path)
         err.message = f"the script called sys.exit({exc.code!r}), so it was not analyzed"
@@ -87,7 +113,7 @@ def analyze(
 
 def _analyze(path: str, target: str | None, progress: Progress | None,
              on_text: Callable[[str, str], None] | None, run: bool, args: list[str], step: int,
-             allow_empty: bool, keep_session: bool = False) -> Report | tuple[Report, Session]:
+             allow_empty: bool) -> Analysis:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -211,12 +237,9 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         report.notes = nb.notes()
         notebook.place(report, path)
     report_step("done", 1.0)
-    if keep_session:
-        return report, Session(script=path, target=step_.name, mode=mode, step_fn=step_.fn,
-                               found=found, og=traced.og if traced is not None else None,
-                               capture=capture,
-                               trace_error=trace_error.message if trace_error is not None else "")
-    return report
+    return Analysis(report=report, script=path, target=step_.name, mode=mode, step_fn=step_.fn,
+                    found=found, og=traced.og if traced is not None else None, capture=capture,
+                    trace_error=trace_error.message if trace_error is not None else "")
 
 
 class _Step:
