@@ -24,13 +24,15 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from tfviz.client import ended_error  # Qt-free and TensorFlow-free
-from tfviz.jacobian.data import ChainSplit, Jacobian  # Qt-free and TensorFlow-free
+from tfviz.jacobian.data import ChainSplit, Jacobian, join_pieces  # Qt-free and TensorFlow-free
 from tfviz.procgroup import end_group
 from tfviz.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Messages longer than this are decoded on a background thread.
 BIG_LINE = 256 * 1024
+#: how a piece of a large Jacobian's data starts (tfviz.jacobian.data.split_pieces)
+PIECE_PREFIX = b'{"type": "jacobian_piece"'
 
 
 class Worker(QObject):
@@ -58,6 +60,7 @@ class Worker(QObject):
         self.cancelled = False
         self._parts: list[bytes] = []
         self._parsing = 0
+        self._pieces: list[bytes] = []  # a large Jacobian's data, ahead of its answer, unparsed
         self._exit: tuple[int, object] | None = None
         self._err = bytearray()
         self._next_id = 0
@@ -173,6 +176,9 @@ class Worker(QObject):
         for raw in [first, *lines]:
             if not raw.strip():
                 continue
+            if raw.startswith(PIECE_PREFIX):  # parsed with its answer, off the GUI thread
+                self._pieces.append(raw)
+                continue
             if len(raw) > BIG_LINE:
                 self._emit_log(stream, logs)
                 self._parse_in_background(raw)
@@ -227,6 +233,23 @@ class Worker(QObject):
 
         threading.Thread(target=work, name="tfviz-parse", daemon=True).start()
 
+    def _decode_in_background(self, msg: dict, pieces: list[bytes]) -> None:
+        """Parse a Jacobian's pieces, join them and decode its arrays on a thread: 150 MB of
+        base64 is seconds of work, and the event loop gets its turn between pieces (one
+        ``json.loads`` of it all would hold the GIL for most of a second)."""
+        self._parsing += 1
+
+        def work() -> None:
+            out = msg
+            try:
+                out = decode_jacobian(join_pieces(msg, [json.loads(p) for p in pieces]))
+            except Exception as exc:  # noqa: BLE001 - shown in the panel
+                out = {"type": "jacobian_error", "id": msg.get("id"), "error": {
+                    "kind": "internal", "message": f"could not read the Jacobian: {exc}"}}
+            self._parsed.emit(out)
+
+        threading.Thread(target=work, name="tfviz-decode", daemon=True).start()
+
     def _dispatch(self, msg: dict) -> None:
         t = msg.get("type")
         if t == "ready":
@@ -245,6 +268,10 @@ class Worker(QObject):
             self.error.emit(msg.get("error") or {})
             self.done.emit()
         elif t == "jacobian":
+            if self._pieces:  # its data came in pieces: joined and decoded off the GUI thread
+                pieces, self._pieces = self._pieces, []
+                self._decode_in_background(msg, pieces)
+                return
             try:
                 if "decoded" not in msg:
                     msg = decode_jacobian(msg)
@@ -256,6 +283,7 @@ class Worker(QObject):
         elif t == "jacobian_progress":
             self.jacobian_progress.emit(msg.get("id"), int(msg.get("done") or 0), int(msg.get("total") or 0))
         elif t == "jacobian_error":
+            self._pieces = []
             self.jacobian_error.emit(msg.get("id"), msg.get("error") or {})
         elif t == "names":
             self.names.emit(msg.get("id"), list(msg.get("names") or []))

@@ -74,9 +74,15 @@ def non_background(img: QImage) -> float:
     return float(np.mean(np.abs(pixels(img) - 247).max(axis=2) > 12))
 
 
-def test_one_batch_element_shows_structure_without_stalling(qtbot, conv, tmp_path):
+def test_one_batch_element_shows_structure_without_stalling(qtbot, conv, tmp_path, monkeypatch):
+    from app.worker_client import Worker
+
     c = conv.jacobian
     heat = c.panel.single
+    joined: list[int] = []  # its 20 MB of base64 come in pieces, joined and decoded off the GUI thread
+    decode = Worker._decode_in_background
+    monkeypatch.setattr(Worker, "_decode_in_background",
+                        lambda self, msg, pieces: (joined.append(len(pieces)), decode(self, msg, pieces))[1])
     with Gaps() as gaps:
         c.open(OF, WRT, of_index=[0, None, None, None])
         qtbot.waitUntil(lambda: c.current is None and not heat.busy, timeout=WAIT_MS)
@@ -84,6 +90,7 @@ def test_one_batch_element_shows_structure_without_stalling(qtbot, conv, tmp_pat
     assert j is not None and j.out_index == [0, None, None, None], c.panel.message.text()
     assert export.values_of(j).shape == (24, 24, 16, 5, 5, 1, 16) and heat.matrix.shape == (9216, 400)
     assert gaps.longest < MAX_GAP_S, f"the event loop stalled for {gaps.longest * 1000:.0f} ms"
+    assert joined and joined[0] >= 4, joined
     # one control per dimension, labelled with its size, showing the slice computed
     assert [b.value() for b in c.panel.of_dims.boxes] == [0, -1, -1, -1]
     assert [b.specialValueText() for b in c.panel.wrt_dims.boxes] == ["all"] * 4

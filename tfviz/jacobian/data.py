@@ -201,3 +201,54 @@ def fmt_bytes(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"
+
+
+#: A base64 string longer than this travels in ``jacobian_piece`` messages ahead of its
+#: answer: ``json.loads`` of one 150 MB line holds the GIL for 0.6 s, and the window's event
+#: loop with it, while a 4 MiB piece takes a few milliseconds.
+PIECE = 4 * 2**20
+
+
+def split_pieces(msg: dict[str, Any], size: int = PIECE) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``msg`` with each long base64 ``data`` emptied (and ``pieces`` saying into how many it
+    was cut), and the ``jacobian_piece`` messages to send before it.
+
+    >>> pieces, out = split_pieces({"type": "jacobian", "id": 7,
+    ...                             "result": {"values": {"encoding": "base64", "data": "abcdefg"}}}, 3)
+    >>> [p["data"] for p in pieces], out["result"]["values"], pieces[0]["path"]
+    (['abc', 'def', 'g'], {'encoding': 'base64', 'data': '', 'pieces': 3}, ['result', 'values'])
+    >>> join_pieces(out, pieces)["result"]["values"]
+    {'encoding': 'base64', 'data': 'abcdefg'}
+    """
+    pieces: list[dict[str, Any]] = []
+
+    def walk(v: Any, path: list[str]) -> Any:
+        if not isinstance(v, dict):
+            return v
+        data = v.get("data")
+        if v.get("encoding") == "base64" and isinstance(data, str) and len(data) > size:
+            n = -(-len(data) // size)
+            pieces.extend({"type": "jacobian_piece", "id": msg.get("id"), "path": path, "index": k,
+                           "data": data[k * size:(k + 1) * size]} for k in range(n))
+            return {**v, "data": "", "pieces": n}
+        return {key: walk(x, [*path, key]) for key, x in v.items()}
+
+    out: dict[str, Any] = walk(msg, [])
+    return pieces, out
+
+
+def join_pieces(msg: dict[str, Any], pieces: list[dict[str, Any]]) -> dict[str, Any]:
+    """``msg`` with the ``data`` that :func:`split_pieces` cut out put back (in place). A piece
+    missing is a bad answer: ValueError, never a silently short matrix."""
+    by_path: dict[tuple[str, ...], dict[int, str]] = {}
+    for p in pieces:
+        by_path.setdefault(tuple(p.get("path") or ()), {})[int(p.get("index", 0))] = str(p.get("data", ""))
+    for path, parts in by_path.items():
+        node: Any = msg
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or sorted(parts) != list(range(node.get("pieces", -1))):
+            raise ValueError(f"the answer's {'/'.join(path) or 'data'} arrived incomplete")
+        node["data"] = "".join(parts[k] for k in range(len(parts)))
+        del node["pieces"]
+    return msg

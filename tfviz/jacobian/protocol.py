@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from tfviz.jacobian.compute import DEFAULT_BUDGET
-from tfviz.jacobian.data import JacobianError
+from tfviz.jacobian.data import JacobianError, split_pieces
 from tfviz.jacobian.session import Session
 from tfviz.jacobian.slices import check_spec
 
@@ -58,8 +58,12 @@ def serve_session(send: Send, session: Session, requests: BinaryIO) -> int:
         rid = msg.get("id")
         current[0] = rid
         try:
-            send(handle(session, msg, send,
-                        lambda rid=rid: rid in cancelled or None in cancelled))  # type: ignore[misc]
+            answer = handle(session, msg, send,
+                            lambda rid=rid: rid in cancelled or None in cancelled)  # type: ignore[misc]
+            pieces, answer = split_pieces(answer)  # a large matrix goes in pieces, ahead of it
+            for piece in pieces:
+                send(piece)
+            send(answer)
         except JacobianError as exc:
             send({"type": "jacobian_error", "id": rid, "error": exc.to_dict()})
         except Exception as exc:  # noqa: BLE001 - reported as data, the session lives on

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from tfviz.client import ended_error, worker_command
+from tfviz.jacobian.data import join_pieces
 
 
 class SessionWorker:
@@ -43,6 +44,7 @@ class SessionWorker:
         except OSError:
             pass  # the worker is gone: reported below from its status
         assert self.proc.stdout is not None
+        pieces: list[dict[str, Any]] = []
         for raw in self.proc.stdout:
             try:
                 answer = json.loads(raw)
@@ -51,8 +53,10 @@ class SessionWorker:
             kind = answer.get("type") if isinstance(answer, dict) else None
             if kind in ("progress", "jacobian_progress") and self.on_progress:
                 self.on_progress(answer)
+            elif kind == "jacobian_piece":
+                pieces.append(answer)
             elif kind in until or kind == "error":
-                return cast(dict[str, Any], answer)  # a JSON object: it has a "type"
+                return join_pieces(answer, pieces) if pieces else cast(dict[str, Any], answer)
         status = self.proc.wait()
         return {"type": "error", "error": ended_error(status, list(self.stderr_tail))}
 
