@@ -73,10 +73,30 @@ class Group:
     scope: str = ""  # the full name scope a scope group stands for
 
 
+def variable_owners(variables) -> dict[str, str]:
+    """Each variable's node and the layer its TensorFlow name puts it in
+    (``discriminator/d_conv1/kernel`` -> ``d_conv1``); a bare variable (``w:0``) has none.
+
+    >>> from tfviz.report import VariableReport as V
+    >>> variable_owners([V("d.k", "disc/d_conv1/kernel", "float32", [], "connected"),
+    ...                  V("w", "w:0", "float32", [], "connected")])
+    {'var:d.k': 'd_conv1'}
+    """
+    out = {}
+    for v in variables:
+        parts = (getattr(v, "tf_name", "") or "").split(":")[0].split("/")
+        if len(parts) >= 2 and parts[-2]:
+            out[f"var:{v.name}"] = parts[-2]
+    return out
+
+
 class Hierarchy:
-    def __init__(self, graph: GraphDoc, layers: set[str] | None = None):
-        """``layers``: Keras layer and model names (:func:`layer_names` of the report's variables)."""
+    def __init__(self, graph: GraphDoc, layers: set[str] | None = None,
+                 owners: dict[str, str] | None = None):
+        """``layers``: Keras layer and model names (:func:`layer_names` of the report's
+        variables); ``owners``: the layer each variable belongs to (:func:`variable_owners`)."""
         self.graph = graph
+        self.owners = owners or {}
         #: which layer opened each scope, as Keras said while the step was traced
         self.layer_scopes = graph.layer_scopes
         self.layers = (layers or set()) | set(graph.layer_scopes.values())
@@ -139,23 +159,26 @@ class Hierarchy:
             known = self.layer_scopes.get(rest)
         return known
 
-    def _variable_home(self, homes: list[str]) -> str:
-        """Where a variable is drawn: in the layer that owns it, never hoisted above the model.
+    def _variable_home(self, var: str, homes: list[str]) -> str:
+        """Where a variable is drawn: the deepest group holding all its readers, or, where
+        that is no layer, the layer that owns it, never hoisted above the model.
 
         Readers in another gradient computation's box (a GAN's first tape, seen at its second
-        step) do not count, unless there are no others. Where the readers share no layer
-        (a discriminator called on real and on fake images, an embedding tied to the output),
-        the variable goes to the innermost layer of its first reader, the call that built it,
-        and its other readers draw an edge to it there."""
+        step) do not count, unless there are no others. Where the readers share no layer (a
+        discriminator called on real and on fake images), a weight goes to the first call of
+        the layer its TensorFlow name says it belongs to, and its other readers draw an edge
+        to it there. A variable no layer owns (an image being optimized) stays above them."""
         forward = [h for h in homes if not any(self.groups[g].kind == "gradient"
                                                for g in [*self._chain(h), h])] or homes
         common = self._common(forward)
-        if self.groups[common].kind == "layer":
+        owner = self.owners.get(var)
+        if self.groups[common].kind == "layer" or owner is None:
             return common
         for h in forward:
-            layers = [g for g in [*self._chain(h), h] if self.groups[g].kind == "layer"]
-            if layers:
-                return layers[-1]
+            for g in reversed([*self._chain(h), h]):
+                group = self.groups[g]
+                if group.kind == "layer" and untraced(group.scope.rpartition("/")[2]) == owner:
+                    return g
         return common
 
     def _common(self, gids: list[str]) -> str:
@@ -192,7 +215,8 @@ class Hierarchy:
                 continue
             if op.is_variable:
                 homes = readers.get(op.id)
-                home[op.id] = self._variable_home(homes) if homes else self._scope_group(op.group, op.scope)
+                home[op.id] = (self._variable_home(op.id, homes) if homes
+                               else self._scope_group(op.group, op.scope))
             self._add_child(home[op.id], op.id)
         self._models()
         self._flatten()

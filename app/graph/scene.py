@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from app.display import location
-from app.graph.hierarchy import ROOT, Hierarchy, layer_names
+from app.graph.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
 from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from app.graph.layout.placement import GraphLayout, Scene
 from app.graph.naming import group_outputs, layer_attributes
@@ -99,7 +99,8 @@ class GraphScene(QGraphicsScene):
             return
         mark_not_trained(report)
         # a GAN step reads the other model's weights without training them: they name layers too
-        self.hierarchy = Hierarchy(report.graph, layer_names([*report.variables, *report.read_not_trained]))
+        every = [*report.variables, *report.read_not_trained]
+        self.hierarchy = Hierarchy(report.graph, layer_names(every), variable_owners(every))
         self.gl = GraphLayout(self.hierarchy)
         self._group_outputs = group_outputs(self.hierarchy)
         carried = (carried_norm(e) for e in report.graph.edges)

@@ -163,7 +163,7 @@ def test_grouping_follows_layers_not_op_name_prefixes():
 def test_a_variable_stays_in_the_layer_that_owns_it(qapp):
     """A discriminator called twice (on real, then on fake images) and read again by an earlier
     tape's gradient ops: its kernel sits in the first call's layer, never above the model."""
-    from app.graph.hierarchy import ROOT, Hierarchy, layer_names
+    from app.graph.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
     from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo, VariableReport
 
     f32 = [TensorInfo("float32", [2, 2])]
@@ -186,7 +186,7 @@ def test_a_variable_stays_in_the_layer_that_owns_it(qapp):
     edges = [GraphEdge(a, b, 0, 0, "float32", [2, 2], status="passes") for a, b in pairs]
     variables = [VariableReport("d.kernel", "disc/d_dense/kernel", "float32", [2, 2], "connected"),
                  VariableReport("g.kernel", "gen/g_dense/kernel", "float32", [2, 2], "connected")]
-    h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
+    h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables), variable_owners(variables))
     for var, layer in (("var:d.kernel", "d_dense"), ("var:g.kernel", "g_dense")):
         home = h.groups[h.parent[var]]
         assert home.id != ROOT and home.kind == "layer" and home.label == layer, (var, home)
