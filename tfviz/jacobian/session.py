@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tfviz.analysis.diagnose import Analysis
@@ -22,27 +22,18 @@ from tfviz.jacobian.compute import DEFAULT_BUDGET, Progress, compute
 from tfviz.jacobian.data import ChainSplit, Jacobian, JacobianError
 from tfviz.jacobian.names import candidates, resolve
 from tfviz.jacobian.slices import Spec
-from tfviz.script.discover import FoundVariable
 
 
 @dataclass
-class Session:
-    """One analyzed script. ``og`` is None when the step could not be traced."""
+class Session(Analysis):
+    """One analyzed script, kept for Jacobian requests: the analysis and the Jacobian blocks
+    compiled so far. ``og`` is None when the step could not be traced."""
 
-    script: str
-    target: str
-    mode: str  # "target" | "program"
-    step_fn: Callable[[], Any]
-    found: list[FoundVariable]
-    og: OpGraph | None
-    capture: Any = None  # tfviz.script.loader.Capture: the script's prints become log messages
-    trace_error: str = ""
     _cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # compiled Jacobian blocks
 
     @classmethod
     def from_analysis(cls, a: Analysis) -> Session:
-        return cls(script=a.script, target=a.target, mode=a.mode, step_fn=a.step_fn, found=a.found,
-                   og=a.og, capture=a.capture, trace_error=a.trace_error)
+        return cls(**{f.name: getattr(a, f.name) for f in fields(Analysis)})
 
     def names(self) -> list[str]:
         """Every name a request may use (``target``, variables, float tensors)."""
