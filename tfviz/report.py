@@ -187,6 +187,40 @@ class GraphDoc:
 
 
 @dataclass
+class WatchedLayer:
+    """One layer's gradient norm over a watched run (the root of its variables' squared norms)."""
+
+    name: str
+    first: float | None = None
+    last: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass
+class WatchSummary:
+    """What ``check --until`` saw while the program trained, and where it stopped."""
+
+    until: list[str] = field(default_factory=list)
+    #: gradient steps watched (the one diagnosed included)
+    steps: int = 0
+    #: the condition that fired, or None (the program ended, or reached --max-steps)
+    fired: str | None = None
+    #: the gradient step diagnosed (None: the program ended, there is no step to diagnose)
+    step: int | None = None
+    #: that step in the program's terms: "Model.fit, epoch 4, batch 27"
+    at: str = ""
+    detail: str = ""
+    #: the sources the condition fired for
+    variables: list[str] = field(default_factory=list)
+    min_norm: float | None = None
+    max_norm: float | None = None
+    layers: list[WatchedLayer] = field(default_factory=list)
+    #: the per-step record (CSV), when one was asked for
+    record: str = ""
+
+
+@dataclass
 class Report:
     script: str
     target: str
@@ -208,6 +242,8 @@ class Report:
     #: what the user should know about how the script was run (a notebook's IPython lines
     #: that were skipped, cells run top to bottom though they were last run out of order)
     notes: list[str] = field(default_factory=list)
+    #: ``check --until``: the watched run that led to this step
+    watch: WatchSummary | None = None
 
     def to_dict(self, full_graph: bool = True) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -236,6 +272,7 @@ class Report:
                          for p in d.get("problems", [])],
             "read_not_trained": [ReadNotTrained(**r) for r in d.get("read_not_trained", [])],
             "graph": _graph(d.get("graph") or {}),
+            "watch": _watch(d.get("watch")),
         })
 
 
@@ -247,6 +284,12 @@ def _strict(x: Any) -> Any:
     if isinstance(x, list):
         return [_strict(v) for v in x]
     return x
+
+
+def _watch(d: dict[str, Any] | None) -> WatchSummary | None:
+    if not d:
+        return None
+    return WatchSummary(**{**d, "layers": [WatchedLayer(**x) for x in d.get("layers", [])]})
 
 
 def _source(d: dict[str, Any] | None) -> Source | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from tfviz.report import Report
+from tfviz.report import Report, WatchSummary
 
 _MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! ", "zero": "0  ",
          "vanishing": "v  ", "exploding": "^  ", "cancelled": "~  "}
@@ -32,8 +32,48 @@ def _rel(path: str) -> str:
     return rel if not rel.startswith("..") else path
 
 
+def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
+    """What ``check --until`` saw: the condition that fired and where, and the norms over the run."""
+    conds = ", ".join(w.until)
+    out = []
+    if w.fired is not None:
+        out.append(_c(f"{w.fired} at gradient step {w.step:,} of {w.steps:,} watched", "error", color)
+                   + f" (--until {conds})")
+        out.append(f"  at: {w.at}")
+        if w.detail:
+            out.extend(textwrap.wrap(w.detail, 100, initial_indent="  ", subsequent_indent="  "))
+        out.append("  The program was stopped before this step's update; the step is diagnosed below.")
+    elif w.step is not None:
+        out.append(f"no condition met (--until {conds}) in {w.steps:,} gradient steps;"
+                   f" the last one, step {w.step:,}, is diagnosed below")
+    else:
+        out.append(f"no condition met (--until {conds}): {w.at}")
+    if w.min_norm is not None and w.max_norm is not None:
+        out.append(f"  gradient norms seen: {w.min_norm:.3g} to {w.max_norm:.3g}")
+    if w.layers:
+        shown = w.layers[:12]
+        width = max(len(x.name) for x in shown)
+        out.append("  per layer (gradient norm): first step -> last step, smallest, largest")
+        for x in shown:
+            out.append(f"    {x.name:<{width}}  {_g(x.first)} -> {_g(x.last)}, {_g(x.low)}, {_g(x.high)}")
+        if len(w.layers) > len(shown):
+            out.append(f"    ... and {len(w.layers) - len(shown)} more (--json lists them all)")
+    if w.record:
+        out.append(f"  record: {_rel(w.record)}")
+    return out
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
 def render(report: Report, color: bool = False) -> str:
     out: list[str] = []
+    if report.watch is not None:
+        out.extend(watch_lines(report.watch, color))
+        if report.watch.step is None:
+            return "\n".join(out)
+        out.append("")
     head = ("gradients flow" if report.ok else "gradient problems found") + magnitude_counts(report)
     what = "step" if report.mode == "program" else "target"
     out.append(f"{_rel(report.script)}  {what}: {report.target}  -> {head}")

@@ -26,6 +26,11 @@ Request (one line on stdin)::
   ``python SCRIPT ARGS…`` would get it (``sys.argv[1:]``).
 - ``step`` (optional, default 1): diagnose the program's N-th gradient
   computation.
+- ``until`` (optional): condition names (``nan``, ``none``, ``zero``,
+  ``vanishing``, ``exploding``): watch every step and diagnose the first where
+  one holds; ``step`` is then the most steps to run. ``zero_steps`` (how many
+  zero steps in a row ``zero`` waits for) and ``record`` (a CSV file written per
+  step and variable) go with it.
 - ``result_output`` (optional, default ``"full"``): ``"tail"`` keeps only the
   last 64 KB of the script's stdout and stderr in the result, for a caller
   that shows the ``log`` messages (the window).
@@ -199,9 +204,44 @@ def program_options(request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f'"args" must be a list of strings, got {args!r}')
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f'"step" must be a whole number of at least 1, got {step!r}')
-    options = {"run": run, "args": list(args), "step": step}
+    options: dict[str, Any] = {"run": run, "args": list(args), "step": step}
     if allow_empty:
         options["allow_empty"] = True
+    options.update(watch_options(request))
+    return options
+
+
+def watch_options(request: dict[str, Any]) -> dict[str, Any]:
+    """``until``, ``zero_steps`` and ``record`` of a request (``check --until``), checked.
+
+    >>> watch_options({"until": ["nan"], "zero_steps": 3})
+    {'until': ['nan'], 'zero_steps': 3}
+    >>> watch_options({"until": ["inf"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: "until": unknown condition 'inf': choose from nan, none, zero, vanishing, exploding (or all)
+    """
+    from tfviz.program.watch import parse_until
+
+    until = request.get("until")
+    if until is None:
+        return {}
+    if not isinstance(until, list) or not all(isinstance(u, str) for u in until) or not until:
+        raise ValueError(f'"until" must be a list of condition names, got {until!r}')
+    try:
+        options: dict[str, Any] = {"until": parse_until(",".join(until))}
+    except ValueError as exc:
+        raise ValueError(f'"until": {exc}') from None
+    zero = request.get("zero_steps")
+    if zero is not None:
+        if isinstance(zero, bool) or not isinstance(zero, int) or zero < 1:
+            raise ValueError(f'"zero_steps" must be a whole number of at least 1, got {zero!r}')
+        options["zero_steps"] = zero
+    record = request.get("record")
+    if record is not None:
+        if not isinstance(record, str) or not record:
+            raise ValueError(f'"record" must be a file path, got {record!r}')
+        options["record"] = record
     return options
 
 

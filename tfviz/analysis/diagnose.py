@@ -24,6 +24,7 @@ from tfviz.errors import AnalysisError
 from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
+from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
 from tfviz.report import Report
 from tfviz.script import notebook
 from tfviz.script.discover import (
@@ -93,6 +94,9 @@ def analysis(
     args: list[str] | tuple[str, ...] = (),
     step: int = 1,
     allow_empty: bool = False,
+    until: Sequence[str] = (),
+    zero_steps: int = ZERO_STEPS,
+    record: str | None = None,
 ) -> Analysis:
     """Analyze the script at ``path``.
 
@@ -102,9 +106,14 @@ def analysis(
     that step is diagnosed. Raises AnalysisError (with the user's file:line)
     when it cannot, and when there is no trainable variable to judge (unless
     ``allow_empty``): a gate must not pass a script it could not check.
+
+    With ``until`` (conditions of :mod:`tfviz.program.watch`) the program's
+    every step is watched, and the step diagnosed is the first where one of
+    them holds; ``step`` is then the most steps to run.
     """
+    watch = Watch(list(until), zero_steps, record) if until else None
     try:
-        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty)
+        return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty, watch)
     except SystemExit as exc:
         err = error_from_exception(exc, "", path)
         err.message = f"the script called sys.exit({exc.code!r}), so it was not analyzed"
@@ -113,7 +122,7 @@ def analysis(
 
 def _analyze(path: str, target: str | None, progress: Progress | None,
              on_text: Callable[[str, str], None] | None, run: bool, args: list[str], step: int,
-             allow_empty: bool) -> Analysis:
+             allow_empty: bool, watch: Watch | None = None) -> Analysis:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -127,6 +136,9 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     compile_script(path)  # a missing file or a syntax error fails before the slow import
     source = read_source(path)
     mode = choose_mode(source, target, run)
+    if watch is not None and mode != "program":
+        raise AnalysisError("--until watches a program as it trains; this script is analyzed by"
+                            " calling a target function (pass --run to run it as a program)", file=path)
     report_step("importing TensorFlow", 0.02)
     tf = import_tensorflow()
     lap("import")
@@ -137,8 +149,13 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         with contextlib.ExitStack() as recording:
             recording.enter_context(recorder)
             if mode == "program":
-                report_step("running the program to its first gradient step", 0.1)
-                step_ = _program_step(path, list(args), step, capture)
+                report_step("running the program to its first gradient step" if watch is None
+                            else "running the program, watching every gradient step", 0.1)
+                try:
+                    step_ = _program_step(path, list(args), step, capture, watch)
+                except RanToEnd as end:
+                    assert watch is not None
+                    return _ran_to_end(path, end, watch, capture, tf.__version__)
                 # Frozen copies are made before the step (build(), import time): the
                 # replays below need no recording, which would double their eager time.
                 recording.close()
@@ -232,6 +249,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     report.stderr = capture.err.getvalue()
     report.timings_s = {**timings, "probes": float(prober.probes)}
     report.targets = step_.targets
+    if watch is not None and step_.capture is not None:
+        report.watch = watch.summary(step_.capture.count, step_.name)
+        if watch.fired is not None:
+            report.ok = False  # the condition asked for: a gate fails on it
     nb = notebook.known(path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
         report.notes = nb.notes()
@@ -296,8 +317,18 @@ def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
     return step
 
 
-def _program_step(path: str, args: list[str], n: int, capture: Capture) -> _Step:
-    captured = run_program(path, args, n, capture)
+def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_version: str) -> Analysis:
+    """A watched program that finished with no condition met: nothing to diagnose, all well."""
+    report = Report(script=path, target="the program", ok=True, traced=False, mode="program",
+                    tfviz=__version__, tensorflow=tf_version, stdout=capture.out.getvalue(),
+                    stderr=capture.err.getvalue())
+    report.watch = watch.summary(None, f"the program ended after {end.steps:,} gradient step(s)")
+    return Analysis(report=report, script=path, target="the program", mode="program",
+                    step_fn=lambda: None, found=[], og=None, capture=capture, trace_error="")
+
+
+def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: Watch | None = None) -> _Step:
+    captured = run_program(path, args, n, capture, watch)
     main = types.ModuleType("__main__")  # where frozen copies are looked for by name
     main.__dict__.update(captured.namespace)
     step = _Step(captured.description, captured.replay, main,

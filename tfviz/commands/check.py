@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tfviz import __version__
-from tfviz.commands.args import add_step_options
+from tfviz.commands.args import add_step_options, positive
 from tfviz.exitstatus import ExitStatus
 
 if TYPE_CHECKING:
@@ -39,6 +39,17 @@ def add_parser(sub: Subparsers) -> None:
                    help="let --graph replace an existing file tfviz did not write")
     c.add_argument("--allow-empty", action="store_true",
                    help="pass a script that has no trainable variables (exit 0) instead of exit 2")
+    w = c.add_argument_group("watching training (program mode)")
+    w.add_argument("--until", metavar="COND",
+                   help="run the program step after step and diagnose the first step where COND holds:"
+                   " nan, none, zero, vanishing, exploding, or several joined by commas (all: every one)")
+    w.add_argument("--max-steps", type=positive, metavar="N",
+                   help="with --until: stop after N gradient steps and diagnose the last one")
+    w.add_argument("--zero-steps", type=positive, default=None, metavar="K",
+                   help="with --until zero: how many steps in a row a gradient must be exactly zero"
+                   " (default: 5)")
+    w.add_argument("--record", metavar="FILE.csv",
+                   help="with --until: write each step's gradient and weight norm per variable")
 
 
 def run(args: argparse.Namespace) -> ExitStatus:
@@ -49,6 +60,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
         if args.target and (args.run or args.script_args):
             raise AnalysisError("--target calls a function; --run and script arguments are for"
                                 " running the program: use one or the other", file=args.script)
+        _check_watch_options(args)
         if args.graph:
             refuse_graph_path(args.graph, args.script, args.force)
         compile_script(args.script)  # a missing file or a syntax error fails before any worker
@@ -71,6 +83,34 @@ def run(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 
+def _check_watch_options(args: argparse.Namespace) -> None:
+    """``--until`` and its companions make sense together only."""
+    from tfviz.errors import AnalysisError
+    from tfviz.program.watch import parse_until
+
+    until = getattr(args, "until", None)
+    if until is None:
+        extra = [f for f, v in (("--max-steps", getattr(args, "max_steps", None)),
+                                ("--zero-steps", getattr(args, "zero_steps", None)),
+                                ("--record", getattr(args, "record", None))) if v is not None]
+        if extra:
+            raise AnalysisError(f"{extra[0]} goes with --until (watch the program until a condition holds)",
+                                file=args.script)
+        return
+    try:
+        parse_until(until)
+    except ValueError as exc:
+        raise AnalysisError(f"--until: {exc}", file=args.script) from None
+    if args.target:
+        raise AnalysisError("--until watches a program as it trains; --target calls one function once:"
+                            " use one or the other", file=args.script)
+    if args.step != 1:
+        raise AnalysisError("--step chooses the step; --until finds it: use --max-steps to bound the run",
+                            file=args.script)
+    if args.record is not None:
+        refuse_graph_path(args.record, args.script, args.force, flag="--record")
+
+
 def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
@@ -78,6 +118,15 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     request = {"cmd": "analyze", "script": os.path.abspath(args.script), "target": args.target,
                "run": args.run, "args": args.script_args, "step": args.step,
                "allow_empty": args.allow_empty}
+    if getattr(args, "until", None):
+        from tfviz.program.watch import parse_until
+
+        request["until"] = parse_until(args.until)
+        request["step"] = args.max_steps or _UNBOUNDED
+        if args.zero_steps is not None:
+            request["zero_steps"] = args.zero_steps
+        if args.record:
+            request["record"] = os.path.abspath(args.record)
     from tfviz.client import WorkerRun
 
     worker = WorkerRun(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
@@ -94,6 +143,10 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
         return _fail(args, error)
     from tfviz.report import Report
     return Report.from_dict(answer["report"])
+
+
+#: ``--until`` without ``--max-steps``: run until the program ends
+_UNBOUNDED = 2**62
 
 
 def _fail(args: argparse.Namespace, error: dict[str, Any]) -> ExitStatus:

@@ -56,6 +56,8 @@ class StepCapture:
     tape_at: Source | None = None
     #: the layers' trainable variables as the program's code listed them (see :class:`Listing`)
     listings: list[Listing] = field(default_factory=list)
+    #: which of the program's gradient computations this is, counted from 1
+    count: int = 0
 
     def stand_ins(self, hit: Any) -> Any:
         import tensorflow as tf

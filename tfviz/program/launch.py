@@ -15,14 +15,18 @@ from tfviz.errors import AnalysisError
 from tfviz.program import hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
+from tfviz.program.watch import RanToEnd, Watch
 from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.scriptinfo import static_targets
 
 
-def run_program(path: str, args: list[str], step: int, capture: Capture) -> StepCapture:
+def run_program(path: str, args: list[str], step: int, capture: Capture,
+                watch: Watch | None = None) -> StepCapture:
     """Run the script at ``path`` as ``__main__`` until its ``step``-th gradient
-    computation; raise AnalysisError when it never gets there.
+    computation; raise AnalysisError when it never gets there. With a ``watch``,
+    the step captured is the first where its condition fires, if that comes
+    first; a watched program that ends before either raises :class:`RanToEnd`.
 
     The program runs in a thread of its own. At its step that thread stops
     where it stands, inside tfviz's hook, and never runs again: the process
@@ -44,7 +48,7 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     sys.modules["__main__"] = module
     sys.argv = [path, *args]
     ended: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
-    handler = RunHandler(step, path, stopped=lambda end: _stop_here(end, ended))
+    handler = RunHandler(step, path, stopped=lambda end: _stop_here(end, ended), watch=watch)
     hooks.install()
 
     callbacks = _op_callbacks()
@@ -76,6 +80,8 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
     if isinstance(outcome, SystemExit):
         if handler.pending is not None:
             return handler.pending
+        if watch is not None and outcome.code in (None, 0):
+            raise RanToEnd(handler.count) from None
         raise _exit_error(outcome, path, capture, handler.count) from None
     if isinstance(outcome, KeyboardInterrupt):
         raise outcome
@@ -87,6 +93,8 @@ def run_program(path: str, args: list[str], step: int, capture: Capture) -> Step
         raise error_from_exception(outcome, what, path) from None
     if handler.pending is not None:
         return handler.pending
+    if watch is not None:
+        raise RanToEnd(handler.count)
     done = "ran to the end without computing a gradient" if handler.count == 0 else (
         f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
     candidates = tuple(static_targets(read_source(path)))

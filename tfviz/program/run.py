@@ -46,6 +46,7 @@ from tfviz.program.frames import (
 from tfviz.program.replay import BlockReplay, CallReplay, block_code, run_python
 from tfviz.program.sources import local_names, name_sources, outside_objects, tape_keys, variable_ids
 from tfviz.program.stepcount import CompiledStep, Steps, trace_again
+from tfviz.program.watch import Watch
 from tfviz.report import Source
 from tfviz.script.loader import read_source
 from tfviz.script.scriptinfo import TF1_REFUSAL
@@ -84,8 +85,13 @@ class RunHandler:
     """Counts gradient computations while the program runs."""
 
     def __init__(self, step: int, script: str,
-                 stopped: Callable[[BaseException], None] | None = None) -> None:
+                 stopped: Callable[[BaseException], None] | None = None,
+                 watch: Watch | None = None) -> None:
         self.step, self.script, self.count = step, script, 0
+        #: ``check --until``: every step is measured, and the first bad one is the step captured
+        self.watch = watch
+        #: gradient calls seen so far in each traced graph of a watched step (by id)
+        self._ordinals: dict[int, int] = {}
         #: ends the program at the hook that reached (or refused) its step; it never returns
         self.stopped = stopped
         #: the captured step, between its gradient call and the optimizer's update
@@ -139,11 +145,36 @@ class RunHandler:
         self._stop_if_pending()
         self._count(hit)
         if self.pending is None:
-            return original()
+            if self.watch is None or self.retracing or other_replica():
+                return original()
+            return self._watched(hit, original())
         # The captured step: its gradients are stand-ins (zeros shaped like the
         # sources), so the program reaches its optimizer call at no cost, and
         # what it applies them to can be matched by identity.
         return self.pending.stand_ins(hit)
+
+    def _watched(self, hit: hooks.Hit, grads: Any) -> Any:
+        """The gradients of a watched step: checked now (eager), or made to pass the check
+        the trace adds (a tf.function step); a step that fails it eagerly is captured here."""
+        import tensorflow as tf
+
+        assert self.watch is not None
+        if not tf.executing_eagerly():
+            if not self.entries:
+                return grads  # a trace we did not start from an eager call
+            graph = outermost_graph()
+            ordinal = self._ordinals[id(graph)] = self._ordinals.get(id(graph), 0) + 1
+            return self.watch.wrap(hit.sources, grads, hit.target, ordinal)
+        if self.watch.check_eager(hit.sources, grads, hit.target, self.count) is None:
+            return grads
+        self.step = self.count
+        self.pending = self._capture(hit, self.entries[0] if self.entries else None)
+        return self.pending.stand_ins(hit)
+
+    def _watch_fired(self) -> bool:
+        """A watched tf.function call failed because its check fired (not the program's error)."""
+        return (self.watch is not None and self.watch.fired is not None and self.pending is None
+                and self.count < self.step)
 
     @_final
     def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
@@ -223,10 +254,20 @@ class RunHandler:
             self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
         before, traces = self.count, compiled.traces()
         self.entries.append(self._started(entry()))
+        if self.watch is not None:
+            self.watch.base = before
         try:
-            result = original()
-        finally:
-            self.entries.pop()
+            try:
+                result = original()
+            finally:
+                self.entries.pop()
+        except Exception:
+            if not self._watch_fired():
+                raise
+            # The check stopped the call before its update: capture that step from a new trace.
+            self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
+            self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
+            raise
         self.count += compiled.ran(self.count - before, traces)
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
@@ -357,9 +398,27 @@ class RunHandler:
 
         self._stop_if_pending()
         prepare(model, data, self.script)
-        self.entries.append(self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
-                                                as_graph=not getattr(model, "run_eagerly", False))))
+
+        def entry() -> Entry:
+            return self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
+                                       as_graph=not getattr(model, "run_eagerly", False)))
+
         before = self.count
+        if self.watch is not None and not getattr(model, "run_eagerly", False) and before + 1 < self.step:
+            # Watched, the batch runs as Keras runs it: a graph, with the check in it.
+            self.watch.base = before
+            self.entries.append(entry())
+            try:
+                try:
+                    return _graph_step(model)(data)
+                finally:
+                    self.entries.pop()
+            except Exception:
+                if not self._watch_fired():
+                    raise
+            # Stopped before its update: this batch, run once more eagerly, is the step captured.
+            self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
+        self.entries.append(entry())
         try:
             try:
                 result = model.train_step(data)
@@ -449,7 +508,7 @@ class RunHandler:
             desc += f" in {name}, called at {os.path.basename(where.file)}:{where.line}"
         if label:
             desc = f"{label}: {desc}"
-        captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns)
+        captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns, count=self.count)
         captured.as_graph = entry is not None and entry.as_graph
         if hit.tape is not None:
             captured.watched = {key for v in hit.tape.watched_variables() for key in tape_keys(v)}

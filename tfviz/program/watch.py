@@ -1,0 +1,366 @@
+"""Watching every gradient step of a running program (``tfviz check --until``).
+
+Each gradient computation the program makes is measured where it is made: per
+source, the gradient's norm and whether every element is finite, and the
+loss's finiteness. The rules below read those figures after every step and
+fire at the first step where the chosen condition holds.
+
+**Cheap by construction.** A ``tf.function`` step is traced once, as the
+program traces it: the measurements are ops added to that trace, read back
+by one host callback per step (not one sync per variable), and the step is
+never traced again. The callback sits between the gradients and whatever
+consumes them (the optimizer), so when a rule fires it stops the step's graph
+there, *before* the update: the variables stay as the step found them, and
+the usual engine diagnoses that step. An eager step is measured in Python
+right after its gradient call, before the program can apply it.
+
+**The rules** (:data:`CONDITIONS`):
+
+- ``nan``: a gradient or the loss is not finite;
+- ``none``: a source whose gradient is None now had one at an earlier step;
+- ``zero``: a source's gradient has been exactly zero for ``zero_steps`` steps in a row;
+- ``vanishing`` / ``exploding``: the magnitude rule of the report
+  (:mod:`tfviz.engine.magnitude`). Without the step's graph the variables nearest
+  the loss are taken to be the last tenth of the sources, in the order the
+  program lists them (the order of ``model.trainable_variables``: input first);
+  the diagnosis of the step that fired then applies the rule with the graph.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from tfviz.engine import magnitude
+from tfviz.report import VariableReport, WatchedLayer, WatchSummary
+
+CONDITIONS = ("nan", "none", "zero", "vanishing", "exploding")
+#: ``zero``: how many steps in a row a gradient must be exactly zero, by default
+ZERO_STEPS = 5
+
+
+def parse_until(text: str) -> list[str]:
+    """``"nan,zero"`` -> ``['nan', 'zero']``; ``all`` is every condition.
+
+    >>> parse_until("nan, none")
+    ['nan', 'none']
+    >>> parse_until("inf")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown condition 'inf': choose from nan, none, zero, vanishing, exploding (or all)
+    """
+    names: list[str] = []
+    for part in text.split(","):
+        name = part.strip().lower()
+        if name == "all":
+            return list(CONDITIONS)
+        if name not in CONDITIONS:
+            raise ValueError(f"unknown condition {name!r}: choose from {', '.join(CONDITIONS)} (or all)")
+        if name not in names:
+            names.append(name)
+    return names
+
+
+@dataclass
+class Fired:
+    """The first step at which a condition held."""
+
+    condition: str
+    #: the program's gradient computation, counted from 1
+    step: int
+    #: which gradient computation of its tf.function call (1 for a usual train step)
+    ordinal: int
+    variables: list[str]
+    detail: str
+
+
+@dataclass
+class _Seen:
+    """One source across the steps."""
+
+    name: str
+    size: int
+    had_gradient: bool = False
+    zero_run: int = 0
+    steps: int = 0
+    first: float | None = None
+    last: float | None = None
+    low: float = math.inf
+    high: float = 0.0
+
+
+class RanToEnd(Exception):
+    """The watched program finished before any condition fired, or its ``--max-steps``."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(f"the program ended after {steps} gradient computation(s)")
+        self.steps = steps
+
+
+class WatchStop(Exception):
+    """Raised in a step's host callback to stop its graph before the update."""
+
+
+@dataclass
+class Watch:
+    """The rules and what they have seen; the handler calls it at every gradient step."""
+
+    until: list[str]
+    zero_steps: int = ZERO_STEPS
+    record: str | None = None
+    #: gradient computations the program had made before the running tf.function call
+    base: int = 0
+    steps: int = 0
+    fired: Fired | None = None
+    seen: dict[int, _Seen] = field(default_factory=dict)
+    _out: IO[str] | None = None
+    _writer: Any = None
+
+    # -- measuring (TensorFlow) --------------------------------------------------
+    def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int) -> Any:
+        """The gradients of a step being traced, made to pass through the step's check."""
+        import tensorflow as tf
+
+        keys, names, sizes, present = _describe(sources, grads)
+        norms, finite, loss_ok, weights = _measure(sources, grads, target, self.record is not None)
+
+        def callback(n: Any, f: Any, ok: Any, w: Any) -> Any:
+            self.observe(self.base + ordinal, ordinal, keys, names, sizes, present,
+                         n.numpy().tolist(), f.numpy().tolist(), bool(ok.numpy()),
+                         w.numpy().tolist())
+            return True
+
+        done = tf.py_function(callback, [norms, finite, loss_ok, weights], Tout=tf.bool, name="tfviz_watch")
+        with tf.control_dependencies([done]):
+            flat = [_after(g) for g in tf.nest.flatten(grads)]
+        return tf.nest.pack_sequence_as(grads, flat)
+
+    def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
+        keys, names, sizes, present = _describe(sources, grads)
+        norms, finite, loss_ok, weights = _measure(sources, grads, target, self.record is not None)
+        try:
+            self.observe(step, 1, keys, names, sizes, present, norms.numpy().tolist(),
+                         finite.numpy().tolist(), bool(loss_ok.numpy()), weights.numpy().tolist())
+        except WatchStop:
+            return self.fired
+        return None
+
+    # -- the rules (plain Python) ------------------------------------------------
+    def observe(self, step: int, ordinal: int, keys: Sequence[int], names: Sequence[str],
+                sizes: Sequence[int], present: Sequence[bool], norms: Sequence[float],
+                finite: Sequence[bool], loss_ok: bool, weights: Sequence[float]) -> None:
+        """Take one step's figures (``norms``/``finite`` for the present gradients only, in
+        order); raise :class:`WatchStop` when a condition fires."""
+        self.steps += 1
+        it_norms = iter(zip(norms, finite))
+        it_weights = iter(weights)
+        rows: list[tuple[_Seen, float | None, bool, float | None]] = []
+        for key, name, size, has in zip(keys, names, sizes, present):
+            s = self.seen.get(key)
+            if s is None:
+                s = self.seen[key] = _Seen(name, size)
+            norm, ok = next(it_norms) if has else (None, True)
+            weight = next(it_weights, None) if self.record is not None else None
+            rows.append((s, norm, ok, weight))
+        if self.record is not None:
+            self._write(step, rows)
+        fired = self._rules(rows, loss_ok)
+        for s, norm, ok, _ in rows:  # history after the rules: "none" compares with earlier steps
+            if norm is None:
+                continue
+            s.had_gradient = True
+            s.steps += 1
+            if ok and math.isfinite(norm):
+                s.zero_run = s.zero_run + 1 if norm == 0.0 else 0
+                s.first = norm if s.first is None else s.first
+                s.last = norm
+                s.low, s.high = min(s.low, norm), max(s.high, norm)
+        if fired is not None and self.fired is None:
+            condition, variables, detail = fired
+            self.fired = Fired(condition, step, ordinal, variables, detail)
+            raise WatchStop(f"tfviz: {condition} at gradient step {step}")
+
+    def _rules(self, rows: list[tuple[_Seen, float | None, bool, float | None]],
+               loss_ok: bool) -> tuple[str, list[str], str] | None:
+        if "nan" in self.until:
+            bad = [s.name for s, norm, ok, _ in rows
+                   if norm is not None and (not ok or not math.isfinite(norm))]
+            if bad or not loss_ok:
+                what = "the loss is not finite" if not loss_ok else ""
+                if bad:
+                    what += ("; " if what else "") + f"the gradient of {_some(bad)} is not finite"
+                return "nan", bad, what
+        if "none" in self.until:
+            lost = [s.name for s, norm, _, _ in rows if norm is None and s.had_gradient]
+            if lost:
+                return "none", lost, f"{_some(lost)} got a gradient at earlier steps and gets None now"
+        if "zero" in self.until:
+            dead = [s.name for s, norm, ok, _ in rows
+                    if norm == 0.0 and s.zero_run + 1 >= self.zero_steps]
+            if dead:
+                return "zero", dead, (f"the gradient of {_some(dead)} has been exactly zero for"
+                                      f" {self.zero_steps} steps in a row")
+        wanted: list[str] = [c for c in ("vanishing", "exploding") if c in self.until]
+        if wanted:
+            return _magnitude_rule(rows, wanted)
+        return None
+
+    # -- the record and the summary ----------------------------------------------
+    def _write(self, step: int, rows: list[tuple[_Seen, float | None, bool, float | None]]) -> None:
+        if self._writer is None:
+            assert self.record is not None
+            self._out = open(self.record, "w", newline="", encoding="utf-8")  # noqa: SIM115 - kept open
+            self._writer = csv.writer(self._out)
+            self._writer.writerow(["step", "variable", "grad_norm", "weight_norm", "grad_to_weight"])
+        for s, norm, ok, weight in rows:
+            g = norm if norm is not None and ok else (math.nan if norm is not None else None)
+            ratio = g / weight if g is not None and weight else None
+            self._writer.writerow([step, s.name, _cell(g), _cell(weight), _cell(ratio)])
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def summary(self, stopped_at: int | None, where: str) -> WatchSummary:
+        """What the run saw: ``stopped_at`` is the step diagnosed (None: the program ended)."""
+        self.close()
+        measured = [s for s in self.seen.values() if s.last is not None]
+        layers: dict[str, list[_Seen]] = {}
+        for s in measured:
+            layers.setdefault(_layer(s.name), []).append(s)
+        return WatchSummary(
+            until=list(self.until), steps=self.steps,
+            fired=self.fired.condition if self.fired else None,
+            step=stopped_at, at=where,
+            detail=self.fired.detail if self.fired else "",
+            variables=list(self.fired.variables) if self.fired else [],
+            min_norm=min((s.low for s in measured), default=None),
+            max_norm=max((s.high for s in measured), default=None),
+            layers=[WatchedLayer(name, first=_norm(group, "first"), last=_norm(group, "last"),
+                                 low=min(s.low for s in group), high=max(s.high for s in group))
+                    for name, group in layers.items()],
+            record=self.record or "")
+
+
+def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
+                    wanted: list[str]) -> tuple[str, list[str], str] | None:
+    reports = [VariableReport(s.name, s.name, "float32", [s.size], "connected", grad_norm=norm)
+               for s, norm, ok, _ in rows if norm is not None and ok]
+    sizes = {v.name: p for v in reports if (p := magnitude.per_element(v)) is not None}
+    if len(sizes) < 3:
+        return None
+    order = list(sizes)
+    hops = {name: len(order) - i for i, name in enumerate(order)}  # the last sources nearest the loss
+    ref = magnitude.reference(sizes, hops)
+    quiet = magnitude.cancelled(sizes, reports, ref)
+    for condition in wanted:
+        hit = [n for n, p in sizes.items() if n not in quiet
+               and magnitude.Magnitude(p, ref).verdict == condition]
+        if hit:
+            worst = max(hit, key=lambda n: abs(math.log10(sizes[n] / ref)))
+            decades = math.log10(sizes[worst] / ref)
+            return condition, hit, (f"the gradient of {_some(hit)} sits {abs(decades):.1f} decades"
+                                    f" {'below' if decades < 0 else 'above'} the variables nearest the loss")
+    return None
+
+
+def _describe(sources: Any, grads: Any) -> tuple[list[int], list[str], list[int], list[bool]]:
+    import tensorflow as tf
+
+    srcs = tf.nest.flatten(sources)
+    flat = tf.nest.flatten(grads)
+    keys = [id(getattr(s, "handle", s)) if _is_variable(s) else i for i, s in enumerate(srcs)]
+    names = [variable_name(s, i) for i, s in enumerate(srcs)]
+    sizes = [_size(s) for s in srcs]
+    present = [g is not None for g in flat]
+    return keys, names, sizes, present
+
+
+def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> tuple[Any, Any, Any, Any]:
+    import tensorflow as tf
+
+    norms, finite = [], []
+    for g in tf.nest.flatten(grads):
+        if g is None:
+            continue
+        values = g.values if isinstance(g, tf.IndexedSlices) else g
+        values = tf.math.abs(values) if values.dtype.is_complex else values
+        values = tf.cast(values, tf.float32)
+        norms.append(tf.norm(tf.reshape(values, [-1])))
+        finite.append(tf.reduce_all(tf.math.is_finite(values)))
+    checks = [tf.reduce_all(tf.math.is_finite(tf.cast(t, tf.float32)))
+              for t in tf.nest.flatten(target) if _is_float_tensor(t)]
+    loss_ok = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
+    wn = [tf.norm(tf.reshape(tf.cast(s, tf.float32), [-1])) for s in tf.nest.flatten(sources)
+          if weights and _is_variable(s)]
+    empty = tf.zeros([0])
+    return (tf.stack(norms) if norms else empty, tf.stack(finite) if finite else tf.zeros([0], tf.bool),
+            loss_ok, tf.stack(wn) if wn else empty)
+
+
+def _after(g: Any) -> Any:
+    import tensorflow as tf
+
+    if g is None:
+        return None
+    if isinstance(g, tf.IndexedSlices):
+        return tf.IndexedSlices(tf.identity(g.values), g.indices, g.dense_shape)
+    return tf.identity(g)
+
+
+def _is_variable(x: Any) -> bool:
+    return hasattr(x, "assign") and hasattr(x, "dtype")
+
+
+def _is_float_tensor(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and getattr(dtype, "is_floating", False)
+
+
+def _size(x: Any) -> int:
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return 1
+    dims = [d if isinstance(d, int) else 1 for d in list(shape)]
+    return max(1, math.prod(dims))
+
+
+def variable_name(x: Any, index: int) -> str:
+    """A source's name as the record writes it: a Keras variable's path, else TensorFlow's name.
+
+    >>> class V: path = "dense/kernel"; name = "kernel"
+    >>> variable_name(V(), 0)
+    'dense/kernel'
+    """
+    path = getattr(x, "path", None)
+    if isinstance(path, str) and path:
+        return path
+    name = getattr(x, "name", None)
+    if isinstance(name, str) and name and _is_variable(x):
+        return name.split(":", 1)[0]
+    return f"source {index}"
+
+
+def _layer(name: str) -> str:
+    """``model/dense_1/kernel`` -> ``model/dense_1``; a bare name is its own layer."""
+    return name.rsplit("/", 1)[0] if "/" in name else name
+
+
+def _norm(group: list[_Seen], attr: str) -> float | None:
+    """A layer's norm: the root of the sum of its variables' squared norms."""
+    values = [getattr(s, attr) for s in group]
+    known = [v for v in values if v is not None]
+    return math.sqrt(sum(v * v for v in known)) if known else None
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _cell(x: float | None) -> str:
+    return "" if x is None else repr(float(x))
