@@ -218,6 +218,8 @@ class WatchSummary:
     layers: list[WatchedLayer] = field(default_factory=list)
     #: the per-step record (CSV), when one was asked for
     record: str = ""
+    #: why that record could not be written
+    record_error: str = ""
 
 
 @dataclass

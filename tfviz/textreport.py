@@ -60,6 +60,8 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
             out.append(f"    ... and {len(w.layers) - len(shown)} more (--json lists them all)")
     if w.record:
         out.append(f"  record: {_rel(w.record)}")
+    if w.record_error:
+        out.append(_c(f"  {w.record_error}", "warning", color))
     return out
 
 

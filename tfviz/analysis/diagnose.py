@@ -16,6 +16,7 @@ from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.magnitude import judge_magnitudes
+from tfviz.engine.nandomain import explain_nan_inputs
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, resolve, trace, watchable
 from tfviz.engine.untrained import mark_not_trained
@@ -118,6 +119,9 @@ def analysis(
         err = error_from_exception(exc, "", path)
         err.message = f"the script called sys.exit({exc.code!r}), so it was not analyzed"
         raise err from None
+    finally:
+        if watch is not None:
+            watch.close()  # a record of a run that failed is still the figures up to there
 
 
 def _analyze(path: str, target: str | None, progress: Progress | None,
@@ -238,6 +242,9 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         review(report, sources, extras, step_.module.__dict__, step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
+        if traced is not None:
+            with capture.active():
+                explain_nan_inputs(report, traced.og.g, step_.fn)
         mark_not_trained(report)  # the graph document and its exports mark it, not the window only
         lap("judge")
     report.script = path
@@ -250,7 +257,8 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     report.timings_s = {**timings, "probes": float(prober.probes)}
     report.targets = step_.targets
     if watch is not None and step_.capture is not None:
-        report.watch = watch.summary(step_.capture.count, step_.name)
+        names = {v.tf_name.split(":", 1)[0]: v.name for v in report.variables}
+        report.watch = watch.summary(step_.capture.count, step_.name, names)
         if watch.fired is not None:
             report.ok = False  # the condition asked for: a gate fails on it
     nb = notebook.known(path)

@@ -346,15 +346,26 @@ def _node_of_op(g: nx.DiGraph[str], op: Any) -> str | None:
 
 
 def _nan_culprits(g: nx.DiGraph[str], traced: Trace, union: set[str], reach: set[str]) -> list[str]:
-    """Ops whose output gradients are finite but that feed a non-finite one back."""
+    """Ops whose output gradients are finite but that feed a non-finite one back.
+
+    An input whose gradient is non-finite because another of its consumers is already
+    non-finite does not make this op a culprit: ``log(p)`` next to ``log(1 - p)`` with ``p``
+    exactly 1 shares ``p``'s NaN gradient, which ``log(1 - p)`` made.
+    """
     bad: set[str] = {nid for (nid, _i), n in traced.tensor_norms.items() if not math.isfinite(n)}
     if not bad:
         return []
+
+    def passes(u: str, v: str) -> bool:
+        return bool(g.edges[u, v].get("status") == EDGE_PASSES)
+
     out = []
     for v in union & reach:
         if v in bad:
             continue
-        if any(u in bad and g.edges[u, v].get("status") == EDGE_PASSES for u in g.predecessors(v)):
+        if any(u in bad and passes(u, v)
+               and not any(w != v and w in bad and passes(u, w) for w in g.successors(u))
+               for u in g.predecessors(v)):
             out.append(v)
     # Nearest the target first: fewest ops downstream.
     return sorted(out, key=lambda n: (len(g.nodes[n].get("name", "")), n))

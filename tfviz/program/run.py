@@ -92,6 +92,10 @@ class RunHandler:
         self.watch = watch
         #: gradient calls seen so far in each traced graph of a watched step (by id)
         self._ordinals: dict[int, int] = {}
+        #: gradient calls in the latest trace of a watched step: what each of its calls makes
+        self._trace_hits = 0
+        #: a watched Keras batch's tf.function: counted by the batch, not as a nested call
+        self._direct: Any = None
         #: ends the program at the hook that reached (or refused) its step; it never returns
         self.stopped = stopped
         #: the captured step, between its gradient call and the optimizer's update
@@ -164,6 +168,7 @@ class RunHandler:
                 return grads  # a trace we did not start from an eager call
             graph = outermost_graph()
             ordinal = self._ordinals[id(graph)] = self._ordinals.get(id(graph), 0) + 1
+            self._trace_hits = ordinal
             return self.watch.wrap(hit.sources, grads, hit.target, ordinal)
         if self.watch.check_eager(hit.sources, grads, hit.target, self.count) is None:
             return grads
@@ -180,6 +185,8 @@ class RunHandler:
     def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
                         original: Callable[[], Any]) -> Any:
         if self.pending is None or other_replica():
+            if self.watch is not None and self.watch.record is not None and not self.retracing:
+                return self.watch.around_update(variables, original)
             return original()
         if self.pending.updates is None:
             self.pending.record_update(grads, variables, user_line())
@@ -236,6 +243,8 @@ class RunHandler:
                         original: Callable[[], Any]) -> Any:
         import tensorflow as tf
 
+        if fn is self._direct:
+            return original()
         if self.entries:
             return self._nested_call(fn, args, kwargs, original)
         if not tf.executing_eagerly():
@@ -408,11 +417,15 @@ class RunHandler:
             # Watched, the batch runs as Keras runs it: a graph, with the check in it.
             self.watch.base = before
             self.entries.append(entry())
+            self._direct = step = _graph_step(model)
             try:
                 try:
-                    return _graph_step(model)(data)
+                    result = step(data)
                 finally:
                     self.entries.pop()
+                    self._direct = None
+                self.count = before + max(1, self._trace_hits)
+                return result
             except Exception:
                 if not self._watch_fired():
                     raise

@@ -28,9 +28,10 @@ right after its gradient call, before the program can apply it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -118,6 +119,11 @@ class Watch:
     seen: dict[int, _Seen] = field(default_factory=dict)
     _out: IO[str] | None = None
     _writer: Any = None
+    #: the record's rows of the latest step, by variable, until its update is known
+    _rows: dict[str, list[Any]] = field(default_factory=dict)
+    _stack: contextlib.ExitStack[Any] | None = None
+    #: why the record could not be written ("" when it was, or none was asked for)
+    record_error: str = ""
 
     # -- measuring (TensorFlow) --------------------------------------------------
     def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int) -> Any:
@@ -147,6 +153,29 @@ class Watch:
         except WatchStop:
             return self.fired
         return None
+
+    def around_update(self, variables: list[Any], original: Callable[[], Any]) -> Any:
+        """The optimizer's update, with each variable's change measured for the record."""
+        import tensorflow as tf
+
+        names = [variable_name(v, i) for i, v in enumerate(variables)]
+        before = [tf.identity(tf.cast(tf.convert_to_tensor(v), tf.float32)) for v in variables]
+        result = original()
+        deltas = tf.stack([tf.norm(tf.reshape(tf.cast(tf.convert_to_tensor(v), tf.float32) - b, [-1]))
+                           for v, b in zip(variables, before)]) if variables else tf.zeros([0])
+        if tf.executing_eagerly():
+            self.updated(names, deltas.numpy().tolist())
+        else:
+            tf.py_function(lambda d: self.updated(names, d.numpy().tolist()), [deltas], Tout=[],
+                           name="tfviz_update")
+        return result
+
+    def updated(self, names: Sequence[str], deltas: Sequence[float]) -> None:
+        for name, delta in zip(names, deltas):
+            row = self._rows.get(name)
+            if row is not None:
+                row[3] = delta
+        self._flush()
 
     # -- the rules (plain Python) ------------------------------------------------
     def observe(self, step: int, ordinal: int, keys: Sequence[int], names: Sequence[str],
@@ -191,17 +220,17 @@ class Watch:
             if bad or not loss_ok:
                 what = "the loss is not finite" if not loss_ok else ""
                 if bad:
-                    what += ("; " if what else "") + f"the gradient of {_some(bad)} is not finite"
+                    what += ("; " if what else "") + "the gradient of {names} is not finite"
                 return "nan", bad, what
         if "none" in self.until:
             lost = [s.name for s, norm, _, _ in rows if norm is None and s.had_gradient]
             if lost:
-                return "none", lost, f"{_some(lost)} got a gradient at earlier steps and gets None now"
+                return "none", lost, "{names} got a gradient at earlier steps and gets None now"
         if "zero" in self.until:
             dead = [s.name for s, norm, ok, _ in rows
                     if norm == 0.0 and s.zero_run + 1 >= self.zero_steps]
             if dead:
-                return "zero", dead, (f"the gradient of {_some(dead)} has been exactly zero for"
+                return "zero", dead, ("the gradient of {names} has been exactly zero for"
                                       f" {self.zero_steps} steps in a row")
         wanted: list[str] = [c for c in ("vanishing", "exploding") if c in self.until]
         if wanted:
@@ -210,40 +239,84 @@ class Watch:
 
     # -- the record and the summary ----------------------------------------------
     def _write(self, step: int, rows: list[tuple[_Seen, float | None, bool, float | None]]) -> None:
-        if self._writer is None:
-            assert self.record is not None
-            self._out = open(self.record, "w", newline="", encoding="utf-8")  # noqa: SIM115 - kept open
-            self._writer = csv.writer(self._out)
-            self._writer.writerow(["step", "variable", "grad_norm", "weight_norm", "grad_to_weight"])
+        """Keep the step's rows until its update is measured (:meth:`updated`), or the next step."""
+        self._flush()
         for s, norm, ok, weight in rows:
             g = norm if norm is not None and ok else (math.nan if norm is not None else None)
-            ratio = g / weight if g is not None and weight else None
-            self._writer.writerow([step, s.name, _cell(g), _cell(weight), _cell(ratio)])
+            self._rows[s.name] = [step, s.name, g, None, weight]
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        if self._writer is None and not self._open_record():
+            self._rows.clear()
+            return
+        for step, name, g, update, weight in self._rows.values():
+            ratio = update / weight if update is not None and weight else None
+            self._writer.writerow([step, name, _cell(g), _cell(update), _cell(weight), _cell(ratio)])
+        self._rows.clear()
+        assert self._out is not None
+        self._out.flush()
+
+    def _open_record(self) -> bool:
+        """Open the record under a temporary name beside it (renamed into place by
+        :meth:`close`, so a reader never sees half a file); False when it cannot be written."""
+        from tfviz import __version__
+        from tfviz.outputs import SIGNATURE, temporary_beside
+
+        assert self.record is not None
+        stack = contextlib.ExitStack()
+        try:
+            tmp = stack.enter_context(temporary_beside(self.record))
+            self._out = open(tmp, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            stack.close()
+            self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
+            self.record = None
+            return False
+        self._stack = stack
+        self._out.write(f"# {SIGNATURE} {__version__}\n")
+        self._writer = csv.writer(self._out)
+        self._writer.writerow(["step", "variable", "grad_norm", "update_norm", "weight_norm",
+                               "update_to_weight"])
+        return True
 
     def close(self) -> None:
+        """Write what is left of the record and put it in place (idempotent)."""
+        self._flush()
         if self._out is not None:
             self._out.close()
             self._out = None
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            try:
+                stack.close()
+            except OSError as exc:
+                self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
 
-    def summary(self, stopped_at: int | None, where: str) -> WatchSummary:
-        """What the run saw: ``stopped_at`` is the step diagnosed (None: the program ended)."""
+    def summary(self, stopped_at: int | None, where: str,
+                names: dict[str, str] | None = None) -> WatchSummary:
+        """What the run saw: ``stopped_at`` is the step diagnosed (None: the program ended).
+        ``names`` gives the program's own names of the sources (the report's), by record name."""
         self.close()
+        names = names or {}
+        fired = [names.get(n, n) for n in self.fired.variables] if self.fired else []
         measured = [s for s in self.seen.values() if s.last is not None]
         layers: dict[str, list[_Seen]] = {}
         for s in measured:
             layers.setdefault(_layer(s.name), []).append(s)
         return WatchSummary(
-            until=list(self.until), steps=self.steps,
+            until=list(self.until), steps=max(self.steps, stopped_at or 0),
             fired=self.fired.condition if self.fired else None,
             step=stopped_at, at=where,
-            detail=self.fired.detail if self.fired else "",
-            variables=list(self.fired.variables) if self.fired else [],
+            detail=self.fired.detail.replace("{names}", _some(fired)) if self.fired else "",
+            variables=fired,
             min_norm=min((s.low for s in measured), default=None),
             max_norm=max((s.high for s in measured), default=None),
             layers=[WatchedLayer(name, first=_norm(group, "first"), last=_norm(group, "last"),
                                  low=min(s.low for s in group), high=max(s.high for s in group))
                     for name, group in layers.items()],
-            record=self.record or "")
+            record=self.record or "", record_error=self.record_error)
 
 
 def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
@@ -263,7 +336,7 @@ def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
         if hit:
             worst = max(hit, key=lambda n: abs(math.log10(sizes[n] / ref)))
             decades = math.log10(sizes[worst] / ref)
-            return condition, hit, (f"the gradient of {_some(hit)} sits {abs(decades):.1f} decades"
+            return condition, hit, ("the gradient of {names}" f" sits {abs(decades):.1f} decades"
                                     f" {'below' if decades < 0 else 'above'} the variables nearest the loss")
     return None
 

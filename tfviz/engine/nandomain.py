@@ -1,0 +1,153 @@
+"""Why a gradient turned non-finite at an op: what its inputs held at that step.
+
+The verdict names the op where the gradient first becomes NaN or infinite. What the user
+needs next is which input left the op's domain (``Log`` of 0, ``Sqrt`` of -1e-8, a division
+by 0, an ``Exp`` that overflows) or grew until float32 overflowed. That takes the op's forward
+values, which the gradient trace does not keep, so the step is run forward once more, only
+when there is a NaN to explain, with the inputs' ranges of the named ops as its outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tfviz.report import Report
+
+#: ``sqrt`` of float32's largest value: a square (or product) of values past it overflows
+SQUARE_LIMIT = 1.8e19
+#: ``log`` of float32's largest value: ``exp`` of more overflows
+EXP_LIMIT = 88.72
+OVERFLOW_HINT = ("Values grew until float32 overflowed: lower the learning rate, normalize the inputs,"
+                 " or clip the gradients (clipnorm); the watched norms show how fast they grew.")
+
+
+@dataclass(frozen=True)
+class InputRange:
+    """One float input of an op over the step: its smallest, largest and smallest absolute value."""
+
+    index: int
+    low: float
+    high: float
+    tiniest: float
+
+    @property
+    def finite(self) -> bool:
+        return all(math.isfinite(x) for x in (self.low, self.high))
+
+    @property
+    def largest(self) -> float:
+        return max(abs(self.low), abs(self.high))
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
+    """What was out of range at the op, and whether it is an overflow (not a domain error).
+
+    >>> domain_text("Log", [InputRange(0, 0.0, 1.0, 0.0)])
+    ('Log of 0: its input reaches 0, where log is -inf and its gradient 1/x infinite', False)
+    >>> domain_text("Sqrt", [InputRange(0, -1e-08, 4.0, 0.0)])
+    ('Sqrt of -1e-08: its input reaches 0 or below, where the gradient 1/(2*sqrt(x)) is not finite', False)
+    >>> domain_text("RealDiv", [InputRange(0, 1.0, 2.0, 1.0), InputRange(1, 0.0, 3.0, 0.0)])
+    ('a division by 0: the denominator (input 1) reaches 0', False)
+    >>> domain_text("Exp", [InputRange(0, -3.0, 95.0, 0.5)])
+    ('Exp of 95: above 88.7, exp overflows float32', True)
+    >>> domain_text("Square", [InputRange(0, -2e19, 3e20, 1.0)])
+    ('Square of values up to 3e+20: past 1.8e+19 a square overflows float32', True)
+    """
+    if not ranges:
+        return "", False
+    bad = [r for r in ranges if not r.finite]
+    if bad:
+        r = bad[0]
+        return (f"its input {r.index} is already non-finite ({_g(r.low)} to {_g(r.high)}): the NaN comes"
+                " from an earlier op of the forward pass", False)
+    x = ranges[0]
+    if op_type == "Log" and x.low <= 0:
+        where = "0" if x.low == 0 else "negative values"
+        return (f"Log of {_g(x.low)}: its input reaches {where}, where log is"
+                f" {'-inf' if x.low == 0 else 'NaN'} and its gradient 1/x infinite", False)
+    if op_type == "Log1p" and x.low <= -1:
+        return f"Log1p of {_g(x.low)}: its input reaches -1 or below, where log1p is not finite", False
+    if op_type in ("Sqrt", "Rsqrt") and x.low <= 0:
+        grad = "1/(2*sqrt(x))" if op_type == "Sqrt" else "-1/(2*x*sqrt(x))"
+        return (f"{op_type} of {_g(x.low)}: its input reaches 0 or below, where the gradient {grad}"
+                " is not finite", False)
+    if op_type in ("Acos", "Asin", "Atanh") and x.largest >= 1:
+        return f"{op_type} of {_g(x.high if abs(x.high) >= 1 else x.low)}: outside (-1, 1)", False
+    denominator = {"RealDiv": 1, "Div": 1, "FloorDiv": 1, "Xdivy": 1, "Reciprocal": 0, "Inv": 0}
+    if op_type in denominator:
+        i = denominator[op_type]
+        d = next((r for r in ranges if r.index == i), None)
+        if d is not None and d.tiniest == 0:
+            return f"a division by 0: the denominator (input {i}) reaches 0", False
+    if op_type == "Pow" and x.low <= 0:
+        return (f"Pow of a base that reaches {_g(x.low)}: a fractional power of 0 or below is not"
+                " finite", False)
+    if op_type == "Exp" and x.high > EXP_LIMIT:
+        return f"Exp of {_g(x.high)}: above {EXP_LIMIT:.3g}, exp overflows float32", True
+    largest = max(r.largest for r in ranges)
+    if largest > SQUARE_LIMIT:
+        what = "a square" if op_type in ("Square", "Pow", "SquaredDifference") else "a product of such values"
+        return (f"{op_type} of values up to {_g(largest)}: past {_g(SQUARE_LIMIT)} {what} overflows"
+                " float32", True)
+    spans = ", ".join(f"input {r.index} in [{_g(r.low)}, {_g(r.high)}]" for r in ranges)
+    return f"{op_type} with {spans}", False
+
+
+def input_ranges(fn: Callable[[], Any], names: Iterable[str]) -> dict[str, list[InputRange]]:
+    """Run the step forward once, traced, and return the ranges of the float inputs of the
+    ops called ``names`` in its outer graph (a fresh trace of the same step names its ops alike)."""
+    import tensorflow as tf
+
+    from tfviz.engine.trace import as_value, autograph
+
+    wanted = set(names)
+    keys: list[tuple[str, int]] = []
+    converted = autograph(fn)
+
+    def body() -> Any:
+        as_value(converted())
+        stats = []
+        for op in tf.compat.v1.get_default_graph().get_operations():
+            if op.name not in wanted:
+                continue
+            for i, t in enumerate(op.inputs):
+                if not t.dtype.is_floating:
+                    continue
+                v = tf.reshape(tf.cast(t, tf.float32), [-1])
+                stats.append(tf.stack([tf.reduce_min(v), tf.reduce_max(v), tf.reduce_min(tf.abs(v))]))
+                keys.append((op.name, i))
+        return tf.stack(stats) if stats else tf.zeros([0, 3])
+
+    values = tf.function(body, autograph=False)().numpy().tolist()
+    out: dict[str, list[InputRange]] = {}
+    for (name, i), (low, high, tiniest) in zip(keys, values):
+        out.setdefault(name, []).append(InputRange(i, low, high, tiniest))
+    return out
+
+
+def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> None:
+    """Add to each ``nan`` problem what its op's inputs held (best effort: a step that cannot run
+    forward again keeps the verdict as it was)."""
+    problems = [p for p in report.problems if p.kind == "nan" and p.op and p.op in graph]
+    names = {p.op: getattr(graph.nodes[p.op].get("op"), "name", None) for p in problems}
+    if not any(names.values()):
+        return
+    try:
+        ranges = input_ranges(fn, [n for n in names.values() if n])
+    except Exception:  # noqa: BLE001 - the explanation is extra; the verdict stands without it
+        return
+    for p in problems:
+        name = names.get(p.op)
+        text, overflow = domain_text(p.op_type, ranges.get(name, [])) if name else ("", False)
+        if not text:
+            continue
+        p.message = f"{p.message}. {text[0].upper()}{text[1:]}"
+        if overflow:
+            p.hint = OVERFLOW_HINT
