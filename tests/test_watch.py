@@ -1,0 +1,253 @@
+"""``tfviz check --until``: the step it stops at is the first where TensorFlow's own gradients
+go wrong.
+
+The oracle runs each example as ``python`` would, here and without tfviz, with every
+``tf.function`` run eagerly and ``tape.gradient`` wrapped so that each gradient's values are
+seen: the first step at which a gradient (or the loss) is non-finite, a gradient is None
+where an earlier step had one, or has been exactly zero for K steps in a row, is the answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tfviz.program.watch import Watch, WatchStop, parse_until
+
+TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
+
+
+class _Found(BaseException):
+    def __init__(self, step: int, names: list[str]) -> None:
+        super().__init__(step)
+        self.step, self.names = step, names
+
+
+def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int, list[str]] | None:
+    """The first gradient computation of the program at ``path`` where ``condition`` holds,
+    by TensorFlow's own values, and the sources it holds for (None: never)."""
+    import numpy as np
+    import tensorflow as tf
+
+    original = tf.GradientTape.gradient
+    state: dict[str, object] = {"step": 0, "had": set(), "zeros": {}}
+
+    def gradient(self, target, sources, *args, **kwargs):  # type: ignore[no-untyped-def]
+        grads = original(self, target, sources, *args, **kwargs)
+        state["step"] = step = int(state["step"]) + 1  # type: ignore[call-overload]
+        had: set[int] = state["had"]  # type: ignore[assignment]
+        zeros: dict[int, int] = state["zeros"]  # type: ignore[assignment]
+        bad = []
+        loss_ok = all(np.isfinite(t.numpy()).all() for t in tf.nest.flatten(target))
+        for s, g in zip(tf.nest.flatten(sources), tf.nest.flatten(grads)):
+            key, name = id(s), getattr(s, "path", None) or s.name.split(":")[0]
+            values = None if g is None else tf.convert_to_tensor(g).numpy()
+            if condition == "nan" and values is not None and not np.isfinite(values).all():
+                bad.append(name)
+            if condition == "none" and values is None and key in had:
+                bad.append(name)
+            if condition == "zero" and values is not None:
+                zeros[key] = zeros.get(key, 0) + 1 if not values.any() else 0
+                if zeros[key] >= zero_steps:
+                    bad.append(name)
+            if values is not None:
+                had.add(key)
+        if bad or (condition == "nan" and not loss_ok):
+            raise _Found(step, bad)
+        return grads
+
+    cwd = os.getcwd()
+    tf.GradientTape.gradient = gradient
+    tf.config.run_functions_eagerly(True)
+    os.chdir(path.parent)
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except _Found as found:
+        return found.step, found.names
+    finally:
+        os.chdir(cwd)
+        tf.GradientTape.gradient = original
+        tf.config.run_functions_eagerly(False)
+    return None
+
+
+def check(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    r = subprocess.run([str(TFVIZ), "check", *args, "--json"], capture_output=True, text=True,
+                       timeout=600, cwd=cwd)
+    return r.returncode, json.loads(r.stdout)
+
+
+BROKEN = [
+    # example, condition, a variable the condition must name (by the report's name)
+    ("train_nan_log.py", "nan", "w"),
+    ("train_nan_fit_lr.py", "nan", "model.layers[0].kernel"),
+    ("train_dead_relu.py", "zero", "hidden.kernel"),
+    ("train_cond_branch.py", "none", "w_aux"),
+]
+
+
+@pytest.mark.parametrize(("name", "condition", "variable"), BROKEN)
+def test_stops_at_the_first_step_tensorflow_gets_wrong(name: str, condition: str, variable: str) -> None:
+    truth = first_bad_step(EXAMPLES / name, condition)
+    assert truth is not None, f"{name} never shows {condition}: the example is broken"
+    step, _ = truth
+    code, doc = check(str(EXAMPLES / name), "--until", condition)
+    assert code == 1, doc
+    watch = doc["watch"]
+    assert (watch["fired"], watch["step"]) == (condition, step)
+    assert variable in watch["variables"]
+    assert f"{name}:" in watch["at"]  # the line of the user's own code where the step is
+    assert doc["ok"] is False and doc["variables"], "the step itself is diagnosed"
+
+
+def test_nan_names_the_op_its_line_and_the_input_out_of_range() -> None:
+    code, doc = check(str(EXAMPLES / "train_nan_log.py"), "--until", "nan")
+    (p,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+    assert p["op_type"] == "Log" and "log(1 - p)" in p["source"]["code"]
+    assert "Log of 0" in p["message"]
+    assert sorted(p["variables"]) == ["b", "w"]
+
+
+def test_overflow_is_told_from_a_domain_error() -> None:
+    code, doc = check(str(EXAMPLES / "train_nan_fit_lr.py"), "--until", "nan")
+    (p,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+    assert "overflows float32" in p["message"] and "learning rate" in p["hint"]
+    # the watched norms grew by orders of magnitude before the step: the summary shows it
+    assert doc["watch"]["max_norm"] is None or doc["watch"]["max_norm"] > 1e6
+
+
+def test_healthy_control_runs_to_max_steps_and_passes(tmp_path: Path) -> None:
+    record = tmp_path / "record.csv"
+    code, doc = check(str(EXAMPLES / "train_healthy_fit.py"), "--until", "all", "--max-steps", "20",
+                      "--record", str(record))
+    assert code == 0, doc
+    watch = doc["watch"]
+    assert watch["fired"] is None and watch["step"] == 20 and watch["steps"] == 20
+    assert "epoch 2, batch 4" in watch["at"]  # 16 batches an epoch
+    assert doc["ok"] is True
+    assert {x["name"] for x in watch["layers"]} == {"sequential/dense", "sequential/dense_1",
+                                                    "sequential/dense_2"}
+    rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
+    assert record.read_text().startswith("# written by tfviz")
+    assert sorted({int(r["step"]) for r in rows}) == list(range(1, 20))  # the 20th is diagnosed, not run
+    assert len(rows) == 19 * 6
+
+
+def test_program_that_ends_before_any_condition_exits_0() -> None:
+    code, doc = check(str(EXAMPLES / "train_healthy_fit.py"), "--until", "nan")
+    assert code == 0
+    assert doc["watch"]["fired"] is None and doc["watch"]["step"] is None
+    assert doc["watch"]["steps"] == 3 * 16
+
+
+def test_record_matches_tensorflow(tmp_path: Path) -> None:
+    """SGD without momentum moves each variable by exactly lr * its gradient."""
+    import tensorflow as tf
+
+    record = tmp_path / "dead.csv"
+    code, doc = check(str(EXAMPLES / "train_dead_relu.py"), "--until", "zero", "--record", str(record))
+    assert code == 1
+    rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
+    by_step: dict[int, dict[str, dict[str, str]]] = {}
+    for r in rows:
+        by_step.setdefault(int(r["step"]), {})[r["variable"]] = r
+    assert sorted(by_step) == list(range(1, doc["watch"]["step"] + 1))
+    for step, per in by_step.items():
+        if step == doc["watch"]["step"]:
+            assert all(r["update_norm"] == "" for r in per.values())  # stopped before its update
+            continue
+        for r in per.values():
+            # the change is measured as after - before, in float32: rounding at the weight's scale
+            rounding = 2e-7 * (1 + float(r["weight_norm"]))
+            assert math.isclose(float(r["update_norm"]), 0.12 * float(r["grad_norm"]), rel_tol=1e-4,
+                                abs_tol=rounding)
+    # step 1's gradient norms, computed here from the same model and data
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(256, 8)).astype("float32")
+    y = (x.sum(axis=1, keepdims=True) - 8.0).astype("float32")
+    hidden = keras.layers.Dense(16, activation="relu")
+    out = keras.layers.Dense(1, kernel_initializer=keras.initializers.Constant(0.5))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((out(hidden(x)) - y) ** 2)
+    grads = tape.gradient(loss, hidden.trainable_variables + out.trainable_variables)
+    names = ("hidden/kernel", "hidden/bias", "out/kernel", "out/bias")
+    got = [float(by_step[1][n]["grad_norm"]) for n in names]
+    assert got == pytest.approx([float(tf.norm(g)) for g in grads], rel=1e-5)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--max-steps", "3"], "--max-steps goes with --until"),
+    (["--until", "inf"], "unknown condition 'inf'"),
+    (["--until", "nan", "--step", "2"], "use --max-steps"),
+])
+def test_bad_options_say_what_is_wrong(args: list[str], message: str) -> None:
+    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "train_nan_log.py"), *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_until_refuses_a_target_script() -> None:
+    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "kind_nan.py"), "--until", "nan"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "--run" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- the rules, without TensorFlow ------------------------------------------------------
+
+def _observe(w: Watch, step: int, norms: list[float | None], loss_ok: bool = True) -> None:
+    present = [n is not None for n in norms]
+    known = [n for n in norms if n is not None]
+    w.observe(step, 1, list(range(len(norms))), [f"v{i}" for i in range(len(norms))], [4] * len(norms),
+              present, known, [math.isfinite(n) for n in known], loss_ok, [])
+
+
+def test_zero_waits_for_k_steps_in_a_row() -> None:
+    w = Watch(["zero"], zero_steps=3)
+    for step, norms in enumerate([[1.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]], 1):
+        _observe(w, step, norms)
+    with pytest.raises(WatchStop):
+        _observe(w, 6, [0.0, 1.0])
+    assert w.fired is not None and (w.fired.step, w.fired.variables) == (6, ["v0"])
+
+
+def test_none_fires_only_after_a_gradient_was_seen() -> None:
+    w = Watch(["none"])
+    _observe(w, 1, [1.0, None])  # never had one: not this rule's business
+    _observe(w, 2, [1.0, None])
+    with pytest.raises(WatchStop):
+        _observe(w, 3, [None, None])
+    assert w.fired is not None and w.fired.variables == ["v0"]
+
+
+def test_nan_fires_on_a_non_finite_loss_alone() -> None:
+    w = Watch(["nan"])
+    _observe(w, 1, [1.0])
+    with pytest.raises(WatchStop):
+        _observe(w, 2, [1.0], loss_ok=False)
+    assert w.fired is not None and "loss" in w.fired.detail
+
+
+def test_vanishing_uses_the_magnitude_rule() -> None:
+    w = Watch(["vanishing"])
+    _observe(w, 1, [1e-3, 1e-2, 1e-2, 1e-2])  # within 5 decades
+    with pytest.raises(WatchStop):
+        _observe(w, 2, [1e-9, 1e-2, 1e-2, 1e-2])
+    assert w.fired is not None and w.fired.variables == ["v0"]
+
+
+def test_parse_until() -> None:
+    assert parse_until("all") == ["nan", "none", "zero", "vanishing", "exploding"]
+    assert parse_until("zero,nan,zero") == ["zero", "nan"]
