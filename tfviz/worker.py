@@ -10,6 +10,7 @@ Messages (one JSON object per line):
 - ``{"type": "ready", "tensorflow": "2.21.0", "pid": 123}``
 - ``{"type": "progress", "stage": "tracing the graph", "fraction": 0.5}``
 - ``{"type": "log", "stream": "stdout"|"stderr", "text": "..."}``
+- ``{"type": "steps", "points": [...]}`` (``check --until`` with ``live``: below)
 - ``{"type": "result", "report": {...}}`` (a full :class:`tfviz.report.Report`)
 - ``{"type": "error", "error": {"message", "file", "line", "code", "detail", "candidates"}}``
 
@@ -35,6 +36,9 @@ Request (one line on stdin)::
   last 64 KB of the script's stdout and stderr in the result, for a caller
   that shows the ``log`` messages (the window).
 
+- ``live`` (optional, default false): with ``until``, send each watched step's
+  norms per layer as ``{"type": "steps", "points": [{"step", "grad", "update",
+  "weight"}, ...]}`` messages while the program runs (at most one every 0.1 s).
 - ``keep`` (optional, default false): keep the session after the result
   and answer ``jacobian`` requests (below).
 
@@ -95,6 +99,8 @@ import json
 import os
 import sys
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from tfviz.exitstatus import ExitStatus
@@ -140,16 +146,22 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
         return ExitStatus.ERROR
     keep = request.get("keep") is True
+    steps = StepSender(channel.send) if options.get("until") and request.get("live") is True else None
     try:
-        done = analysis(
-            request["script"],
-            request.get("target"),
-            **options,
-            progress=lambda stage, frac: channel.send(
-                {"type": "progress", "stage": stage, "fraction": frac}
-            ),
-            on_text=channel.logs.write,
-        )
+        try:
+            done = analysis(
+                request["script"],
+                request.get("target"),
+                **options,
+                progress=lambda stage, frac: channel.send(
+                    {"type": "progress", "stage": stage, "fraction": frac}
+                ),
+                on_text=channel.logs.write,
+                on_steps=steps.add if steps is not None else None,
+            )
+        finally:
+            if steps is not None:
+                steps.flush()  # every step watched arrives before the result or the error
     except AnalysisError as exc:
         channel.send({"type": "error", "error": exc.to_dict()})
         return ExitStatus.ERROR
@@ -180,6 +192,34 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         return serve_session(channel.send, Session.from_analysis(done), requests)
     del done  # a check keeps nothing: the step, its graph and the script's objects go now
     return ExitStatus.OK
+
+
+class StepSender:
+    """Watched steps for the window, batched: a ``steps`` message at most every
+    :data:`STEP_DELAY_S` seconds (a program takes thousands of steps a second)."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+        self._send, self._last = send, 0.0
+        self._points: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def add(self, point: dict[str, Any]) -> None:
+        with self._lock:
+            self._points.append(point)
+            if time.monotonic() - self._last < STEP_DELAY_S:
+                return
+        self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            points, self._points = self._points, []
+            self._last = time.monotonic()
+        if points:
+            self._send({"type": "steps", "points": points})
+
+
+#: the longest a watched step waits before it is sent to the window, in seconds
+STEP_DELAY_S = 0.1
 
 
 def program_options(request: dict[str, Any]) -> dict[str, Any]:

@@ -98,6 +98,7 @@ def analysis(
     until: Sequence[str] = (),
     zero_steps: int = ZERO_STEPS,
     record: str | None = None,
+    on_steps: Callable[[dict[str, Any]], None] | None = None,
 ) -> Analysis:
     """Analyze the script at ``path``.
 
@@ -110,9 +111,10 @@ def analysis(
 
     With ``until`` (conditions of :mod:`tfviz.program.watch`) the program's
     every step is watched, and the step diagnosed is the first where one of
-    them holds; ``step`` is then the most steps to run.
+    them holds; ``step`` is then the most steps to run. ``on_steps`` gets each
+    watched step's norms per layer as it is taken (see :func:`tfviz.program.watch.layer_point`).
     """
-    watch = Watch(list(until), zero_steps, record) if until else None
+    watch = Watch(list(until), zero_steps, record, live=on_steps) if until else None
     try:
         return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty, watch)
     except SystemExit as exc:

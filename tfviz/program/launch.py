@@ -53,6 +53,14 @@ def run_program(path: str, args: list[str], step: int, capture: Capture,
 
     callbacks = _op_callbacks()
 
+    def settle() -> None:
+        from tensorflow.python.framework import op_callbacks
+
+        for callback in callbacks:
+            op_callbacks.remove_op_callback(callback)
+
+    handler.settle = settle
+
     def program() -> None:
         from tensorflow.python.framework import op_callbacks
 

@@ -96,6 +96,8 @@ class RunHandler:
         self._trace_hits = 0
         #: a watched Keras batch's tf.function: counted by the batch, not as a nested call
         self._direct: Any = None
+        #: called once in the program's thread after its first watched step (see :meth:`_settled`)
+        self.settle: Callable[[], None] | None = None
         #: ends the program at the hook that reached (or refused) its step; it never returns
         self.stopped = stopped
         #: the captured step, between its gradient call and the optimizer's update
@@ -171,10 +173,19 @@ class RunHandler:
             self._trace_hits = ordinal
             return self.watch.wrap(hit.sources, grads, hit.target, ordinal)
         if self.watch.check_eager(hit.sources, grads, hit.target, self.count) is None:
+            self._settled()
             return grads
         self.step = self.count
         self.pending = self._capture(hit, self.entries[0] if self.entries else None)
         return self.pending.stand_ins(hit)
+
+    def _settled(self) -> None:
+        """The first watched step is over: what tfviz records of every eager op (where copies of
+        weights are made: at import, in ``build()``, on the first call) is complete, and the
+        thousands of steps to come need not pay for it."""
+        if self.settle is not None and self.watch is not None and self.watch.steps:
+            settle, self.settle = self.settle, None
+            settle()
 
     def _watch_fired(self) -> bool:
         """A watched tf.function call failed because its check fired (not the program's error)."""
@@ -185,7 +196,7 @@ class RunHandler:
     def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
                         original: Callable[[], Any]) -> Any:
         if self.pending is None or other_replica():
-            if self.watch is not None and self.watch.record is not None and not self.retracing:
+            if self.watch is not None and self.watch.detailed and not self.retracing:
                 return self.watch.around_update(variables, original)
             return original()
         if self.pending.updates is None:
@@ -278,6 +289,7 @@ class RunHandler:
             self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
             raise
         self.count += compiled.ran(self.count - before, traces)
+        self._settled()
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
 
@@ -425,6 +437,7 @@ class RunHandler:
                     self.entries.pop()
                     self._direct = None
                 self.count = before + max(1, self._trace_hits)
+                self._settled()
                 return result
             except Exception:
                 if not self._watch_fired():

@@ -124,6 +124,13 @@ class Watch:
     _stack: contextlib.ExitStack[Any] | None = None
     #: why the record could not be written ("" when it was, or none was asked for)
     record_error: str = ""
+    #: gets each step's figures per layer as soon as its update is known (the window's Training dock)
+    live: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def detailed(self) -> bool:
+        """Whether each step's weight and update norms are measured too (record, live view)."""
+        return self.record is not None or self.live is not None
 
     # -- measuring (TensorFlow) --------------------------------------------------
     def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int) -> Any:
@@ -131,25 +138,28 @@ class Watch:
         import tensorflow as tf
 
         keys, names, sizes, present = _describe(sources, grads)
-        norms, finite, loss_ok, weights = _measure(sources, grads, target, self.record is not None)
+        packed = _measure(sources, grads, target, self.detailed)
+        n = sum(present)
 
-        def callback(n: Any, f: Any, ok: Any, w: Any) -> Any:
+        def callback(values: Any) -> Any:
+            v = values.numpy().tolist()
             self.observe(self.base + ordinal, ordinal, keys, names, sizes, present,
-                         n.numpy().tolist(), f.numpy().tolist(), bool(ok.numpy()),
-                         w.numpy().tolist())
+                         v[:n], [x != 0 for x in v[n:2 * n]], v[2 * n] != 0, v[2 * n + 1:])
             return True
 
-        done = tf.py_function(callback, [norms, finite, loss_ok, weights], Tout=tf.bool, name="tfviz_watch")
+        # One tensor, one callback: the step's only sync with Python.
+        done = tf.py_function(callback, [packed], Tout=tf.bool, name="tfviz_watch")
         with tf.control_dependencies([done]):
             flat = [_after(g) for g in tf.nest.flatten(grads)]
         return tf.nest.pack_sequence_as(grads, flat)
 
     def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
         keys, names, sizes, present = _describe(sources, grads)
-        norms, finite, loss_ok, weights = _measure(sources, grads, target, self.record is not None)
+        v = _measure(sources, grads, target, self.detailed).numpy().tolist()
+        n = sum(present)
         try:
-            self.observe(step, 1, keys, names, sizes, present, norms.numpy().tolist(),
-                         finite.numpy().tolist(), bool(loss_ok.numpy()), weights.numpy().tolist())
+            self.observe(step, 1, keys, names, sizes, present, v[:n], [x != 0 for x in v[n:2 * n]],
+                         v[2 * n] != 0, v[2 * n + 1:])
         except WatchStop:
             return self.fired
         return None
@@ -192,9 +202,9 @@ class Watch:
             if s is None:
                 s = self.seen[key] = _Seen(name, size)
             norm, ok = next(it_norms) if has else (None, True)
-            weight = next(it_weights, None) if self.record is not None else None
+            weight = next(it_weights, None) if self.detailed else None
             rows.append((s, norm, ok, weight))
-        if self.record is not None:
+        if self.detailed:
             self._write(step, rows)
         fired = self._rules(rows, loss_ok)
         for s, norm, ok, _ in rows:  # history after the rules: "none" compares with earlier steps
@@ -248,13 +258,15 @@ class Watch:
     def _flush(self) -> None:
         if not self._rows:
             return
-        if self._writer is None and not self._open_record():
-            self._rows.clear()
+        rows = list(self._rows.values())
+        self._rows.clear()
+        if self.live is not None:
+            self.live(layer_point(rows))
+        if self.record is None or (self._writer is None and not self._open_record()):
             return
-        for step, name, g, update, weight in self._rows.values():
+        for step, name, g, update, weight in rows:
             ratio = update / weight if update is not None and weight else None
             self._writer.writerow([step, name, _cell(g), _cell(update), _cell(weight), _cell(ratio)])
-        self._rows.clear()
         assert self._out is not None
         self._out.flush()
 
@@ -319,6 +331,27 @@ class Watch:
             record=self.record or "", record_error=self.record_error)
 
 
+def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
+    """One step's figures per layer: the gradient, update and weight norms of its variables
+    taken together (root of the sum of squares), for the live view.
+
+    >>> p = layer_point([[3, "d/kernel", 3.0, 0.3, 4.0], [3, "d/bias", 4.0, None, 0.0]])
+    >>> p["step"], p["grad"], p["update"], p["weight"]
+    (3, {'d': 5.0}, {'d': 0.3}, {'d': 4.0})
+    """
+    grad: dict[str, float] = {}
+    update: dict[str, float] = {}
+    weight: dict[str, float] = {}
+    for _, name, g, u, w in rows:
+        layer = _layer(name)
+        for into, x in ((grad, g), (update, u), (weight, w)):
+            if x is not None:
+                into[layer] = into.get(layer, 0.0) + x * x
+    step = rows[0][0] if rows else 0
+    return {"step": step, **{k: {n: math.sqrt(x) for n, x in d.items()}
+                             for k, d in (("grad", grad), ("update", update), ("weight", weight))}}
+
+
 def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
                     wanted: list[str]) -> tuple[str, list[str], str] | None:
     reports = [VariableReport(s.name, s.name, "float32", [s.size], "connected", grad_norm=norm)
@@ -353,7 +386,9 @@ def _describe(sources: Any, grads: Any) -> tuple[list[int], list[str], list[int]
     return keys, names, sizes, present
 
 
-def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> tuple[Any, Any, Any, Any]:
+def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> Any:
+    """One float32 vector: each present gradient's norm, then whether each is finite (1/0),
+    whether the loss is, and (for the record) each variable's norm."""
     import tensorflow as tf
 
     norms, finite = [], []
@@ -370,9 +405,13 @@ def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> tuple[Any,
     loss_ok = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
     wn = [tf.norm(tf.reshape(tf.cast(s, tf.float32), [-1])) for s in tf.nest.flatten(sources)
           if weights and _is_variable(s)]
-    empty = tf.zeros([0])
-    return (tf.stack(norms) if norms else empty, tf.stack(finite) if finite else tf.zeros([0], tf.bool),
-            loss_ok, tf.stack(wn) if wn else empty)
+    parts = [tf.stack(norms)] if norms else []
+    if finite:
+        parts.append(tf.cast(tf.stack(finite), tf.float32))
+    parts.append(tf.reshape(tf.cast(loss_ok, tf.float32), [1]))
+    if wn:
+        parts.append(tf.stack(wn))
+    return tf.concat(parts, 0)
 
 
 def _after(g: Any) -> Any:
