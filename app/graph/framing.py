@@ -18,11 +18,12 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from app.graph.items import _FONT
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QPainterPath
     from PySide6.QtWidgets import QGraphicsView
 
     from app.graph.gradient_path import GradientPath
     from app.graph.hierarchy import Hierarchy
-    from app.graph.items import NodeItem
+    from app.graph.items import FrameItem, NodeItem
 
     _View = QGraphicsView  # what the mixin is mixed into
 else:
@@ -46,6 +47,8 @@ class Framing(_View):
         hierarchy: Hierarchy | None
         path: GradientPath | None
         node_items: dict[str, NodeItem]
+        edge_routes: dict[tuple[str, str], QPainterPath]
+        frames: dict[str, FrameItem]
         expanded: set[str]
         untouched: bool
         _moves: int
@@ -76,7 +79,8 @@ class Framing(_View):
     def first_view(self) -> None:
         """On the first problem: the path from an affected variable through the cut to the
         target, at a readable zoom. A healthy graph is fitted if its labels stay legible;
-        a long one (ResNet's chain of blocks) shows its top at a readable scale instead."""
+        a long one (ResNet's chain of blocks, wrapped into columns) shows its top left at a
+        readable scale instead, as many columns across as the view holds."""
         focus = self.first_problem()
         if focus:
             self._fit_problem(focus)
@@ -92,16 +96,36 @@ class Framing(_View):
         self.scale(s, s)
         self.update_lod()
         # the top of what the gradient runs through: a GAN's discriminator step opens on the
-        # discriminator, not on the noise op that starts the generator beside it
+        # discriminator, not on the noise op that starts the generator beside it; where the
+        # path starts, not a column of a wrapped model that an edge from the last one feeds
         items = self.node_items
-        on = [it for nid, it in items.items() if self._on_path(nid)] or list(items.values())
-        first = min(on, key=lambda i: (i.sceneBoundingRect().top(), i.sceneBoundingRect().left()),
+        on = {nid for nid in items if self._on_path(nid)}
+        fed = {b for a, b in self.edge_routes if a in on}
+        starts = ([it for nid, it in items.items() if nid in on and nid not in fed]
+                  or [items[nid] for nid in on] or list(items.values()))
+        first = min(starts, key=lambda i: (i.sceneBoundingRect().top(), i.sceneBoundingRect().left()),
                     default=None)
-        x = first.sceneBoundingRect().center().x() if first is not None else r.center().x()
-        x = max(x, r.left() + self.viewport().width() / (2 * s) - 20 / s)
+        half = self.viewport().width() / (2 * s)
+        if first is None:
+            x = max(r.center().x(), r.left() + half - 20 / s)
+        else:  # from the left edge of the outermost box holding it (a model wrapped into
+            # columns shows its first columns side by side), unless that leaves it out of view
+            box = first.sceneBoundingRect()
+            x = self._outer_left(first.node_id, box.left()) + half - 20 / s
+            if box.right() + 20 / s > x + half:
+                x = box.center().x()
         top = QPointF(x, r.top() + self.viewport().height() / (2 * s) - 20 / s)
         self.centerOn(top)
         self._later(lambda: self.centerOn(top))
+
+    def _outer_left(self, nid: str, default: float) -> float:
+        """The left edge of the outermost open box holding node ``nid``, else ``default``."""
+        h = self.hierarchy
+        if h is None:
+            return default
+        chain = h.group_chain(nid) if nid in h.groups else h.chain.get(nid, [])
+        outer = self.frames.get(chain[1]) if len(chain) > 1 else None
+        return outer.sceneBoundingRect().left() if outer is not None else default
 
     def _on_path(self, nid: str) -> bool:
         if self.hierarchy is None:

@@ -7,7 +7,8 @@ screen (selection, the path view's overlays, zoom-dependent level of detail).
 
 Edges are drawn between the *visible representatives* of their endpoints (an op, or the
 collapsed group that hides it); several edges between the same pair merge into one drawn
-edge whose style is the worst of their statuses.
+edge whose style is the worst of their statuses. The edge from one column of a wrapped
+group into the next (:mod:`app.graph.layout.columns`) runs up the gutter between them.
 """
 
 from __future__ import annotations
@@ -47,6 +48,23 @@ MARGIN = 60.0
 
 def _fmt_shape(shape) -> str:
     return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _rounded(points: list[QPointF], radius: float = 10.0) -> QPainterPath:
+    """A path along ``points`` (runs across and up and down) with its corners rounded, each
+    by at most half the shorter run beside it: a jump between columns reads as one line."""
+    path = QPainterPath(points[0])
+    for prev, at, nxt in zip(points, points[1:], points[2:]):
+        d_in, d_out = at - prev, nxt - at
+        len_in, len_out = math.hypot(d_in.x(), d_in.y()), math.hypot(d_out.x(), d_out.y())
+        r = min(radius, len_in / 2, len_out / 2)
+        if r <= 0:
+            path.lineTo(at)
+            continue
+        path.lineTo(at - d_in * (r / len_in))
+        path.quadTo(at, at + d_out * (r / len_out))
+    path.lineTo(points[-1])
+    return path
 
 
 class GraphScene(QGraphicsScene):
@@ -241,13 +259,18 @@ class GraphScene(QGraphicsScene):
         batch_of: dict[tuple[str, str], tuple] = {}
         for (a, b), es in merged.items():
             pa, pb = placed.nodes[a], placed.nodes[b]
-            pts = [QPointF(pa.x + pa.w / 2, pa.y + pa.h)]
-            pts += [QPointF(x, y) for x, y in placed.routes.get((a, b), ())]
-            pts.append(QPointF(pb.x + pb.w / 2, pb.y))
-            path = QPainterPath(pts[0])
-            for p0, p1 in zip(pts, pts[1:]):
-                dy = max(20.0, abs(p1.y() - p0.y()) / 2)
-                path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
+            start, end = QPointF(pa.x + pa.w / 2, pa.y + pa.h), QPointF(pb.x + pb.w / 2, pb.y)
+            jump = placed.jumps.get((a, b))
+            if jump is not None:  # into the next column of a wrapped group: up its gutter
+                lane, low, high = jump
+                path = _rounded([start, QPointF(start.x(), low), QPointF(lane, low),
+                                 QPointF(lane, high), QPointF(end.x(), high), end])
+            else:
+                pts = [start, *(QPointF(x, y) for x, y in placed.routes.get((a, b), ())), end]
+                path = QPainterPath(pts[0])
+                for p0, p1 in zip(pts, pts[1:]):
+                    dy = max(20.0, abs(p1.y() - p0.y()) / 2)
+                    path.cubicTo(QPointF(p0.x(), p0.y() + dy), QPointF(p1.x(), p1.y() - dy), p1)
             self.edge_routes[(a, b)] = path
             status = worst(look(e) for e in es)
             cat = category(status)

@@ -6,16 +6,17 @@ cache on every expand/collapse, which is cheap. Every group is ordered by our ow
 layered layout; a small group it leaves crossings in is also sent to Graphviz
 ``dot`` when it is installed (:mod:`app.graph.layout.dot_order`, time-boxed, all groups
 of a layout at once), and ``dot``'s ordering is kept when it has no more
-crossings. When ``dot`` is missing, slow or fails, ours stays.
+crossings. When ``dot`` is missing, slow or fails, ours stays. A group whose layout is far
+taller than wide is then cut into side-by-side columns (:mod:`app.graph.layout.columns`).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.graph.hierarchy import ROOT, Hierarchy
-from app.graph.layout import dot_order, layered
+from app.graph.layout import columns, dot_order, layered
 
 OP_SIZE = (170.0, 38.0)
 #: the widest a box grows to hold a Python path (a variable, a captured tensor) whole
@@ -54,6 +55,9 @@ class Scene:
     width: float
     height: float
     layout_s: float
+    #: the edges from one column of a wrapped group into the next (two boxes, as drawn) ->
+    #: the gutter's x, the y below the column left and the y above the one entered, absolute
+    jumps: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
 
 
 class GraphLayout:
@@ -129,6 +133,7 @@ class GraphLayout:
         if self.use_dot:
             self._prefetch_dot(expanded, only_path)
         local: dict[str, dict[str, tuple[float, float]]] = {}
+        local_jumps: dict[str, list[columns.Jump]] = {}
         sizes: dict[str, tuple[float, float]] = {}
 
         def size(node: str) -> tuple[float, float]:
@@ -143,9 +148,12 @@ class GraphLayout:
                     if not n.startswith("\0"):
                         kid_sizes[n] = sizes[n] = size(n)
             coords = layered.coordinates(o, kid_sizes, prefer=self.on_path_children(node))
+            boxes = {n for n in kid_sizes if n in self.hierarchy.groups and n not in expanded}
+            coords, local_jumps[node] = columns.wrap(o, coords, kid_sizes, boxes)
             local[node] = coords
             w = max((x + kid_sizes.get(n, (8, 0))[0] for n, (x, _) in coords.items()), default=0.0)
             h = max((y + kid_sizes.get(n, (0, 0))[1] for n, (_, y) in coords.items()), default=0.0)
+            h = max([h, *(j.low + columns.JUMP / 2 for j in local_jumps[node])])
             pad_top = 0.0 if node == ROOT else TITLE
             return (w + 2 * PAD, h + 2 * PAD + pad_top)
 
@@ -153,6 +161,7 @@ class GraphLayout:
         nodes: dict[str, Placed] = {}
         frames: list[Placed] = []
         routes: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        jumps: dict[tuple[str, str], tuple[float, float, float]] = {}
 
         def absolute(gid: str, ox: float, oy: float) -> None:
             coords = local[gid]
@@ -169,6 +178,8 @@ class GraphLayout:
                     nodes[n] = Placed(n, ax, ay, w, hh, "group" if n in self.hierarchy.groups else "op")
             for (u, v), chain in self.ordering(gid, only_path).chains.items():
                 routes[(u, v)] = [(ox + PAD + coords[d][0] + 4, top + coords[d][1]) for d in chain]
+            for j in local_jumps[gid]:
+                jumps[(j.src, j.dst)] = (ox + PAD + j.lane, top + j.low, top + j.high)
 
         absolute(ROOT, 0.0, 0.0)
-        return Scene(nodes, frames, routes, total[0], total[1], time.perf_counter() - t0)
+        return Scene(nodes, frames, routes, total[0], total[1], time.perf_counter() - t0, jumps)
