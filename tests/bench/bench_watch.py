@@ -129,7 +129,8 @@ def main() -> int:
             ratio = ws / ps
             verdict = "goal met" if ratio <= GOAL else "target met" if ratio <= TARGET else "MISSED"
             failed |= ratio > TARGET
-            row = f"{name:<10} {ps:>13.5f} {ws:>15.5f} {ratio:>6.2f}x  {opts.rounds:>6}  {steps:>5}  {verdict}"
+            row = f"{name:<10} {ps:>13.5f} {ws:>15.5f} {ratio:>6.2f}x  {opts.rounds:>6}  {steps:>5}"
+            row += f"  {verdict}"
             print(row, flush=True)
     print(f"(machine: {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')})")
     return 1 if failed else 0
