@@ -251,3 +251,18 @@ def test_vanishing_uses_the_magnitude_rule() -> None:
 def test_parse_until() -> None:
     assert parse_until("all") == ["nan", "none", "zero", "vanishing", "exploding"]
     assert parse_until("zero,nan,zero") == ["zero", "nan"]
+
+
+def test_a_watched_run_saves_as_a_valid_analysis(tmp_path: Path) -> None:
+    from tfviz.analysisfile import load_analysis
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parents[1] / "docs" / "schema" / "tfviz-analysis.schema.json")
+                        .read_text())
+    saved = tmp_path / "watched.json"
+    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "train_cond_branch.py"), "--until", "none",
+                        "--graph", str(saved)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, r.stderr
+    jsonschema.validate(json.loads(saved.read_text()), schema)
+    report = load_analysis(saved)
+    assert report.watch is not None and report.watch.fired == "none" and report.watch.layers

@@ -354,14 +354,20 @@ def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
 
 def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
                     wanted: list[str]) -> tuple[str, list[str], str] | None:
-    reports = [VariableReport(s.name, s.name, "float32", [s.size], "connected", grad_norm=norm)
-               for s, norm, ok, _ in rows if norm is not None and ok]
-    sizes = {v.name: p for v in reports if (p := magnitude.per_element(v)) is not None}
+    """The report's rule, cheap on the usual step: the reference first, and the cancelled
+    variables (rounding noise beside a layer-mate) worked out only once something is out of
+    range."""
+    sizes = {s.name: norm / math.sqrt(s.size) for s, norm, ok, _ in rows
+             if norm is not None and ok and math.isfinite(norm) and norm > 0}
     if len(sizes) < 3:
         return None
     order = list(sizes)
     hops = {name: len(order) - i for i, name in enumerate(order)}  # the last sources nearest the loss
     ref = magnitude.reference(sizes, hops)
+    low, high = ref * 10 ** -magnitude.DECADES, ref * 10 ** magnitude.DECADES
+    if all(low <= p <= high for p in sizes.values()):
+        return None
+    reports = [VariableReport(n, n, "float32", [1], "connected", grad_norm=p) for n, p in sizes.items()]
     quiet = magnitude.cancelled(sizes, reports, ref)
     for condition in wanted:
         hit = [n for n, p in sizes.items() if n not in quiet

@@ -14,7 +14,6 @@ from typing import Any
 
 def silence_tensorflow() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
     warnings.filterwarnings("ignore", module="tensorflow")
