@@ -90,6 +90,7 @@ BROKEN = [
     # example, condition, a variable the condition must name (by the report's name)
     ("train_nan_log.py", "nan", "w"),
     ("train_nan_fit_lr.py", "nan", "model.layers[0].kernel"),
+    ("train_nan_sqrt_variance.py", "nan", "hidden.kernel"),
     ("train_dead_relu.py", "zero", "hidden.kernel"),
     ("train_cond_branch.py", "none", "w_aux"),
 ]
@@ -115,6 +116,15 @@ def test_nan_names_the_op_its_line_and_the_input_out_of_range() -> None:
     assert p["op_type"] == "Log" and "log(1 - p)" in p["source"]["code"]
     assert "Log of 0" in p["message"]
     assert sorted(p["variables"]) == ["b", "w"]
+
+
+def test_a_nan_made_in_the_forward_pass_is_named_where_it_is_made() -> None:
+    """The loss itself is NaN: the op to blame is the division by a zero root, not the loss."""
+    code, doc = check(str(EXAMPLES / "train_nan_sqrt_variance.py"), "--until", "nan")
+    (p,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+    assert p["op_type"] == "RealDiv" and "tf.sqrt(variance)" in p["source"]["code"]
+    assert "forward pass" in p["message"] and "division by 0" in p["message"]
+    assert all(v["blocked_at"] == [p["op"]] for v in doc["variables"] if v["kind"] == "nan")
 
 
 def test_overflow_is_told_from_a_domain_error() -> None:
@@ -147,6 +157,28 @@ def test_program_that_ends_before_any_condition_exits_0() -> None:
     assert code == 0
     assert doc["watch"]["fired"] is None and doc["watch"]["step"] is None
     assert doc["watch"]["steps"] == 3 * 16
+
+
+CORPUS = Path(__file__).parent / "programs" / "corpus"
+
+
+def test_a_jit_compiled_step_is_watched_without_xla() -> None:
+    """XLA cannot run the per-step host check: the step is run as the same tf.function without
+    it, and the report says so."""
+    code, doc = check(str(CORPUS / "jit_compile_feature_gate_regression.py"), "--until", "nan")
+    assert code == 0, doc
+    assert doc["watch"]["fired"] is None and doc["watch"]["steps"] == 5
+    assert any("XLA" in n for n in doc["notes"])
+
+
+def test_a_fit_step_that_runs_only_as_a_graph_is_captured_at_max_steps() -> None:
+    """A tf.custom_gradient that TensorFlow refuses eagerly: the batch at --max-steps is captured
+    from a trace of Keras' graph step, and it is that batch, not a later one."""
+    code, doc = check(str(CORPUS / "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py"),
+                      "--until", "all", "--max-steps", "4")
+    assert code in (0, 1), doc
+    assert doc["watch"]["step"] == 4 and "epoch 1, batch 4" in doc["watch"]["at"]
+    assert doc["variables"]
 
 
 def test_record_matches_tensorflow(tmp_path: Path) -> None:

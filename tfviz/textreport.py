@@ -74,6 +74,7 @@ def render(report: Report, color: bool = False) -> str:
     if report.watch is not None:
         out.extend(watch_lines(report.watch, color))
         if report.watch.step is None:
+            out.extend(f"note: {n}" for n in report.notes)
             return "\n".join(out)
         out.append("")
     head = ("gradients flow" if report.ok else "gradient problems found") + magnitude_counts(report)

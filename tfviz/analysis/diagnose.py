@@ -261,6 +261,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     if watch is not None and step_.capture is not None:
         names = {v.tf_name.split(":", 1)[0]: v.name for v in report.variables}
         report.watch = watch.summary(step_.capture.count, step_.name, names)
+        report.notes.extend(watch.notes)
         if watch.fired is not None:
             report.ok = False  # the condition asked for: a gate fails on it
     nb = notebook.known(path)
@@ -333,6 +334,7 @@ def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_ver
                     tfviz=__version__, tensorflow=tf_version, stdout=capture.out.getvalue(),
                     stderr=capture.err.getvalue())
     report.watch = watch.summary(None, f"the program ended after {end.steps:,} gradient step(s)")
+    report.notes.extend(watch.notes)
     return Analysis(report=report, script=path, target="the program", mode="program",
                     step_fn=lambda: None, found=[], og=None, capture=capture, trace_error="")
 

@@ -132,22 +132,78 @@ def input_ranges(fn: Callable[[], Any], names: Iterable[str]) -> dict[str, list[
     return out
 
 
+def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None:
+    """The first op of the step's forward pass whose float inputs are all finite and whose
+    output is not (the op that made the NaN), with its inputs' ranges; None if there is none.
+    A trace lists its ops in the order they were made, so inputs come before their users."""
+    import tensorflow as tf
+
+    from tfviz.engine.trace import as_value, autograph
+
+    converted = autograph(fn)
+    ops: list[Any] = []
+
+    def body() -> Any:
+        as_value(converted())
+        flags = []
+        for op in tf.compat.v1.get_default_graph().get_operations():
+            outs = [t for t in op.outputs if t.dtype.is_floating]
+            if not outs or op.type in ("Const", "Placeholder", "ReadVariableOp", "VarHandleOp"):
+                continue
+            finite = [tf.reduce_all(tf.math.is_finite(t)) for t in outs]
+            ins = [tf.reduce_all(tf.math.is_finite(t)) for t in op.inputs if t.dtype.is_floating]
+            flags.append(tf.logical_and(tf.reduce_all(tf.stack(ins)) if ins else tf.constant(True),
+                                        tf.logical_not(tf.reduce_all(tf.stack(finite)))))
+            ops.append(op)
+        return tf.stack(flags) if flags else tf.zeros([0], tf.bool)
+
+    made = tf.function(body, autograph=False)().numpy().tolist()
+    first = next((op.name for op, bad in zip(ops, made) if bad), None)
+    if first is None:
+        return None
+    return first, input_ranges(fn, [first]).get(first, [])
+
+
 def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> None:
-    """Add to each ``nan`` problem what its op's inputs held (best effort: a step that cannot run
-    forward again keeps the verdict as it was)."""
+    """Add to each ``nan`` problem what its op's inputs held; where an input is already
+    non-finite (the forward pass made the NaN), move the problem to the op that made it
+    (best effort: a step that cannot run forward again keeps the verdict as it was)."""
     problems = [p for p in report.problems if p.kind == "nan" and p.op and p.op in graph]
     names = {p.op: getattr(graph.nodes[p.op].get("op"), "name", None) for p in problems}
     if not any(names.values()):
         return
     try:
         ranges = input_ranges(fn, [n for n in names.values() if n])
+        origin = (forward_origin(fn) if any(not all(r.finite for r in rs) for rs in ranges.values())
+                  else None)
     except Exception:  # noqa: BLE001 - the explanation is extra; the verdict stands without it
         return
+    by_name = {getattr(d.get("op"), "name", None): nid for nid, d in graph.nodes(data=True)}
     for p in problems:
         name = names.get(p.op)
-        text, overflow = domain_text(p.op_type, ranges.get(name, [])) if name else ("", False)
+        here = ranges.get(name, []) if name else []
+        if origin is not None and here and not all(r.finite for r in here) and origin[0] in by_name:
+            _move_to_origin(report, p, graph, by_name[origin[0]], origin[1])
+            continue
+        text, overflow = domain_text(p.op_type, here)
         if not text:
             continue
         p.message = f"{p.message}. {text[0].upper()}{text[1:]}"
         if overflow:
             p.hint = OVERFLOW_HINT
+
+
+def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[InputRange]) -> None:
+    """The NaN is in the forward pass: name the op that made it, where it was written."""
+    node = graph.nodes[nid]
+    op_type = node.get("type", "")
+    text, overflow = domain_text(op_type, ranges)
+    label = f"{op_type} '{node.get('name', nid)}'"
+    p.op, p.op_type, p.source = nid, op_type, node.get("source") or p.source
+    p.message = (f"the loss is already non-finite in the forward pass: it first becomes NaN or"
+                 f" infinite at {label}" + (f". {text[0].upper()}{text[1:]}" if text else ""))
+    if overflow:
+        p.hint = OVERFLOW_HINT
+    for v in report.variables:
+        if v.name in p.variables and v.kind == "nan":
+            v.explanation, v.blocked_at = p.message, [nid]

@@ -98,6 +98,8 @@ class RunHandler:
         self._direct: Any = None
         #: called once in the program's thread after its first watched step (see :meth:`_settled`)
         self.settle: Callable[[], None] | None = None
+        #: jit-compiled steps and the copies without XLA that run them while watched
+        self._plain: dict[int, tuple[Any, Any]] = {}
         #: ends the program at the hook that reached (or refused) its step; it never returns
         self.stopped = stopped
         #: the captured step, between its gradient call and the optimizer's update
@@ -261,6 +263,8 @@ class RunHandler:
         if not tf.executing_eagerly():
             return original()  # a trace we did not start from an eager call (get_concrete_function)
         self._stop_if_pending()
+        if self.watch is not None and getattr(fn, "_jit_compile", None):
+            fn, original = self._without_xla(fn, args, kwargs)
         compiled = self.compiled.called(fn)
 
         def entry(label: str = "") -> Entry:
@@ -292,6 +296,30 @@ class RunHandler:
         self._settled()
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
+
+    def _without_xla(self, fn: Any, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> tuple[Any, Callable[[], Any]]:
+        """A ``jit_compile=True`` step, watched: XLA cannot compile the host callback that checks
+        each step, so the step runs as the same tf.function without XLA (one copy, traced once)."""
+        assert self.watch is not None
+        plain = self._plain.get(id(fn))
+        if plain is None or plain[0] is not fn:
+            copy = fn._clone(python_function=None)
+            copy._jit_compile = False  # before its first trace, which reads it
+            plain = self._plain[id(fn)] = (fn, copy)
+            name = getattr(fn, "__name__", None) or getattr(fn, "name", "the step")
+            self.watch.notes.append(f"{name} is compiled with XLA (jit_compile=True); while watched it"
+                                    " ran without XLA, since XLA cannot run tfviz's per-step check")
+        copy = plain[1]
+
+        def call() -> Any:
+            self._direct = copy
+            try:
+                return copy(*args, **kwargs)
+            finally:
+                self._direct = None
+
+        return copy, call
 
     def _capture_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], compiled: CompiledStep,
                       entry: Entry | None) -> None:
@@ -454,7 +482,10 @@ class RunHandler:
                 # Keras runs this step as a graph, and some steps run only so (TensorFlow
                 # refuses eagerly a tf.custom_gradient that uses variables it does not
                 # declare): run it as Keras would.
-                result = _graph_step(model)(data)
+                graph_step = _graph_step(model)
+                if self.watch is not None:  # watched, this batch is the step: capture it from a trace
+                    self._capture_call(graph_step, (data,), {}, self.compiled.called(graph_step), None)
+                result = graph_step(data)
         finally:
             self.entries.pop()
         self._stop_if_pending()

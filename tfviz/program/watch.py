@@ -124,6 +124,8 @@ class Watch:
     _stack: contextlib.ExitStack[Any] | None = None
     #: why the record could not be written ("" when it was, or none was asked for)
     record_error: str = ""
+    #: what the user should know about how the program was watched
+    notes: list[str] = field(default_factory=list)
     #: gets each step's figures per layer as soon as its update is known (the window's Training dock)
     live: Callable[[dict[str, Any]], None] | None = None
 
