@@ -5,7 +5,8 @@ up to its N-th gradient computation and diagnoses that step; each named
 target is a zero-argument function of the script, differentiated on its own.
 Arguments and step only mean something for the program, so they are shown
 only while the program is what is analyzed. Everything is reachable from the
-keyboard: Alt+A (analyze), Alt+R (arguments), Alt+T (step), Enter runs.
+keyboard: Alt+A (analyze), Alt+R (arguments), Alt+T (step), Enter runs. *Run until…*
+watches the program step after step instead (the Training dock, Ctrl+Shift+R).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class AnalysisBar(QToolBar):
     choiceMade = Signal(str)
     #: The user asked to run the program with the arguments and step now shown.
     programChanged = Signal()
+    #: The user asked for a watched run (Run until…).
+    watchRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__("Analysis", parent)
@@ -112,6 +115,10 @@ class AnalysisBar(QToolBar):
         self.run_button.setText("Run")
         self.run_button.setToolTip("Run the program with these arguments and step (Enter)")
         self.run_button.clicked.connect(self.programChanged)
+        self.until_button = QPushButton("Run until…")
+        self.until_button.setToolTip("Run the program, watching every gradient step, until one goes NaN,"
+                                     " None, zero, vanishing or exploding (Ctrl+Shift+R)")
+        self.until_button.clicked.connect(self.watchRequested)
 
         self._actions: dict[str, list] = {}
         for key, text, w in (("combo", "&Analyze:", self.combo),
@@ -123,7 +130,7 @@ class AnalysisBar(QToolBar):
             self._actions[key] = [self.addWidget(label), self.addWidget(w)]
             if key == "combo":
                 self._actions["what"] = [self.addWidget(self.what)]
-        self._actions["step"].append(self.addWidget(self.run_button))
+        self._actions["step"] += [self.addWidget(self.run_button), self.addWidget(self.until_button)]
 
     # -- state ----------------------------------------------------------------------
     def configure(self, targets: list[str], program: bool, target: str | None) -> None:

@@ -119,6 +119,8 @@ class RunChoice:
 
     def describe(self, report: Report) -> str:
         """What was analyzed, for the status bar: 'First gradient step: tape.gradient at x.py:9'."""
+        if report.watch is not None and report.watch.step is not None:  # a watched run stopped there
+            return f"{report.watch.fired} at gradient step {report.watch.step:,}: {report.target}"
         if report.mode == "program":
             return f"{step_name(self.step)}: {report.target}"
         return f"{report.target}()"

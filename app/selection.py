@@ -2,7 +2,7 @@
 panel (graph node, variable, problem) reflected in the others.
 
 ``SelectionSync`` is a mixin of :class:`app.window.MainWindow`; it uses the window's
-panels (``graph``, ``variables``, ``problems``, ``flow``, ``details``, ``source``).
+panels (``graph``, ``variables``, ``problems``, ``flow``, ``details``, ``source``, ``training``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.panels.flow_chart import FlowChart
     from app.panels.problems import ProblemsPanel
     from app.panels.source_view import SourceView
+    from app.panels.training import TrainingPanel
     from app.panels.variables import VariablesPanel
 
 
@@ -34,6 +35,7 @@ class SelectionSync:
         flow: FlowChart
         details: DetailsPanel
         source: SourceView
+        training: TrainingPanel
 
     current_path_ops: set[str]
 
@@ -45,6 +47,7 @@ class SelectionSync:
         self.flow.set_report(report)
         self.details.show_op(report, "")
         self.source.set_report(report)
+        self.training.show_report(report)  # keeps its record: a step diagnosed from it is shown
         self.source_on_first_problem(report)
 
     def source_on_first_problem(self, report: Report | None) -> None:

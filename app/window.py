@@ -10,6 +10,10 @@ itself run to its N-th gradient computation with its command-line arguments
 read from the source (:func:`tfviz.script.scriptinfo.choose_mode`) without running it,
 so the bar is right even when the analysis fails (a program that rejects its
 arguments needs the Arguments field most).
+
+A watched run (*Run until…*, ``tfviz check --until``) runs the program step after step,
+its record drawn live in the Training dock, and diagnoses the first step where a gradient
+goes wrong; F5 repeats whichever of the two was asked for last.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from app.panels.search import install_navigation
 from app.panels.source_view import SourceView
 from app.panels.stale import mark_stale
 from app.panels.tab_bars import keep_tab_bars_clean
+from app.panels.training import SHORTCUT, RunUntilDialog, WatchRequest, add_training_dock
 from app.panels.variables import VariablesPanel
 from app.recent import RecentFiles
 from app.run_choice import RunChoice
@@ -59,7 +64,7 @@ from tfviz.report import Report
 from tfviz.script.scriptinfo import choose_mode, static_targets
 
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
-LAYOUT_VERSION = 3  # 3: the Overview dock below Details
+LAYOUT_VERSION = 4  # 3: the Overview dock below Details; 4: the Training dock
 
 
 class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
@@ -78,6 +83,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.args: list[str] = []
         self.step = 1
         self.mode = "target"  # what the current analysis is: "target" or "program"
+        self.watching: WatchRequest | None = None  # a watched run was asked for last (Run until…)
+        self.until_dialog: RunUntilDialog | None = None  # the last Run until… dialog
         self.named_targets: list[str] = []
         self.worker: Worker | None = None
         self.saved_load: SavedLoad | None = None  # a saved analysis being read (app.saved)
@@ -89,6 +96,9 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.flow = add_flow_dock(self)  # the gradient-flow chart
         self.search_panel = install_navigation(self)  # the Search dock and the graph's keys
         self.minimap = add_overview_dock(self)  # the graph's overview, below Details
+        self.training = add_training_dock(self)  # a watched run's record, tabbed with Problems
+        self.training.diagnoseRequested.connect(self.diagnose_step)
+        self.training.runRequested.connect(self.ask_run_until)
         for d in self.docks.values():  # every dock, those added by the installers too
             self.view_menu.addAction(d.toggleViewAction())
         keep_tab_bars_clean(self)
@@ -105,6 +115,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.bar = AnalysisBar(self)
         self.bar.choiceMade.connect(self._choice_made)
         self.bar.programChanged.connect(self._program_changed)
+        self.bar.watchRequested.connect(self.ask_run_until)
         self.bar.hide()
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.bar)
         self.target_combo = self.bar.combo
@@ -202,6 +213,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         a = self.menuBar().addMenu("&Analysis")
         self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyze the script again")
         self.cancel_action = act(a, "&Cancel", self.cancel, "Esc", "Stop the running analysis")
+        self.run_until_action = act(a, "Run &until…", self.ask_run_until, SHORTCUT,
+                                    "Run the program, watching every gradient step, until one goes wrong")
         a.addSeparator()
         act(a, "Choose &target…", self._focus_choice, "Ctrl+T",
             "Analyze the program's gradient step or one of the script's functions")
@@ -253,12 +266,14 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             return
         path = os.path.abspath(path)
         new = path != self.script
+        self.watching = None  # one step, as asked: not a watched run
         if new:
             if self.watcher.files():
                 self.watcher.removePaths(self.watcher.files())
             self.watcher.addPath(path)
             self.report = None
             self._show_report(None)
+            self.training.clear()
         self.script, self.target, self.run = path, target or None, bool(run) and not target
         if args is not None:
             self.args = list(args)
@@ -299,17 +314,23 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.mode = choose_mode(source, self.target, self.run)
         self._configure_bar()
         name = os.path.basename(self.script)
-        if self.mode == "program":
+        if self.watching is not None:
+            self.log.note(f"running {shlex.join([name, *self.args])}, watching every gradient step"
+                          f" until {self.watching.words()}")
+            self.training.begin(self.script, self.watching)  # a new record
+        elif self.mode == "program":
             cmd = shlex.join([name, *self.args])
             what = "its first gradient step" if self.step == 1 else f"its gradient step {self.step}"
             self.log.note(f"running {cmd} to {what}")
         else:
             self.log.note(f"analyzing {name}, target {self.target or 'loss'}()")
-        self.graph.view.set_placeholder(f"Analyzing {name}…")
+        self.graph.view.set_placeholder(f"Running {name}, watching every gradient step…"
+                                        if self.watching else f"Analyzing {name}…")
         w = self.pool.take()
         self.worker = w
         w.progress.connect(self._progress)
         w.log.connect(self.log.append_text)
+        w.steps.connect(self._steps)
         w.result.connect(self._result)
         w.error.connect(self._error)
         w.crashed.connect(self._crashed)
@@ -320,10 +341,57 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_btn.show()
-        if self.mode == "program":
+        if self.watching is not None:
+            r = self.watching
+            w.analyze(self.script, None, run=True, args=self.args, until=r.until, live=True,
+                      zero_steps=r.zero_steps, max_steps=r.max_steps)
+        elif self.mode == "program":
             w.analyze(self.script, None, run=True, args=self.args, step=self.step)
         else:
             w.analyze(self.script, self.target)
+
+    # -- watched runs (the Training dock) -------------------------------------------
+    def ask_run_until(self) -> None:
+        """Run until…: which conditions to watch for (a dialog), then the watched run."""
+        if not self.script:
+            self.stage.setText("Open a script first: Run until… watches its program as it trains")
+            return
+        dlg = self.until_dialog = RunUntilDialog(self.settings, self)
+        dlg.accepted.connect(lambda: self.run_until(dlg.request()))
+        dlg.finished.connect(dlg.deleteLater)
+        dlg.open()  # not exec(): the window (and a run in progress) goes on meanwhile
+
+    def run_until(self, request: WatchRequest) -> None:
+        """Run the program with its arguments, watching every gradient step, and diagnose the
+        first where one of ``request.until`` holds; the Training dock draws the steps live."""
+        if not self.script or not request.until:
+            return
+        if self.bar.is_shown("args") and not self._take_program_fields():
+            return  # an unclosed quote in the arguments: said in the status bar
+        self.watching = request
+        self.target, self.run = None, True
+        dock = self.docks["Training"]
+        dock.show()
+        dock.raise_()
+        if not dock.isFloating() and dock.height() < 300:  # two plots need the room
+            self.resizeDocks([dock], [max(300, int(self.height() * 0.4))], Qt.Orientation.Vertical)
+        self._start()
+
+    def diagnose_step(self, step: int) -> None:
+        """*Diagnose step N* from the Training dock: the program run to that gradient step and
+        its graph shown, as the Step field would; the dock keeps the record it was picked from."""
+        if self.script:
+            self.open_script(self.script, None, run=True, args=self.args, step=step)
+            self.training.mark_diagnosed(step)
+
+    def _steps(self, points: list) -> None:
+        self.training.add_points(points)
+        rec = self.training.record
+        if rec.n and self.stage.text().startswith("running the program"):  # not once it diagnoses
+            last = int(rec.steps[-1])
+            self.stage.setText(f"running the program, watching every gradient step: step {last:,}")
+            if self.watching is not None and self.watching.max_steps:
+                self.progress.setValue(int(100 * min(1.0, last / self.watching.max_steps)))
 
     def busy(self) -> bool:
         return self.worker is not None
@@ -333,9 +401,10 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         w, self.worker = self.worker, None
         if w is None:
             return
-        for sig in (w.progress, w.log, w.result, w.error, w.crashed):
+        for sig in (w.progress, w.log, w.steps, w.result, w.error, w.crashed):
             sig.disconnect()
         w.kill()
+        self.training.stop("stopped" if quiet else "cancelled")  # a watched run keeps its record
         if not quiet:
             self.log.note("cancelled")
             self.graph.view.set_placeholder("Cancelled. Press F5 to analyze the script again.")
@@ -365,9 +434,23 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
             self._error({"message": f"could not read the analysis result: {exc}"})
             return
         self.report = report
+        watch = report.watch if self.watching is not None else None
+        if watch is not None and watch.step is not None:
+            self.step = watch.step  # the bar names the step shown; its Run diagnoses it again
+            self.log.note(f"{watch.fired} at gradient step {watch.step:,} ({watch.at}): {watch.detail}")
         self._show_report(report)
         self.mode = report.mode  # a default target stays unpinned: F5 after removing loss() runs the program
         self._configure_bar(report.targets)
+        if watch is not None and watch.step is None:  # it trained to the end: no step to diagnose
+            none = f"No {' or '.join(watch.until)} in {watch.steps:,} gradient steps"
+            self.log.note(f"{none}: {watch.at}")
+            said = f"{none}: nothing to diagnose. Click a step in the Training dock to diagnose it."
+            self.graph.view.set_placeholder(said)
+            for panel in (self.variables, self.problems):  # not "no variable", "no problem": no step
+                panel.placeholder = said
+                panel.viewport().update()
+            self._idle(f"{none} — {watch.at}")
+            return
         what = self.describe(report)
         if report.mode == "program":
             nth = "first gradient step" if self.step == 1 else f"gradient step {self.step}"
@@ -393,6 +476,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"], str(err.get("code") or ""))
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")
+        self.training.stop("failed")
         mark_stale(self, True)  # the previous report, if any, stays greyed, not shown as current
         self.graph.view.set_placeholder("No graph: the analysis did not finish. The message above says why.")
         self._idle("Analysis failed")

@@ -10,6 +10,9 @@ The analysis is sent with ``"keep": true``: after its result the worker keeps
 the analyzed session and answers ``jacobian`` / ``names`` requests (the
 Jacobian panel, :mod:`app.jacobian`) until it is closed; ``done`` says the
 analysis itself is answered, ``finished`` that the process has ended.
+
+A watched run (``until``, ``live``) also sends ``steps`` while the program trains: each
+step's norms per layer, for the Training dock (:mod:`app.panels.training`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BIG_LINE = 256 * 1024
 #: how a piece of a large Jacobian's data starts (tfviz.jacobian.data.split_pieces)
 PIECE_PREFIX = b'{"type": "jacobian_piece"'
+#: how a watched run's ``steps`` message starts: not the answer, even when it is large
+STEPS_PREFIX = b'{"type": "steps"'
+#: ``step`` of a watched run that goes on until the program ends
+UNBOUNDED = 2**62
 
 
 class Worker(QObject):
@@ -41,6 +49,7 @@ class Worker(QObject):
     ready = Signal()
     progress = Signal(str, float)
     log = Signal(str, str)
+    steps = Signal(list)  # a watched run's points: [{"step", "grad", "update", "weight"}, ...]
     result = Signal(object)  # a Report, or the report's dict for small messages
     _parsed = Signal(object)
     error = Signal(dict)
@@ -85,14 +94,23 @@ class Worker(QObject):
         return int(self.proc.processId())
 
     def analyze(self, script: str, target: str | None, *, run: bool = False,
-                args: list[str] | tuple[str, ...] = (), step: int = 1) -> None:
-        """Send the request (see :mod:`tfviz.worker`); answers arrive as signals."""
+                args: list[str] | tuple[str, ...] = (), step: int = 1,
+                until: Sequence[str] = (), live: bool = False, zero_steps: int | None = None,
+                max_steps: int | None = None) -> None:
+        """Send the request (see :mod:`tfviz.worker`); answers arrive as signals.
+
+        With ``until`` the program is watched step by step (``step`` is then ignored: it runs
+        for at most ``max_steps``, None: until it ends), and ``live`` sends the ``steps``."""
         self.busy = True
-        req = json.dumps({"cmd": "analyze", "script": script, "target": target,
-                          "run": run, "args": list(args), "step": step,
-                          "result_output": "tail",  # the Log panel has the output
-                          "keep": True}) + "\n"  # then serve Jacobian requests
-        self.proc.write(req.encode())
+        req: dict[str, Any] = {"cmd": "analyze", "script": script, "target": target,
+                               "run": run, "args": list(args), "step": step,
+                               "result_output": "tail",  # the Log panel has the output
+                               "keep": True}  # then serve Jacobian requests
+        if until:
+            req.update(until=list(until), step=max_steps or UNBOUNDED, live=live)
+            if zero_steps is not None:
+                req["zero_steps"] = zero_steps
+        self.proc.write((json.dumps(req) + "\n").encode())
 
     # -- the kept session (see tfviz.worker and docs/jacobian.md) --------------------
     def session_alive(self) -> bool:
@@ -211,7 +229,8 @@ class Worker(QObject):
         does rebuilding the dataclasses; the GIL is handed back every few
         milliseconds, so the event loop keeps running meanwhile.
         """
-        self.answered = True  # the answer has arrived; the process may exit now
+        if not raw.startswith(STEPS_PREFIX):  # a watched run's steps still come before it
+            self.answered = True  # the answer has arrived; the process may exit now
         self._parsing += 1
 
         def work() -> None:
@@ -223,7 +242,9 @@ class Worker(QObject):
                 elif msg.get("type") == "jacobian":
                     msg = decode_jacobian(msg)
             except Exception as exc:  # noqa: BLE001 - shown in the window
-                if isinstance(msg, dict) and msg.get("type") == "jacobian":
+                if raw.startswith(STEPS_PREFIX):
+                    msg = {}  # a batch of the live record lost: the run and its answer go on
+                elif isinstance(msg, dict) and msg.get("type") == "jacobian":
                     msg = {"type": "jacobian_error", "id": msg.get("id"), "error": {
                         "kind": "internal", "message": f"could not read the Jacobian: {exc}"}}
                 else:
@@ -259,6 +280,10 @@ class Worker(QObject):
             self.progress.emit(str(msg.get("stage", "")), float(msg.get("fraction") or 0.0))
         elif t == "log":
             self.log.emit(str(msg.get("stream", "stdout")), str(msg.get("text", "")))
+        elif t == "steps":
+            points = msg.get("points")
+            if isinstance(points, list):
+                self.steps.emit(points)
         elif t == "result":
             self.answered = True
             self.result.emit(msg.get("report") or {})
