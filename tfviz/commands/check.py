@@ -135,6 +135,7 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     except KeyboardInterrupt:
         worker.kill()
         print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
+        _keep_record(request.get("record"))
         return ExitStatus.INTERRUPTED
     if answer.get("type") != "result":
         error = dict(answer.get("error") or {})
@@ -143,6 +144,19 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
         return _fail(args, error)
     from tfviz.report import Report
     return Report.from_dict(answer["report"])
+
+
+def _keep_record(record: Any) -> None:
+    """Ctrl-C ends the worker mid-run: the steps it recorded are kept, not left in a temporary file."""
+    if not isinstance(record, str):
+        return
+    from tfviz.program.watch import finish_record
+
+    try:
+        if finish_record(record):
+            print(f"tfviz: the record of the steps watched so far is in {record}", file=sys.stderr)
+    except OSError as exc:
+        print(f"tfviz: cannot write the record {record}: {exc.strerror or exc}", file=sys.stderr)
 
 
 #: ``--until`` without ``--max-steps``: run until the program ends

@@ -28,9 +28,9 @@ right after its gradient call, before the program can apply it.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -121,7 +121,6 @@ class Watch:
     _writer: Any = None
     #: the record's rows of the latest step, by variable, until its update is known
     _rows: dict[str, list[Any]] = field(default_factory=dict)
-    _stack: contextlib.ExitStack[Any] | None = None
     #: why the record could not be written ("" when it was, or none was asked for)
     record_error: str = ""
     #: what the user should know about how the program was watched
@@ -273,22 +272,20 @@ class Watch:
         self._out.flush()
 
     def _open_record(self) -> bool:
-        """Open the record under a temporary name beside it (renamed into place by
-        :meth:`close`, so a reader never sees half a file); False when it cannot be written."""
+        """Open the record under its :func:`recording_path` (renamed into place by :meth:`close`,
+        or by ``check`` when Ctrl-C ends the worker, so a reader never sees half a file);
+        False when it cannot be written."""
         from tfviz import __version__
-        from tfviz.outputs import SIGNATURE, temporary_beside
+        from tfviz.outputs import SIGNATURE, destination
 
         assert self.record is not None
-        stack = contextlib.ExitStack()
         try:
-            tmp = stack.enter_context(temporary_beside(self.record))
-            self._out = open(tmp, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            destination(self.record)  # a regular file or a new name: never a FIFO or a device
+            self._out = open(recording_path(self.record), "w", newline="", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
-            stack.close()
             self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
             self.record = None
             return False
-        self._stack = stack
         self._out.write(f"# {SIGNATURE} {__version__}\n")
         self._writer = csv.writer(self._out)
         self._writer.writerow(["step", "variable", "grad_norm", "update_norm", "weight_norm",
@@ -298,15 +295,15 @@ class Watch:
     def close(self) -> None:
         """Write what is left of the record and put it in place (idempotent)."""
         self._flush()
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-        if self._stack is not None:
-            stack, self._stack = self._stack, None
-            try:
-                stack.close()
-            except OSError as exc:
-                self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
+        if self._out is None:
+            return
+        self._out.close()
+        self._out = None
+        assert self.record is not None
+        try:
+            finish_record(self.record)
+        except OSError as exc:
+            self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
 
     def summary(self, stopped_at: int | None, where: str,
                 names: dict[str, str] | None = None) -> WatchSummary:
@@ -331,6 +328,38 @@ class Watch:
                                  low=min(s.low for s in group), high=max(s.high for s in group))
                     for name, group in layers.items()],
             record=self.record or "", record_error=self.record_error)
+
+
+def recording_path(record: str) -> str:
+    """Where the record is written while the program runs: beside it, under a name the
+    ``check`` command can find again when Ctrl-C ends the worker before it is renamed.
+
+    >>> recording_path("/runs/norms.csv")
+    '/runs/.norms.csv.recording.tfviz-tmp'
+    """
+    folder, name = os.path.split(os.path.abspath(record))
+    return os.path.join(folder, f".{name}.recording.tfviz-tmp")
+
+
+def finish_record(record: str) -> bool:
+    """Put the record written so far in place; False when there is none."""
+    tmp = recording_path(record)
+    if not os.path.exists(tmp):
+        return False
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, record)
+    except OSError:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        raise
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
