@@ -108,9 +108,15 @@ def test_the_flagged_variables_are_those_tensorflow_finds_out_of_scale(analyze_e
     for path, size in truth.items():
         v = rows[path]
         shown = v.grad_norm / math.sqrt(math.prod(v.shape))
-        # the rule measures what TensorFlow gives (a gradient of rounding noise, as a bias before
-        # a normalization gets, differs in its third digit between two traces of the same step)
-        assert shown == pytest.approx(size, rel=1e-2)
+        # the rule measures what TensorFlow gives. A gradient of rounding noise, as a bias before a
+        # normalization gets, is the sum's rounding error: oneDNN sums in an order that varies
+        # between two runs of the same step, so only its scale is TensorFlow's (within 0.3 decades)
+        noise = max(truth[p] for p in truth if p.rsplit("/", 1)[0] == path.rsplit("/", 1)[0]) \
+            / size >= 10 ** (CANCELLED_GAP - MARGIN)
+        if noise:
+            assert abs(math.log10(shown / size)) < 0.3
+        else:
+            assert shown == pytest.approx(size, rel=1e-2)
     want = expected_verdicts(truth, reference)
     assert {p: rows[p].magnitude for p in want} == want
     flagged = {path: v.magnitude for path, v in rows.items() if v.magnitude}

@@ -206,7 +206,7 @@ class StepSender:
     def add(self, point: dict[str, Any]) -> None:
         with self._lock:
             self._points.append(point)
-            if time.monotonic() - self._last < STEP_DELAY_S:
+            if time.monotonic() - self._last < STEP_DELAY_S and "fired" not in point:
                 return
         self.flush()
 

@@ -221,6 +221,7 @@ class Watch:
         if fired is not None and self.fired is None:
             condition, variables, detail = fired
             self.fired = Fired(condition, step, ordinal, variables, detail)
+            self._flush()  # the step that fired is shown at once, before its diagnosis
             raise WatchStop(f"tfviz: {condition} at gradient step {step}")
 
     def _rules(self, rows: list[tuple[_Seen, float | None, bool, float | None]],
@@ -262,7 +263,10 @@ class Watch:
         rows = list(self._rows.values())
         self._rows.clear()
         if self.live is not None:
-            self.live(layer_point(rows))
+            point = layer_point(rows)
+            if self.fired is not None:
+                point["fired"] = self.fired.condition
+            self.live(point)
         if self.record is None or (self._writer is None and not self._open_record()):
             return
         for step, name, g, update, weight in rows:
