@@ -298,3 +298,35 @@ def test_a_watched_run_saves_as_a_valid_analysis(tmp_path: Path) -> None:
     jsonschema.validate(json.loads(saved.read_text()), schema)
     report = load_analysis(saved)
     assert report.watch is not None and report.watch.fired == "none" and report.watch.layers
+
+
+def test_ctrl_c_keeps_the_record_of_the_steps_watched(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    script = tmp_path / "endless.py"
+    script.write_text(
+        "import numpy as np\nimport tensorflow as tf\n\n"
+        "w = tf.Variable(tf.ones([4, 1]), name='w')\nopt = tf.keras.optimizers.SGD(0.001)\n"
+        "x = np.ones((8, 4), 'float32')\nwhile True:\n"
+        "    with tf.GradientTape() as tape:\n        loss = tf.reduce_sum(x @ w)\n"
+        "    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))\n")
+    record = tmp_path / "norms.csv"
+    proc = subprocess.Popen([str(TFVIZ), "check", str(script), "--until", "nan", "--record", str(record)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a shell's background job ignores SIGINT, and its children inherit that
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not any(p.name.endswith(".tfviz-tmp") for p in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "record of the steps watched so far" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["endless.py", "norms.csv"]  # no temporary file
+    rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
+    steps = [int(r["step"]) for r in rows]
+    assert steps and steps == list(range(1, len(steps) + 1))
+    assert all(float(r["grad_norm"]) == 16.0 for r in rows)  # d/dw sum(x @ w) = 8 per element, 4 of them
