@@ -1,10 +1,11 @@
 """``tfviz check --until``: the step it stops at is the first where TensorFlow's own gradients
 go wrong.
 
-The oracle runs each example as ``python`` would, here and without tfviz, with every
-``tf.function`` run eagerly and ``tape.gradient`` wrapped so that each gradient's values are
-seen: the first step at which a gradient (or the loss) is non-finite, a gradient is None
-where an earlier step had one, or has been exactly zero for K steps in a row, is the answer.
+The oracle runs each example as ``python`` would, here and without tfviz, with
+``tape.gradient`` wrapped so that each gradient's state is noted as the program computes it
+(see :func:`first_bad_step`): the first step at which a gradient (or the loss) is
+non-finite, a gradient is None where an earlier step had one, or has been exactly zero for
+K steps in a row, is the answer.
 """
 
 from __future__ import annotations
@@ -26,57 +27,80 @@ from tfviz.program.watch import Watch, WatchStop, parse_until
 TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
 
 
-class _Found(BaseException):
-    def __init__(self, step: int, names: list[str]) -> None:
-        super().__init__(step)
-        self.step, self.names = step, names
-
-
 def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int, list[str]] | None:
     """The first gradient computation of the program at ``path`` where ``condition`` holds,
-    by TensorFlow's own values, and the sources it holds for (None: never)."""
-    import numpy as np
+    by TensorFlow's own values as the program computes them, and the sources it holds for
+    (None: never).
+
+    ``tape.gradient`` is wrapped so that every call notes its gradients' state: right away
+    when it runs eagerly, and from inside the graph (a ``tf.py_function`` that runs with each
+    execution) when it is traced in a ``tf.function``, so a compiled step runs as compiled.
+    The program runs to its end; the notes, in the order the steps ran, are then read.
+    """
+    import keras
     import tensorflow as tf
 
+    notes: list[tuple[bool, dict[int, tuple[str, bool, bool, bool]]]] = []
     original = tf.GradientTape.gradient
-    state: dict[str, object] = {"step": 0, "had": set(), "zeros": {}}
+    compile_ = keras.Model.compile
 
     def gradient(self, target, sources, *args, **kwargs):  # type: ignore[no-untyped-def]
         grads = original(self, target, sources, *args, **kwargs)
-        state["step"] = step = int(state["step"]) + 1  # type: ignore[call-overload]
-        had: set[int] = state["had"]  # type: ignore[assignment]
-        zeros: dict[int, int] = state["zeros"]  # type: ignore[assignment]
-        bad = []
-        loss_ok = all(np.isfinite(t.numpy()).all() for t in tf.nest.flatten(target))
-        for s, g in zip(tf.nest.flatten(sources), tf.nest.flatten(grads)):
-            key, name = id(s), getattr(s, "path", None) or s.name.split(":")[0]
-            values = None if g is None else tf.convert_to_tensor(g).numpy()
-            if condition == "nan" and values is not None and not np.isfinite(values).all():
-                bad.append(name)
-            if condition == "none" and values is None and key in had:
-                bad.append(name)
-            if condition == "zero" and values is not None:
-                zeros[key] = zeros.get(key, 0) + 1 if not values.any() else 0
-                if zeros[key] >= zero_steps:
-                    bad.append(name)
-            if values is not None:
-                had.add(key)
-        if bad or (condition == "nan" and not loss_ok):
-            raise _Found(step, bad)
+        flat_s, flat_g = tf.nest.flatten(sources), tf.nest.flatten(grads)
+        keys = [(id(s), getattr(s, "path", None) or s.name.split(":")[0]) for s in flat_s]
+        present = [g is not None for g in flat_g]
+        values = [tf.convert_to_tensor(g) for g in flat_g if g is not None]
+        finite = [tf.reduce_all(tf.math.is_finite(v)) for v in values]
+        zero = [tf.logical_not(tf.reduce_any(tf.not_equal(v, 0))) for v in values]
+        loss = [tf.reduce_all(tf.math.is_finite(t)) for t in tf.nest.flatten(target)]
+
+        def note(loss_ok, fin, zer):  # type: ignore[no-untyped-def]
+            f, z = iter(fin.numpy().tolist()), iter(zer.numpy().tolist())
+            per = {}
+            for (key, name), has in zip(keys, present):
+                per[key] = (name, has, next(f) if has else True, next(z) if has else False)
+            notes.append((bool(loss_ok.numpy()), per))
+
+        args_ = [tf.reduce_all(tf.stack(loss)) if loss else tf.constant(True),
+                 tf.stack(finite) if finite else tf.zeros([0], tf.bool),
+                 tf.stack(zero) if zero else tf.zeros([0], tf.bool)]
+        if tf.executing_eagerly():
+            note(*args_)
+        else:
+            tf.py_function(note, args_, Tout=[])
         return grads
+
+    def compile_without_xla(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        kwargs["jit_compile"] = False  # XLA cannot run the py_function; tfviz runs fit's steps without it
+        return compile_(self, *args, **kwargs)
 
     cwd = os.getcwd()
     tf.GradientTape.gradient = gradient
-    tf.config.run_functions_eagerly(True)
+    keras.Model.compile = compile_without_xla
     os.chdir(path.parent)
     try:
         runpy.run_path(str(path), run_name="__main__")
-    except _Found as found:
-        return found.step, found.names
     finally:
         os.chdir(cwd)
         tf.GradientTape.gradient = original
-        tf.config.run_functions_eagerly(False)
+        keras.Model.compile = compile_
+    had: set[int] = set()
+    zeros: dict[int, int] = {}
+    for step, (loss_ok, per) in enumerate(notes, 1):
+        bad = []
+        for key, (name, has, fin, zer) in per.items():
+            if condition == "nan" and has and not fin:
+                bad.append(name)
+            if condition == "none" and not has and key in had:
+                bad.append(name)
+            if condition == "zero" and has:
+                zeros[key] = zeros.get(key, 0) + 1 if zer else 0
+                if zeros[key] >= zero_steps:
+                    bad.append(name)
+            if has:
+                had.add(key)
+        if bad or (condition == "nan" and not loss_ok):
+            return step, bad
     return None
 
 
