@@ -267,7 +267,9 @@ def test_cli_writes_npy_equal_to_tape_jacobian(tmp_path):
     ns = runpy.run_path(str(EXAMPLES / "seed3_chain_rule_split.py"))
     with tf.GradientTape() as tape:
         y = tf.tanh(tf.matmul(ns["x"], ns["W"]) + ns["b"])
-    np.testing.assert_allclose(np.load(out), tape.jacobian(y, ns["W"]).numpy(), rtol=1e-6)
+    # two computations of the same float32 values (the worker's, traced, and this eager one):
+    # oneDNN sums in its own order, a few units in the last place apart
+    np.testing.assert_allclose(np.load(out), tape.jacobian(y, ns["W"]).numpy(), rtol=1e-5)
 
 
 def test_cli_via_png_csv_and_bad_names(tmp_path):
