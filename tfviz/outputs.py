@@ -159,7 +159,7 @@ def temporary_beside(path: str) -> Iterator[str]:
         raise OutputError(path, exc.strerror or str(exc)) from None
     try:
         yield tmp
-        _match_mode(tmp, real)
+        match_mode(tmp, real)
         destination(path)  # still a regular file or nothing: never rename over a device
         os.replace(tmp, real)
     except UnicodeEncodeError as exc:
@@ -186,7 +186,7 @@ def replacing(path: str, binary: bool = False) -> Iterator[IO[Any]]:
             os.fsync(fh.fileno())  # complete on disk before it takes the old file's name
 
 
-def _match_mode(tmp: str, real: str) -> None:
+def match_mode(tmp: str, real: str) -> None:
     """The replaced file's permissions, or a new file's (0666 less the umask), not
     mkstemp's 0600."""
     try:

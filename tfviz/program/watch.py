@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from tfviz.engine import magnitude
+from tfviz.outputs import match_mode
 from tfviz.report import VariableReport, WatchedLayer, WatchSummary
 
 CONDITIONS = ("nan", "none", "zero", "vanishing", "exploding")
@@ -93,6 +94,10 @@ class _Seen:
     high: float = 0.0
 
 
+#: per source: its key, its record name, its size, whether it has a gradient (see :func:`_describe`)
+_Described = tuple[list[int], list[str], list[int], list[bool]]
+
+
 class RanToEnd(Exception):
     """The watched program finished before any condition fired, or its ``--max-steps``."""
 
@@ -138,14 +143,11 @@ class Watch:
         """The gradients of a step being traced, made to pass through the step's check."""
         import tensorflow as tf
 
-        keys, names, sizes, present = _describe(sources, grads)
+        described = _describe(sources, grads)
         packed = _measure(sources, grads, target, self.detailed)
-        n = sum(present)
 
         def callback(values: Any) -> Any:
-            v = values.numpy().tolist()
-            self.observe(self.base + ordinal, ordinal, keys, names, sizes, present,
-                         v[:n], [x != 0 for x in v[n:2 * n]], v[2 * n] != 0, v[2 * n + 1:])
+            self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
             return True
 
         # One tensor, one callback: the step's only sync with Python.
@@ -155,15 +157,19 @@ class Watch:
         return tf.nest.pack_sequence_as(grads, flat)
 
     def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
-        keys, names, sizes, present = _describe(sources, grads)
-        v = _measure(sources, grads, target, self.detailed).numpy().tolist()
-        n = sum(present)
+        packed = _measure(sources, grads, target, self.detailed).numpy().tolist()
         try:
-            self.observe(step, 1, keys, names, sizes, present, v[:n], [x != 0 for x in v[n:2 * n]],
-                         v[2 * n] != 0, v[2 * n + 1:])
+            self._observe_packed(step, 1, _describe(sources, grads), packed)
         except WatchStop:
             return self.fired
         return None
+
+    def _observe_packed(self, step: int, ordinal: int, described: _Described, v: list[float]) -> None:
+        """:meth:`observe` of :func:`_measure`'s one vector, laid out as it packs it."""
+        keys, names, sizes, present = described
+        n = sum(present)
+        self.observe(step, ordinal, keys, names, sizes, present, v[:n], [x != 0 for x in v[n:2 * n]],
+                     v[2 * n] != 0, v[2 * n + 1:])
 
     def around_update(self, variables: list[Any], original: Callable[[], Any]) -> Any:
         """The optimizer's update, with each variable's change measured for the record."""
@@ -351,19 +357,13 @@ def finish_record(record: str) -> bool:
     if not os.path.exists(tmp):
         return False
     try:
-        os.chmod(tmp, 0o666 & ~_umask())
+        match_mode(tmp, record)
         os.replace(tmp, record)
     except OSError:
         if os.path.lexists(tmp):
             os.remove(tmp)
         raise
     return True
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
@@ -415,7 +415,7 @@ def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
     return None
 
 
-def _describe(sources: Any, grads: Any) -> tuple[list[int], list[str], list[int], list[bool]]:
+def _describe(sources: Any, grads: Any) -> _Described:
     import tensorflow as tf
 
     srcs = tf.nest.flatten(sources)
