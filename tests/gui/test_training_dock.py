@@ -7,7 +7,6 @@ through a real worker."""
 from __future__ import annotations
 
 import math
-import time
 import types
 
 import numpy as np
@@ -123,37 +122,27 @@ def test_record_keeps_steps_sorted_and_missing_apart_from_nan():
     assert rec.n == 2996 and rec.steps[-1] == 2999 and rec.grad(1).shape == (2996,)
 
 
-def test_ten_thousand_steps_in_batches_keep_the_window_responsive(qtbot):
-    """A fast program: 100 batches of 100 steps (what 0.1 s batches of a 1000 steps/s program
-    bring), eight layers. Each batch is recorded and redrawn in under 50 ms of the GUI thread's
-    time (CPU time: on a shared machine, wall time also counts other processes' turns)."""
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(antialias=True)  # as in the window (the Gradient flow chart sets it)
+def test_ten_thousand_steps_in_batches_are_drawn_clipped_and_downsampled(qtbot):
+    """A fast program: 100 batches of 100 steps, eight layers. Every step is kept, and each
+    curve draws only what is in view, downsampled to the pixels (the cost per batch is in
+    tests/bench/bench_training_dock.py)."""
     p = _panel(qtbot)
     p.begin("/x/train.py", WatchRequest(("nan",)))
     rng = np.random.default_rng(0)
     layers = [f"layer_{i}" for i in range(8)]
-    cpu, wall = [], []
     for b in range(100):
         steps = range(b * 100 + 1, b * 100 + 101)
-        batch = [_point(s, {name: (NAN if s % 997 == 0 and i == 3 else
-                                   0.0 if s > 9000 and i == 0 else
-                                   float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random())))
-                            for i, name in enumerate(layers)}) for s in steps]
-        t, c = time.perf_counter(), time.thread_time()
-        p.add_points(batch)
+        p.add_points([_point(s, {name: (NAN if s % 997 == 0 and i == 3 else
+                                        0.0 if s > 9000 and i == 0 else
+                                        float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random())))
+                                 for i, name in enumerate(layers)}) for s in steps])
         p.redraw()
-        cpu.append(time.thread_time() - c)
-        wall.append(time.perf_counter() - t)
-        qtbot.wait(0)  # paints, as the event loop would between batches
+    qtbot.wait(0)
     assert p.record.n == 10_000
     assert p._curves[0][0].getOriginalDataset()[0].size == 10_000
-    assert max(cpu) < 0.05, f"a batch took {max(cpu) * 1000:.0f} ms"
-    assert sorted(wall)[50] < 0.05, f"half the batches took over {sorted(wall)[50] * 1000:.0f} ms"
-    t = time.perf_counter()
-    p.grab()
-    assert time.perf_counter() - t < 0.5
+    for curves in p._curves:
+        for c in curves:
+            assert c.opts["clipToView"] and c.opts["autoDownsample"], c.opts
     assert _xs(p._marks[("nan", 3)]) == [s for s in range(1, 10_001) if s % 997 == 0]
 
 

@@ -1,0 +1,112 @@
+"""Benchmark (not a test): two costs the window's users feel, against their targets.
+
+1. Start-up: a fresh ``python`` imports Qt and the app, shows ``MainWindow`` (no spare
+   worker, so no TensorFlow import competes) and runs the event loop once; target 1 s.
+   Median of ``--repeat`` runs; beside it, a bare ``QApplication`` + ``QMainWindow`` in the
+   same run as the baseline.
+2. The Training dock fed a fast program: 100 batches of 100 steps for eight layers (what
+   0.1 s batches of a 1000 steps/s program bring). Each batch is recorded and redrawn;
+   target 50 ms of the GUI thread's CPU per batch (max) and 50 ms wall (median); then one
+   paint of the 10,000-step dock, target 0.5 s.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_window_costs.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+START = """
+import os, sys, time
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+t0 = time.perf_counter()
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication([])
+if sys.argv[1] == "app":
+    from app.window import MainWindow
+    from app.worker_client import WorkerPool
+    w = MainWindow(WorkerPool(spare=False))
+else:
+    w = QMainWindow()
+w.show(); app.processEvents()
+print(time.perf_counter() - t0)
+assert "tensorflow" not in sys.modules
+w.close()
+"""
+
+
+def start_up(kind: str) -> float:
+    out = subprocess.run([sys.executable, "-c", START, kind], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, check=True)
+    return float(out.stdout.split()[0])
+
+
+def training_dock() -> tuple[float, float, float]:
+    """(max CPU per batch, median wall per batch, one paint), seconds."""
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    from app.panels.training import TrainingPanel, WatchRequest
+
+    app = QApplication.instance() or QApplication([])
+    pg.setConfigOptions(antialias=True)  # as in the window
+    p = TrainingPanel()
+    p.resize(1200, 420)
+    p.show()
+    p.begin("/x/train.py", WatchRequest(("nan",)))
+    rng = np.random.default_rng(0)
+    layers = [f"layer_{i}" for i in range(8)]
+    cpu, wall = [], []
+    for b in range(100):
+        batch = [{"step": s,
+                  "grad": {name: (float("nan") if s % 997 == 0 and i == 3 else
+                                  float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random())))
+                           for i, name in enumerate(layers)},
+                  "update": {name: 0.01 for name in layers}, "weight": {name: 2.0 for name in layers}}
+                 for s in range(b * 100 + 1, b * 100 + 101)]
+        t, c = time.perf_counter(), time.thread_time()
+        p.add_points(batch)
+        p.redraw()
+        cpu.append(time.thread_time() - c)
+        wall.append(time.perf_counter() - t)
+        app.processEvents()  # paints, as the event loop would between batches
+    t = time.perf_counter()
+    p.grab()
+    paint = time.perf_counter() - t
+    p.close()
+    return max(cpu), statistics.median(wall), paint
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    n = ap.parse_args().repeat
+    ours, bare = [], []
+    for _ in range(n):  # alternated, so load on the machine falls on both alike
+        ours.append(start_up("app"))
+        bare.append(start_up("bare"))
+    cpu, wall, paint = training_dock()
+    rows = [(f"window start-up (median of {n})", statistics.median(ours), statistics.median(bare), 1.0),
+            ("Training dock: CPU per batch (max)", cpu, None, 0.05),
+            ("Training dock: wall per batch (median)", wall, None, 0.05),
+            ("Training dock: paint of 10,000 steps", paint, None, 0.5)]
+    print("| what | tfviz s | baseline s | target s | met |")
+    print("|---|---|---|---|---|")
+    for what, value, base, target in rows:
+        base_s = "-" if base is None else f"{base:.3f} (bare Qt window)"
+        print(f"| {what} | {value:.3f} | {base_s} | {target:.3f} | {'yes' if value <= target else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
