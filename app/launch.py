@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = cli.parse_args(own)
     if args.command in HEADLESS:
         return cli.main(argv)
-    from app.main import run_app
+    from .main import run_app
 
     script_args = [*(getattr(args, "script_args", None) or []), *rest]
     run = bool(getattr(args, "run", False))

@@ -15,9 +15,9 @@ from tfviz.exitstatus import ExitStatus
 def make_window(script: str | None = None, target: str | None = None, *, run: bool = False,
                 args: list[str] | None = None, step: int = 1):
     """The window, opened on ``script`` (``args`` None: the arguments remembered for it)."""
-    from app.saved import is_saved_analysis
-    from app.window import MainWindow
-    from app.worker_client import WorkerPool
+    from .saved import is_saved_analysis
+    from .window import MainWindow
+    from .worker_client import WorkerPool
 
     # A saved analysis runs nothing: no spare worker (and no TensorFlow) starts behind it.
     saved = bool(script and is_saved_analysis(script))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from app.start_page import recent_label
+from .start_page import recent_label
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMenu
 
-    from app.start_page import StartPage
+    from .start_page import StartPage
 
 MAX_RECENT = 10
 

@@ -11,16 +11,17 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING
 
-from app.analysis_bar import PROGRAM, step_name
-from app.panels.source_view import MAX_SOURCE_BYTES
 from tfviz.report import Report
 from tfviz.safefile import read_regular
+
+from .analysis_bar import PROGRAM, step_name
+from .panels.source_view import MAX_SOURCE_BYTES
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QLabel
 
-    from app.analysis_bar import AnalysisBar
+    from .analysis_bar import AnalysisBar
 
 
 class RunChoice:

@@ -19,10 +19,11 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
-from app.display import summary
 from tfviz.analysisfile import AnalysisFileError, LoadCancelled, analysis_json, load_analysis
 from tfviz.outputs import replacing
 from tfviz.report import Report
+
+from .display import summary
 
 
 def is_saved_analysis(path: str) -> bool:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.graph.gradient_path import gradient_path
-from app.panels.path_details import path_html
-from app.panels.stale import mark_stale
 from tfviz.report import Report
 
+from .graph.gradient_path import gradient_path
+from .panels.path_details import path_html
+from .panels.stale import mark_stale
+
 if TYPE_CHECKING:
-    from app.graph.panel import GraphPanel
-    from app.panels.docks import DetailsPanel
-    from app.panels.flow_chart import FlowChart
-    from app.panels.problems import ProblemsPanel
-    from app.panels.source_view import SourceView
-    from app.panels.training import TrainingPanel
-    from app.panels.variables import VariablesPanel
+    from .graph.panel import GraphPanel
+    from .panels.docks import DetailsPanel
+    from .panels.flow_chart import FlowChart
+    from .panels.problems import ProblemsPanel
+    from .panels.source_view import SourceView
+    from .panels.training import TrainingPanel
+    from .panels.variables import VariablesPanel
 
 
 class SelectionSync:

@@ -18,13 +18,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+from tfviz.bundled import examples
 
 
 def bundled_examples() -> list[Path]:
-    if not EXAMPLES_DIR.is_dir():
-        return []
-    return sorted([*EXAMPLES_DIR.glob("*.py"), *EXAMPLES_DIR.glob("*.ipynb")], key=lambda p: p.name)
+    """Installed with tfviz as package data (:mod:`tfviz.bundled`), so a wheel has them too."""
+    return examples()
 
 
 def notebook_intro(text: str) -> str:

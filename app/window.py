@@ -39,29 +39,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.analysis_bar import AnalysisBar
-from app.banner import ErrorBanner
-from app.display import summary
-from app.graph.export.dialog import install_export_action
-from app.graph.panel import GraphPanel
-from app.jacobian import JacobianController
-from app.panels.docks import DetailsPanel, LogPanel, add_dock, add_overview_dock
-from app.panels.flow_chart import add_flow_dock
-from app.panels.problems import ProblemsPanel
-from app.panels.search import install_navigation
-from app.panels.source_view import SourceView
-from app.panels.stale import mark_stale
-from app.panels.tab_bars import keep_tab_bars_clean
-from app.panels.training import SHORTCUT, RunUntilDialog, WatchRequest, add_training_dock
-from app.panels.variables import VariablesPanel
-from app.recent import RecentFiles
-from app.run_choice import RunChoice
-from app.saved import SavedLoad, cancel_load, end_loads, install_save_action, is_saved_analysis, open_saved
-from app.selection import SelectionSync
-from app.start_page import StartPage
-from app.worker_client import Worker, WorkerPool
 from tfviz.report import Report
 from tfviz.script.scriptinfo import choose_mode, static_targets
+
+from .analysis_bar import AnalysisBar
+from .banner import ErrorBanner
+from .display import summary
+from .graph.export.dialog import install_export_action
+from .graph.panel import GraphPanel
+from .jacobian import JacobianController
+from .panels.docks import DetailsPanel, LogPanel, add_dock, add_overview_dock
+from .panels.flow_chart import add_flow_dock
+from .panels.problems import ProblemsPanel
+from .panels.search import install_navigation
+from .panels.source_view import SourceView
+from .panels.stale import mark_stale
+from .panels.tab_bars import keep_tab_bars_clean
+from .panels.training import SHORTCUT, RunUntilDialog, WatchRequest, add_training_dock
+from .panels.variables import VariablesPanel
+from .recent import RecentFiles
+from .run_choice import RunChoice
+from .saved import SavedLoad, cancel_load, end_loads, install_save_action, is_saved_analysis, open_saved
+from .selection import SelectionSync
+from .start_page import StartPage
+from .worker_client import Worker, WorkerPool
 
 #: Bumped when the dock arrangement changes, so an old saved layout is not restored.
 LAYOUT_VERSION = 4  # 3: the Overview dock below Details; 4: the Training dock

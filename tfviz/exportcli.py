@@ -153,7 +153,7 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
     from tfviz.analysisfile import analysis_document
     from tfviz.outputs import xml_safe_tree
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where app/ sits beside tfviz/
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # what holds tfviz
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     # The renderer draws into this scratch folder, and the image is moved into place only
@@ -167,7 +167,7 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
                 fh.write(json.dumps(xml_safe_tree(analysis_document(report)), allow_nan=False))
         except OSError as exc:
             return False, f"cannot write a temporary file: {exc.strerror or exc}"
-        cmd = [sys.executable, "-m", "app.graph.export.headless", path, image, "--format", fmt,
+        cmd = [sys.executable, "-m", "tfviz_app.graph.export.headless", path, image, "--format", fmt,
                "--expand", expand, "--scale", repr(scale)]
         try:
             # subprocess.run kills the renderer when tfviz is interrupted (SIGTERM is one).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QMenu
 
-from app.graph.hierarchy import ROOT
-from app.graph.items import FrameItem, NodeItem
+from .hierarchy import ROOT
+from .items import FrameItem, NodeItem
 
 
 def target_at(view, pos) -> tuple[str, str] | None:

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 
-from app.graph.items import _FONT
+from .items import _FONT
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QPainterPath
     from PySide6.QtWidgets import QGraphicsView
 
-    from app.graph.gradient_path import GradientPath
-    from app.graph.hierarchy import Hierarchy
-    from app.graph.items import FrameItem, NodeItem
+    from .gradient_path import GradientPath
+    from .hierarchy import Hierarchy
+    from .items import FrameItem, NodeItem
 
     _View = QGraphicsView  # what the mixin is mixed into
 else:

@@ -27,7 +27,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.graph.naming import (
+from tfviz.report import GraphDoc, GraphOp
+
+from .naming import (
     SUFFIX,
     call_labels,
     const_title,
@@ -36,8 +38,7 @@ from app.graph.naming import (
     layer_label,
     untraced,
 )
-from app.graph.palette import QUIET, category
-from tfviz.report import GraphDoc, GraphOp
+from .palette import QUIET, category
 
 ROOT = "f:"
 #: the scope TensorFlow puts a ``tape.gradient`` call's ops in (``gradient_tape_1``, ...)

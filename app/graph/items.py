@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from app.graph.palette import QUIET, STYLES, badge_text, category, magnitude_pen, worst
+from .palette import QUIET, STYLES, badge_text, category, magnitude_pen, worst
 
 LOD_TEXT = 0.25
 _FONT = QFont("Sans", 9)

@@ -38,9 +38,9 @@ from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QApplication, QSizePolicy, QWidget
 
-from app.graph.framing import readable_scale
-from app.graph.overview_image import MARGIN, draw_overview
-from app.graph.palette import STYLES
+from .framing import readable_scale
+from .overview_image import MARGIN, draw_overview
+from .palette import STYLES
 
 #: A graph drawn whole would use less than 1/FILL_RATIO of the widget across: fill and scroll.
 FILL_RATIO = 2.0

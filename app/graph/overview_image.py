@@ -15,8 +15,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
-from app.graph.items import FrameItem
-from app.graph.palette import STYLES
+from .items import FrameItem
+from .palette import STYLES
 
 #: Problem ops are drawn at least this many pixels wide, whatever the graph's size.
 MIN_MARK = 7.0

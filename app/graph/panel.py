@@ -8,9 +8,9 @@ from PySide6.QtCore import QPointF, QSize, Qt
 from PySide6.QtGui import QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
-from app.flow_layout import FlowLayout
-from app.graph.palette import STYLES, pen_for, text_color
-from app.graph.view import GraphView
+from ..flow_layout import FlowLayout
+from .palette import STYLES, pen_for, text_color
+from .view import GraphView
 
 
 def legend_icon(key: str) -> QPixmap:

@@ -20,12 +20,15 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
-from app.display import location
-from app.graph.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
-from app.graph.items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
-from app.graph.layout.placement import GraphLayout, Scene
-from app.graph.naming import group_outputs, layer_attributes
-from app.graph.palette import (
+from tfviz.engine.untrained import mark_not_trained
+from tfviz.report import Report
+
+from ..display import location
+from .hierarchy import ROOT, Hierarchy, layer_names, variable_owners
+from .items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
+from .layout.placement import GraphLayout, Scene
+from .naming import group_outputs, layer_attributes
+from .palette import (
     CARRIES,
     QUIET,
     STYLES,
@@ -36,8 +39,6 @@ from app.graph.palette import (
     pen_for,
     worst,
 )
-from tfviz.engine.untrained import mark_not_trained
-from tfviz.report import Report
 
 TILE = 1600.0
 #: the collapse states an export can ask for (``--expand``)

@@ -13,13 +13,14 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsView
 
-from app.graph.framing import Framing
-from app.graph.gradient_path import GradientPath
-from app.graph.hierarchy import ROOT
-from app.graph.items import EdgeBatch, FrameItem, NodeItem, paint_ramp
-from app.graph.palette import magnitude_pen, pen_for
-from app.graph.scene import GraphScene
 from tfviz.report import Report
+
+from .framing import Framing
+from .gradient_path import GradientPath
+from .hierarchy import ROOT
+from .items import EdgeBatch, FrameItem, NodeItem, paint_ramp
+from .palette import magnitude_pen, pen_for
+from .scene import GraphScene
 
 #: what is not on a shown gradient path is drawn at this opacity
 DIM = 0.22

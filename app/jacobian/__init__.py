@@ -6,7 +6,7 @@ Variables list's right-click entries, and talks to the worker's kept session;
 the window never imports TensorFlow.
 """
 
-from app.jacobian.controller import JacobianController
-from app.jacobian.menu import add_jacobian_actions
+from .controller import JacobianController
+from .menu import add_jacobian_actions
 
 __all__ = ["JacobianController", "add_jacobian_actions"]

@@ -13,11 +13,12 @@ import html
 
 from PySide6.QtCore import QObject, QProcess, Qt
 
-from app.jacobian.menu import install_graph_menu, install_variables_menu
-from app.jacobian.panel import NO_SESSION, JacobianPanel
-from app.panels.docks import add_dock
-from app.worker_client import Worker
 from tfviz.jacobian.data import ChainSplit, Jacobian
+
+from ..panels.docks import add_dock
+from ..worker_client import Worker
+from .menu import install_graph_menu, install_variables_menu
+from .panel import NO_SESSION, JacobianPanel
 
 
 class JacobianController(QObject):

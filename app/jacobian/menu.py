@@ -113,8 +113,8 @@ def graph_menu(controller, view, pos) -> QMenu | None:
     """The graph's right-click menu at ``pos`` (viewport coordinates): the graph's own
     entries (:mod:`app.graph.context_menu`), then the Jacobian's for a tensor; None off
     everything."""
-    from app.graph.context_menu import add_graph_actions
-    from app.graph.items import NodeItem
+    from ..graph.context_menu import add_graph_actions
+    from ..graph.items import NodeItem
 
     report = controller.window.report
     if report is None or view.hierarchy is None:
@@ -150,7 +150,7 @@ def install_graph_menu(controller, view) -> None:
 
 def variables_menu(controller, variables, pos) -> QMenu | None:
     """Right-click a variable: “Jacobian of the loss w.r.t. this”."""
-    from app.panels.docks import ROLE
+    from ..panels.docks import ROLE
 
     it = variables.itemAt(pos)
     if it is None or it.data(0, ROLE) is None or controller.window.report is None:

@@ -34,10 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.jacobian import export
-from app.jacobian.heatmap import Heatmap
 from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
 from tfviz.jacobian.slices import Spec, format_spec, kept_shape, select
+
+from . import export
+from .heatmap import Heatmap
 
 EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
          "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "

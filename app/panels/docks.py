@@ -15,12 +15,13 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
-from app.display import norm_text, shape_text, source_location
-from app.graph.minimap import Minimap
-from app.graph.naming import function_title
-from app.graph.palette import STYLES, category, look, text_color
-from app.panels.layer_details import group_html
 from tfviz.report import Report
+
+from ..display import norm_text, shape_text, source_location
+from ..graph.minimap import Minimap
+from ..graph.naming import function_title
+from ..graph.palette import STYLES, category, look, text_color
+from .layer_details import group_html
 
 
 def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDockWidget:

@@ -20,10 +20,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.graph.palette import STATUS_ICON_COLOR, variable_look
-from app.panels.variables import layer_of
 from tfviz.engine.magnitude import DECADES, scale
 from tfviz.report import Report, VariableReport
+
+from ..graph.palette import STATUS_ICON_COLOR, variable_look
+from .variables import layer_of
 
 __all__ = ["DECADES", "FlowChart", "add_flow_dock", "log_size"]
 
@@ -251,7 +252,7 @@ def _layer_starts(vs: list[VariableReport]) -> list[tuple[int, str]]:
 
 def add_flow_dock(window) -> FlowChart:
     """The "Gradient flow" dock, tabbed with Problems; a click selects the variable."""
-    from app.panels.docks import add_dock
+    from .docks import add_dock
 
     chart = FlowChart()
     add_dock(window, "Gradient flow", chart, Qt.DockWidgetArea.BottomDockWidgetArea, beside="Problems")

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import html
 
-from app.display import norm_text, shape_text
-from app.graph.naming import layer_attributes
-from app.graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 from tfviz.report import GraphEdge, Report, VariableReport
+
+from ..display import norm_text, shape_text
+from ..graph.naming import layer_attributes
+from ..graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 
 #: Rows listed per table before "… and N more".
 MAX_ROWS = 12

@@ -6,10 +6,10 @@ from __future__ import annotations
 import html
 import math
 
-from app.graph.gradient_path import GradientPath
-from app.graph.hierarchy import Hierarchy
-from app.graph.palette import STYLES, category, text_color
-from app.panels.docks import OP_STATUS_WORDS
+from ..graph.gradient_path import GradientPath
+from ..graph.hierarchy import Hierarchy
+from ..graph.palette import STYLES, category, text_color
+from .docks import OP_STATUS_WORDS
 
 _WORDS = {"passes": "passes", "starved": "no gradient arrives", "off_path": "off path",
           "not_trained": "not trained"}

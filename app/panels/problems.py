@@ -16,11 +16,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 
-from app.display import source_location
-from app.graph.hierarchy import Hierarchy
-from app.graph.palette import STYLES, category, text_color
-from app.panels.docks import ROLE, Tree, _base
 from tfviz.report import Problem, Report
+
+from ..display import source_location
+from ..graph.hierarchy import Hierarchy
+from ..graph.palette import STYLES, category, text_color
+from .docks import ROLE, Tree, _base
 
 #: the op column of a problem found at no op
 NO_OP = "—"

@@ -19,8 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app.graph.hierarchy import ROOT
-from app.panels.docks import add_dock
+from ..graph.hierarchy import ROOT
+from .docks import add_dock
 
 MAX_RESULTS = 500
 KIND_COLOR = {"layer": "#0B5394", "variable": "#007A5A", "op": "#555555"}

@@ -676,7 +676,7 @@ def _count(value: object, default: int) -> int:
 
 def add_training_dock(window) -> TrainingPanel:
     """The "Training" dock, tabbed with Problems (its visibility saved with the layout)."""
-    from app.panels.docks import add_dock
+    from .docks import add_dock
 
     panel = TrainingPanel()
     add_dock(window, "Training", panel, Qt.DockWidgetArea.BottomDockWidgetArea, beside="Problems")

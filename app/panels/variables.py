@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.display import norm_text, shape_text
-from app.graph.palette import status_icon, text_color, variable_look
-from app.panels.docks import ROLE, Tree
 from tfviz.report import Report, VariableReport
+
+from ..display import norm_text, shape_text
+from ..graph.palette import status_icon, text_color, variable_look
+from .docks import ROLE, Tree
 
 #: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
 STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",

@@ -13,6 +13,8 @@ from typing import Any
 from tfviz.report import Source
 
 _TFVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the tfviz package
+#: installed, the bundled examples sit inside tfviz (and site-packages), yet they are user code
+_EXAMPLES_DIR = os.path.join(_TFVIZ_DIR, "examples")
 _LIB_DIRS = tuple(
     {
         os.path.abspath(p)
@@ -44,6 +46,8 @@ def is_user_file(filename: str) -> bool:
     if os.path.basename(filename).startswith("__autograph_generated"):
         return False
     path = os.path.abspath(filename)
+    if path.startswith(_EXAMPLES_DIR + os.sep):
+        return True
     if path.startswith(_TFVIZ_DIR + os.sep):
         return False
     if "site-packages" in path or "dist-packages" in path:

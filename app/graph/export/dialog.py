@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.graph.export.image import (
+from ..view import GraphView
+from .image import (
     PIXEL_CAP,
     ExportError,
     check_pixels,
@@ -36,7 +37,6 @@ from app.graph.export.image import (
     size_text,
     write_image,
 )
-from app.graph.view import GraphView
 
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)", "pdf": "PDF document (*.pdf)"}
 

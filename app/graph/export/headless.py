@@ -1,4 +1,4 @@
-"""Draw a saved analysis as an image without a screen: ``python -m app.graph.export.headless``.
+"""Draw a saved analysis as an image without a screen: ``python -m tfviz_app.graph.export.headless``.
 
 ``tfviz export SCRIPT -o graph.svg`` runs this in a child process (the library never
 imports Qt): the analysis is read back with :func:`tfviz.analysisfile.load_analysis`
@@ -17,9 +17,9 @@ from tfviz.exitstatus import ExitStatus
 
 
 def _parser() -> argparse.ArgumentParser:
-    from app.graph.scene import EXPANSIONS
+    from ..scene import EXPANSIONS
 
-    p = argparse.ArgumentParser(prog="python -m app.graph.export.headless",
+    p = argparse.ArgumentParser(prog="python -m tfviz_app.graph.export.headless",
                                 description="Draw a saved tfviz analysis as PNG, SVG or PDF.")
     p.add_argument("analysis", help="a saved analysis (.json, as tfviz export -o x.json writes)")
     p.add_argument("output", help="the image to write")
@@ -36,9 +36,10 @@ def render(analysis: str, output: str, fmt: str | None = None, expand: str = "de
     AnalysisFileError with the reason."""
     from PySide6.QtWidgets import QApplication
 
-    from app.graph.export.image import size_text, write_image
-    from app.graph.scene import GraphScene
     from tfviz.analysisfile import load_analysis
+
+    from ..scene import GraphScene
+    from .image import size_text, write_image
 
     report = load_analysis(analysis)
     _app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -58,8 +59,9 @@ def render(analysis: str, output: str, fmt: str | None = None, expand: str = "de
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from app.graph.export.image import ExportError
     from tfviz.analysisfile import AnalysisFileError
+
+    from .image import ExportError
 
     try:
         print(render(args.analysis, args.output, args.format, args.expand, args.scale))

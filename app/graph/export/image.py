@@ -39,14 +39,15 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
 
-from app.graph.export.pngfile import write_png
-from app.graph.items import paint_ramp
-from app.graph.palette import STYLES, pen_for, text_color
-from app.graph.panel import SHORT  # the window's legend words
-from app.graph.scene import GraphScene
 from tfviz import __version__
 from tfviz.export import IMAGE_FORMATS, verdict
 from tfviz.outputs import SIGNATURE, temporary_beside, xml_safe
+
+from ..items import paint_ramp
+from ..palette import STYLES, pen_for, text_color
+from ..panel import SHORT  # the window's legend words
+from ..scene import GraphScene
+from .pngfile import write_png
 
 #: PNGs larger than this many pixels are refused: past it, image viewers and browsers
 #: struggle (a decoded 64 MP image is 256 MB); the file itself is drawn a band at a time.

@@ -24,7 +24,7 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from app.graph.layout.layered import Ordering
+from .layered import Ordering
 
 #: the shape (width / height) a wrapped group aims at: the graph pane of the default window
 ASPECT = 1.6

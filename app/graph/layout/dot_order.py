@@ -22,7 +22,7 @@ import time
 from collections.abc import Hashable
 from typing import TypeVar
 
-from app.graph.layout.layered import Ordering
+from .layered import Ordering
 
 K = TypeVar("K", bound=Hashable)
 

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from app.graph.layout import crossings as _crossings
+from . import crossings as _crossings
 
 H_GAP = 24.0
 V_GAP = 46.0

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from app.graph.hierarchy import ROOT, Hierarchy
-from app.graph.layout import columns, dot_order, layered
+from ..hierarchy import ROOT, Hierarchy
+from . import columns, dot_order, layered
 
 OP_SIZE = (170.0, 38.0)
 #: the widest a box grows to hold a Python path (a variable, a captured tensor) whole
