@@ -14,7 +14,7 @@ import networkx as nx
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from tfviz import export
+from tfviz import graphformats
 from tfviz.analysisfile import (
     SCHEMA_VERSION,
     AnalysisFileError,
@@ -56,20 +56,20 @@ def test_real_exports_match_the_schema_and_round_trip(analyze_example, name):
 
 def test_dot_and_graphml_read_back_with_status_kind_and_norm(stop_gradient, tmp_path):
     r = stop_gradient
-    export.write(r, str(tmp_path / "g.graphml"))
+    graphformats.write(r, str(tmp_path / "g.graphml"))
     g = nx.read_graphml(tmp_path / "g.graphml", force_multigraph=True)
     assert set(g.nodes) == {op.id for op in r.graph.ops}
     assert g.number_of_edges() == len(r.graph.edges)
     for op in r.graph.ops:
         assert g.nodes[op.id]["status"] == op.status
-        assert g.nodes[op.id].get("kind", "") == export.kind_of(op.status)
+        assert g.nodes[op.id].get("kind", "") == graphformats.kind_of(op.status)
         if op.grad_norm is not None:
             assert g.nodes[op.id]["grad_norm"] == pytest.approx(op.grad_norm)
     cut = [(u, v, d) for u, v, d in g.edges(data=True) if d["status"] == "stop_gradient"]
     assert cut and all(d["kind"] == "stop_gradient" for _, _, d in cut)
     assert g.graph["target"] == "loss"
 
-    export.write(r, str(tmp_path / "g.dot"))
+    graphformats.write(r, str(tmp_path / "g.dot"))
     pytest.importorskip("pydot")
     d = nx.nx_pydot.read_dot(tmp_path / "g.dot")
     unq = lambda s: s.strip('"')
@@ -92,15 +92,15 @@ def test_dot_quotes_hostile_names():
     r.graph.edges = [GraphEdge('x" -> "y', "var:w{1}", 0, 0, "float32", None)]
     pytest.importorskip("pydot")
     g = nx.nx_pydot.from_pydot(__import__("pydot").graph_from_dot_data(
-        export.dot_text(export.to_networkx(r)))[0])
+        graphformats.dot_text(graphformats.to_networkx(r)))[0])
     assert g.number_of_nodes() == 2 and g.number_of_edges() == 1
 
 
 def test_format_of():
-    assert [export.format_of(p) for p in ("a.json", "b.DOT", "c.graphml", "d.png")] == \
+    assert [graphformats.format_of(p) for p in ("a.json", "b.DOT", "c.graphml", "d.png")] == \
         ["json", "dot", "graphml", "png"]
     with pytest.raises(ValueError, match="cannot tell the format"):
-        export.format_of("a.txt")
+        graphformats.format_of("a.txt")
 
 
 def _doc(**over) -> dict:
@@ -234,7 +234,7 @@ def test_files_tfviz_wrote_may_be_replaced(tmp_path):
     r = Report(script="s", target="t")
     for ext in ("json", "dot", "graphml"):
         path = tmp_path / f"g.{ext}"
-        export.write(r, str(path))
+        graphformats.write(r, str(path))
         refuse_graph_path(str(path), "s.py", force=False, flag="-o")  # no error: ours
     foreign = tmp_path / "x.graphml"
     foreign.write_text("<graphml/>")

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES
-from tfviz import export, outputs
+from tfviz import graphformats, outputs
 from tfviz.analysisfile import analysis_json
 from tfviz.errors import AnalysisError
 from tfviz.jacobian import files as jfiles
@@ -122,7 +122,7 @@ def _small_files_only(limit: int):
 @pytest.mark.parametrize("fmt", ["json", "dot", "graphml"])
 def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path, fmt):
     old = tmp_path / f"old.{fmt}"
-    export.write(report_named(["first"]), str(old))
+    graphformats.write(report_named(["first"]), str(old))
     before = old.read_bytes()
     big = saved(tmp_path, "big.json", report_named(["x"], ops=300))
     limit = 20_000
@@ -191,7 +191,7 @@ def test_graphml_and_dot_hold_any_name(tmp_path, names):
     r = report_named(names)
     for fmt in ("graphml", "dot"):
         path = tmp_path / f"g.{fmt}"
-        export.write(r, str(path))
+        graphformats.write(r, str(path))
         text = path.read_bytes().decode("utf-8")  # strict
         if fmt == "graphml":
             root = ET.fromstring(text)
@@ -326,7 +326,7 @@ def test_check_output_refusals(tmp_path, case, expect):
 
 def test_check_output_allows_new_ours_and_forced(tmp_path):
     outputs.check_output(str(tmp_path / "new.dot"), "s.py")
-    export.write(report_named(["x"]), str(tmp_path / "ours.graphml"))
+    graphformats.write(report_named(["x"]), str(tmp_path / "ours.graphml"))
     outputs.check_output(str(tmp_path / "ours.graphml"), "s.py")
     (tmp_path / "link.graphml").symlink_to(tmp_path / "ours.graphml")
     outputs.check_output(str(tmp_path / "link.graphml"), "s.py")  # the file it names is ours

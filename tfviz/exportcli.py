@@ -1,7 +1,7 @@
 """``tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml}``: analyze as ``check`` does, then write.
 
 The output format is the extension of ``-o`` (or ``--format``). Data formats are written
-here (:mod:`tfviz.export`). Images are drawn by the app's own scene builder, the one the
+here (:mod:`tfviz.graphformats`). Images are drawn by the app's own scene builder, the one the
 window uses, in a child process with Qt's offscreen platform (``python -m
 app.graph.export.headless``): this library never imports Qt, and no display is needed. The
 analysis crosses over as a saved-analysis JSON file. ``SCRIPT`` may itself be a saved
@@ -75,7 +75,7 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.analysisfile import AnalysisFileError, load_analysis
     from tfviz.errors import AnalysisError
-    from tfviz.export import IMAGE_FORMATS, format_of, write
+    from tfviz.graphformats import IMAGE_FORMATS, format_of, write
     from tfviz.outputs import check_output
     from tfviz.script.loader import compile_script
 

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
 from tfviz.jacobian.slices import Spec, format_spec, kept_shape, select
 
-from . import export
+from . import saving
 from .heatmap import Heatmap
 
 EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
@@ -324,9 +324,9 @@ class JacobianPanel(QWidget):
         of, wrt, _via = self.request()
         if not (res.out_range or res.in_range):
             self.set_dims(of, wrt, res.of.shape, res.wrt.shape, res.out_index, res.in_index,
-                          export.values_of(res).dtype.itemsize)
+                          saving.values_of(res).dtype.itemsize)
         self._fill(self.single, res)
-        a = export.values_of(res)
+        a = saving.values_of(res)
         self.set_message(f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
                          f"{tuple(a.shape)}, {res.mode} mode, {res.chunks} chunk"
                          f"{'s' if res.chunks != 1 else ''}, {res.seconds:.2f} s. Largest |J| = "
@@ -353,7 +353,7 @@ class JacobianPanel(QWidget):
         product._array = split._product  # type: ignore[attr-defined]  # decoded by decode_jacobian
         diff_j = Jacobian(y, x, values=split.j_yx.values)
         diff_j._array = (  # type: ignore[attr-defined]  # drawn on its own scale, so rounding shows
-            split._product.astype(np.float64) - export.values_of(split.j_yx)  # type: ignore[attr-defined]
+            split._product.astype(np.float64) - saving.values_of(split.j_yx)  # type: ignore[attr-defined]
         ).astype(np.float32)
         for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx, diff_j), titles):
             heat.plot.setTitle(html.escape(t), size="10pt", color="#303030")
@@ -369,7 +369,7 @@ class JacobianPanel(QWidget):
 
     def _fill(self, heat: Heatmap, j: Jacobian, short: bool = False) -> None:
         whole = (lambda rng, spec, ref: None if rng else kept_shape(spec, ref.shape))
-        heat.set_matrix(export.matrix_of(j), whole(j.out_range, j.out_index, j.of),
+        heat.set_matrix(saving.matrix_of(j), whole(j.out_range, j.out_index, j.of),
                         whole(j.in_range, j.in_index, j.wrt), log=self.log_box.isChecked())
         heat.jacobian = j
         # the tensors' flat index of each row and column (for the hover readout)
@@ -461,8 +461,8 @@ class JacobianPanel(QWidget):
         j = self.export_target()
         if j is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export the Jacobian", export.default_name(j, ext),
-                                              export.FORMATS[ext])
+        path, _ = QFileDialog.getSaveFileName(self, "Export the Jacobian", saving.default_name(j, ext),
+                                              saving.FORMATS[ext])
         if path:
             if not path.lower().endswith(ext):
                 path += ext
@@ -475,7 +475,7 @@ class JacobianPanel(QWidget):
 
         def work() -> None:
             try:
-                export.save(j, path)
+                saving.save(j, path)
                 self.exported.emit(path, "")
             except (OSError, ValueError) as exc:
                 self.exported.emit(path, str(exc) or type(exc).__name__)

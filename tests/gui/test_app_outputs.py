@@ -133,11 +133,11 @@ def _jacobian(values: np.ndarray) -> SimpleNamespace:
 
 
 def test_jacobian_csv_is_signed_as_the_commands_is(tmp_path):
-    from app.jacobian import export
+    from app.jacobian import saving
     from tfviz.outputs import written_by_tfviz
 
     values = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
-    path = export.save(_jacobian(values), str(tmp_path / "j.csv"))  # type: ignore[arg-type]
+    path = saving.save(_jacobian(values), str(tmp_path / "j.csv"))  # type: ignore[arg-type]
     assert Path(path).read_text().splitlines()[0] == f"# {SIGNATURE} {__version__}"
     np.testing.assert_array_equal(np.loadtxt(path, delimiter=",", dtype=np.float32), values)
     assert written_by_tfviz(path)  # so ``tfviz jacobian -o`` may replace it without --force
@@ -145,14 +145,14 @@ def test_jacobian_csv_is_signed_as_the_commands_is(tmp_path):
 
 @pytest.mark.parametrize("ext", [".npy", ".csv", ".png"])
 def test_jacobian_export_leaves_the_old_file_when_the_write_fails(tmp_path, monkeypatch, ext):
-    from app.jacobian import export
+    from app.jacobian import saving
     from tfviz.outputs import OutputError
 
     path = tmp_path / f"j{ext}"
     path.write_bytes(b"old")
     monkeypatch.setattr(os, "fsync", _disk_full)
     with pytest.raises(OutputError, match="No space left on device"):
-        export.save(_jacobian(np.eye(3, dtype=np.float32)), str(path))  # type: ignore[arg-type]
+        saving.save(_jacobian(np.eye(3, dtype=np.float32)), str(path))  # type: ignore[arg-type]
     assert path.read_bytes() == b"old" and _temporaries(tmp_path) == []
 
 

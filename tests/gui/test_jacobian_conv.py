@@ -13,7 +13,7 @@ from conftest import EXAMPLES, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
 
-from app.jacobian import export
+from app.jacobian import saving
 
 CONV = EXAMPLES / "jacobian_conv.py"
 OF, WRT = "convnet_1/conv_1/Relu", "convnet/conv/kernel"
@@ -89,7 +89,7 @@ def test_one_batch_element_shows_structure_decoded_off_the_gui_thread(qtbot, con
     qtbot.waitUntil(lambda: c.current is None and not heat.busy, timeout=WAIT_MS)
     j = c.panel.shown
     assert j is not None and j.out_index == [0, None, None, None], c.panel.message.text()
-    assert export.values_of(j).shape == (24, 24, 16, 5, 5, 1, 16) and heat.matrix.shape == (9216, 400)
+    assert saving.values_of(j).shape == (24, 24, 16, 5, 5, 1, 16) and heat.matrix.shape == (9216, 400)
     assert threads.off_gui("decode_jacobian"), threads.calls
     assert threads.off_gui("pool_max_abs"), threads.calls
     assert joined and joined[0] >= 4, joined
@@ -126,7 +126,7 @@ def test_picking_a_channel_in_the_controls_computes_that_slice(qtbot, conv):
     c.panel.compute_btn.click()
     qtbot.waitUntil(lambda: c.current is None, timeout=WAIT_MS)
     j = c.panel.shown
-    assert export.values_of(j).shape == (24, 24, 5, 5, 1) and c.panel.single.matrix.shape == (576, 25)
+    assert saving.values_of(j).shape == (24, 24, 5, 5, 1) and c.panel.single.matrix.shape == (576, 25)
     assert "[0,:,:,3]" in c.panel.single.plot.getAxis("left").labelText
 
 
@@ -153,7 +153,7 @@ def test_export_off_the_gui_thread_and_png_figure(qtbot, conv, tmp_path, monkeyp
     c.panel.exported.connect(lambda *args: answers.append(list(args)))
 
     threads = Threads(monkeypatch)
-    threads.watch(export, "save")
+    threads.watch(saving, "save")
     for ext in (".csv", ".png", ".npy"):
         path = str(tmp_path / f"j{ext}")
         answers.clear()
@@ -161,7 +161,7 @@ def test_export_off_the_gui_thread_and_png_figure(qtbot, conv, tmp_path, monkeyp
         qtbot.waitUntil(lambda: bool(answers), timeout=WAIT_MS)
         assert answers == [[path, ""]], ext
     assert threads.calls["save"] == [False] * 3, threads.calls
-    np.testing.assert_array_equal(np.load(tmp_path / "j.npy"), export.values_of(j))
+    np.testing.assert_array_equal(np.load(tmp_path / "j.npy"), saving.values_of(j))
     img = QImage(str(tmp_path / "j.png"))
     x, y, w, h = (int(v) for v in img.text("tfviz:matrix").split(","))
     # the figure is larger than the matrix: room for the axes, the names and the colour bar

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 
-from app.jacobian import export
+from app.jacobian import saving
 from app.jacobian.menu import graph_menu, variables_menu
 from tfviz.jacobian.png import colorize
 
@@ -74,7 +74,7 @@ def test_open_from_node_hover_and_colours(qtbot, seed3):
     wait_answer(qtbot, c)
     assert c.dock.isVisible() and c.panel.stack.currentWidget() is c.panel.single
     heat = c.panel.single
-    values = export.values_of(c.panel.shown)
+    values = saving.values_of(c.panel.shown)
     assert values.shape == (1, 3, 4, 3)
     m = heat.matrix
     assert m.shape == (3, 12)
@@ -115,7 +115,7 @@ def test_two_selected_nodes_and_variables_menu(qtbot, seed3):
     menu = variables_menu(c, w.variables, w.variables.visualItemRect(item).center())
     actions(menu)["Jacobian of the loss w.r.t. this"].trigger()
     wait_answer(qtbot, c)
-    assert c.panel.shown.of.kind == "target" and export.values_of(c.panel.shown).shape == (3,)
+    assert c.panel.shown.of.kind == "target" and saving.values_of(c.panel.shown).shape == (3,)
 
 
 def test_chain_split_four_heatmaps(qtbot, seed3):
@@ -147,7 +147,7 @@ def test_cancel_then_compute_again(qtbot, seed3):
     assert not c.panel.progress_row.isVisibleTo(c.panel)
     c.open("y", "b")
     wait_answer(qtbot, c)
-    assert export.values_of(c.panel.shown).shape == (1, 3, 3)
+    assert saving.values_of(c.panel.shown).shape == (1, 3, 3)
 
 
 def test_too_big_offers_slices(qtbot, seed3):
@@ -179,11 +179,11 @@ def test_export_files_equal_the_values(qtbot, seed3, tmp_path):
     c.open("y", "W")
     wait_answer(qtbot, c)
     j = c.panel.export_target()
-    values = export.values_of(j)
-    np.testing.assert_array_equal(np.load(export.save(j, str(tmp_path / "j.npy"))), values)
-    csv = np.loadtxt(export.save(j, str(tmp_path / "j.csv")), delimiter=",", dtype=np.float32)
+    values = saving.values_of(j)
+    np.testing.assert_array_equal(np.load(saving.save(j, str(tmp_path / "j.npy"))), values)
+    csv = np.loadtxt(saving.save(j, str(tmp_path / "j.csv")), delimiter=",", dtype=np.float32)
     np.testing.assert_array_equal(csv, values.reshape(3, 12))
-    img = QImage(export.save(j, str(tmp_path / "j.png")))
+    img = QImage(saving.save(j, str(tmp_path / "j.png")))
     x, y, w, h = (int(v) for v in img.text("tfviz:matrix").split(","))  # the matrix in the figure
     k = w // 12
     assert (w, h) == (12 * k, 3 * k) and img.width() > x + w and img.height() > y + h

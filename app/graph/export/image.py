@@ -40,7 +40,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
 
 from tfviz import __version__
-from tfviz.export import IMAGE_FORMATS, verdict
+from tfviz.graphformats import IMAGE_FORMATS, verdict
 from tfviz.outputs import SIGNATURE, temporary_beside, xml_safe
 
 from ..items import paint_ramp
