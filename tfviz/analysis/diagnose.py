@@ -169,21 +169,25 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
                 report_step("running the script", 0.1)
                 step_ = _target_step(path, target, capture)
             lap("load")
-            report_step("calling the target", 0.3)
-            try:
+            # A replica's step under a strategy is replayed eagerly first, as before: its
+            # trace alone has been seen to judge otherwise than TensorFlow.
+            graph_step = (step_.capture is not None and step_.capture.as_graph
+                          and not step_.capture.distributed)
+            loss, eager, tape = None, None, None
+            if not graph_step:
+                report_step("calling the target", 0.3)
                 loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
-            except AnalysisError:
-                if step_.capture is None or not step_.capture.as_graph:
-                    raise
-                # The program runs this step only as a graph (a tf.custom_gradient that
-                # TensorFlow refuses eagerly): its trace is all the truth there is.
-                loss, eager, tape = None, None, None
+            # else the program runs this step as a graph (tf.function, Keras fit): the trace
+            # below is its truth, and an eager pass would only add the time and the memory of
+            # a second forward pass (ResNet50's step twice over).
             found = step_.variables()
             extras: list[FoundVariable] = []
+            # Variables the step reads but does not differentiate: are they trained at all?
+            # Those read before its tape opened are listed too, as not watched by it.
             if mode == "program" and tape is not None:
-                # Variables the step reads but does not differentiate: are they trained at all?
-                # Those read before its tape opened are listed too, as not watched by it.
                 extras = step_.extras(list(tape.watched_variables()) + step_.read_outside(), found)
+            elif mode == "program" and graph_step:
+                extras = step_.extras(step_.capture.watched_variables + step_.read_in_graph(), found)
             if mode == "target":
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
@@ -298,6 +302,14 @@ class _Step:
     def read_outside(self) -> list[Any]:
         """Trainable variables the replayed step read while its tape did not record."""
         handles = getattr(self.fn, "read_outside", None)
+        if not handles:
+            return []
+        return [f.tf_variable for f in find_variables(self.module)
+                if id(getattr(f.tf_variable, "handle", None)) in handles]
+
+    def read_in_graph(self) -> list[Any]:
+        """Trainable variables a graph step's own trace read, with its tape recording or not."""
+        handles = getattr(self.capture, "read_in_graph", None)
         if not handles:
             return []
         return [f.tf_variable for f in find_variables(self.module)

@@ -52,6 +52,12 @@ class StepCapture:
     as_graph: bool = False
     #: ids of the variables the step's tape watched (None: no tape, tf.gradients)
     watched: set[int] | None = None
+    #: those variables themselves, as the program's own tape read them
+    watched_variables: list[Any] = field(default_factory=list)
+    #: the step ran under a tf.distribute strategy (its replay is checked eagerly as well)
+    distributed: bool = False
+    #: a graph step: ids of the handles its trace had read by its gradient call (tape or not)
+    read_in_graph: set[int] = field(default_factory=set)
     #: where that tape was opened
     tape_at: Source | None = None
     #: the layers' trainable variables as the program's code listed them (see :class:`Listing`)

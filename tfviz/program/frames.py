@@ -39,6 +39,19 @@ def in_function_graph() -> bool:
     return isinstance(ops.get_default_graph(), func_graph.FuncGraph)
 
 
+def handles_captured() -> set[int]:
+    """Ids of the eager tensors the function graphs being traced have captured so far: the
+    variable handles the step has read (before its tape opened too), at every nesting level."""
+    from tensorflow.python.framework import ops
+
+    ids: set[int] = set()
+    g = ops.get_default_graph()
+    while g is not None and hasattr(g, "external_captures"):
+        ids.update(id(t) for t in g.external_captures)
+        g = getattr(g, "outer_graph", None)
+    return ids
+
+
 def outermost_graph() -> Any:
     from tensorflow.python.framework import ops
 

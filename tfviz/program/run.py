@@ -37,6 +37,7 @@ from tfviz.program import hooks
 from tfviz.program.capture import Entry, Listing, Reached, Refused, StepCapture, TapeStart
 from tfviz.program.frames import (
     frame_source,
+    handles_captured,
     in_function_graph,
     namespace,
     other_replica,
@@ -533,6 +534,8 @@ class RunHandler:
             self.pending = capture
 
     def _capture(self, hit: hooks.Hit, entry: Entry | None) -> StepCapture:
+        import tensorflow as tf
+
         where = user_line()
         inert = hit.api == "exception"
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
@@ -567,8 +570,12 @@ class RunHandler:
             desc = f"{label}: {desc}"
         captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns, count=self.count)
         captured.as_graph = entry is not None and entry.as_graph
+        if captured.as_graph and in_function_graph():
+            captured.read_in_graph = handles_captured()
+        captured.distributed = bool(tf.distribute.has_strategy())
         if hit.tape is not None:
-            captured.watched = {key for v in hit.tape.watched_variables() for key in tape_keys(v)}
+            captured.watched_variables = list(hit.tape.watched_variables())
+            captured.watched = {key for v in captured.watched_variables for key in tape_keys(v)}
             if start is not None:
                 captured.tape_at = start.where or frame_source(start.frame)
         captured.listings = list(self.listings.values())
