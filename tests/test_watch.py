@@ -354,3 +354,78 @@ def test_ctrl_c_keeps_the_record_of_the_steps_watched(tmp_path: Path) -> None:
     steps = [int(r["step"]) for r in rows]
     assert steps and steps == list(range(1, len(steps) + 1))
     assert all(float(r["grad_norm"]) == 16.0 for r in rows)  # d/dw sum(x @ w) = 8 per element, 4 of them
+
+
+def _graph_steps(until: list[str], poison_at: int | None, steps: int = 40, zero_steps: int = 5):
+    """A small MLP trained by a ``tf.function`` step whose gradients pass through
+    :meth:`Watch.wrap`, as the run handler wraps them; the step also returns TensorFlow's own
+    norms of the gradients it computed (the oracle). ``poison_at``: that step's input is NaN."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    w1 = tf.Variable(rng.normal(size=(8, 16)).astype("float32") * 0.3, name="w1")
+    b1 = tf.Variable(np.zeros(16, "float32"), name="b1")
+    w2 = tf.Variable(rng.normal(size=(16, 1)).astype("float32") * 0.3, name="w2")
+    variables = [w1, b1, w2]
+    watch = Watch(until, zero_steps=zero_steps)
+    calls: list[int] = []
+    real = watch._observe_packed
+    watch._observe_packed = lambda *a: (calls.append(a[0]), real(*a))[1]  # type: ignore[method-assign]
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((tf.tanh(x @ w1 + b1) @ w2 - y) ** 2)
+        grads = tape.gradient(loss, variables)
+        oracle = tf.stack([tf.norm(g) for g in grads])
+        grads = watch.wrap(variables, grads, loss, 1)
+        for v, g in zip(variables, grads):
+            v.assign_sub(0.05 * g)
+        return oracle
+
+    seen, fired_at = [], None
+    for i in range(1, steps + 1):
+        x = rng.normal(size=(32, 8)).astype("float32")
+        if i == poison_at:
+            x[0, 0] = np.nan
+        watch.base = i - 1
+        try:
+            seen.append(step(x, rng.normal(size=(32, 1)).astype("float32")).numpy())
+        except Exception:  # noqa: BLE001 - the check stopped the step, as the handler sees it
+            assert watch.fired is not None
+            fired_at = i
+            break
+    return watch, calls, np.array(seen), fired_at
+
+
+def test_quiet_graph_steps_keep_their_figures_in_the_graph_and_call_no_python() -> None:
+    """Healthy steps, every rule on: no step calls back into Python, and the history read
+    afterwards (steps, first, last, lowest, highest norm per variable) is TensorFlow's own."""
+    import numpy as np
+
+    watch, calls, oracle, fired_at = _graph_steps(["nan", "zero", "vanishing", "exploding"], None)
+    assert fired_at is None and calls == []
+    summary = watch.summary(None, "the program ended")
+    assert summary.steps == 40 and watch.steps == 40
+    rows = sorted(watch.seen.values(), key=lambda s: s.name)
+    assert [s.name for s in rows] == ["b1", "w1", "w2"]
+    for col, s in zip((1, 0, 2), rows):
+        assert s.steps == 40 and s.had_gradient
+        col_norms = oracle[:, col]
+        np.testing.assert_allclose([s.first, s.last, s.low, s.high],
+                                   [col_norms[0], col_norms[-1], col_norms.min(), col_norms.max()], rtol=1e-5)
+
+
+def test_a_suspect_graph_step_is_checked_before_its_update_with_the_quiet_history() -> None:
+    """A NaN at step 23: that step alone calls Python, and its check sees the 22 quiet steps."""
+    import numpy as np
+
+    watch, calls, oracle, fired_at = _graph_steps(["nan", "vanishing", "exploding"], 23)
+    assert fired_at == 23 and calls == [23]
+    assert watch.fired is not None and watch.fired.condition == "nan" and watch.fired.step == 23
+    assert watch.steps == 23 and len(oracle) == 22
+    rows = sorted(watch.seen.values(), key=lambda s: s.name)
+    for col, s in zip((1, 0, 2), rows):  # the non-finite step counts, but its norm is no extreme
+        assert s.steps == 23
+        np.testing.assert_allclose([s.low, s.high], [oracle[:, col].min(), oracle[:, col].max()], rtol=1e-5)

@@ -186,7 +186,7 @@ class RunHandler:
         """The first watched step is over: what tfviz records of every eager op (where copies of
         weights are made: at import, in ``build()``, on the first call) is complete, and the
         thousands of steps to come need not pay for it."""
-        if self.settle is not None and self.watch is not None and self.watch.steps:
+        if self.settle is not None and self.watch is not None and self.watch.watched_steps:
             settle, self.settle = self.settle, None
             settle()
 

@@ -94,6 +94,59 @@ class _Seen:
     high: float = 0.0
 
 
+class _Quiet:
+    """What one traced step keeps, in the graph, of the steps no rule could fire on (see
+    :meth:`Watch._gate`): per present source its first, last, lowest and highest norm and its
+    run of zeros at the end, and how many such steps there were. Python reads it only when it
+    needs it (:meth:`Watch.drain`): a quiet step costs a few ops, not a call into Python."""
+
+    def __init__(self, described: _Described) -> None:
+        import numpy as np
+        import tensorflow as tf
+        from tensorflow.python.ops import resource_variable_ops
+
+        keys, names, sizes, present = described
+        self.rows = [(k, nm, sz) for k, nm, sz, has in zip(keys, names, sizes, present) if has]
+        n = len(self.rows)
+
+        def var(value: Any) -> Any:
+            # Made outside the trace, and past tf.function's variable creator, which refuses
+            # a variable made by any trace but the first.
+            with tf.init_scope():
+                return resource_variable_ops.ResourceVariable(value, trainable=False)
+
+        # one variable, one assign a step: rows first, last, low, high, zeros-at-the-end, count
+        start = np.zeros((6, n), np.float32)
+        start[2] = np.inf
+        self.state = var(start)
+        self.n = n
+
+    def update(self, norms: Any) -> Any:
+        """The ops of one quiet step (all norms finite)."""
+        import tensorflow as tf
+
+        first, _, low, high, zeros, count = tf.unstack(self.state.read_value())
+        kept = self.state.assign(tf.stack([
+            tf.where(count > 0.0, first, norms), norms, tf.minimum(low, norms), tf.maximum(high, norms),
+            tf.where(tf.equal(norms, 0.0), zeros + 1.0, tf.zeros_like(norms)), count + 1.0]),
+            read_value=False)
+        with tf.control_dependencies([kept]):
+            return tf.constant(True)
+
+    def take(self) -> tuple[int, list[list[float]]]:
+        """How many quiet steps since the last take, and their figures; then starts afresh."""
+        import numpy as np
+
+        state = self.state.numpy()
+        n = int(state[5][0]) if self.n else 0
+        if not n:
+            return 0, []
+        fresh = np.zeros_like(state)
+        fresh[2] = np.inf
+        self.state.assign(fresh)
+        return n, [row.tolist() for row in state[:5]]
+
+
 #: per source: its key, its record name, its size, whether it has a gradient (see :func:`_describe`)
 _Described = tuple[list[int], list[str], list[int], list[bool]]
 
@@ -132,6 +185,11 @@ class Watch:
     notes: list[str] = field(default_factory=list)
     #: gets each step's figures per layer as soon as its update is known (the window's Training dock)
     live: Callable[[dict[str, Any]], None] | None = None
+    #: the traced steps' in-graph figures of quiet steps, not yet read (see :class:`_Quiet`)
+    _quiet: list[_Quiet] = field(default_factory=list)
+    #: the graph last traced and its last watched step's ops: a second step in the same trace
+    #: runs after the first's, so its check reads the first's figures complete
+    _chain: tuple[Any, list[Any]] = (None, [])
 
     @property
     def detailed(self) -> bool:
@@ -150,11 +208,57 @@ class Watch:
             self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
             return True
 
-        # One tensor, one callback: the step's only sync with Python.
-        done = tf.py_function(callback, [packed], Tout=tf.bool, name="tfviz_watch")
+        def check() -> Any:  # One tensor, one callback: the step's sync with Python.
+            return tf.py_function(callback, [packed], Tout=tf.bool, name="tfviz_watch")
+
+        gate = self._gate(packed, described)
+        graph = tf.compat.v1.get_default_graph()
+        with tf.control_dependencies(self._chain[1] if self._chain[0] is graph else []):
+            if gate is None:
+                done = check()
+                self._chain = (graph, [done])
+            else:
+                # A step no rule can fire on does not call Python at all: its figures are kept
+                # in the graph (:class:`_Quiet`) and read when Python next needs them. Only a
+                # suspect step stops for the check, before its update.
+                quiet = _Quiet(described)
+                self._quiet.append(quiet)
+                n = sum(described[3])
+                done = tf.cond(gate, check, lambda: tf.constant(True))
+                kept = tf.cond(gate, lambda: tf.constant(True), lambda: quiet.update(packed[:n]))
+                self._chain = (graph, [done, kept])
         with tf.control_dependencies([done]):
             flat = [_after(g) for g in tf.nest.flatten(grads)]
         return tf.nest.pack_sequence_as(grads, flat)
+
+    def _gate(self, packed: Any, described: _Described) -> Any:
+        """An in-graph bool: could a rule fire on this step? None: always check before the
+        update (the record or the live view measure each update; a missing gradient with
+        ``none`` on). Never false where a rule fires: ``nan`` and ``zero`` read the same
+        figures; the magnitude rule's reference is a median of the sizes, so no size is more
+        than DECADES from it unless the sizes themselves span that much."""
+        import tensorflow as tf
+
+        present = described[3]
+        if self.detailed or ("none" in self.until and not all(present)) or tf.distribute.has_strategy():
+            return None  # a strategy's replicas would each keep (and mirror) the figures
+        n = sum(present)
+        norms, finite, loss_ok = packed[:n], packed[n:2 * n], packed[2 * n]
+        suspect = tf.logical_or(tf.reduce_any(tf.equal(finite, 0.0)), tf.equal(loss_ok, 0.0))
+        suspect = tf.logical_or(suspect, tf.reduce_any(tf.logical_not(tf.math.is_finite(norms))))
+        if "zero" in self.until:
+            suspect = tf.logical_or(suspect, tf.reduce_any(tf.equal(norms, 0.0)))
+        if any(c in self.until for c in ("vanishing", "exploding")):
+            sizes = [s for s, has in zip(described[2], present) if has]
+            if len(sizes) >= 3:  # static shapes throughout: a masked gather costs more than it saves
+                logs = tf.math.log(norms / tf.constant([math.sqrt(max(1, s)) for s in sizes], tf.float32))
+                usable = norms > 0.0
+                hi = tf.reduce_max(tf.where(usable, logs, -math.inf))
+                lo = tf.reduce_min(tf.where(usable, logs, math.inf))
+                spread = tf.logical_and(tf.reduce_sum(tf.cast(usable, tf.int32)) >= 3,
+                                        hi - lo >= (magnitude.DECADES - 1e-3) * math.log(10.0))
+                suspect = tf.logical_or(suspect, spread)
+        return suspect
 
     def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
         packed = _measure(sources, grads, target, self.detailed).numpy().tolist()
@@ -200,6 +304,7 @@ class Watch:
                 finite: Sequence[bool], loss_ok: bool, weights: Sequence[float]) -> None:
         """Take one step's figures (``norms``/``finite`` for the present gradients only, in
         order); raise :class:`WatchStop` when a condition fires."""
+        self.drain()
         self.steps += 1
         it_norms = iter(zip(norms, finite))
         it_weights = iter(weights)
@@ -229,6 +334,30 @@ class Watch:
             self.fired = Fired(condition, step, ordinal, variables, detail)
             self._flush()  # the step that fired is shown at once, before its diagnosis
             raise WatchStop(f"tfviz: {condition} at gradient step {step}")
+
+    def drain(self) -> None:
+        """Fold the quiet steps the graphs kept into the history, as :meth:`observe` would have."""
+        for quiet in self._quiet:
+            n, figures = quiet.take()
+            if not n:
+                continue
+            self.steps += n
+            for (key, name, size), first, last, low, high, zeros in zip(quiet.rows, *figures):
+                s = self.seen.get(key)
+                if s is None:
+                    s = self.seen[key] = _Seen(name, size)
+                s.had_gradient = True
+                s.steps += n
+                s.zero_run = s.zero_run + n if zeros >= n else int(zeros)
+                s.first = first if s.first is None else s.first
+                s.last = last
+                s.low, s.high = min(s.low, low), max(s.high, high)
+
+    @property
+    def watched_steps(self) -> int:
+        """Steps seen so far, the quiet ones kept in graphs included."""
+        self.drain()
+        return self.steps
 
     def _rules(self, rows: list[tuple[_Seen, float | None, bool, float | None]],
                loss_ok: bool) -> tuple[str, list[str], str] | None:
@@ -319,6 +448,7 @@ class Watch:
                 names: dict[str, str] | None = None) -> WatchSummary:
         """What the run saw: ``stopped_at`` is the step diagnosed (None: the program ended).
         ``names`` gives the program's own names of the sources (the report's), by record name."""
+        self.drain()
         self.close()
         names = names or {}
         fired = [names.get(n, n) for n in self.fired.variables] if self.fired else []
