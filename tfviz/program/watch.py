@@ -6,13 +6,17 @@ loss's finiteness. The rules below read those figures after every step and
 fire at the first step where the chosen condition holds.
 
 **Cheap by construction.** A ``tf.function`` step is traced once, as the
-program traces it: the measurements are ops added to that trace, read back
-by one host callback per step (not one sync per variable), and the step is
-never traced again. The callback sits between the gradients and whatever
-consumes them (the optimizer), so when a rule fires it stops the step's graph
-there, *before* the update: the variables stay as the step found them, and
-the usual engine diagnoses that step. An eager step is measured in Python
-right after its gradient call, before the program can apply it.
+program traces it: the measurements are ops added to that trace, and the step
+is never traced again. The graph itself decides whether a rule could fire on
+the step (:meth:`Watch._gate`): a quiet step keeps its figures in one variable
+of the graph's own and never calls into Python; a suspect one calls back once
+(one tensor, not one sync per variable). That callback sits between the
+gradients and whatever consumes them (the optimizer), so when a rule fires it
+stops the step's graph there, *before* the update: the variables stay as the
+step found them, and the usual engine diagnoses that step. With a record or
+the live view every step calls back, for every step is written. An eager
+step is measured in Python right after its gradient call, before the program
+can apply it.
 
 **The rules** (:data:`CONDITIONS`):
 
