@@ -429,3 +429,45 @@ def test_a_suspect_graph_step_is_checked_before_its_update_with_the_quiet_histor
     for col, s in zip((1, 0, 2), rows):  # the non-finite step counts, but its norm is no extreme
         assert s.steps == 23
         np.testing.assert_allclose([s.low, s.high], [oracle[:, col].min(), oracle[:, col].max()], rtol=1e-5)
+
+
+def test_a_parquet_record_holds_the_csv_records_rows_and_is_known_as_tfvizs(tmp_path: Path) -> None:
+    """The same run recorded both ways: the Parquet file has the CSV's rows, typed (steps as
+    integers, an empty cell as null), and a second run may replace it without --force."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from tfviz.outputs import written_by_tfviz
+
+    as_csv, as_parquet = tmp_path / "r.csv", tmp_path / "r.parquet"
+    for record in (as_csv, as_parquet):
+        code, doc = check(str(EXAMPLES / "train_dead_relu.py"), "--until", "zero", "--record", str(record))
+        assert code == 1 and doc["watch"]["fired"] == "zero", doc.get("error")
+    rows = list(csv.DictReader(line for line in as_csv.read_text().splitlines() if not line.startswith("#")))
+    table = pq.read_table(as_parquet)
+    assert table.column_names == ["step", "variable", "grad_norm", "update_norm", "weight_norm",
+                                  "update_to_weight"]
+    assert str(table.schema.field("step").type) == "int64" and table.num_rows == len(rows) > 0
+    got = table.to_pylist()
+    for r, g in zip(rows, got):
+        assert g["step"] == int(r["step"]) and g["variable"] == r["variable"]
+        for name in ("grad_norm", "update_norm", "weight_norm", "update_to_weight"):
+            assert g[name] == (float(r[name]) if r[name] else None), (name, r, g)
+    assert written_by_tfviz(str(as_parquet)) and b"tfviz" in table.schema.metadata
+    code, _ = check(str(EXAMPLES / "train_dead_relu.py"), "--until", "zero", "--max-steps", "2",
+                    "--record", str(as_parquet))
+    assert code in (0, 1) and pq.read_table(as_parquet).column("step").to_pylist()[-1] <= 2
+
+
+def test_a_parquet_record_without_pyarrow_is_refused_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    from tfviz import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    script = tmp_path / "never_run.py"
+    script.write_text("open('ran', 'w').write('yes')\n")
+    code = cli.main(["check", str(script), "--until", "nan", "--record", str(tmp_path / "r.parquet")])
+    assert code == 2 and not (tmp_path / "ran").exists() and not (tmp_path / "r.parquet").exists()
+    assert "needs pyarrow" in capsys.readouterr().err

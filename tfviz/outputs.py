@@ -114,6 +114,9 @@ def written_by_tfviz(path: str) -> bool:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
         head = os.read(fd, HEAD_BYTES)
+        if head.startswith(b"PAR1"):  # Parquet (a --record): the signature is in the footer's metadata
+            size = os.fstat(fd).st_size
+            head = os.pread(fd, HEAD_BYTES, max(0, size - HEAD_BYTES))
     except OSError:
         return False
     finally:

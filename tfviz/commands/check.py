@@ -49,7 +49,8 @@ def add_parser(sub: Subparsers) -> None:
                    help="with --until zero: how many steps in a row a gradient must be exactly zero"
                    " (default: 5)")
     w.add_argument("--record", metavar="FILE.csv",
-                   help="with --until: write each step's gradient and weight norm per variable")
+                   help="with --until: write each step's gradient and weight norm per variable"
+                   " (FILE.parquet: as Parquet, with pyarrow)")
 
 
 def run(args: argparse.Namespace) -> ExitStatus:
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
 def _check_watch_options(args: argparse.Namespace) -> None:
     """``--until`` and its companions make sense together only."""
     from tfviz.errors import AnalysisError
-    from tfviz.program.watch import parse_until
+    from tfviz.program.watch import parquet_missing, parse_until, wants_parquet
 
     until = getattr(args, "until", None)
     if until is None:
@@ -109,6 +110,8 @@ def _check_watch_options(args: argparse.Namespace) -> None:
                             file=args.script)
     if args.record is not None:
         refuse_graph_path(args.record, args.script, args.force, flag="--record")
+        if wants_parquet(args.record) and (missing := parquet_missing()):
+            raise AnalysisError(f"--record {args.record}: {missing}", file=args.script)
 
 
 def analyze(args: argparse.Namespace) -> Report | ExitStatus:

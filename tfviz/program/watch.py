@@ -485,12 +485,34 @@ def recording_path(record: str) -> str:
     return os.path.join(folder, f".{name}.recording.tfviz-tmp")
 
 
+def wants_parquet(record: str) -> bool:
+    """A ``.parquet`` record is written as Parquet (with pyarrow), any other as CSV.
+
+    >>> wants_parquet("runs/norms.PARQUET"), wants_parquet("norms.csv")
+    (True, False)
+    """
+    return record.lower().endswith(".parquet")
+
+
+def parquet_missing() -> str:
+    """Why a Parquet record cannot be written here ("" when it can)."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is None:
+        return "a .parquet record needs pyarrow (pip install pyarrow); a .csv record needs nothing"
+    return ""
+
+
 def finish_record(record: str) -> bool:
-    """Put the record written so far in place; False when there is none."""
+    """Put the record written so far in place; False when there is none. The steps are
+    written as CSV while the program runs (a line at a time, so Ctrl-C keeps them); a
+    Parquet record is made from that CSV here, at the end."""
     tmp = recording_path(record)
     if not os.path.exists(tmp):
         return False
     try:
+        if wants_parquet(record):
+            _csv_to_parquet(tmp)
         match_mode(tmp, record)
         os.replace(tmp, record)
     except OSError:
@@ -498,6 +520,39 @@ def finish_record(record: str) -> bool:
             os.remove(tmp)
         raise
     return True
+
+
+#: the record's columns, as the CSV's header names them, and their Parquet types
+RECORD_COLUMNS = ("step", "variable", "grad_norm", "update_norm", "weight_norm", "update_to_weight")
+
+
+def _csv_to_parquet(path: str) -> None:
+    """Rewrite the CSV record at ``path`` as Parquet, in place: steps as int64, names as
+    strings, norms as float64 (an empty cell is null, a non-finite norm stays NaN or inf).
+    The file says it is tfviz's in its key-value metadata, as the CSV does in its first line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tfviz import __version__
+    from tfviz.outputs import SIGNATURE
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        lines = [line for line in fh if not line.startswith("#")]
+    rows = list(csv.reader(lines))[1:]
+    columns: dict[str, Any] = {
+        "step": pa.array([int(r[0]) for r in rows], pa.int64()),
+        "variable": pa.array([r[1] for r in rows], pa.string()),
+    }
+    for i, name in enumerate(RECORD_COLUMNS[2:], 2):
+        columns[name] = pa.array([float(r[i]) if r[i] else None for r in rows], pa.float64())
+    table = pa.table(columns).replace_schema_metadata({"tfviz": f"{SIGNATURE} {__version__}"})
+    part = path + ".parquet"
+    try:
+        pq.write_table(table, part)
+        os.replace(part, path)
+    finally:
+        if os.path.exists(part):
+            os.remove(part)
 
 
 def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
