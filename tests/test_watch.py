@@ -322,6 +322,9 @@ def test_a_watched_run_saves_as_a_valid_analysis(tmp_path: Path) -> None:
     jsonschema.validate(json.loads(saved.read_text()), schema)
     report = load_analysis(saved)
     assert report.watch is not None and report.watch.fired == "none" and report.watch.layers
+    # the cond runs in the program's Python loop, not in a tf.while_loop: never said to be in one
+    (aux,) = [p for p in report.problems if "w_aux" in p.variables]
+    assert "then branch" in aux.message and "loop" not in aux.message, aux.message
 
 
 def test_ctrl_c_keeps_the_record_of_the_steps_watched(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from tfviz.engine.zeros import (
     cancel_text,
     cancelling_join,
     culprit_text,
+    in_loop,
     loop_branch_text,
     only_branch,
     untaken_branch,
@@ -300,7 +301,8 @@ def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str
     if branch:
         call, kind = branch
         src = g.nodes[call].get("source")
-        why = loop_branch_text(_label(g, call), kind, f" at line {src.line}" if src else "")
+        why = loop_branch_text(_label(g, call), kind, f" at line {src.line}" if src else "",
+                               in_loop(traced.og.functions, call))
         problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
         return [call], sentence("zero", message=why)
     why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"

@@ -155,9 +155,28 @@ def branch_text(label: str, kind: str, line: str) -> str:
             " values; tf.cond gives it a zero gradient (run eagerly, tape.gradient returns None)")
 
 
-def loop_branch_text(label: str, kind: str, line: str) -> str:
-    """A branch inside a loop body: which one ran is not measured there, so it is said as
-    the likely cause, not as a fact."""
-    return (f"it is used only in the {kind} branch of {label}{line}, inside a loop, where tfviz"
+def in_loop(functions: list[GraphFunction], call: str) -> bool:
+    """Whether the op ``call`` runs inside a ``tf.while_loop``'s body or condition.
+
+    >>> body = GraphFunction("f:1", "body", "body", "", "while")
+    >>> then = GraphFunction("f:2", "t", "then", "f:1", "if")
+    >>> in_loop([body, then], "if"), in_loop([then], "if")
+    (True, False)
+    """
+    by_id = {f.id: f for f in functions}
+    mine = next((f for f in functions if f.call_op == call), None)
+    parent = by_id.get(mine.parent) if mine is not None else None
+    while parent is not None:
+        if parent.kind in ("body", "cond"):
+            return True
+        parent = by_id.get(parent.parent)
+    return False
+
+
+def loop_branch_text(label: str, kind: str, line: str, loop: bool = True) -> str:
+    """A branch whose taken side was not measured (inside a loop body, or a nested function
+    tfviz does not measure): said as the likely cause, not as a fact."""
+    where = ", inside a loop, where" if loop else "; tfviz"
+    return (f"it is used only in the {kind} branch of {label}{line}{where}"
             " cannot see which branch ran: if that branch is not taken at these values, tf.cond"
             " gives it a zero gradient (run eagerly, tape.gradient returns None)")
