@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tfviz.report import Report
+from tfviz.structure.gradient_path import gradient_path
 
-from .graph.gradient_path import gradient_path
 from .panels.path_details import path_html
 from .panels.stale import mark_stale
 

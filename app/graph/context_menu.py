@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QMenu
 
-from .hierarchy import ROOT
+from tfviz.structure.hierarchy import ROOT
+
 from .items import FrameItem, NodeItem
 
 

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QPainterPath
     from PySide6.QtWidgets import QGraphicsView
 
-    from .gradient_path import GradientPath
-    from .hierarchy import Hierarchy
+    from tfviz.structure.gradient_path import GradientPath
+    from tfviz.structure.hierarchy import Hierarchy
+
     from .items import FrameItem, NodeItem
 
     _View = QGraphicsView  # what the mixin is mixed into

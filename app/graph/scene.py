@@ -21,13 +21,13 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from tfviz.engine.untrained import mark_not_trained
-from tfviz.report import Report
+from tfviz.report import ReadNotTrained, Report, VariableReport
+from tfviz.structure.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
+from tfviz.structure.naming import group_outputs, layer_attributes
 
 from ..display import location
-from .hierarchy import ROOT, Hierarchy, layer_names, variable_owners
 from .items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from .layout.placement import GraphLayout, Scene
-from .naming import group_outputs, layer_attributes
 from .palette import (
     CARRIES,
     QUIET,
@@ -118,7 +118,7 @@ class GraphScene(QGraphicsScene):
             return
         mark_not_trained(report)
         # a GAN step reads the other model's weights without training them: they name layers too
-        every = [*report.variables, *report.read_not_trained]
+        every: list[VariableReport | ReadNotTrained] = [*report.variables, *report.read_not_trained]
         self.hierarchy = Hierarchy(report.graph, layer_names(every), variable_owners(every))
         self.gl = GraphLayout(self.hierarchy)
         self._group_outputs = group_outputs(self.hierarchy)

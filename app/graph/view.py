@@ -14,10 +14,10 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsView
 
 from tfviz.report import Report
+from tfviz.structure.gradient_path import GradientPath
+from tfviz.structure.hierarchy import ROOT
 
 from .framing import Framing
-from .gradient_path import GradientPath
-from .hierarchy import ROOT
 from .items import EdgeBatch, FrameItem, NodeItem, paint_ramp
 from .palette import magnitude_pen, pen_for
 from .scene import GraphScene

@@ -16,10 +16,10 @@ from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
 from tfviz.report import Report
+from tfviz.structure.naming import function_title
 
 from ..display import norm_text, shape_text, source_location
 from ..graph.minimap import Minimap
-from ..graph.naming import function_title
 from ..graph.palette import STYLES, category, look, text_color
 from .layer_details import group_html
 

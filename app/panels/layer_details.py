@@ -23,9 +23,9 @@ from __future__ import annotations
 import html
 
 from tfviz.report import GraphEdge, Report, VariableReport
+from tfviz.structure.naming import layer_attributes
 
 from ..display import norm_text, shape_text
-from ..graph.naming import layer_attributes
 from ..graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 
 #: Rows listed per table before "… and N more".

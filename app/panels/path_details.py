@@ -6,8 +6,9 @@ from __future__ import annotations
 import html
 import math
 
-from ..graph.gradient_path import GradientPath
-from ..graph.hierarchy import Hierarchy
+from tfviz.structure.gradient_path import GradientPath
+from tfviz.structure.hierarchy import Hierarchy
+
 from ..graph.palette import STYLES, category, text_color
 from .docks import OP_STATUS_WORDS
 

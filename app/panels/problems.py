@@ -17,9 +17,9 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 
 from tfviz.report import Problem, Report
+from tfviz.structure.hierarchy import Hierarchy
 
 from ..display import source_location
-from ..graph.hierarchy import Hierarchy
 from ..graph.palette import STYLES, category, text_color
 from .docks import ROLE, Tree, _base
 

@@ -19,7 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from ..graph.hierarchy import ROOT
+from tfviz.structure.hierarchy import ROOT
+
 from .docks import add_dock
 
 MAX_RESULTS = 500

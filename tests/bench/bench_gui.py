@@ -25,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.graph.hierarchy import Hierarchy  # noqa: E402
 from app.graph.layout import dot_order, layered  # noqa: E402
 from app.graph.layout.placement import GraphLayout  # noqa: E402
 from app.graph.view import GraphView  # noqa: E402
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report  # noqa: E402
+from tfviz.structure.hierarchy import Hierarchy  # noqa: E402
 
 
 class _G:

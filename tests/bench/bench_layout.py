@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.graph.hierarchy import Hierarchy, layer_names  # noqa: E402
 from app.graph.layout import dot_order, layered  # noqa: E402
 from app.graph.layout.placement import GraphLayout  # noqa: E402
 from tfviz.analysisfile import load_analysis  # noqa: E402
 from tfviz.report import Report  # noqa: E402
+from tfviz.structure.hierarchy import Hierarchy, layer_names  # noqa: E402
 
 MODELS = (("ResNet50", "healthy_resnet50.py"), ("MobileNetV2", "healthy_mobilenet_v2.py"),
           ("Transformer", "transformer_stop_gradient.py"))

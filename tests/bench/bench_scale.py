@@ -100,9 +100,9 @@ def run(cmd: list[str]) -> tuple[float, float, int, str]:
 def layout_rate(graph_json: str) -> tuple[int, float]:
     """Ops in the graph, and the window's layout of it (all groups expanded) in ops per second."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from app.graph.hierarchy import Hierarchy, layer_names
     from app.graph.layout.placement import GraphLayout
     from tfviz.report import Report
+    from tfviz.structure.hierarchy import Hierarchy, layer_names
 
     report = Report.from_dict(json.loads(Path(graph_json).read_text()))
     t0 = time.perf_counter()

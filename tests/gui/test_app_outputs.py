@@ -55,7 +55,7 @@ _LAYOUT = textwrap.dedent("""
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
     from app.graph.export.image import write_image
-    from app.graph.hierarchy import Hierarchy
+    from tfviz.structure.hierarchy import Hierarchy
     from app.graph.scene import GraphScene
     from tfviz.analysisfile import load_analysis
     report = load_analysis(sys.argv[1])

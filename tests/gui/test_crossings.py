@@ -4,10 +4,10 @@ count (none). Pure Python, no TensorFlow, no Qt."""
 
 from __future__ import annotations
 
-from app.graph.hierarchy import ROOT, Hierarchy
 from app.graph.layout import crossings, layered
 from app.graph.layout.placement import GraphLayout
 from tfviz.report import GraphDoc, GraphEdge, GraphOp
+from tfviz.structure.hierarchy import ROOT, Hierarchy
 
 
 def test_complete_bipartite_layers_cross_as_many_times_as_the_formula_says():

@@ -8,11 +8,11 @@ import shutil
 
 import pytest
 
-from app.graph.hierarchy import ROOT, Hierarchy
 from app.graph.layout import dot_order, layered
 from app.graph.layout.placement import GraphLayout
 from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp
+from tfviz.structure.hierarchy import ROOT, Hierarchy
 
 HAVE_DOT = shutil.which("dot") is not None
 

@@ -18,12 +18,12 @@ from PySide6.QtGui import QAction, QColor, QImage, QPainter
 from app.graph.export import dialog as export_dialog
 from app.graph.export import image as export
 from app.graph.export.image import ExportError, check_pixels, paint, plan, write_image
-from app.graph.hierarchy import ROOT
 from app.graph.palette import STYLES
 from app.graph.panel import SHORT
 from app.graph.scene import GraphScene
 from tfviz.analysisfile import analysis_json
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report, VariableReport
+from tfviz.structure.hierarchy import ROOT
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from conftest import EXAMPLES, run_analysis
 from PySide6.QtWidgets import QApplication
 
-from app.graph.hierarchy import Hierarchy, layer_names
 from app.graph.palette import STYLES, text_color
 from app.panels.docks import DetailsPanel
 from app.panels.layer_details import group_html
 from tests.gui.test_minimap import _chain_report
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report, TensorInfo, VariableReport
+from tfviz.structure.hierarchy import Hierarchy, layer_names
 
 
 def _t(shape, dtype="float32"):
@@ -172,9 +172,9 @@ def test_a_layer_box_says_its_class_and_the_shape_it_hands_on(qtbot, window):
 def test_a_layer_box_names_the_tensor_it_hands_on_not_its_statistics(qapp):
     """A BatchNormalization's batch mean leaves it first (toward its moving average, off the
     gradient path); its subtitle gives the normalized batch the next layer reads."""
-    from app.graph.hierarchy import Hierarchy
-    from app.graph.naming import group_outputs
     from tfviz.report import GraphDoc, GraphEdge, GraphOp
+    from tfviz.structure.hierarchy import Hierarchy
+    from tfviz.structure.naming import group_outputs
 
     ops = [GraphOp("bn/moments/mean", "bn/moments/mean", "Mean", "bn", on_path=True),
            GraphOp("bn/batchnorm/add_1", "bn/batchnorm/add_1", "AddV2", "bn", on_path=True),

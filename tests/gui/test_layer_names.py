@@ -3,8 +3,8 @@ hand-built graphs, one per rule, each with the case the rule must leave alone.""
 
 from __future__ import annotations
 
-from app.graph.hierarchy import Hierarchy, layer_names
 from tfviz.report import GraphDoc, GraphEdge, GraphFunction, GraphOp, TensorInfo, VariableReport
+from tfviz.structure.hierarchy import Hierarchy, layer_names
 
 F32 = [TensorInfo("float32", [8, 4])]
 
@@ -157,8 +157,8 @@ def test_an_open_group_title_drops_its_op_count_then_elides_its_name_to_fit(qapp
 
 
 def test_a_captured_tensor_is_titled_by_the_python_path_the_worker_found():
-    from app.graph.hierarchy import Hierarchy
     from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo
+    from tfviz.structure.hierarchy import Hierarchy
 
     t = [TensorInfo("float32", [784, 10])]
     ops = [GraphOp("var:w", "w", "Variable", "", is_variable=True),
@@ -201,7 +201,7 @@ def test_layers_are_titled_by_the_layer_that_opened_each_scope_not_by_its_traced
 def test_another_gradient_calls_ops_are_one_closed_box():
     """A GAN's second step holds its first tape's gradient ops (``gradient_tape/...``): one
     box titled as a gradient computation, closed in the first view, not a model of layers."""
-    from app.graph.hierarchy import GRADIENT_TITLE
+    from tfviz.structure.hierarchy import GRADIENT_TITLE
 
     ops = [_op("gen_1/g_1/MatMul", "MatMul"), _op("gen_1/g_2_1/MatMul", "MatMul"),
            _op("gradient_tape/gen_1/g_1/MatMul", "MatMul"), _op("gradient_tape/gen_1/g_2_1/MatMul", "MatMul"),

@@ -121,8 +121,8 @@ def test_loop_bodies_named_as_written_and_healthy_opens_readable(qtbot, window):
 
 
 def test_grouping_follows_layers_not_op_name_prefixes():
-    from app.graph.hierarchy import Hierarchy
     from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo, VariableReport
+    from tfviz.structure.hierarchy import Hierarchy
 
     f32 = [TensorInfo("float32", [2, 4])]
     ops = [GraphOp("var:k", "model.dense.kernel", "Variable", "", is_variable=True, on_path=True),
@@ -150,7 +150,7 @@ def test_grouping_follows_layers_not_op_name_prefixes():
               GraphEdge("strided_slice/stack", "strided_slice", 0, 1, "int32", [1])]
     variables = [VariableReport("model.dense.kernel", "model/dense/kernel", "float32", [4, 4], "connected"),
                  VariableReport("model.out.kernel", "model/out/kernel", "float32", [4, 1], "connected")]
-    from app.graph.hierarchy import layer_names
+    from tfviz.structure.hierarchy import layer_names
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     labels = {g.label: g.kind for g in h.groups.values()}
     assert labels == {"graph": "root", "model": "layer", "dense": "layer", "flatten": "layer",
@@ -163,8 +163,8 @@ def test_grouping_follows_layers_not_op_name_prefixes():
 def test_a_variable_stays_in_the_layer_that_owns_it(qapp):
     """A discriminator called twice (on real, then on fake images) and read again by an earlier
     tape's gradient ops: its kernel sits in the first call's layer, never above the model."""
-    from app.graph.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
     from tfviz.report import GraphDoc, GraphEdge, GraphOp, TensorInfo, VariableReport
+    from tfviz.structure.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
 
     f32 = [TensorInfo("float32", [2, 2])]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from app.graph.hierarchy import Hierarchy
 from app.graph.palette import QUIET, STYLES
 from app.graph.view import GraphView
 from tests.gui.conftest import EXAMPLES, run_analysis
 from tests.gui.test_render import _count, render_view
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report
+from tfviz.structure.hierarchy import Hierarchy
 
 
 def _starved_report() -> Report:

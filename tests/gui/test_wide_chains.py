@@ -10,11 +10,11 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
 
 from app.graph.framing import readable_scale
-from app.graph.hierarchy import Hierarchy, layer_names, variable_owners
 from app.graph.layout import columns, layered
 from app.graph.layout.placement import OP_SIZE, GraphLayout
 from app.graph.view import GraphView
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Problem, Report, TensorInfo, VariableReport
+from tfviz.structure.hierarchy import Hierarchy, layer_names, variable_owners
 
 F32 = [TensorInfo("float32", [8, 16])]
 

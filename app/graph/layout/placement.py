@@ -15,7 +15,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..hierarchy import ROOT, Hierarchy
+from tfviz.structure.hierarchy import ROOT, Hierarchy
+
 from . import columns, dot_order, layered
 
 OP_SIZE = (170.0, 38.0)

@@ -15,7 +15,7 @@ An op's place in the tree comes from its ``group`` (function body, nested via
 - function bodies are titled as the user wrote them: ``body of while_loop at rnn.py:31``,
   without the call op's scope (``while``) that all their ops share;
 - repeated calls are titled by call order (``discriminator (2nd call)``), and constants
-  and captured inputs by what they hold (:mod:`app.graph.naming`).
+  and captured inputs by what they hold (:mod:`tfviz.structure.naming`).
 
 Edges are projected to the lowest common group, so each group's layout only sees its
 direct children.
@@ -24,12 +24,12 @@ direct children.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tfviz.report import GraphDoc, GraphOp
-
-from .naming import (
+from tfviz.palette import QUIET, category
+from tfviz.report import GraphDoc, GraphEdge, GraphOp, ReadNotTrained, VariableReport
+from tfviz.structure.naming import (
     SUFFIX,
     call_labels,
     const_title,
@@ -38,7 +38,6 @@ from .naming import (
     layer_label,
     untraced,
 )
-from .palette import QUIET, category
 
 ROOT = "f:"
 #: the scope TensorFlow puts a ``tape.gradient`` call's ops in (``gradient_tape_1``, ...)
@@ -50,7 +49,7 @@ GRADIENT_TITLE = "gradient computation"
 SMALL_SCOPE = 6
 
 
-def layer_names(variables) -> set[str]:
+def layer_names(variables: Iterable[VariableReport | ReadNotTrained]) -> set[str]:
     """Keras layer and model names, from the variables' TensorFlow names
     (``encoder/enc_1/kernel``): pass a report's ``variables`` and its ``read_not_trained``
     (a GAN step reads the other model's weights without training them)."""
@@ -74,7 +73,7 @@ class Group:
     scope: str = ""  # the full name scope a scope group stands for
 
 
-def variable_owners(variables) -> dict[str, str]:
+def variable_owners(variables: Iterable[VariableReport | ReadNotTrained]) -> dict[str, str]:
     """Each variable's node and the layer its TensorFlow name puts it in
     (``discriminator/d_conv1/kernel`` -> ``d_conv1``); a bare variable (``w:0``) has none.
 
@@ -257,7 +256,7 @@ class Hierarchy:
     def _aliases(self) -> dict[str, str]:
         """A weight's resource placeholder and the plain reads of it, by the weight they stand for.
         A read that is itself a problem (a frozen copy, a read never trained) keeps its node."""
-        ins: dict[str, list] = {}
+        ins: dict[str, list[GraphEdge]] = {}
         for e in self.graph.edges:
             if not e.back:
                 ins.setdefault(e.dst, []).append(e)
@@ -369,7 +368,8 @@ class Hierarchy:
     def title(self, op_id: str) -> str:
         """An op's name within its box, without the scope of the group that holds it (or of
         the control-flow call whose body it is); a constant or input the trace named, by
-        what it holds (:func:`~app.graph.naming.const_title`, :func:`~app.graph.naming.input_title`);
+        what it holds (:func:`~tfviz.structure.naming.const_title`,
+        :func:`~tfviz.structure.naming.input_title`);
         a captured tensor the script holds, by its Python path (``model.layers[0].weights2``)."""
         op = self.ops[op_id]
         if op.label:  # a captured tensor, named by the Python path the script holds it at

@@ -12,6 +12,12 @@ is kept.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+from tfviz.report import GraphFunction, GraphOp, TensorInfo
+
+if TYPE_CHECKING:
+    from tfviz.structure.hierarchy import Hierarchy
 
 #: the names TensorFlow gives a constant nobody named: ``Const_3``, Keras' ``221``, an
 #: operand (``mul/x``, ``add_2/y``), a slice's bounds (``strided_slice/stack_1``)
@@ -26,7 +32,7 @@ _BODY_OF = {"body": "body", "cond": "condition", "then": "true branch", "else": 
 CONTROL_FLOW = ("body", "cond", "then", "else")
 
 
-def tensor_text(t) -> str:
+def tensor_text(t: TensorInfo) -> str:
     """``float32[8,4]``, ``int32 scalar``, ``float32[?,4]``; ``float32`` when the rank is unknown."""
     if t.shape is None:
         return t.dtype
@@ -35,11 +41,11 @@ def tensor_text(t) -> str:
     return f"{t.dtype}[{','.join('?' if d is None else str(d) for d in t.shape)}]"
 
 
-def _what(op) -> str:
+def _what(op: GraphOp) -> str:
     return tensor_text(op.outputs[0]) if op.outputs else ""
 
 
-def const_title(op, local: str) -> str | None:
+def const_title(op: GraphOp, local: str) -> str | None:
     """``const int32[2]`` for a constant the trace named (``strided_slice/stack_1``,
     ``Const_2``, ``221``); None for one the user or an API named (``scale``, ``zeros``,
     ``while/maximum_iterations``).
@@ -51,7 +57,7 @@ def const_title(op, local: str) -> str | None:
     return None
 
 
-def input_title(op, local: str, fed: bool, fn_kind: str, call_type: str) -> str | None:
+def input_title(op: GraphOp, local: str, fed: bool, fn_kind: str, call_type: str) -> str | None:
     """A placeholder's title by what it holds, or None to keep its name.
 
     - not fed by anything in the graph: a tensor the function captured (``captured
@@ -148,14 +154,14 @@ def layer_label(segment: str, layers: set[str]) -> str:
     return segment
 
 
-def function_title(fn, call=None) -> str:
+def function_title(fn: GraphFunction, call: GraphOp | None = None) -> str:
     """A function body's title, from its record and the op that runs it (if still in the graph)."""
     src = getattr(fn, "source", None) or (call.source if call else None)
     where = f"{src.file.rsplit('/', 1)[-1]}:{src.line}" if src else ""
     return function_label(fn, getattr(fn, "call_type", "") or (call.type if call else ""), where)
 
 
-def function_label(fn, call_type: str = "", where: str = "") -> str:
+def function_label(fn: GraphFunction, call_type: str = "", where: str = "") -> str:
     """``body of while_loop at rnn.py:31``, ``true branch of cond at x.py:9``, ``step (tf.function)``."""
     at = f" at {where}" if where else ""
     if fn.kind in _BODY_OF or fn.kind.startswith("branch"):
@@ -167,7 +173,7 @@ def function_label(fn, call_type: str = "", where: str = "") -> str:
     return f"{name} (tf.function){at}"
 
 
-def layer_attributes(h, gid: str) -> dict[str, str]:
+def layer_attributes(h: Hierarchy, gid: str) -> dict[str, str]:
     """The Keras class and settings recorded for a group's scope (its gradient's scope,
     ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
     scope = h.groups[gid].scope
@@ -178,7 +184,7 @@ def layer_attributes(h, gid: str) -> dict[str, str]:
     return known.get(rest, {}) if first.startswith("gradient_tape") else {}
 
 
-def group_outputs(h) -> dict[str, tuple[str, list[int | None] | None]]:
+def group_outputs(h: Hierarchy) -> dict[str, tuple[str, list[int | None] | None]]:
     """Each group's first output tensor (dtype, shape): the tensor of an edge that leaves it,
     in graph order, preferring one the gradient runs along (a BatchNormalization hands on its
     normalized batch; its batch statistics leave it first, toward the moving averages)."""

@@ -9,9 +9,10 @@ it: the ops upstream of it that a variable feeds, and the ops from it to the tar
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, Report
+from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, GraphOp, Report
 
 #: op statuses at which a gradient arrives (zero and NaN ones included)
 _ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained", "vanishing", "exploding"})
@@ -38,13 +39,20 @@ class GradientPath:
     cut: bool = False
 
 
-def _shape(shape) -> str:
+#: an edge's end a walk goes toward: its ``dst`` forward, its ``src`` backward
+_End = Callable[[GraphEdge], str]
+#: node -> the edge a breadth-first walk reached it by (None for a start)
+_Reached = dict[str, GraphEdge | None]
+_Adjacency = dict[str, list[GraphEdge]]
+
+
+def _shape(shape: list[int | None] | None) -> str:
     return "?" if shape is None else "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def _adjacency(report: Report):
-    succ: dict[str, list] = {}
-    pred: dict[str, list] = {}
+def _adjacency(report: Report) -> tuple[_Adjacency, _Adjacency]:
+    succ: _Adjacency = {}
+    pred: _Adjacency = {}
     for e in report.graph.edges:
         if e.back or e.status == "off_path":
             continue
@@ -53,9 +61,9 @@ def _adjacency(report: Report):
     return succ, pred
 
 
-def _reach(starts, adj, end_of) -> dict[str, object]:
+def _reach(starts: Iterable[str], adj: _Adjacency, end_of: _End) -> _Reached:
     """BFS from ``starts``; node -> the edge it was reached by (None for a start)."""
-    seen: dict[str, object] = {s: None for s in starts}
+    seen: _Reached = {s: None for s in starts}
     q = deque(starts)
     while q:
         n = q.popleft()
@@ -72,8 +80,8 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
     its ops)."""
     ops = {o.id: o for o in report.graph.ops}
     succ, pred = _adjacency(report)
-    fwd = lambda e: e.dst  # noqa: E731
-    bwd = lambda e: e.src  # noqa: E731
+    fwd: _End = lambda e: e.dst  # noqa: E731
+    bwd: _End = lambda e: e.src  # noqa: E731
     starts = [m for m in (members or [node]) if m in ops]
     var = next((v for v in report.variables if f"var:{v.name}" == node), None)
     if not starts:  # not in this graph (a stale selection)
@@ -109,7 +117,7 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
     return out
 
 
-def _cut_of_starved(ops: dict, starts: list[str]) -> tuple[str, str] | None:
+def _cut_of_starved(ops: dict[str, GraphOp], starts: list[str]) -> tuple[str, str] | None:
     """(a starved start, the op where its gradient is cut) when no gradient arrives at any
     op of ``starts`` (each is starved, or is the cut itself); None when one arrives."""
     on = [ops[s] for s in starts if ops[s].on_path or ops[s].status == EDGE_STARVED]
@@ -119,20 +127,20 @@ def _cut_of_starved(ops: dict, starts: list[str]) -> tuple[str, str] | None:
     return (first.id, first.cut_at) if first is not None else None
 
 
-def _walk(start: str, end: str, seen: dict, end_of) -> list[str]:
+def _walk(start: str, end: str, seen: _Reached, end_of: _End) -> list[str]:
     """The BFS chain from ``start`` to ``end`` (forward BFS tree ``seen``), start first."""
     if end not in seen:
         return [start] if start else []
     out = [end]
     n = end
-    while seen.get(n) is not None and n != start:
-        n = seen[n].src
+    while (edge := seen.get(n)) is not None and n != start:
+        n = edge.src
         out.append(n)
     out.reverse()
     return out
 
 
-def _hops(report: Report, ops: dict, chain: list[str]) -> list[Hop]:
+def _hops(report: Report, ops: dict[str, GraphOp], chain: list[str]) -> list[Hop]:
     by_pair: dict[tuple[str, str], GraphEdge] = {}
     for edge in report.graph.edges:
         if not edge.back:
