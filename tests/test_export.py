@@ -242,3 +242,23 @@ def test_files_tfviz_wrote_may_be_replaced(tmp_path):
         refuse_graph_path(str(foreign), "s.py", force=False, flag="-o")
     refuse_graph_path(str(foreign), "s.py", force=True, flag="-o")
 
+
+
+def test_dot_and_graphml_name_nodes_as_the_window_does_and_give_their_layer(analyze_example, tmp_path):
+    """The label is the window's display name, the TensorFlow name stays as ``op_name``, and
+    each op sits in the Keras layer whose weights it reads (the layer TensorFlow's own variable
+    names put them in: ``encoder/enc_1/kernel`` is in ``enc_1``)."""
+    from tfviz.structure.hierarchy import Hierarchy, layer_names, variable_owners
+
+    r = analyze_example("kind_stop_gradient_layer.py")
+    graphformats.write(r, str(tmp_path / "g.graphml"))
+    g = nx.read_graphml(tmp_path / "g.graphml", force_multigraph=True)
+    every = [*r.variables, *r.read_not_trained]
+    h = Hierarchy(r.graph, layer_names(every), variable_owners(every))
+    for op in r.graph.ops:
+        assert g.nodes[op.id]["label"] == h.display_name(op.id) and g.nodes[op.id]["op_name"] == op.name
+    for v in r.variables:
+        node = g.nodes[f"var:{v.name}"]
+        assert node["label"] == v.name and node["layer"] == v.tf_name.split(":")[0].split("/")[-2], (v, node)
+    reads = [n for n, d in g.nodes(data=True) if d["type"] == "MatMul" and d.get("layer") == "enc_1"]
+    assert reads, "the first Dense layer's matmul is in its layer"

@@ -3,6 +3,8 @@
 DOT and GraphML come from one networkx graph, :func:`to_networkx`: a node per op and an
 edge per tensor (several between two ops when several outputs feed several inputs), each
 with its gradient ``status``, the problem ``kind`` where there is one, and ``grad_norm``.
+A node's ``label`` is the name the window gives it (a variable's Python path, an op's title
+in its box), ``op_name`` TensorFlow's, and ``layer`` the Keras layer box that holds it.
 Image formats (PNG, SVG, PDF) are drawn by the app's scene (``app.graph.export.image``, run in
 another process by ``tfviz export``); their title line's verdict is :func:`verdict`.
 
@@ -25,7 +27,8 @@ from tfviz import __version__
 from tfviz.analysisfile import analysis_json
 from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's images carry it too
 from tfviz.palette import STYLES, category
-from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
+from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, ReadNotTrained, Report, VariableReport
+from tfviz.structure.hierarchy import Hierarchy, layer_names, variable_owners
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
@@ -89,9 +92,12 @@ def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
     g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
                            "script": report.script, "target": report.target, "mode": report.mode,
                            "ok": report.ok}))
+    every: list[VariableReport | ReadNotTrained] = [*report.variables, *report.read_not_trained]
+    h = Hierarchy(report.graph, layer_names(every), variable_owners(every))
     for op in report.graph.ops:
         g.add_node(xml_safe(op.id), **_clean({
-            "label": op.name, "op_name": op.name, "type": op.type, "scope": op.scope,
+            "label": h.display_name(op.id), "op_name": op.name, "layer": _layer(h, op.id),
+            "type": op.type, "scope": op.scope,
             "function": op.group, "status": op.status, "kind": kind_of(op.status),
             "on_path": op.on_path, "is_variable": op.is_variable, "grad_norm": op.grad_norm,
             "message": op.message, "cut_at": op.cut_at,
@@ -108,6 +114,14 @@ def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
             "color": _color(e.status),
         }))
     return g
+
+
+def _layer(h: Hierarchy, op_id: str) -> str | None:
+    """The innermost Keras layer (or model) box that holds the op in the window, by its title."""
+    for gid in reversed(h.chain.get(h.alias.get(op_id, op_id), [])):
+        if h.groups[gid].kind == "layer":
+            return h.groups[gid].label
+    return None
 
 
 def write(report: Report, path: str, fmt: str | None = None) -> None:
