@@ -110,3 +110,15 @@ def test_fit_with_a_compiled_train_step_past_the_end():
         analyze(str(KERAS), step=9)
     assert "ran to the end after 8 gradient computation(s)" in err.value.message
     assert truth(KERAS, (), 9)["gradient_computations"] == 8
+
+
+GRAPH_ONLY = ROOT / "tests" / "programs" / "corpus" / "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py"
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_a_fit_step_that_runs_only_as_a_graph_counts_each_batch_once(step):
+    """Keras traces its graph step twice (the first trace is discarded); the batches that then
+    run that graph unseen are one step each, not two (``--step 4`` once diagnosed batch 3)."""
+    report = analyzed(GRAPH_ONLY, (), step)
+    assert f"epoch 1, batch {step}: " in report.target, report.target
+    assert ours(report) == theirs(truth(GRAPH_ONLY, (), step))

@@ -512,9 +512,9 @@ class RunHandler:
         entry = self.entries[0] if self.entries else None
         if other_replica():
             return  # tf.distribute runs the same step on every replica: count one
-        self.seen += 1
         if not tf.executing_eagerly():
             if entry is None:
+                self.seen += 1
                 if not in_function_graph():
                     self.graph_mode()  # tf.gradients in a tf.Graph of its own: TF1 style
                 return  # a trace we did not start from an eager call (get_concrete_function)
@@ -522,7 +522,10 @@ class RunHandler:
             if entry.graph is None:
                 entry.graph = top
             elif entry.graph is not top:
-                return  # TensorFlow traced the same step again: not a new step
+                # TensorFlow traced the same step again (Keras traces a step twice): not a new
+                # step, and not one more computation per call of the graph that will run
+                return
+        self.seen += 1
         self.count += 1
         if entry is not None:
             entry.hits += 1
