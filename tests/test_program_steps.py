@@ -112,7 +112,8 @@ def test_fit_with_a_compiled_train_step_past_the_end():
     assert truth(KERAS, (), 9)["gradient_computations"] == 8
 
 
-GRAPH_ONLY = ROOT / "tests" / "programs" / "corpus" / "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py"
+GRAPH_ONLY = ROOT / "tests" / "programs" / "corpus" / (
+    "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py")
 
 
 @pytest.mark.parametrize("step", [2, 4])
