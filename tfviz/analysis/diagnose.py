@@ -301,15 +301,14 @@ class _Step:
 
     def read_outside(self) -> list[Any]:
         """Trainable variables the replayed step read while its tape did not record."""
-        handles = getattr(self.fn, "read_outside", None)
-        if not handles:
-            return []
-        return [f.tf_variable for f in find_variables(self.module)
-                if id(getattr(f.tf_variable, "handle", None)) in handles]
+        return self._by_handles(getattr(self.fn, "read_outside", None))
 
     def read_in_graph(self) -> list[Any]:
         """Trainable variables a graph step's own trace read, with its tape recording or not."""
-        handles = getattr(self.capture, "read_in_graph", None)
+        return self._by_handles(getattr(self.capture, "read_in_graph", None))
+
+    def _by_handles(self, handles: set[int] | None) -> list[Any]:
+        """The program's variables whose handles are among ``handles`` (ids)."""
         if not handles:
             return []
         return [f.tf_variable for f in find_variables(self.module)

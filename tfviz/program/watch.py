@@ -431,8 +431,7 @@ class Watch:
             return False
         self._out.write(f"# {SIGNATURE} {__version__}\n")
         self._writer = csv.writer(self._out)
-        self._writer.writerow(["step", "variable", "grad_norm", "update_norm", "weight_norm",
-                               "update_to_weight"])
+        self._writer.writerow(RECORD_COLUMNS)
         return True
 
     def close(self) -> None:
@@ -522,7 +521,7 @@ def finish_record(record: str) -> bool:
     return True
 
 
-#: the record's columns, as the CSV's header names them, and their Parquet types
+#: the record's columns, as the CSV's header names them (and the Parquet file)
 RECORD_COLUMNS = ("step", "variable", "grad_norm", "update_norm", "weight_norm", "update_to_weight")
 
 
