@@ -29,6 +29,7 @@ from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's
 from tfviz.palette import STYLES, category
 from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, ReadNotTrained, Report, VariableReport
 from tfviz.structure.hierarchy import Hierarchy, layer_names, variable_owners
+from tfviz.vocabulary import Kind, Status
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
@@ -61,16 +62,16 @@ def verdict(report: Report) -> str:
     >>> r.variables[0].magnitude = "vanishing"; verdict(r)
     'every variable gets a gradient (1), 1 vanishing'
     """
-    counts = {s: sum(v.status == s for v in report.variables) for s in ("disconnected", "broken")}
+    counts = {s: sum(v.status == s for v in report.variables) for s in (Status.DISCONNECTED, Status.BROKEN)}
     parts: list[str] = []
     for status, n in counts.items():
         if n:
             parts.append(f"{n} {status}" if parts else f"{n} variable{'s' * (n != 1)} {status}")
-    for kind, words in (("nan", "a NaN gradient"), ("zero", "a zero gradient")):
-        n = sum(v.status == "connected" and v.kind == kind for v in report.variables)
+    for kind, words in ((Kind.NAN, "a NaN gradient"), (Kind.ZERO, "a zero gradient")):
+        n = sum(v.status == Status.CONNECTED and v.kind == kind for v in report.variables)
         if n:
             parts.append(f"{n} with {words}")
-    sizes = [f"{n} {m}" for m in ("vanishing", "exploding")
+    sizes = [f"{n} {m}" for m in (Kind.VANISHING, Kind.EXPLODING)
              if (n := sum(v.magnitude == m for v in report.variables))]
     if parts:
         return ", ".join(parts + sizes)

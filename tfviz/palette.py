@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tfviz.report import RAISING_KINDS, GraphEdge
+from tfviz.report import GraphEdge
+from tfviz.vocabulary import RAISING, Category, Flow, Kind, Status
 
 
 @dataclass(frozen=True)
 class Style:
-    key: str
+    key: Category
     label: str
     color: str
     dash: tuple[float, ...]  # () = solid
@@ -27,58 +28,69 @@ class Style:
 STYLES: dict[str, Style] = {
     s.key: s
     for s in (
-        Style("passes", "passes (gradient flows)", "#009E73", (), 1.6, ""),
-        Style("raises", "raises (tape.gradient fails)", "#D55E00", (4, 1.5, 1, 1.5), 2.6, "✕"),
-        Style("cut", "cut (no gradient: kind)", "#E69F00", (5, 3), 2.2, "//"),
-        Style("stop_gradient", "stop_gradient", "#0072B2", (1, 2), 2.0, "⊘"),
-        Style("integer", "integer (not differentiable dtype)", "#CC79A7", (6, 2, 1, 2, 1, 2), 1.6, "ℤ"),
-        Style("nan", "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
-        Style("zero", "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9", (8, 2), 2.4,
-              "0"),
-        Style("vanishing", "vanishing (warning: the gradient arrives, over 5 decades smaller than near"
+        Style(Category.PASSES, "passes (gradient flows)", "#009E73", (), 1.6, ""),
+        Style(Category.RAISES, "raises (tape.gradient fails)", "#D55E00", (4, 1.5, 1, 1.5), 2.6, "✕"),
+        Style(Category.CUT, "cut (no gradient: kind)", "#E69F00", (5, 3), 2.2, "//"),
+        Style(Category.STOP_GRADIENT, "stop_gradient", "#0072B2", (1, 2), 2.0, "⊘"),
+        Style(Category.INTEGER, "integer (not differentiable dtype)", "#CC79A7", (6, 2, 1, 2, 1, 2), 1.6,
+              "ℤ"),
+        Style(Category.NAN, "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
+        Style(Category.ZERO, "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9",
+              (8, 2), 2.4, "0"),
+        Style(Category.VANISHING, "vanishing (warning: the gradient arrives, over 5 decades smaller than near"
               " the loss)", "#3F5FB0", (), 2.4, "↓"),
-        Style("exploding", "exploding (warning: the gradient arrives, over 5 decades larger than near"
+        Style(Category.EXPLODING, "exploding (warning: the gradient arrives, over 5 decades larger than near"
               " the loss)", "#A6266E", (), 2.4, "↑"),
-        Style("not_trained", "not trained (the loss reads it, but the step never updates it)", "#B59A00",
-              (6, 2, 2, 2), 2.4, "↺"),
-        Style("starved", "no gradient (none arrives here: cut further toward the target)", "#A89F91",
+        Style(Category.NOT_TRAINED, "not trained (the loss reads it, but the step never updates it)",
+              "#B59A00", (6, 2, 2, 2), 2.4, "↺"),
+        Style(Category.STARVED, "no gradient (none arrives here: cut further toward the target)", "#A89F91",
               (3, 3), 1.4, "∅"),
-        Style("muted", "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
+        Style(Category.MUTED, "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
               "#9AA3AD", (1, 3), 1.2, ""),
-        Style("off_path", "off-path (no variable→target path)", "#BBBBBB", (), 1.0, ""),
+        Style(Category.OFF_PATH, "off-path (no variable→target path)", "#BBBBBB", (), 1.0, ""),
     )
 }
 
 
-def category(status: str | None) -> str:
-    """Map an edge/op status (passes, off_path or a kind) to a legend category."""
-    if not status or status == "passes":
-        return "passes"
-    if status in ("off_path", "starved", "muted"):
-        return status
-    if status == "cancelled":  # information: nothing after the layer lets it train, by design
-        return "muted"
-    if status in RAISING_KINDS:
-        return "raises"
-    if status in ("stop_gradient", "integer", "nan", "zero", "vanishing", "exploding", "not_trained"):
-        return status
-    return "cut"
+#: Kinds drawn in a look of their own; every other cut is drawn as ``cut``.
+_OWN_LOOK = frozenset({Kind.STOP_GRADIENT, Kind.INTEGER, Kind.NAN, Kind.ZERO, Kind.VANISHING,
+                       Kind.EXPLODING, Kind.NOT_TRAINED})
+
+
+def category(status: str | None) -> Category:
+    """Map an edge/op status (passes, off_path or a kind) to a legend category.
+
+    >>> [category(s).value for s in ("passes", "no_gradient", "frozen_copy", "zero", "cancelled")]
+    ['passes', 'raises', 'cut', 'zero', 'muted']
+    """
+    if not status or status == Flow.PASSES:
+        return Category.PASSES
+    if status in (Flow.OFF_PATH, Flow.STARVED, Category.MUTED):
+        return Category(status)
+    if status == Kind.CANCELLED:  # information: nothing after the layer lets it train, by design
+        return Category.MUTED
+    if status in RAISING:
+        return Category.RAISES
+    if status in _OWN_LOOK:
+        return Category(status)
+    return Category.CUT
 
 
 #: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
 #: that passes outranks one that never arrives, and a harmless cut ranks below both.
-SEVERITY = ("raises", "nan", "cut", "not_trained", "stop_gradient", "integer", "zero", "exploding",
-            "vanishing", "passes",
-            "starved", "muted", "off_path")
-#: Categories that mark a bug (or a warning) where they are drawn.
-QUIET = frozenset({"passes", "off_path", "starved", "muted"})
+SEVERITY: tuple[Category, ...] = (
+    Category.RAISES, Category.NAN, Category.CUT, Category.NOT_TRAINED, Category.STOP_GRADIENT,
+    Category.INTEGER, Category.ZERO, Category.EXPLODING, Category.VANISHING, Category.PASSES,
+    Category.STARVED, Category.MUTED, Category.OFF_PATH)
+#: Categories that mark no bug (nor a warning) where they are drawn.
+QUIET = frozenset({Category.PASSES, Category.OFF_PATH, Category.STARVED, Category.MUTED})
 
 
 def look(edge: GraphEdge) -> str:
     """The status an edge is drawn with: its own, except that a cut no variable needs is
     ``muted`` (BatchNorm's moments are not a bug)."""
-    if edge.status not in ("passes", "off_path", "starved") and not edge.needed:
-        return "muted"
+    if edge.status not in tuple(Flow) and not edge.needed:
+        return Category.MUTED
     return edge.status
 
 
@@ -90,16 +102,16 @@ def worst(statuses: Iterable[str]) -> str:
     ('integer', 'passes', 'passes')
     """
     statuses = list(statuses)
-    on = [s for s in statuses if s != "off_path"] or statuses
+    on = [s for s in statuses if s != Flow.OFF_PATH] or statuses
     cats = {category(s): s for s in on}
     for c in SEVERITY:
         if c in cats:
             return cats[c]
-    return "off_path"
+    return Flow.OFF_PATH
 
 
 #: edge statuses along which a gradient arrives: the only ones with a magnitude to draw
-CARRIES = frozenset({"passes", "zero"})
+CARRIES = frozenset({Flow.PASSES, Kind.ZERO})
 
 
 def carried_norm(edge: GraphEdge) -> float | None:
@@ -118,18 +130,21 @@ UNMEASURED_COLOR = "#6F7F96"
 NO_GRADIENT_COLOR = "#CCCCCC"
 
 
-STATUS_ICON_COLOR = {"connected": "#009E73", "disconnected": "#E69F00", "broken": "#D55E00",
-                     "nan": "#000000", "zero": "#56B4E9", "not_trained": "#B59A00",
-                     "vanishing": "#3F5FB0", "exploding": "#A6266E", "cancelled": "#98A9BC",
-                     "read_not_trained": "#B8B8B8"}
+STATUS_ICON_COLOR: dict[str, str] = {
+    Status.CONNECTED: STYLES[Category.PASSES].color, Status.DISCONNECTED: STYLES[Category.CUT].color,
+    Status.BROKEN: STYLES[Category.RAISES].color, Kind.NAN: STYLES[Category.NAN].color,
+    Kind.ZERO: STYLES[Category.ZERO].color, Kind.NOT_TRAINED: STYLES[Category.NOT_TRAINED].color,
+    Kind.VANISHING: STYLES[Category.VANISHING].color, Kind.EXPLODING: STYLES[Category.EXPLODING].color,
+    Kind.CANCELLED: "#98A9BC", "read_not_trained": "#B8B8B8"}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
-TEXT_COLOR = {"zero": "#1F6FA3", "cancelled": "#5F6B76", "not_trained": "#7A6800",
-              "read_not_trained": "#8A8A8A", "starved": "#6B645A", "muted": "#5F6B76"}
+TEXT_COLOR: dict[str, str] = {
+    Kind.ZERO: "#1F6FA3", Kind.CANCELLED: "#5F6B76", Kind.NOT_TRAINED: "#7A6800",
+    "read_not_trained": "#8A8A8A", Category.STARVED: "#6B645A", Category.MUTED: "#5F6B76"}
 
 
 def text_color(key: str) -> str:
     """The colour for words in the style of ``key`` (a legend category or a variable look)."""
-    return TEXT_COLOR.get(key) or STATUS_ICON_COLOR.get(key) or STYLES.get(key, STYLES["passes"]).color
+    return TEXT_COLOR.get(key) or STATUS_ICON_COLOR.get(key) or STYLES.get(key, STYLES[Category.PASSES]).color
 
 
 def variable_look(status: str, kind: str | None, magnitude: str | None = None) -> str:
@@ -146,11 +161,11 @@ def variable_look(status: str, kind: str | None, magnitude: str | None = None) -
     >>> variable_look("connected", None, "vanishing")
     'vanishing'
     """
-    if kind == "not_trained":
+    if kind == Kind.NOT_TRAINED:
         return kind
-    if status == "connected" and kind is None and magnitude:
+    if status == Status.CONNECTED and kind is None and magnitude:
         return magnitude
-    return kind if status == "connected" and kind in ("nan", "zero") else status
+    return kind if status == Status.CONNECTED and kind in (Kind.NAN, Kind.ZERO) else status
 
 
 def badge_text(cat: str, n: int) -> str:

@@ -17,36 +17,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The fixed vocabulary of reasons a gradient does not arrive.
-KINDS: tuple[str, ...] = (
-    "unimplemented",
-    "no_gradient",
-    "not_differentiable",
-    "integer",
-    "stop_gradient",
-    "not_read",
-    "frozen_copy",
-    "outside_tape",
-    "assign",
-    "py_function",
-    "nan",
-    "not_trained",
-    "zero",
-    "vanishing",
-    "exploding",
-    "cancelled",
-    "other",
-)
+from tfviz.vocabulary import RAISING, Flow, Kind, Status
+
+#: The fixed vocabulary of reasons a gradient does not arrive (:class:`~tfviz.vocabulary.Kind`).
+KINDS: tuple[str, ...] = tuple(Kind)
 #: Kinds whose gradient function raises, failing the whole ``tape.gradient`` call.
-RAISING_KINDS: frozenset[str] = frozenset({"unimplemented", "no_gradient"})
-STATUSES: tuple[str, ...] = ("connected", "disconnected", "broken")
+RAISING_KINDS: frozenset[str] = frozenset(RAISING)
+STATUSES: tuple[str, ...] = tuple(Status)
 #: Edge statuses beyond the kinds: the gradient passes, or the edge is on no
 #: variable-to-target path at all.
-EDGE_PASSES = "passes"
-EDGE_OFF_PATH = "off_path"
+EDGE_PASSES: str = Flow.PASSES
+EDGE_OFF_PATH: str = Flow.OFF_PATH
 #: An on-path edge or op that no gradient reaches, because of a cut further toward the
 #: target (its ``cut_at`` names that op): the gradient would pass here, but none arrives.
-EDGE_STARVED = "starved"
+EDGE_STARVED: str = Flow.STARVED
 
 
 @dataclass

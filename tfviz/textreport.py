@@ -6,17 +6,23 @@ import os
 import textwrap
 
 from tfviz.report import Report, WatchSummary
+from tfviz.vocabulary import Kind, Severity, Status
 
-_MARK = {"connected": "ok ", "disconnected": "-- ", "broken": "!! ", "zero": "0  ",
-         "vanishing": "v  ", "exploding": "^  ", "cancelled": "~  "}
-_COLOR = {"connected": "32", "disconnected": "33", "broken": "31", "error": "31", "warning": "33",
-          "zero": "33", "vanishing": "33", "exploding": "33", "info": "36"}
+_MARK: dict[str, str] = {
+    Status.CONNECTED: "ok ", Status.DISCONNECTED: "-- ", Status.BROKEN: "!! ", Kind.ZERO: "0  ",
+    Kind.VANISHING: "v  ", Kind.EXPLODING: "^  ", Kind.CANCELLED: "~  "}
+_COLOR: dict[str, str] = {
+    Status.CONNECTED: "32", Status.DISCONNECTED: "33", Status.BROKEN: "31", Severity.ERROR: "31",
+    Severity.WARNING: "33", Kind.ZERO: "33", Kind.VANISHING: "33", Kind.EXPLODING: "33",
+    Severity.INFO: "36"}
+#: A NaN or an all-zero gradient is never shown with the plain "connected" tick.
+_STATE_OF_KIND: dict[str, str] = {Kind.NAN: Status.BROKEN, Kind.ZERO: Kind.ZERO}
 
 
 def magnitude_counts(report: Report) -> str:
     """", 3 vanishing, 1 exploding": the variables whose gradient arrives at a size that cannot
     train them, for the verdict line ("" when there are none)."""
-    counts = [(k, sum(v.magnitude == k for v in report.variables)) for k in ("vanishing", "exploding")]
+    counts = [(k, sum(v.magnitude == k for v in report.variables)) for k in (Kind.VANISHING, Kind.EXPLODING)]
     return "".join(f", {n} {k}" for k, n in counts if n)
 
 
@@ -37,7 +43,7 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
     conds = ", ".join(w.until)
     out = []
     if w.fired is not None:
-        out.append(_c(f"{w.fired} at gradient step {w.step:,} of {w.steps:,} watched", "error", color)
+        out.append(_c(f"{w.fired} at gradient step {w.step:,} of {w.steps:,} watched", Severity.ERROR, color)
                    + f" (--until {conds})")
         out.append(f"  at: {w.at}")
         if w.detail:
@@ -61,7 +67,7 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
     if w.record:
         out.append(f"  record: {_rel(w.record)}")
     if w.record_error:
-        out.append(_c(f"  {w.record_error}", "warning", color))
+        out.append(_c(f"  {w.record_error}", Severity.WARNING, color))
     return out
 
 
@@ -87,14 +93,13 @@ def render(report: Report, color: bool = False) -> str:
     out.append(f"Variables ({len(report.variables)}):")
     width = max((len(v.name) for v in report.variables), default=0)
     for v in report.variables:
-        # A NaN or an all-zero gradient is never shown with the plain "connected" tick.
-        state = {"nan": "broken", "zero": "zero"}.get(v.kind or "", v.magnitude or v.status)
+        state = _STATE_OF_KIND.get(v.kind or "", v.magnitude or v.status)
         mark = _c(_MARK.get(state, "?? "), state, color)
         norm = f"|grad|={v.grad_norm:.3g}" if v.grad_norm is not None else ""
         kind = f" [{v.kind or v.magnitude}]" if v.kind or v.magnitude else ""
         shape = "x".join("?" if d is None else str(d) for d in v.shape) or "scalar"
         out.append(f"  {mark}{v.name:<{width}}  {shape:<12} {v.status}{kind}  {norm}".rstrip())
-        if v.status != "connected" or v.kind or v.magnitude:
+        if v.status != Status.CONNECTED or v.kind or v.magnitude:
             out.append(f"      {v.explanation}")
     if report.read_not_trained:
         out.append("")

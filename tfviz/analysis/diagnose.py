@@ -39,6 +39,7 @@ from tfviz.script.discover import (
 from tfviz.script.loader import Capture, compile_script, error_from_exception, load_script, read_source
 from tfviz.script.quiet import import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
+from tfviz.vocabulary import Kind, Severity
 
 Progress = Callable[[str, float], None]
 
@@ -426,15 +427,15 @@ def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) 
     by_path = {f.path: read.get(id(f.tf_variable)) or read.get(id(f.variable)) for f in found}
     for row in report.variables:
         where = by_path.get(row.name)
-        if where is None or row.kind != "not_read":
+        if where is None or row.kind != Kind.NOT_READ:
             continue
         why = (f"its value is read out into Python (.numpy()) at line {where.line}, so the loss"
                " gets a plain number: no gradient can reach it")
         row.explanation = why
         for p in report.problems:
-            if p.kind == "not_read" and row.name in p.variables:
-                p.message, p.source, p.severity = f"{row.name}: {why}", where, "error"
-    report.ok = report.ok and not any(p.severity == "error" for p in report.problems)
+            if p.kind == Kind.NOT_READ and row.name in p.variables:
+                p.message, p.source, p.severity = f"{row.name}: {why}", where, Severity.ERROR
+    report.ok = report.ok and not any(p.severity == Severity.ERROR for p in report.problems)
 
 
 def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:
@@ -533,11 +534,11 @@ class _Linker:
                 self.frozen.append(copy)
                 g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype=ext.dtype.name,
                            shape=None, boundary=False, back=False, synthetic=True,
-                           status="frozen_copy", status_fixed=True, message=copy.describe())
+                           status=Kind.FROZEN_COPY, status_fixed=True, message=copy.describe())
         for f in self.found:
             if not getattr(f.tf_variable, "watched", True) and var_node(f) in g:
                 for _, _nid, e in g.out_edges(var_node(f), data=True):
-                    e.update(status="outside_tape", status_fixed=True,
+                    e.update(status=Kind.OUTSIDE_TAPE, status_fixed=True,
                              message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
                              " missing, and a tape follows a tensor only once it is told to")
         region = union_region(g, [var_node(f) for f in self.found], og.target)

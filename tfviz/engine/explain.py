@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+from tfviz.vocabulary import Kind
+
 SENTENCE: dict[str, str] = {
-    "unimplemented": "TensorFlow raises while building the gradient of {op}: {message}",
-    "no_gradient": "{op} has no registered gradient, so tape.gradient raises when it reaches it",
-    "not_differentiable": "{op} is not differentiable with respect to this input,"
+    Kind.UNIMPLEMENTED: "TensorFlow raises while building the gradient of {op}: {message}",
+    Kind.NO_GRADIENT: "{op} has no registered gradient, so tape.gradient raises when it reaches it",
+    Kind.NOT_DIFFERENTIABLE: "{op} is not differentiable with respect to this input,"
     " so no gradient flows back through it",
-    "integer": "the value passes through an integer or boolean tensor at {op};"
+    Kind.INTEGER: "the value passes through an integer or boolean tensor at {op};"
     " gradients only flow through floating-point values",
-    "stop_gradient": "tf.stop_gradient at {op} blocks the gradient",
-    "not_read": "the target never reads this variable",
-    "frozen_copy": "the target uses {copy}, a tensor computed from this variable before the target"
+    Kind.STOP_GRADIENT: "tf.stop_gradient at {op} blocks the gradient",
+    Kind.NOT_READ: "the target never reads this variable",
+    Kind.FROZEN_COPY: "the target uses {copy}, a tensor computed from this variable before the target"
     " ran; the variable itself is never read, so it gets no gradient",
-    "outside_tape": "the value is computed at {op} while the step's tape is not recording (before"
+    Kind.OUTSIDE_TAPE: "the value is computed at {op} while the step's tape is not recording (before"
     " its `with tf.GradientTape()` opens, or after it closes), so the tape gives it no gradient",
-    "assign": "the value reaches the target only through a variable assignment at {op};"
+    Kind.ASSIGN: "the value reaches the target only through a variable assignment at {op};"
     " assign() does not carry gradients",
-    "py_function": "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
-    "nan": "the gradient is NaN or infinite at the current values; it first becomes"
+    Kind.PY_FUNCTION: "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
+    Kind.NAN: "the gradient is NaN or infinite at the current values; it first becomes"
     " non-finite at {op}",
-    "zero": "the gradient is exactly zero at the current values, so this variable will not"
+    Kind.ZERO: "the gradient is exactly zero at the current values, so this variable will not"
     " change on this step: {message}",
-    "not_trained": "the loss reads it, but this training step never updates it: {message}",
-    "other": "{message}",
+    Kind.NOT_TRAINED: "the loss reads it, but this training step never updates it: {message}",
+    Kind.OTHER: "{message}",
 }
 
 #: Added to a cut's explanation when TensorFlow returned zeros rather than None.
@@ -31,30 +33,30 @@ ZEROS_FOR_CUT = ("; TensorFlow returns a tensor of zeros for it rather than None
                  " inputs of tf.while_loop and tf.cond whose path is cut, so the zeros mean this cut")
 
 HINT: dict[str, str] = {
-    "unimplemented": "Give the op static shapes (use x.shape where known, or tf.ensure_shape),"
+    Kind.UNIMPLEMENTED: "Give the op static shapes (use x.shape where known, or tf.ensure_shape),"
     " or run this part eagerly.",
-    "no_gradient": "Replace the op with a differentiable one, or wrap it in"
+    Kind.NO_GRADIENT: "Replace the op with a differentiable one, or wrap it in"
     " tf.custom_gradient with a gradient you define.",
-    "not_differentiable": "Use a differentiable alternative (a soft version of the op) or a"
+    Kind.NOT_DIFFERENTIABLE: "Use a differentiable alternative (a soft version of the op) or a"
     " straight-through estimator: x + tf.stop_gradient(f(x) - x).",
-    "integer": "Keep the value in float: avoid tf.cast to int, argmax or rounding on the"
+    Kind.INTEGER: "Keep the value in float: avoid tf.cast to int, argmax or rounding on the"
     " gradient path, or use a straight-through estimator.",
-    "stop_gradient": "Remove tf.stop_gradient if this variable should learn.",
-    "not_read": "Use the variable in the target, or mark it trainable=False if that is intended.",
-    "frozen_copy": "Compute the derived tensor inside call()/the target instead of build() or"
+    Kind.STOP_GRADIENT: "Remove tf.stop_gradient if this variable should learn.",
+    Kind.NOT_READ: "Use the variable in the target, or mark it trainable=False if that is intended.",
+    Kind.FROZEN_COPY: "Compute the derived tensor inside call()/the target instead of build() or"
     " import time, so each step reads the variable.",
-    "outside_tape": "Compute it inside the `with tf.GradientTape()` block (call the model under the"
+    Kind.OUTSIDE_TAPE: "Compute it inside the `with tf.GradientTape()` block (call the model under the"
     " tape), or stop it on purpose with tf.stop_gradient so the intent is plain.",
-    "assign": "Use the computed value directly instead of assigning it to a variable and"
+    Kind.ASSIGN: "Use the computed value directly instead of assigning it to a variable and"
     " reading it back.",
-    "py_function": "Use tf.py_function with TensorFlow ops, or write the computation in"
+    Kind.PY_FUNCTION: "Use tf.py_function with TensorFlow ops, or write the computation in"
     " TensorFlow ops.",
-    "nan": "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
-    "zero": "Check the values it meets: re-initialise or use LeakyReLU for a dead ReLU, do not"
+    Kind.NAN: "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
+    Kind.ZERO: "Check the values it meets: re-initialise or use LeakyReLU for a dead ReLU, do not"
     " multiply by a zero tensor, or make sure the branch that uses it runs for your data.",
-    "not_trained": "Create the weight with self.add_weight(...), and pass every variable the loss"
+    Kind.NOT_TRAINED: "Create the weight with self.add_weight(...), and pass every variable the loss"
     " should train to tape.gradient and to the optimizer (model.trainable_variables).",
-    "other": "Compare with tape.gradient on a small input; please report this case.",
+    Kind.OTHER: "Compare with tape.gradient on a small input; please report this case.",
 }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 import networkx as nx
 
 from tfviz.report import EDGE_PASSES, RAISING_KINDS
+from tfviz.vocabulary import Kind
 
 
 def passes(g: nx.DiGraph[str], u: str, v: str) -> bool:
@@ -199,7 +200,7 @@ def integer_origins(g: nx.DiGraph[str], region: set[str], start: str,
     while queue:
         x = queue.popleft()
         ins = [u for u in g.predecessors(x) if u in region]
-        if any(g.edges[u, x].get("dtype") in floats and g.edges[u, x].get("status") == "integer"
+        if any(g.edges[u, x].get("dtype") in floats and g.edges[u, x].get("status") == Kind.INTEGER
                for u in ins):
             out.append(x)
             continue

@@ -15,6 +15,7 @@ from typing import Any
 import networkx as nx
 
 from tfviz.report import EDGE_PASSES
+from tfviz.vocabulary import Kind
 
 DIFFERENTIABLE = frozenset(
     {"float16", "bfloat16", "float32", "float64", "complex64", "complex128", "resource", "variant"}
@@ -86,22 +87,22 @@ def _probe(op: Any) -> list[PortVerdict]:
     try:
         fn = tf_ops.get_gradient_function(op)
     except LookupError as exc:
-        return [PortVerdict("no_gradient", _clean(exc))] * n
+        return [PortVerdict(Kind.NO_GRADIENT, _clean(exc))] * n
     if fn is None:
-        return [PortVerdict("not_differentiable", f"{op.type} is registered as not differentiable")] * n
+        return [PortVerdict(Kind.NOT_DIFFERENTIABLE, f"{op.type} is registered as not differentiable")] * n
     with op.graph.as_default(), tf.name_scope("tfviz_probe"):
         try:
             grads = [_fake_grad(t) for t in op.outputs]
             result = fn(op, *grads)
         except Exception as exc:  # noqa: BLE001 - any raise is exactly what we look for
-            return [PortVerdict("unimplemented", f"{type(exc).__name__}: {_clean(exc)}")] * n
+            return [PortVerdict(Kind.UNIMPLEMENTED, f"{type(exc).__name__}: {_clean(exc)}")] * n
     if not isinstance(result, (list, tuple)):
         result = [result]
     out = []
     for i in range(n):
         g = result[i] if i < len(result) else None
         if g is None:
-            out.append(PortVerdict("not_differentiable", f"{op.type} returns no gradient for input {i}"))
+            out.append(PortVerdict(Kind.NOT_DIFFERENTIABLE, f"{op.type} returns no gradient for input {i}"))
         else:
             out.append(PortVerdict(EDGE_PASSES))
     return out
@@ -118,7 +119,8 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
     if e.get("status_fixed"):
         return PortVerdict(e["status"], e.get("message", ""))
     if e["dtype"] not in DIFFERENTIABLE:
-        return PortVerdict("integer", f"the value is {e['dtype']} here; gradients only flow through floats")
+        return PortVerdict(Kind.INTEGER,
+                           f"the value is {e['dtype']} here; gradients only flow through floats")
     if e.get("synthetic") or e.get("boundary"):
         return PortVerdict(EDGE_PASSES)
     node = g.nodes[v]
@@ -127,17 +129,18 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
         return PortVerdict(EDGE_PASSES)
     t = node["type"]
     if t == "StopGradient":
-        return PortVerdict("stop_gradient", "tf.stop_gradient blocks the gradient on purpose")
+        return PortVerdict(Kind.STOP_GRADIENT, "tf.stop_gradient blocks the gradient on purpose")
     if t in ASSIGN_VALUE_OPS and dst_in == 1:
-        return PortVerdict("assign", "assigning to a variable does not carry a gradient")
+        return PortVerdict(Kind.ASSIGN, "assigning to a variable does not carry a gradient")
     if t in PY_FUNC_OPS:
-        return PortVerdict("py_function", "tf.numpy_function runs Python; TensorFlow cannot differentiate it")
+        return PortVerdict(Kind.PY_FUNCTION,
+                           "tf.numpy_function runs Python; TensorFlow cannot differentiate it")
     if t == "Placeholder":
         return PortVerdict(EDGE_PASSES)
     if op.outputs and all(o.dtype.name not in DIFFERENTIABLE for o in op.outputs):
         # No gradient can arrive at an integer output, so TensorFlow never calls the
         # op's gradient function (probing it with None may even raise, as Cast's does).
-        return PortVerdict("integer", f"{t} turns the value into {op.outputs[0].dtype.name}")
+        return PortVerdict(Kind.INTEGER, f"{t} turns the value into {op.outputs[0].dtype.name}")
     return prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 

@@ -16,6 +16,7 @@ from tfviz.report import (
     GraphOp,
     Problem,
 )
+from tfviz.vocabulary import Kind
 
 
 def graph_doc(
@@ -40,7 +41,7 @@ def graph_doc(
         if op:
             node_status.setdefault(op, (kind, p.message))
     for n in nan_ops[:1]:
-        node_status.setdefault(n, ("nan", "the gradient first becomes non-finite here"))
+        node_status.setdefault(n, (Kind.NAN, "the gradient first becomes non-finite here"))
     # A call op whose body is inlined is drawn as that body's group; with no
     # edges of its own it would be a stray box.
     callers = {f.call_op for f in functions}

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from tfviz.report import GraphDoc, Problem, VariableReport
+from tfviz.vocabulary import Flow, Kind, Severity, Status
 
 #: How far (in decades) a variable's gradient per element may sit from the reference.
 DECADES = 5.0
@@ -53,13 +54,13 @@ NEAREST_SHARE = 0.1
 TARGET = "__target__"
 
 HINT = {
-    "cancelled": "Nothing to fix for training to work, but the variable is dead weight. A bias right"
+    Kind.CANCELLED: "Nothing to fix for training to work, but the variable is dead weight. A bias right"
     " before a normalization layer is cancelled by it: build that layer with use_bias=False"
     " (BatchNormalization's beta does the bias's job). In attention, the key projection's bias"
     " is cancelled by the softmax, which ignores a shift.",
-    "vanishing": "Each layer it passes shrinks it: saturating activations (sigmoid, tanh), deep"
+    Kind.VANISHING: "Each layer it passes shrinks it: saturating activations (sigmoid, tanh), deep"
     " stacks without normalization or residual connections, or a too-small initializer.",
-    "exploding": "Each layer it passes grows it: weights initialised too large, or far too small"
+    Kind.EXPLODING: "Each layer it passes grows it: weights initialised too large, or far too small"
     " before a normalization layer (which divides the gradient by the weights' scale), or a deep"
     " stack without normalization. Use a variance-preserving initializer (glorot, he), normalize"
     " inputs and activations, or clip gradients (clipnorm).",
@@ -86,9 +87,9 @@ class Magnitude:
         ('vanishing', 'exploding', None)
         """
         if self.decades < -DECADES:
-            return "vanishing"
+            return Kind.VANISHING
         if self.decades > DECADES:
-            return "exploding"
+            return Kind.EXPLODING
         return None
 
 
@@ -101,7 +102,7 @@ def per_element(v: VariableReport) -> float | None:
     >>> per_element(VariableReport("w", "w", "float32", [3], "connected", kind="zero", grad_norm=0.0))
     """
     g = v.grad_norm
-    if v.status != "connected" or v.kind is not None or g is None or not math.isfinite(g) or g <= 0:
+    if v.status != Status.CONNECTED or v.kind is not None or g is None or not math.isfinite(g) or g <= 0:
         return None
     size = math.prod(d if d is not None else 1 for d in v.shape)
     return g / math.sqrt(size) if size > 0 else None
@@ -119,7 +120,7 @@ def hops_to_target(graph: GraphDoc) -> dict[str, int]:
     """
     into: dict[str, list[str]] = {}
     for e in graph.edges:
-        if not e.back and e.status != "off_path":
+        if not e.back and e.status != Flow.OFF_PATH:
             into.setdefault(e.dst, []).append(e.src)
     seen = {TARGET: 0}
     queue = deque([TARGET])
@@ -235,30 +236,30 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
         if v.name not in sizes:
             continue
         m = Magnitude(sizes[v.name], ref)
-        verdict = "cancelled" if v.name in noise else m.verdict
+        verdict = Kind.CANCELLED if v.name in noise else m.verdict
         if verdict is not None:
             v.magnitude = verdict
             found.setdefault(verdict, []).append((v, m))
     problems = []
-    for verdict in ("vanishing", "exploding"):
+    for verdict in (Kind.VANISHING, Kind.EXPLODING):
         flagged = found.get(verdict, [])
         if not flagged:
             continue
-        word = "below" if verdict == "vanishing" else "above"
+        word = "below" if verdict == Kind.VANISHING else "above"
         for v, m in flagged:
             v.explanation = (f"its gradient is {m.per_element:.2g} per element, {abs(m.decades):.1f}"
                              f" decades {word} the {ref:.2g} of {where}: "
-                             + ("too small to train it" if verdict == "vanishing" else
+                             + ("too small to train it" if verdict == Kind.VANISHING else
                                 "large enough to throw it far off on one step"))
         worst = max(flagged, key=lambda vm: abs(vm[1].decades))
         n = len(flagged)
         problems.append(Problem(
-            kind=verdict, severity="warning", op="", op_type="",
+            kind=verdict, severity=Severity.WARNING, op="", op_type="",
             message=(f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} a gradient more than"
                      f" {DECADES:g} decades {word} that of {where} ({ref:.2g} per element); the"
                      f" furthest is {worst[0].name}, at {worst[1].per_element:.2g}"),
             variables=[v.name for v, _ in flagged], source=worst[0].source, hint=HINT[verdict]))
-    quiet = found.get("cancelled", [])
+    quiet = found.get(Kind.CANCELLED, [])
     for v, m in quiet:
         mate = noise[v.name]
         gap = math.log10(sizes[mate]) - math.log10(m.per_element)
@@ -268,13 +269,13 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
     if quiet:
         n = len(quiet)
         problems.append(Problem(
-            kind="cancelled", severity="info", op="", op_type="",
+            kind=Kind.CANCELLED, severity=Severity.INFO, op="", op_type="",
             message=(f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} only rounding noise, at"
                      f" least {CANCELLED_GAP:g} decades below another variable of the same layer:"
                      " something after the layer cancels them"),
-            variables=[v.name for v, _ in quiet], source=quiet[0][0].source, hint=HINT["cancelled"]))
+            variables=[v.name for v, _ in quiet], source=quiet[0][0].source, hint=HINT[Kind.CANCELLED]))
     if graph is not None:
-        _mark_variable_ops(graph, {v.name: v for verdict in ("vanishing", "exploding")
+        _mark_variable_ops(graph, {v.name: v for verdict in (Kind.VANISHING, Kind.EXPLODING)
                                    for v, _ in found.get(verdict, [])})
     return problems
 
@@ -284,5 +285,5 @@ def _mark_variable_ops(graph: GraphDoc, flagged: Mapping[str, VariableReport]) -
     JSON say what the Variables panel says; the edges keep ``passes``: the gradient arrives."""
     for op in graph.ops:
         v = flagged.get(op.id[4:]) if op.id.startswith("var:") else None
-        if v is not None and op.status == "passes" and v.magnitude is not None:
+        if v is not None and op.status == Flow.PASSES and v.magnitude is not None:
             op.status, op.message = v.magnitude, v.explanation

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfviz.report import Report
+from tfviz.vocabulary import Kind
 
 #: ``sqrt`` of float32's largest value: a square (or product) of values past it overflows
 SQUARE_LIMIT = 1.8e19
@@ -168,7 +169,7 @@ def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> Non
     """Add to each ``nan`` problem what its op's inputs held; where an input is already
     non-finite (the forward pass made the NaN), move the problem to the op that made it
     (best effort: a step that cannot run forward again keeps the verdict as it was)."""
-    problems = [p for p in report.problems if p.kind == "nan" and p.op and p.op in graph]
+    problems = [p for p in report.problems if p.kind == Kind.NAN and p.op and p.op in graph]
     names = {p.op: getattr(graph.nodes[p.op].get("op"), "name", None) for p in problems}
     if not any(names.values()):
         return
@@ -205,5 +206,5 @@ def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[I
     if overflow:
         p.hint = OVERFLOW_HINT
     for v in report.variables:
-        if v.name in p.variables and v.kind == "nan":
+        if v.name in p.variables and v.kind == Kind.NAN:
             v.explanation, v.blocked_at = p.message, [nid]

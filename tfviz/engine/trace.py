@@ -20,6 +20,7 @@ from typing import Any
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
 from tfviz.engine.nestednorms import nested_sources
+from tfviz.vocabulary import Kind
 
 
 class LiveSource:
@@ -283,7 +284,7 @@ def mark_outside_tape(og: OpGraph, outside: Any) -> None:
         if op is None or (id(op.graph), op.name) not in outside:
             continue
         for u in g.predecessors(nid):
-            g.edges[u, nid].update(status="outside_tape", status_fixed=True,
+            g.edges[u, nid].update(status=Kind.OUTSIDE_TAPE, status_fixed=True,
                                    message=f"{op.type} runs while the step's tape does not record")
 
 

@@ -8,6 +8,7 @@ window applies it too, to an analysis saved by an earlier version.
 from __future__ import annotations
 
 from tfviz.report import Report
+from tfviz.vocabulary import Flow, Kind
 
 
 def mark_not_trained(report: Report) -> None:
@@ -18,12 +19,12 @@ def mark_not_trained(report: Report) -> None:
     earlier version."""
     ops = {o.id: o for o in report.graph.ops}
     for p in report.problems:
-        if p.kind != "not_trained":
+        if p.kind != Kind.NOT_TRAINED:
             continue
         for oid in [p.op, *(f"var:{v}" for v in p.variables)]:
             op = ops.get(oid)
-            if op is not None and op.status in ("passes", "off_path", "starved"):
-                op.status, op.message = "not_trained", p.message
+            if op is not None and op.status in (Flow.PASSES, Flow.OFF_PATH, Flow.STARVED):
+                op.status, op.message = Kind.NOT_TRAINED, p.message
         for e in report.graph.edges:
             if e.dst == p.op and e.src in {f"var:{v}" for v in p.variables}:
-                e.status = "not_trained"
+                e.status = Kind.NOT_TRAINED

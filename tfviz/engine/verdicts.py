@@ -48,10 +48,11 @@ from tfviz.report import (
     VariableReport,
 )
 from tfviz.script.discover import FoundVariable, tf_name, var_node
+from tfviz.vocabulary import Kind, Severity, Status
 
 # When several cuts block one variable, name the most telling one.
-PRIORITY = ("frozen_copy", "outside_tape", "assign", "py_function", "stop_gradient", "integer",
-            "not_differentiable", "other")
+PRIORITY = (Kind.FROZEN_COPY, Kind.OUTSIDE_TAPE, Kind.ASSIGN, Kind.PY_FUNCTION, Kind.STOP_GRADIENT,
+            Kind.INTEGER, Kind.NOT_DIFFERENTIABLE, Kind.OTHER)
 
 
 @dataclass
@@ -71,16 +72,16 @@ class FrozenCopy:
 
 def exception_kind(exc: BaseException | None) -> str:
     if isinstance(exc, NotImplementedError):
-        return "unimplemented"
+        return Kind.UNIMPLEMENTED
     if isinstance(exc, LookupError):
-        return "no_gradient"
-    return "other"
+        return Kind.NO_GRADIENT
+    return Kind.OTHER
 
 
 def truth_status(truth: Truth, v: Any) -> str:
     if truth.raised:
-        return "broken"
-    return "connected" if truth.grads_present.get(id(v)) else "disconnected"
+        return Status.BROKEN
+    return Status.CONNECTED if truth.grads_present.get(id(v)) else Status.DISCONNECTED
 
 
 class _Problems:
@@ -88,7 +89,7 @@ class _Problems:
         self.items: dict[tuple[str, str], Problem] = {}
 
     def add(self, kind: str, op: str, op_type: str, message: str, var: str | None,
-            source: Source | None, severity: str = "error", hint: str | None = None) -> None:
+            source: Source | None, severity: str = Severity.ERROR, hint: str | None = None) -> None:
         key = (kind, op)
         p = self.items.get(key)
         if p is None:
@@ -134,9 +135,9 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
         # TensorFlow wins, and the disagreement is shown rather than hidden.
         for x in raisers:
             kind, msg = _raise_kind(g, x)
-            problems.add("other", x, g.nodes[x]["type"], f"tfviz expected {_label(g, x)} to raise"
+            problems.add(Kind.OTHER, x, g.nodes[x]["type"], f"tfviz expected {_label(g, x)} to raise"
                          f" ({kind}: {msg}) but tape.gradient succeeded; treated as passing",
-                         None, g.nodes[x].get("source"), severity="warning")
+                         None, g.nodes[x].get("source"), severity=Severity.WARNING)
             for u in g.predecessors(x):
                 if g.edges[u, x].get("status") in RAISING_KINDS:
                     g.edges[u, x]["status"] = EDGE_PASSES
@@ -163,10 +164,11 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
     for f in found:
         vn = var_node(f)
         norm = truth.norms.get(id(f.tf_variable))
-        status, kind, blocked, text = "connected", None, [], ""
+        status: str = Status.CONNECTED
+        kind, blocked, text = None, [], ""
         if raisers:
             mine = sorted(raisers & regions[f.path])
-            status = "broken"
+            status = Status.BROKEN
             kind = by_node[mine[0]][0] if mine else by_node[sorted(raisers)[0]][0]
             blocked = mine or sorted(raisers)
             if mine:
@@ -181,28 +183,28 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                         " for other variables, so the joint call fails; it gets a gradient in a"
                         " separate call or once that op is fixed")
         elif vn not in anc:  # its region is empty: no path to the target at all
-            status, kind = "disconnected", "not_read"
-            text = sentence("not_read")
-            problems.add("not_read", "", "", f"the target never reads {f.path}", f.path, f.source,
-                         severity="warning")
+            status, kind = Status.DISCONNECTED, Kind.NOT_READ
+            text = sentence(Kind.NOT_READ)
+            problems.add(Kind.NOT_READ, "", "", f"the target never reads {f.path}", f.path, f.source,
+                         severity=Severity.WARNING)
         elif vn in reach:
             if norm is not None and not math.isfinite(norm):
-                kind = "nan"
+                kind = Kind.NAN
                 culprit = nan_ops[0] if nan_ops else ""
                 blocked = nan_ops[:1]
-                text = sentence("nan", op=_label(g, culprit) if culprit else "an op")
-                problems.add("nan", culprit, g.nodes[culprit]["type"] if culprit else "",
+                text = sentence(Kind.NAN, op=_label(g, culprit) if culprit else "an op")
+                problems.add(Kind.NAN, culprit, g.nodes[culprit]["type"] if culprit else "",
                              text, f.path, g.nodes[culprit].get("source") if culprit else None)
             elif truth.zeros.get(id(f.tf_variable)):
-                kind = "zero"
+                kind = Kind.ZERO
                 blocked, text = _zero_verdict(g, traced, regions[f.path], f.path, problems, vn)
         else:
-            status = "disconnected"
+            status = Status.DISCONNECTED
             region = regions[f.path]
             cuts = frontier_cuts(g, region, reach, vn)
             kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
                            key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)
-            kind = kinds[0] if kinds else "other"
+            kind = kinds[0] if kinds else Kind.OTHER
             needed.update(cuts)
             for u, v in cuts:
                 k = g.edges[u, v]["status"]
@@ -211,7 +213,7 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                     needed.update((p, blame) for p in g.predecessors(blame)
                                   if p in region and g.edges[p, blame].get("status") != EDGE_PASSES)
                     src = g.nodes[blame].get("source")
-                    if k == "frozen_copy":
+                    if k == Kind.FROZEN_COPY:
                         copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
                         src = copy.origin if copy else None
                         msg = f"{f.path} reaches the target only through {msg}"
@@ -222,25 +224,25 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                             copy=copies[0].describe() if copies else "a copy",
                             message="no gradient path reaches it")
             own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
-            if kind == "outside_tape" and own:
+            if kind == Kind.OUTSIDE_TAPE and own:
                 text = own[0]  # the tape was never told to watch this tensor
         ts = truth_status(truth, f.tf_variable)
-        if status == "disconnected" and ts == "connected" and truth.zeros.get(id(f.tf_variable)):
-            ts, text = "disconnected", text + ZEROS_FOR_CUT  # zeros, not None: still the cut
+        if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
+            ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
         if ts != status:
-            problems.add("other", "", "", f"tfviz found {f.path} {status}, but tape.gradient in"
+            problems.add(Kind.OTHER, "", "", f"tfviz found {f.path} {status}, but tape.gradient in"
                          f" tf.function finds it {ts}; trust TensorFlow here", f.path, None)
-            status, kind, text = ts, "other", f"TensorFlow's tape.gradient finds it {ts}"
+            status, kind, text = ts, Kind.OTHER, f"TensorFlow's tape.gradient finds it {ts}"
         es = truth_status(eager, f.tf_variable)
         if es != ts and not _zeros_for_none(eager, truth, f.tf_variable):
-            problems.add("other", "", "", f"{f.path} is {es} when run eagerly but {ts} inside"
+            problems.add(Kind.OTHER, "", "", f"{f.path} is {es} when run eagerly but {ts} inside"
                          " tf.function (as model.fit and @tf.function run it)", f.path, None,
-                         severity="warning")
+                         severity=Severity.WARNING)
         reports.append(_var_report(f, status, kind, norm, blocked, text))
     reports = _in_order_of_use(reports, found, traced)
     plist = list(problems.items.values())
-    ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
-        p.severity == "error" for p in plist)
+    ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
+        p.severity == Severity.ERROR for p in plist)
     doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions,
                     reach=reach, needed=needed)
     return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist,
@@ -278,10 +280,10 @@ def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str
     if culprits:
         for x in culprits:
             why = culprit_text(g.nodes[x]["type"], _label(g, x))
-            problems.add("zero", x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"),
-                         severity="warning")
+            problems.add(Kind.ZERO, x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"),
+                         severity=Severity.WARNING)
         more = f" (and {len(culprits) - 1} more)" if len(culprits) > 1 else ""
-        return culprits, sentence("zero", message=culprit_text(
+        return culprits, sentence(Kind.ZERO, message=culprit_text(
             g.nodes[culprits[0]]["type"], _label(g, culprits[0])) + more)
     branch = untaken_branch(g, region, traced.og.functions, traced.branch_taken)
     if branch:
@@ -289,27 +291,27 @@ def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str
         src = g.nodes[call].get("source")
         line = f" at line {src.line}" if src else ""
         why = branch_text(_label(g, call), kind, line)
-        problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
-        return [call], sentence("zero", message=why)
+        problems.add(Kind.ZERO, call, g.nodes[call]["type"], why, name, src, severity=Severity.WARNING)
+        return [call], sentence(Kind.ZERO, message=why)
     join = cancelling_join(g, region, start, traced.tensor_norms)
     if join is not None:
         why = cancel_text(g.nodes[join]["type"], _label(g, join))
-        problems.add("zero", join, g.nodes[join]["type"], why, name, g.nodes[join].get("source"),
-                     severity="warning", hint=CANCEL_HINT)
-        return [join], sentence("zero", message=why)
+        problems.add(Kind.ZERO, join, g.nodes[join]["type"], why, name, g.nodes[join].get("source"),
+                     severity=Severity.WARNING, hint=CANCEL_HINT)
+        return [join], sentence(Kind.ZERO, message=why)
     branch = only_branch(g, region, traced.og.functions, traced.branch_taken)
     if branch:
         call, kind = branch
         src = g.nodes[call].get("source")
         why = loop_branch_text(_label(g, call), kind, f" at line {src.line}" if src else "",
                                in_loop(traced.og.functions, call))
-        problems.add("zero", call, g.nodes[call]["type"], why, name, src, severity="warning")
-        return [call], sentence("zero", message=why)
+        problems.add(Kind.ZERO, call, g.nodes[call]["type"], why, name, src, severity=Severity.WARNING)
+        return [call], sentence(Kind.ZERO, message=why)
     why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"
            " gradient is not measured, such as a loop body)")
-    problems.add("zero", "", "", f"the gradient of {name} is exactly zero; {why}", name, None,
-                 severity="warning")
-    return [], sentence("zero", message=why)
+    problems.add(Kind.ZERO, "", "", f"the gradient of {name} is exactly zero; {why}", name, None,
+                 severity=Severity.WARNING)
+    return [], sentence(Kind.ZERO, message=why)
 
 
 def _blame(g: nx.DiGraph[str], region: set[str], u: str, v: str) -> list[tuple[str, str]]:
@@ -319,12 +321,12 @@ def _blame(g: nx.DiGraph[str], region: set[str], u: str, v: str) -> list[tuple[s
     ``ArgMax``...), not the later op that consumes it.
     """
     e = g.edges[u, v]
-    if e["status"] != "integer" or g.nodes[u].get("op") is None:
+    if e["status"] != Kind.INTEGER or g.nodes[u].get("op") is None:
         return [(v, e.get("message", ""))]
     out = []
     for x in integer_origins(g, region, u, DIFFERENTIABLE):
         msgs = [g.edges[p, x].get("message", "") for p in g.predecessors(x)
-                if p in region and g.edges[p, x].get("status") == "integer"
+                if p in region and g.edges[p, x].get("status") == Kind.INTEGER
                 and g.edges[p, x].get("dtype") in DIFFERENTIABLE]
         out.append((x, msgs[0] if msgs else e.get("message", "")))
     return out
@@ -335,7 +337,7 @@ def _raise_kind(g: nx.DiGraph[str], x: str) -> tuple[str, str]:
         e = g.edges[u, x]
         if e.get("status") in RAISING_KINDS:
             return e["status"], e.get("message", "")
-    return "unimplemented", ""
+    return Kind.UNIMPLEMENTED, ""
 
 
 def _node_of_op(g: nx.DiGraph[str], op: Any) -> str | None:
@@ -380,32 +382,32 @@ def _judge_eager(found: list[FoundVariable], eager: Truth,
     reason = trace_error.message if trace_error else "the target could not be traced"
     src = Source(trace_error.file, trace_error.line, trace_error.code) if (
         trace_error and trace_error.file and trace_error.line) else None
-    problems.add("other", "", "", f"{reason}; the gradient was checked eagerly, so the ops"
-                 " that cut it cannot be shown", None, src, severity="warning")
+    problems.add(Kind.OTHER, "", "", f"{reason}; the gradient was checked eagerly, so the ops"
+                 " that cut it cannot be shown", None, src, severity=Severity.WARNING)
     reports = []
     for f in found:
         v = f.tf_variable
         status = truth_status(eager, v)
         norm = eager.norms.get(id(v))
         kind, text = None, ""
-        if status == "broken":
+        if status == Status.BROKEN:
             kind = exception_kind(eager.error)
             text = f"tape.gradient raises: {eager.error}"
             problems.add(kind, "", "", text, f.path, None)
-        elif status == "disconnected":
-            kind, text = "other", "tape.gradient returns None for it (found eagerly)"
-            problems.add("other", "", "", f"no gradient reaches {f.path}", f.path, None)
+        elif status == Status.DISCONNECTED:
+            kind, text = Kind.OTHER, "tape.gradient returns None for it (found eagerly)"
+            problems.add(Kind.OTHER, "", "", f"no gradient reaches {f.path}", f.path, None)
         elif norm is not None and not math.isfinite(norm):
-            kind, text = "nan", "the gradient is NaN or infinite at the current values"
-            problems.add("nan", "", "", text, f.path, None)
+            kind, text = Kind.NAN, "the gradient is NaN or infinite at the current values"
+            problems.add(Kind.NAN, "", "", text, f.path, None)
         elif eager.zeros.get(id(v)):
-            kind = "zero"
-            text = sentence("zero", message="the target could not be traced, so the op that"
+            kind = Kind.ZERO
+            text = sentence(Kind.ZERO, message="the target could not be traced, so the op that"
                             " zeroes it cannot be shown")
-            problems.add("zero", "", "", text, f.path, None, severity="warning")
+            problems.add(Kind.ZERO, "", "", text, f.path, None, severity=Severity.WARNING)
         reports.append(_var_report(f, status, kind, norm, [], text))
     plist = list(problems.items.values())
-    ok = all(r.status == "connected" and r.kind is None for r in reports) and not any(
-        p.severity == "error" for p in plist)
+    ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
+        p.severity == Severity.ERROR for p in plist)
     return Report(script="", target="", ok=ok, variables=reports, problems=plist, traced=False)
 

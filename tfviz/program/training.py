@@ -23,6 +23,7 @@ from typing import Any
 from tfviz.program.sources import base_variable, tape_keys, variable_ids
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.script.discover import FoundVariable, iter_objects
+from tfviz.vocabulary import Kind, Severity, Status
 
 HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
         " should train to tape.gradient and to the optimizer (model.trainable_variables).")
@@ -244,11 +245,11 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
                 tf_name=row.tf_name))
             drop.add(f.path)
             continue
-        if row.status != "connected":
+        if row.status != Status.CONNECTED:
             drop.add(f.path)  # read, but no gradient would reach it anyway: not this check's business
             continue
         if f.path in twins:
-            _mark(report, row, f, twins[f.path], "error", hint=LIST_HINT)
+            _mark(report, row, f, twins[f.path], Severity.ERROR, hint=LIST_HINT)
             continue
         untracked = untracked_reason(f, objects)
         stale = stale_listing(f, sources, capture, objects) if program else None
@@ -259,7 +260,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             where = _label(step.where) if program else "the gradient call"
             why = untracked or stale or f"not in the variable list passed to {step.api} at {where}"
             hint = HINT if untracked else STALE_HINT if stale else LIST_HINT
-            _mark(report, row, f, why, "error", hint=hint)
+            _mark(report, row, f, why, Severity.ERROR, hint=hint)
         else:
             report.read_not_trained.append(ReadNotTrained(
                 name=f.path, reason=f"{_holder(f, owner)}, not differentiated in this step",
@@ -275,7 +276,7 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             reason = untracked_reason(f, objects)
             if reason:
                 _mark(report, row, f, reason + "; loss() differentiates it, but a training step on"
-                      " model.trainable_variables would not", "warning", keep_status=True)
+                      " model.trainable_variables would not", Severity.WARNING, keep_status=True)
     report.variables = [r for r in report.variables if r.name not in drop]
     # A variable this step reads but does not differentiate is none of the target's business:
     # what the judge said of it as if it were a source ("never read") goes with it.
@@ -286,8 +287,8 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             p.variables = mine
             kept.append(p)
     report.problems = kept
-    report.ok = all(r.status == "connected" and r.kind is None for r in report.variables) and not any(
-        p.severity == "error" for p in report.problems)
+    report.ok = all(r.status == Status.CONNECTED and r.kind is None for r in report.variables) and not any(
+        p.severity == Severity.ERROR for p in report.problems)
 
 
 def _check_updates(report: Report, rows: dict[str, VariableReport], sources: list[FoundVariable],
@@ -312,26 +313,26 @@ def _check_updates(report: Report, rows: dict[str, VariableReport], sources: lis
             other = by_id[dst].path if dst in by_id else (
                 getattr(var, "path", None) or getattr(var, "name", "another variable"))
             _mark(report, rows[f.path], f, f"its gradient was applied to `{other}` instead (zip of"
-                  f" different lists at {where})", "error")
+                  f" different lists at {where})", Severity.ERROR)
     for key, f in by_id.items():
         row = rows.get(f.path)
-        if row is None or row.status != "connected" or key in applied_right or key in applied_wrong:
+        if row is None or row.status != Status.CONNECTED or key in applied_right or key in applied_wrong:
             continue
         if key in passed:
             _mark(report, row, f, f"tape.gradient computes its gradient, but the optimizer call at"
-                  f" {where} never applies it", "error")
+                  f" {where} never applies it", Severity.ERROR)
 
 
 def _mark(report: Report, row: VariableReport, f: FoundVariable, why: str, severity: str,
           keep_status: bool = False, hint: str = HINT) -> None:
     made = f" (created at {_label(f.source)})" if f.source else ""
     if not keep_status:
-        row.status = "disconnected"
-    row.kind = "not_trained"
+        row.status = Status.DISCONNECTED
+    row.kind = Kind.NOT_TRAINED
     row.explanation = f"{why}{made}"
     read = _read_op(report, row.name)
     report.problems.append(Problem(
-        kind="not_trained", severity=severity, op=read[0], op_type=read[1],
+        kind=Kind.NOT_TRAINED, severity=severity, op=read[0], op_type=read[1],
         message=f"{f.path} is read by the loss but training never updates it: {why}",
         variables=[f.path], source=f.source, hint=hint))
 

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, GraphOp, Report
+from tfviz.vocabulary import Flow, Kind
 
 #: op statuses at which a gradient arrives (zero and NaN ones included)
-_ARRIVES = frozenset({EDGE_PASSES, "zero", "nan", "not_trained", "vanishing", "exploding"})
+_ARRIVES = frozenset({EDGE_PASSES, Kind.ZERO, Kind.NAN, Kind.NOT_TRAINED, Kind.VANISHING, Kind.EXPLODING})
 
 TARGET = "__target__"
 
@@ -54,7 +55,7 @@ def _adjacency(report: Report) -> tuple[_Adjacency, _Adjacency]:
     succ: _Adjacency = {}
     pred: _Adjacency = {}
     for e in report.graph.edges:
-        if e.back or e.status == "off_path":
+        if e.back or e.status == Flow.OFF_PATH:
             continue
         succ.setdefault(e.src, []).append(e)
         pred.setdefault(e.dst, []).append(e)
@@ -152,7 +153,7 @@ def _hops(report: Report, ops: dict[str, GraphOp], chain: list[str]) -> list[Hop
             continue
         e = by_pair.get((n, chain[i + 1])) if i + 1 < len(chain) else None
         if e is not None:
-            status = op.status if op.status not in ("passes", "off_path") else e.status
+            status = op.status if op.status not in (Flow.PASSES, Flow.OFF_PATH) else e.status
             shape, norm = f"{e.dtype}{_shape(e.shape)}", e.grad_norm
         else:
             t = op.outputs[0] if op.outputs else None

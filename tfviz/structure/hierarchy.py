@@ -38,6 +38,7 @@ from tfviz.structure.naming import (
     layer_label,
     untraced,
 )
+from tfviz.vocabulary import Category
 
 ROOT = "f:"
 #: the scope TensorFlow puts a ``tape.gradient`` call's ops in (``gradient_tape_1``, ...)
@@ -358,7 +359,7 @@ class Hierarchy:
                 g.n_ops += 1
                 g.on_path = g.on_path or op.on_path
                 # problem ops, and variables no gradient reaches (a layer behind a stop_gradient)
-                if cat not in QUIET or (cat == "starved" and op.is_variable):
+                if cat not in QUIET or (cat == Category.STARVED and op.is_variable):
                     g.problems[cat] = g.problems.get(cat, 0) + 1
 
     # -- queries ----------------------------------------------------------------

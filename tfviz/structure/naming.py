@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tfviz.report import GraphFunction, GraphOp, TensorInfo
+from tfviz.vocabulary import Flow
 
 if TYPE_CHECKING:
     from tfviz.structure.hierarchy import Hierarchy
@@ -193,7 +194,7 @@ def group_outputs(h: Hierarchy) -> dict[str, tuple[str, list[int | None] | None]
         for e in h.graph.edges:
             if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
                 continue
-            if on_path and e.status == "off_path":
+            if on_path and e.status == Flow.OFF_PATH:
                 continue
             inside = set(h.chain[e.dst])
             for gid in h.chain[e.src]:
