@@ -27,8 +27,8 @@ from tfviz import __version__
 from tfviz.analysisfile import analysis_json
 from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's images carry it too
 from tfviz.palette import STYLES, category
-from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, ReadNotTrained, Report, VariableReport
-from tfviz.structure.hierarchy import Hierarchy, layer_names, variable_owners
+from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
+from tfviz.structure.hierarchy import Hierarchy
 from tfviz.vocabulary import Kind, Status
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")
@@ -93,11 +93,10 @@ def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
     g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
                            "script": report.script, "target": report.target, "mode": report.mode,
                            "ok": report.ok}))
-    every: list[VariableReport | ReadNotTrained] = [*report.variables, *report.read_not_trained]
-    h = Hierarchy(report.graph, layer_names(every), variable_owners(every))
+    h = Hierarchy.of_report(report)
     for op in report.graph.ops:
         g.add_node(xml_safe(op.id), **_clean({
-            "label": h.display_name(op.id), "op_name": op.name, "layer": _layer(h, op.id),
+            "label": h.display_name(op.id), "op_name": op.name, "layer": h.layer_of(op.id),
             "type": op.type, "scope": op.scope,
             "function": op.group, "status": op.status, "kind": kind_of(op.status),
             "on_path": op.on_path, "is_variable": op.is_variable, "grad_norm": op.grad_norm,
@@ -115,14 +114,6 @@ def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
             "color": _color(e.status),
         }))
     return g
-
-
-def _layer(h: Hierarchy, op_id: str) -> str | None:
-    """The innermost Keras layer (or model) box that holds the op in the window, by its title."""
-    for gid in reversed(h.chain.get(h.alias.get(op_id, op_id), [])):
-        if h.groups[gid].kind == "layer":
-            return h.groups[gid].label
-    return None
 
 
 def write(report: Report, path: str, fmt: str | None = None) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import textwrap
 
-from tfviz.report import Report, WatchSummary
+from tfviz.report import Problem, Report, WatchSummary
+from tfviz.structure.gradient_path import gradient_path, route
+from tfviz.structure.hierarchy import Hierarchy
 from tfviz.vocabulary import Kind, Severity, Status
 
 _MARK: dict[str, str] = {
@@ -109,18 +111,21 @@ def render(report: Report, color: bool = False) -> str:
     if report.problems:
         out.append("")
         out.append(f"Problems ({len(report.problems)}):")
+        h = Hierarchy.of_report(report) if report.graph.ops else None
         for p in report.problems:
             sev = _c(p.severity, p.severity, color)
             where = (("" if not p.source else
                       f"{_rel(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
                       if p.source.cell_name else f"{_rel(p.source.file)}:{p.source.line}")
                      or "(no source line)")
-            op = f" {p.op_type} '{p.op}'" if p.op else ""
-            out.append(f"  {sev} {p.kind}{op} at {where}")
+            out.append(f"  {sev} {p.kind}{_op_words(p, h)} at {where}")
             if p.source and p.source.code:
                 out.append(f"      | {p.source.code}")
             if p.message:
                 out.append(f"      {p.message}")
+            if h is not None and (way := _path_words(report, p, h)):
+                out.extend(textwrap.wrap(way, 100, initial_indent="      ", subsequent_indent="        ",
+                                         break_on_hyphens=False))
             if p.variables:
                 out.extend(textwrap.wrap(", ".join(p.variables), 100, initial_indent="      affects: ",
                                          subsequent_indent="               ", break_on_hyphens=False))
@@ -130,3 +135,26 @@ def render(report: Report, color: bool = False) -> str:
     out.append("")
     out.append(f"graph: {g['ops']} ops, {g['edges']} edges, {g['functions']} nested functions")
     return "\n".join(out)
+
+
+def _op_words(p: Problem, h: Hierarchy | None) -> str:
+    """The problem's op as the window names it, in the layer whose box holds it, with
+    TensorFlow's name beside where it differs: `` Svd 'Svd_4' in layer tn (call/Svd_4)``."""
+    if not p.op:
+        return ""
+    if h is None or p.op not in h.ops:
+        return f" {p.op_type} '{p.op}'"
+    shown = h.display_name(p.op)
+    layer = h.layer_of(p.op)
+    return (f" {p.op_type} '{shown}'" + (f" in layer {layer}" if layer else "")
+            + (f" ({h.ops[p.op].name})" if h.ops[p.op].name != shown else ""))
+
+
+def _path_words(report: Report, p: Problem, h: Hierarchy) -> str:
+    """The way from the first variable the problem affects to its op, in layers."""
+    if not p.op or not p.variables or f"var:{p.variables[0]}" not in h.ops:
+        return ""
+    names = route(h, gradient_path(report, f"var:{p.variables[0]}"))
+    if len(names) < 2:
+        return ""
+    return "path: " + " › ".join(names)

@@ -21,8 +21,8 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from tfviz.engine.untrained import mark_not_trained
-from tfviz.report import ReadNotTrained, Report, VariableReport
-from tfviz.structure.hierarchy import ROOT, Hierarchy, layer_names, variable_owners
+from tfviz.report import Report
+from tfviz.structure.hierarchy import ROOT, Hierarchy
 from tfviz.structure.naming import group_outputs, layer_attributes
 
 from ..display import location
@@ -117,9 +117,7 @@ class GraphScene(QGraphicsScene):
             self.graphChanged.emit()
             return
         mark_not_trained(report)
-        # a GAN step reads the other model's weights without training them: they name layers too
-        every: list[VariableReport | ReadNotTrained] = [*report.variables, *report.read_not_trained]
-        self.hierarchy = Hierarchy(report.graph, layer_names(every), variable_owners(every))
+        self.hierarchy = Hierarchy.of_report(report)
         self.gl = GraphLayout(self.hierarchy)
         self._group_outputs = group_outputs(self.hierarchy)
         carried = (carried_norm(e) for e in report.graph.edges)

@@ -3,7 +3,8 @@
 A variable's path runs from the variable to the target, or, when its gradient is cut,
 to the op where it is cut (``blocked_at``). An op's path is every on-path way through
 it: the ops upstream of it that a variable feeds, and the ops from it to the target.
-``hops`` is one shortest such way, hop by hop, for the Details panel.
+``hops`` is one shortest such way, hop by hop, for the Details panel; :func:`route` reads
+it in layers, for ``tfviz check``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tfviz.report import EDGE_PASSES, EDGE_STARVED, GraphEdge, GraphOp, Report
+from tfviz.structure.hierarchy import Hierarchy
 from tfviz.vocabulary import Flow, Kind
 
 #: op statuses at which a gradient arrives (zero and NaN ones included)
@@ -165,3 +167,36 @@ def _hops(report: Report, ops: dict[str, GraphOp], chain: list[str]) -> list[Hop
                 shape, norm = f"{v.dtype}{_shape(v.shape)}", v.grad_norm
         out.append(Hop(n, op.label or op.name, op.type, shape, status, norm))
     return out
+
+
+def route(h: Hierarchy, path: GradientPath, most: int = 7) -> list[str]:
+    """A path as the window's boxes name it: where it starts, the Keras layers it crosses (an
+    op outside every layer by its own name), and the op where it ends. A path of hundreds of
+    ops reads as a dozen layers; past ``most`` names the middle is elided.
+
+    >>> from tfviz.report import GraphDoc
+    >>> h = Hierarchy(GraphDoc())
+    >>> route(h, GradientPath("a", "d", hops=[Hop(x, x, "Op", "", "passes", None) for x in "abbcd"]))
+    ['a', 'b', 'c', 'd']
+    """
+    names: list[str] = []
+
+    def add(name: str | None) -> None:
+        if name and (not names or names[-1] != name):
+            names.append(name)
+
+    def own(hop: Hop) -> str:
+        return h.display_name(hop.op) if hop.op in h.ops else hop.name
+
+    if not path.hops:
+        return names
+    add(own(path.hops[0]))
+    for hop in path.hops[1:-1]:
+        add(h.layer_of(hop.op) or own(hop))
+    if len(path.hops) > 1:
+        add(h.layer_of(path.hops[-1].op))
+        add(own(path.hops[-1]))
+    if len(names) > most:
+        keep = (most - 1) // 2
+        names = [*names[:keep], f"… {len(names) - 2 * keep} more …", *names[-keep:]]
+    return names

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tfviz.palette import QUIET, category
-from tfviz.report import GraphDoc, GraphEdge, GraphOp, ReadNotTrained, VariableReport
+from tfviz.report import GraphDoc, GraphEdge, GraphOp, ReadNotTrained, Report, VariableReport
 from tfviz.structure.naming import (
     SUFFIX,
     call_labels,
@@ -115,6 +115,13 @@ class Hierarchy:
         for a, v in self.alias.items():
             self.chain[a] = self.chain[v]
         self._summarise()
+
+    @classmethod
+    def of_report(cls, report: Report) -> Hierarchy:
+        """The tree the window draws for ``report``: its layers known from every variable the
+        step reads, trained or not (a GAN step reads the other model's weights)."""
+        every: list[VariableReport | ReadNotTrained] = [*report.variables, *report.read_not_trained]
+        return cls(report.graph, layer_names(every), variable_owners(every))
 
     # -- construction ---------------------------------------------------------
     def _fn_group(self, fid: str) -> str:
@@ -419,6 +426,13 @@ class Hierarchy:
         if g is None or g.kind == "root":
             return ""
         return g.label.split(" at ")[0].split(" (")[0] if g.kind == "function" else g.label
+
+    def layer_of(self, node_id: str) -> str | None:
+        """The innermost Keras layer (or model) box that holds a node, by its title."""
+        for gid in reversed(self.chain.get(self.alias.get(node_id, node_id), [])):
+            if self.groups[gid].kind == "layer":
+                return self.groups[gid].label
+        return None
 
     def representative(self, op_id: str, expanded: set[str]) -> str:
         """The op itself if every group above it is expanded, else the outermost collapsed group."""
