@@ -8,6 +8,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
+from tfviz.palette import STYLES
+from tfviz.vocabulary import Category
+
+from . import theme
 from .display import location
 
 
@@ -18,8 +22,9 @@ class ErrorBanner(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("banner")
-        self.setStyleSheet("#banner { background: #FDECEA; border-bottom: 2px solid #D55E00; }"
-                           "QLabel { color: #5F1A00; }")
+        self.setStyleSheet(f"#banner {{ background: {theme.BANNER_FILL};"
+                           f" border-bottom: 2px solid {STYLES[Category.RAISES].color}; }}"
+                           f" QLabel {{ color: {theme.BANNER_INK}; }}")
         self.title = QLabel()
         self.title.setWordWrap(True)
         self.title.setOpenExternalLinks(False)

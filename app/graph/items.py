@@ -13,6 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
+from .. import theme
 from .palette import QUIET, STYLES, badge_text, category, magnitude_pen, worst
 
 LOD_TEXT = 0.25
@@ -58,18 +59,18 @@ class NodeItem(QGraphicsItem):
         self.setToolTip(tooltip)
         cat = category(status)
         if kind == "target":
-            self._fill, self._text = QColor("#303030"), QColor("white")
+            self._fill, self._text = QColor(theme.INK), QColor("white")
         elif kind == "variable":
-            self._fill, self._text = QColor("#DCEBF5"), QColor("#102030")
+            self._fill, self._text = QColor(theme.VARIABLE_FILL), QColor(theme.VARIABLE_INK)
         elif kind == "group":
-            self._fill, self._text = QColor("#ECEFF3"), QColor("#202020")
+            self._fill, self._text = QColor(theme.GROUP_FILL), QColor(theme.INK_STRONG)
         else:
-            self._fill, self._text = QColor("white"), QColor("#202020")
+            self._fill, self._text = QColor("white"), QColor(theme.INK_STRONG)
         if not on_path and kind != "target":
-            self._fill, self._text = QColor("#F3F3F3"), QColor("#9A9A9A")
+            self._fill, self._text = QColor(theme.OFF_PATH_FILL), QColor(theme.OFF_PATH_NODE_INK)
         self._problem = cat not in QUIET
         self.starved = cat == "starved"
-        self._border = QPen(QColor(STYLES[cat].color) if self._problem else QColor("#8A8A8A"),
+        self._border = QPen(QColor(STYLES[cat].color) if self._problem else QColor(theme.QUIET_LINE),
                             3.0 if self._problem else 1.0)
         if self._problem and STYLES[cat].dash:
             self._border.setDashPattern([max(1.0, d / 1.5) for d in STYLES[cat].dash])
@@ -77,8 +78,8 @@ class NodeItem(QGraphicsItem):
         if self.starved:  # no gradient arrives: muted, never a bug's style, never green
             self._border = QPen(QColor(STYLES[cat].color), 1.6)
             self._border.setDashPattern([3, 2])
-            self._text = QColor("#6B645A")
-            self._fill = QColor("#EEEAE4") if kind == "variable" else QColor("#F7F5F2")
+            self._text = QColor(theme.STARVED_INK)
+            self._fill = QColor(theme.STARVED_VARIABLE_FILL if kind == "variable" else theme.STARVED_FILL)
             self._marker = STYLES[cat].marker if kind == "variable" else ""
         # the colour a node keeps when zoomed out: its status, or its worst badge
         bad = [c for c in self.badges if c not in QUIET] if kind == "group" else []
@@ -94,11 +95,11 @@ class NodeItem(QGraphicsItem):
         r = self._rect
         sel = self.isSelected() or self.highlight
         if lod < LOD_TEXT:
-            painter.fillRect(r, QColor("#FFD54F") if sel else QColor(STYLES[self.far_cat].color)
+            painter.fillRect(r, QColor(theme.SELECTION_FILL) if sel else QColor(STYLES[self.far_cat].color)
                              if self.far_cat else self._fill.darker(115))
             return
         painter.setBrush(self._fill)
-        painter.setPen(QPen(QColor("#1A1A1A"), 3.5) if sel else self._border)
+        painter.setPen(QPen(QColor(theme.SELECTION_LINE), 3.5) if sel else self._border)
         if self.kind == "group":
             painter.drawRoundedRect(r, 6, 6)
             painter.drawRoundedRect(r.adjusted(3, 3, -3, -3), 4, 4)
@@ -107,7 +108,7 @@ class NodeItem(QGraphicsItem):
         else:
             painter.drawRoundedRect(r, 4, 4)
         if sel:
-            painter.setPen(QPen(QColor("#FFC107"), 1.5))
+            painter.setPen(QPen(QColor(theme.SELECTION_RING), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6)
         painter.setPen(self._text)
@@ -176,7 +177,7 @@ class FrameItem(QGraphicsItem):
         self.title = title
         self.setZValue(-10)
         self._fill = QColor(250, 246, 236) if is_function else QColor(242, 245, 249)
-        self._pen = QPen(QColor("#A08850") if is_function else QColor("#9AA6B2"), 1.2)
+        self._pen = QPen(QColor(theme.FUNCTION_FRAME) if is_function else QColor(theme.SCOPE_FRAME), 1.2)
         if not is_function:
             self._pen.setStyle(Qt.PenStyle.DashLine)
         self.setToolTip(f"{title} — double-click the title to collapse")
@@ -193,7 +194,7 @@ class FrameItem(QGraphicsItem):
         painter.setBrush(self._fill)
         painter.drawRoundedRect(self._rect, 8, 8)
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= LOD_TEXT * 0.6:
-            painter.setPen(QColor("#505050"))
+            painter.setPen(QColor(theme.SOFT_INK))
             painter.setFont(_BOLD)
             box = self._rect.adjusted(10, 3, -10, 0)
             painter.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,

@@ -38,6 +38,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QApplication, QSizePolicy, QWidget
 
+from .. import theme
 from .framing import readable_scale
 from .overview_image import MARGIN, draw_overview
 from .palette import STYLES
@@ -53,10 +54,10 @@ MAX_AREA = 4096 * 1024
 TRACK, TRACK_W = 7, 3
 EMPTY_TEXT = ("The whole graph appears here, small, once a script is analyzed: problem ops"
               " in their colours, the part shown in the graph outlined. Click or drag to go there.")
-VIEW_PEN = QColor("#1A1A1A")
+VIEW_PEN = QColor(theme.SELECTION_LINE)
 #: Outside the part in view, the minimap is shaded.
 SHADE = QColor(40, 50, 60, 34)
-TRACK_BG, THUMB = QColor("#E4E8EC"), QColor("#9AA3AD")
+TRACK_BG, THUMB = QColor(theme.TRACK), QColor(theme.THUMB)
 
 
 def _clamp(v: float, lo: float, hi: float) -> float:
@@ -220,10 +221,10 @@ class Minimap(QWidget):
     def paintEvent(self, e) -> None:  # noqa: N802 - Qt's name
         self.paints += 1
         p = QPainter(self)
-        p.fillRect(self.rect(), QColor("#FFFFFF"))
+        p.fillRect(self.rect(), QColor(theme.PAPER))
         if self.is_empty():
             self._image = None
-            p.setPen(QColor("#707070"))
+            p.setPen(QColor(theme.MUTED))
             f = p.font()
             f.setItalic(True)
             p.setFont(f)

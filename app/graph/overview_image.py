@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
+from .. import theme
 from .items import FrameItem
 from .palette import STYLES
 
@@ -24,10 +25,10 @@ MIN_MARK = 7.0
 MIN_TARGET = 5.0
 MARGIN = 6.0
 #: Node fills by kind (problem ops are drawn over them in their status colour).
-FILLS = {"op": "#9AA5B1", "group": "#7F8C99", "variable": "#6FA3C8", "target": "#303030",
-         "off_path": "#D3D8DE", "starved": STYLES["starved"].color}
+FILLS = {"op": theme.OVERVIEW_OP, "group": theme.OVERVIEW_GROUP, "variable": theme.OVERVIEW_VARIABLE,
+         "target": theme.INK, "off_path": theme.OVERVIEW_OFF_PATH, "starved": STYLES["starved"].color}
 #: Group frames (fill, outline) as the main view draws them: function bodies cream, scopes grey-blue.
-FRAMES = {"function": ("#FAF6EC", "#CDBB8E"), "scope": ("#F2F5F9", "#B4BEC8")}
+FRAMES = {"function": theme.OVERVIEW_FUNCTION, "scope": theme.OVERVIEW_SCOPE}
 
 
 @dataclass
@@ -45,7 +46,7 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
     px = QSize(max(1, math.ceil(size.width() * dpr)), max(1, math.ceil(size.height() * dpr)))
     img = QImage(px, QImage.Format.Format_ARGB32_Premultiplied)
     img.setDevicePixelRatio(dpr)
-    img.fill(QColor("#FFFFFF"))
+    img.fill(QColor(theme.PAPER))
     out = Overview(img, None, size)
     if not view.node_items:
         return out

@@ -25,6 +25,7 @@ from tfviz.report import Report
 from tfviz.structure.hierarchy import ROOT, Hierarchy
 from tfviz.structure.naming import group_outputs, layer_attributes
 
+from .. import theme
 from ..display import location
 from .items import EdgeBatch, FrameItem, NodeItem, ProblemMarks, Tile
 from .layout.placement import GraphLayout, Scene
@@ -192,7 +193,7 @@ class GraphScene(QGraphicsScene):
                 k.setParentItem(tile)
             self.tiles.append(tile)
             # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
-            ov = self.addPath(shapes, QPen(Qt.PenStyle.NoPen), QColor("#9AA5B1"))
+            ov = self.addPath(shapes, QPen(Qt.PenStyle.NoPen), QColor(theme.OVERVIEW_OP))
             ov.setVisible(False)
             self.overview.append(ov)
         self._build_edges(placed)

@@ -17,6 +17,7 @@ from tfviz.report import Report
 from tfviz.structure.gradient_path import GradientPath
 from tfviz.structure.hierarchy import ROOT
 
+from .. import theme
 from .framing import Framing
 from .items import EdgeBatch, FrameItem, NodeItem, paint_ramp
 from .palette import magnitude_pen, pen_for
@@ -62,7 +63,7 @@ class GraphView(Framing, QGraphicsView):
             QGraphicsView.OptimizationFlag.DontSavePainterState
             | QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing
         )
-        self.setBackgroundBrush(QColor("#FFFFFF"))
+        self.setBackgroundBrush(QColor(theme.PAPER))
         self._overlay = None
         self.highlighted_edges = 0
         self.placeholder = ""  # said in the middle while there is no graph to draw
@@ -89,7 +90,7 @@ class GraphView(Framing, QGraphicsView):
             return
         painter.save()
         painter.resetTransform()
-        painter.setPen(QColor("#808080"))
+        painter.setPen(QColor(theme.FAINT))
         f = painter.font()
         f.setItalic(True)
         f.setPointSizeF(f.pointSizeF() * 1.15)
@@ -111,7 +112,7 @@ class GraphView(Framing, QGraphicsView):
         x0, y0 = vp.right() - w - 16, vp.bottom() - 44
         painter.fillRect(QRectF(x0 - 8, y0 - 52, w + 16, 82), QColor(255, 255, 255, 225))
         paint_ramp(painter, QRectF(x0, y0, w, h), lo, hi)
-        painter.setPen(QColor("#303030"))
+        painter.setPen(QColor(theme.INK))
         f = painter.font()
         f.setPixelSize(11)
         painter.setFont(f)
@@ -123,7 +124,7 @@ class GraphView(Framing, QGraphicsView):
             sample.setWidthF(2.0)
             painter.setPen(sample)
             painter.drawLine(QPointF(x0, yy + 7), QPointF(x0 + 26, yy + 7))
-            painter.setPen(QColor("#303030"))
+            painter.setPen(QColor(theme.INK))
             painter.drawText(QRectF(x0 + 32, yy, w - 32, 14), Qt.AlignmentFlag.AlignLeft, text)
         painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignLeft, f"1e{round(lo)}")
         painter.drawText(QRectF(x0, y0 + h + 1, w, 14), Qt.AlignmentFlag.AlignRight, f"1e{round(hi)}")

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import QGraphicsPathItem
 from tfviz.jacobian.png import _MID, _NEG, _POS
 from tfviz.jacobian.pool import pool_max_abs, zoom_text
 
+from .. import theme
+
 #: Blue, white, red at -max, 0, +max (the CLI's PNG colours).
 DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], [tuple(int(c) for c in x) for x in (_NEG, _MID, _POS)])
 SEQUENTIAL = pg.colormap.get("viridis")
@@ -92,8 +94,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.hideButtons()
         for name in ("left", "bottom"):
             ax = self.plot.getAxis(name)
-            ax.setPen(pg.mkPen("#606060"))
-            ax.setTextPen(pg.mkPen("#303030"))
+            ax.setPen(pg.mkPen(theme.LABEL_INK))
+            ax.setTextPen(pg.mkPen(theme.INK))
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.bar = pg.ColorBarItem(values=(-1, 1), colorMap=DIVERGING, interactive=False,
@@ -104,7 +106,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.grid.setPen(QPen(QColor(0, 0, 0, 60), 0))  # cosmetic: one pixel at any zoom
         self.grid.setZValue(5)
         self.plot.addItem(self.grid)
-        self.zoom = self.addLabel("", row=1, col=0, size="8pt", color="#606060", justify="right")
+        self.zoom = self.addLabel("", row=1, col=0, size="8pt", color=theme.LABEL_INK, justify="right")
         self.matrix = np.zeros((0, 0), np.float32)
         self.shown = self.matrix  # what the image draws: the matrix, or its max-|J| pooling
         self.blocks = (1, 1)  # elements per pixel (rows, cols)

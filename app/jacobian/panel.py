@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
 from tfviz.jacobian.slices import Spec, format_spec, kept_shape, select
 
+from .. import theme
 from . import saving
 from .heatmap import Heatmap
 
@@ -91,7 +92,7 @@ class DimsRow(QWidget):
         for d, n in enumerate(shape):
             label = QLabel(f"{n}:")
             label.setToolTip(f"dimension {d} of {name}: size {n}")
-            label.setStyleSheet("color: #606060;")
+            label.setStyleSheet(f"color: {theme.LABEL_INK};")
             box = QSpinBox()
             box.setRange(-1, max(0, n - 1))
             box.setSpecialValueText("all")
@@ -165,7 +166,7 @@ class JacobianPanel(QWidget):
 
         self.of_dims, self.wrt_dims = DimsRow(), DimsRow()
         self.slice_size = QLabel()
-        self.slice_size.setStyleSheet("color: #606060;")
+        self.slice_size.setStyleSheet(f"color: {theme.LABEL_INK};")
         for d in (self.of_dims, self.wrt_dims):
             d.changed.connect(self._slice_changed)
         slices = QHBoxLayout()
@@ -202,7 +203,7 @@ class JacobianPanel(QWidget):
         self.empty = QLabel(EMPTY)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
-        self.empty.setStyleSheet("color: #808080; font-style: italic; padding: 24px;")
+        self.empty.setStyleSheet(f"color: {theme.FAINT}; font-style: italic; padding: 24px;")
         self.single = Heatmap()
         self.single.hovered.connect(lambda r, c, v: self._hover(0, r, c, v))
         self.parts = [Heatmap(title=t, compact=True)
@@ -298,7 +299,7 @@ class JacobianPanel(QWidget):
 
     # -- answers ------------------------------------------------------------------
     def set_message(self, text: str, kind: str = "info") -> None:
-        color = {"info": "#303030", "error": "#B0301C", "ok": "#1E6B3A"}[kind]
+        color = {"info": theme.INK, "error": theme.ERROR_INK, "ok": theme.OK_INK}[kind]
         self.message.setText(f"<span style='color:{color}'>{text}</span>" if text else "")
         self.message.setVisible(bool(text))
 
@@ -356,7 +357,7 @@ class JacobianPanel(QWidget):
             split._product.astype(np.float64) - saving.values_of(split.j_yx)  # type: ignore[attr-defined]
         ).astype(np.float32)
         for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx, diff_j), titles):
-            heat.plot.setTitle(html.escape(t), size="10pt", color="#303030")
+            heat.plot.setTitle(html.escape(t), size="10pt", color=theme.INK)
             self._fill(heat, j, short=True)
         diff = split.max_abs_diff if split.max_abs_diff is not None else float("nan")
         good = diff <= 1e-5 * max(1.0, self.parts[3].scale)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBro
 from tfviz.report import Report
 from tfviz.structure.naming import function_title
 
+from .. import theme
 from ..display import norm_text, shape_text, source_location
 from ..graph.minimap import Minimap
 from ..graph.palette import STYLES, category, look, text_color
@@ -79,7 +80,7 @@ class Tree(QTreeWidget):
         super().paintEvent(e)
         if self.topLevelItemCount() == 0 and self.placeholder:
             p = QPainter(self.viewport())
-            p.setPen(QColor("#808080"))
+            p.setPen(QColor(theme.FAINT))
             f = p.font()
             f.setItalic(True)
             p.setFont(f)
@@ -90,7 +91,7 @@ class Tree(QTreeWidget):
             p.end()
 
 
-EMPTY_DETAILS = "<i style='color:#707070'>Select an op in the graph.</i>"
+EMPTY_DETAILS = f"<i style='color:{theme.MUTED}'>Select an op in the graph.</i>"
 
 
 class DetailsPanel(QTextBrowser):
@@ -98,7 +99,7 @@ class DetailsPanel(QTextBrowser):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setHtml("<i style='color:#707070'>Open a script, then select an op in the graph to see"
+        self.setHtml(f"<i style='color:{theme.MUTED}'>Open a script, then select an op in the graph to see"
                      " its inputs, outputs and gradient status.</i>")
 
     def show_op(self, report: Report | None, op_id: str, group_label: str = "", hierarchy=None) -> None:
@@ -208,7 +209,7 @@ class LogPanel(QPlainTextEdit):
     def note(self, text: str) -> None:
         """A line of tfviz's own (what runs, how it ended), set apart from the program's output."""
         self.append_text("stdout", ("" if self._line_start else "\n") + f"── {text}\n",
-                         bold=True, color="#0B5394")
+                         bold=True, color=theme.ACCENT)
 
     def toPlainText(self) -> str:  # noqa: N802 - Qt's name
         """Everything appended so far, including what is still queued."""
@@ -231,7 +232,7 @@ class LogPanel(QPlainTextEdit):
         if fmt is None:
             stream, bold, color = key
             fmt = self._formats[key] = QTextCharFormat()
-            fmt.setForeground(QColor(color or ("#B00020" if stream == "stderr" else "#202020")))
+            fmt.setForeground(QColor(color or (theme.STDERR_INK if stream == "stderr" else theme.INK_STRONG)))
             fmt.setFontWeight(QFont.Weight.Bold if bold else QFont.Weight.Normal)
         return fmt
 
@@ -282,7 +283,7 @@ class LogPanel(QPlainTextEdit):
         if self._skipped:
             top = QTextCursor(doc)
             top.insertText(f"── earlier output not kept: the Log keeps the last {self.MAX_LINES:,} lines\n",
-                           self._format(("stdout", True, "#0B5394")))
+                           self._format(("stdout", True, theme.ACCENT)))
             self._skipped = False
         if follow:
             bar.setValue(bar.maximum())

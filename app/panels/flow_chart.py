@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from tfviz.engine.magnitude import DECADES, scale
 from tfviz.report import Report, VariableReport
 
+from .. import theme
 from ..graph.palette import STATUS_ICON_COLOR, variable_look
 from .variables import layer_of
 
@@ -72,7 +73,7 @@ class FlowChart(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        pg.setConfigOptions(antialias=True, background="w", foreground="#303030")
+        pg.setConfigOptions(antialias=True, background="w", foreground=theme.INK)
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("left", "log10 |grad|/element")
@@ -82,7 +83,7 @@ class FlowChart(QWidget):
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
         self.caption = QLabel("Open a script to see each variable's gradient.")
-        self.caption.setStyleSheet("color:#707070; font-size:8pt")
+        self.caption.setStyleSheet(f"color:{theme.MUTED}; font-size:8pt")
         self.caption.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -118,7 +119,7 @@ class FlowChart(QWidget):
         marks: dict[str, list] = {"none": [], "zero": [], "never updated": []}
         for i, v in enumerate(vs):
             look = self.looks[v.name] = variable_look(v.status, v.kind, v.magnitude)
-            color = STATUS_ICON_COLOR.get(look, "#777777")
+            color = STATUS_ICON_COLOR.get(look, theme.OFF_PATH_INK)
             y = logs[v.name]
             if look == "not_trained":
                 self.markers[v.name] = "never updated"
@@ -145,13 +146,13 @@ class FlowChart(QWidget):
             if pts:
                 self.plot.addItem(pg.ScatterPlotItem(
                     x=[p[0] for p in pts], y=[p[1] for p in pts], symbol=symbol, size=11,
-                    brush=pg.mkBrush(color), pen=pg.mkPen("#303030" if kind != "none" else color, width=1.5),
+                    brush=pg.mkBrush(color), pen=pg.mkPen(theme.INK if kind != "none" else color, width=1.5),
                     name=kind))
         ref = self.reference
         if ref is not None:
             where = "nearest the loss" if measured and measured.nearest else "median"
             for y, style, label, color, at, anchor in (
-                    (ref, Qt.PenStyle.DashLine, f"reference ({where})", "#606060", 0.99, (1, 1)),
+                    (ref, Qt.PenStyle.DashLine, f"reference ({where})", theme.LABEL_INK, 0.99, (1, 1)),
                     (ref + DECADES, Qt.PenStyle.DotLine, f"+{DECADES:g} decades: exploding",
                      STATUS_ICON_COLOR["exploding"], 0.01, (0, 0)),
                     (ref - DECADES, Qt.PenStyle.DotLine, f"−{DECADES:g} decades: vanishing",

@@ -25,6 +25,7 @@ import html
 from tfviz.report import GraphEdge, Report, VariableReport
 from tfviz.structure.naming import layer_attributes
 
+from .. import theme
 from ..display import norm_text, shape_text
 from ..graph.palette import QUIET, STYLES, category, look, text_color, variable_look, worst
 
@@ -199,7 +200,7 @@ def group_html(report: Report, h, gid: str) -> str:
                        f"<td align=right>{norm_text(v.grad_norm)}</td></tr>")
         out.append(_more(len(variables) - MAX_ROWS, 4) + "</table>")
     else:
-        out.append("<i style='color:#707070'>none: it holds and reads no trainable variable</i>")
+        out.append(f"<i style='color:{theme.MUTED}'>none: it holds and reads no trainable variable</i>")
 
     ins, outs = _crossing(report, h, members)
     fed = {e.dst for e in report.graph.edges}
@@ -217,7 +218,7 @@ def group_html(report: Report, h, gid: str) -> str:
         for o in captured:
             t = o.outputs[0]
             rows.append(f"<tr><td>{esc(h.display_name(o.id))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
-                        "<td style='color:#707070'>captured input</td><td></td></tr>")
+                        f"<td style='color:{theme.MUTED}'>captured input</td><td></td></tr>")
         out.extend(rows[:MAX_ROWS])
         out.append(_more(len(rows) - MAX_ROWS, 4) + "</table>")
     out.append(_heading("Outputs", len(outs)))
@@ -230,5 +231,5 @@ def group_html(report: Report, h, gid: str) -> str:
             out.append(f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{shape_text(es[0].shape)}</td>"
                        f"{_status_cell(es, ops)}</tr>")
         out.append(_more(len(outs) - MAX_ROWS, 4) + "</table>")
-    out.append("<p style='color:#707070'><i>Double-click the box to expand it.</i></p>")
+    out.append(f"<p style='color:{theme.MUTED}'><i>Double-click the box to expand it.</i></p>")
     return "".join(out)

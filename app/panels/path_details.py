@@ -9,6 +9,7 @@ import math
 from tfviz.structure.gradient_path import GradientPath
 from tfviz.structure.hierarchy import Hierarchy
 
+from .. import theme
 from ..graph.palette import STYLES, category, text_color
 from .docks import OP_STATUS_WORDS
 
@@ -62,7 +63,7 @@ def path_html(report, path: GradientPath, hidden: set[str] | frozenset = frozens
         word = _WORDS.get(x.status, x.status)
         shown = names.display_name(x.op) if names is not None and x.op in names.ops else x.name
         tf_name = f" · {x.name}" if x.name != shown and not x.op.startswith("var:") else ""
-        h.append(f"<tr><td>{i}</td><td>{esc(shown)}<br><small style='color:#707070'>{esc(x.type)}"
+        h.append(f"<tr><td>{i}</td><td>{esc(shown)}<br><small style='color:{theme.MUTED}'>{esc(x.type)}"
                  f"{esc(tf_name)}</small></td><td>{esc(x.shape)}</td>"
                  f"<td style='color:{text_color(cat)}'>{st.marker} {esc(word)}</td>"
                  f"<td align=right>{_norm(x.grad_norm)}</td></tr>")

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
 from tfviz.report import Problem, Report
 from tfviz.structure.hierarchy import Hierarchy
 
+from .. import theme
 from ..display import source_location
 from ..graph.palette import STYLES, category, text_color
 from .docks import ROLE, Tree, _base
@@ -81,7 +82,7 @@ class ProblemsPanel(Tree):
             it.setToolTip(1, f"{p.op_type} {p.op} (TensorFlow's name)" if p.op else
                           "Not at one op" + (f": about {', '.join(p.variables)}" if p.variables else ""))
             if shown != label or not p.op:
-                it.setForeground(1, QBrush(QColor("#8A8A8A")))
+                it.setForeground(1, QBrush(QColor(theme.QUIET_LINE)))
             if p.severity == "error":
                 f = QFont()
                 f.setBold(True)

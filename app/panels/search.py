@@ -21,10 +21,11 @@ from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 
 from tfviz.structure.hierarchy import ROOT
 
+from .. import theme
 from .docks import add_dock
 
 MAX_RESULTS = 500
-KIND_COLOR = {"layer": "#0B5394", "variable": "#007A5A", "op": "#555555"}
+KIND_COLOR = {"layer": theme.ACCENT, "variable": theme.VARIABLE_ACCENT, "op": theme.OP_ACCENT}
 
 
 def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:

@@ -26,6 +26,8 @@ from tfviz.safefile import read_regular
 from tfviz.script.notebook import is_notebook
 from tfviz.script.notebook import join as join_notebook
 
+from .. import theme
+
 #: The user's script is not read into the panel past this size.
 MAX_SOURCE_BYTES = 16 * 2**20
 
@@ -41,12 +43,12 @@ def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharForma
 
 class PythonHighlighter(QSyntaxHighlighter):
     RULES = [
-        (re.compile(r"\b(" + "|".join(keyword.kwlist) + r")\b"), _fmt("#0033B3", bold=True)),
-        (re.compile(r"\b(self|None|True|False)\b"), _fmt("#871094")),
-        (re.compile(r"\b\d+(\.\d+)?\b"), _fmt("#1750EB")),
-        (re.compile(r"@\w+"), _fmt("#9E880D")),
-        (re.compile(r"(\"[^\"\n]*\"|'[^'\n]*')"), _fmt("#067D17")),
-        (re.compile(r"#.*$"), _fmt("#8C8C8C", italic=True)),
+        (re.compile(r"\b(" + "|".join(keyword.kwlist) + r")\b"), _fmt(theme.SYNTAX_KEYWORD, bold=True)),
+        (re.compile(r"\b(self|None|True|False)\b"), _fmt(theme.SYNTAX_CONSTANT)),
+        (re.compile(r"\b\d+(\.\d+)?\b"), _fmt(theme.SYNTAX_NUMBER)),
+        (re.compile(r"@\w+"), _fmt(theme.SYNTAX_DECORATOR)),
+        (re.compile(r"(\"[^\"\n]*\"|'[^'\n]*')"), _fmt(theme.SYNTAX_STRING)),
+        (re.compile(r"#.*$"), _fmt(theme.SYNTAX_COMMENT, italic=True)),
     ]
 
     def highlightBlock(self, text: str) -> None:
@@ -107,7 +109,7 @@ class SourceView(QPlainTextEdit):
             return
         cur = QTextCursor(self.document().findBlockByNumber(block))
         sel = QTextEdit.ExtraSelection()
-        sel.format.setBackground(QColor("#FFE9A8"))
+        sel.format.setBackground(QColor(theme.SOURCE_LINE))
         sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         sel.cursor = cur
         self.setExtraSelections([sel])

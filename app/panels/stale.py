@@ -14,6 +14,8 @@ import html
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QWidget
 
+from .. import theme
+
 #: How strongly stale panels are turned grey (1: no colour left).
 OPACITY = 0.85
 STALE_NOTE = ("<i>The graph and lists below are from the previous analysis ({what}) and are out of date;"
@@ -37,7 +39,7 @@ def mark_stale(window, on: bool) -> None:
     for w in _panels(window):
         if on:
             eff = QGraphicsColorizeEffect(w)
-            eff.setColor(QColor("#8C8C8C"))
+            eff.setColor(QColor(theme.STALE))
             eff.setStrength(OPACITY)
             w.setGraphicsEffect(eff)
         elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):

@@ -44,6 +44,8 @@ from tfviz.palette import text_color
 from tfviz.program.watch import CONDITIONS, ZERO_STEPS  # Qt-free and TensorFlow-free
 from tfviz.report import Report, WatchSummary
 
+from .. import theme
+
 #: The shortcut of "Run until…" (the Analysis menu), named in the empty dock.
 SHORTCUT = "Ctrl+Shift+R"
 #: The most often the curves are redrawn while steps arrive, in milliseconds.
@@ -57,8 +59,7 @@ CONDITION_WORDS = {
     "exploding": ("Exploding", "a gradient sits over 5 decades above those nearest the loss"),
 }
 #: Distinct colours for a few layers (Tableau 10: told apart at a glance, also in print).
-FEW_COLORS = ("#4E79A7", "#F28E2B", "#E15759", "#76B7B2", "#59A14F", "#EDC948", "#B07AA1",
-              "#FF9DA7", "#9C755F", "#BAB0AC")
+FEW_COLORS = theme.SERIES
 
 
 def layer_colors(n: int) -> list[str]:
@@ -269,7 +270,7 @@ class TrainingPanel(QWidget):
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setWordWrap(True)
         self.readout = QLabel()
-        self.readout.setStyleSheet("color:#505050; font-size:8pt")
+        self.readout.setStyleSheet(f"color:{theme.SOFT_INK}; font-size:8pt")
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
         self.grad_plot = self.plots.addPlot(row=0, col=0, axisItems={"left": LogAxis()})
@@ -282,15 +283,15 @@ class TrainingPanel(QWidget):
             plot.setMenuEnabled(False)
             plot.hideButtons()
             plot.showGrid(x=False, y=True, alpha=0.15)
-            plot.setTitle(title, size="8.5pt", color="#404040")
+            plot.setTitle(title, size="8.5pt", color=theme.TITLE_INK)
             plot.getAxis("left").setWidth(48)  # the two plots' step axes line up
             plot.getViewBox().setDefaultPadding(0.06)  # a marker on the last step or the top row shows whole
         self.grad_plot.getAxis("bottom").setStyle(showValues=False)
         self.ratio_plot.setLabel("bottom", "gradient step")
         # Updates near a thousandth of the weights is the usual rule of thumb for a healthy step.
         self.ratio_plot.addItem(pg.InfiniteLine(
-            pos=-3, angle=0, pen=pg.mkPen("#909090", width=1, style=Qt.PenStyle.DotLine),
-            label="typical ≈ 10⁻³", labelOpts={"position": 0.99, "color": "#707070",
+            pos=-3, angle=0, pen=pg.mkPen(theme.GUIDE, width=1, style=Qt.PenStyle.DotLine),
+            label="typical ≈ 10⁻³", labelOpts={"position": 0.99, "color": theme.MUTED,
                                                "fill": (255, 255, 255, 200), "anchors": [(1, 1), (1, 1)]}))
         scene = self.plots.scene()
         scene.sigMouseClicked.connect(self._clicked)
@@ -307,7 +308,8 @@ class TrainingPanel(QWidget):
         self.layers.itemChanged.connect(self._layer_toggled)
 
         self.empty = QWidget()
-        hint = QLabel(f"<p><b>Run until…</b> ({SHORTCUT}) to watch training.</p><p style='color:#707070'>"
+        hint = QLabel(f"<p><b>Run until…</b> ({SHORTCUT}) to watch training.</p>"
+                      f"<p style='color:{theme.MUTED}'>"
                       "The program runs as usual; every gradient step's norms per layer appear here"
                       " as it trains, and it stops at the first step where a gradient goes NaN,"
                       " None, zero, vanishing or exploding: that step is diagnosed.</p>")
@@ -463,7 +465,7 @@ class TrainingPanel(QWidget):
                     item = self._marks[(kind, i)] = self.grad_plot.plot(
                         pen=None, symbol="x" if kind == "nan" else "o", symbolSize=10 if kind == "nan" else 7,
                         symbolPen=pg.mkPen(colors[i], width=1.5),
-                        symbolBrush=pg.mkBrush(colors[i] if kind == "nan" else "#FFFFFF"))
+                        symbolBrush=pg.mkBrush(colors[i] if kind == "nan" else theme.PAPER))
                     item.setZValue(5)  # over the fired step's line, which is often at the same step
                     # a long run of zero steps: a symbol per pixel, not per step
                     item.setClipToView(True)
@@ -502,9 +504,9 @@ class TrainingPanel(QWidget):
                 self._lines.append(line)
         if self.diagnosed is not None and (w is None or self.diagnosed != w.step):
             line = pg.InfiniteLine(pos=self.diagnosed, angle=90,
-                                   pen=pg.mkPen("#505050", width=1.5, style=Qt.PenStyle.DashLine),
+                                   pen=pg.mkPen(theme.SOFT_INK, width=1.5, style=Qt.PenStyle.DashLine),
                                    label=f"diagnosed · step {self.diagnosed:,}",
-                                   labelOpts={"position": 0.3, "color": "#404040",
+                                   labelOpts={"position": 0.3, "color": theme.TITLE_INK,
                                               "fill": (255, 255, 255, 220), "anchors": [(0, 0.5), (0, 0.5)]})
             self.grad_plot.addItem(line, ignoreBounds=True)
             self._lines.append(line)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from tfviz.report import Report, VariableReport
 
+from .. import theme
 from ..display import norm_text, shape_text
 from ..graph.palette import status_icon, text_color, variable_look
 from .docks import ROLE, Tree
@@ -135,7 +136,7 @@ class _NameDelegate(QStyledItemDelegate):
         if lay:
             painter.save()
             selected = bool(option.state & QStyle.StateFlag.State_Selected)
-            painter.setPen(option.palette.highlightedText().color() if selected else QColor("#8A8A8A"))
+            painter.setPen(option.palette.highlightedText().color() if selected else QColor(theme.QUIET_LINE))
             r = QRect(option.rect.right() - lw - 4, option.rect.top(), lw, option.rect.height())
             painter.drawText(r, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lay)
             painter.restore()
@@ -297,7 +298,7 @@ class VariablesPanel(Tree):
         words += "".join(f", {k} {s}" for s, k in sized.items() if k)
         bad += sum(sized.values())
         head.setText(2, words)
-        head.setForeground(2, QBrush(QColor(text_color(worst) if bad else "#707070")))
+        head.setForeground(2, QBrush(QColor(text_color(worst) if bad else theme.MUTED)))
         head.setToolTip(1, f"layer {head.text(1)}: {words}")
         sev = SEVERITY.index(worst) if worst in SEVERITY else 99
         head.setData(0, SORT_ROLE, sev * 1e6 + head.data(1, SORT_ROLE + 2))

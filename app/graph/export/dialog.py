@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import theme
 from ..view import GraphView
 from .image import (
     PIXEL_CAP,
@@ -83,7 +84,7 @@ class ExportDialog(QDialog):
         self.size = QLabel()
         self.warning = QLabel()
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet("color: #B34700;")
+        self.warning.setStyleSheet(f"color: {theme.WARNING_INK};")
         self.fit = QPushButton("Use the largest scale that fits")
         self.fit.clicked.connect(self._fit)
         form = QFormLayout(self)

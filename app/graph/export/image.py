@@ -43,6 +43,7 @@ from tfviz import __version__
 from tfviz.graphformats import IMAGE_FORMATS, verdict
 from tfviz.outputs import SIGNATURE, temporary_beside, xml_safe
 
+from ... import theme
 from ..items import paint_ramp
 from ..palette import STYLES, pen_for, text_color
 from ..panel import SHORT  # the window's legend words
@@ -197,7 +198,7 @@ def _paint_header(page: Page, painter: QPainter) -> None:
     painter.scale(page.zoom, page.zoom)
     tf = _font(11, True)
     painter.setFont(tf)
-    painter.setPen(QColor("#202020"))
+    painter.setPen(QColor(theme.INK_STRONG))
     painter.drawText(QPointF(PAD, PAD + QFontMetricsF(tf).ascent()), page.title)
     lf, bf = _font(8.5), _font(8.5, True)
     lfm, bfm = QFontMetricsF(lf), QFontMetricsF(bf)
@@ -210,16 +211,16 @@ def _paint_header(page: Page, painter: QPainter) -> None:
         base = at.y() + lfm.ascent()
         if st.marker:
             painter.setFont(bf)
-            painter.setPen(QColor(text_color(key) if key != "off_path" else "#777777"))
+            painter.setPen(QColor(text_color(key) if key != "off_path" else theme.OFF_PATH_INK))
             painter.drawText(QPointF(x, base), st.marker)
             x += bfm.horizontalAdvance(st.marker + " ")
         painter.setFont(lf)
-        painter.setPen(QColor("#333333"))
+        painter.setPen(QColor(theme.LEGEND_INK))
         painter.drawText(QPointF(x, base), SHORT[key])
     if page.ramp is not None:
         _paint_ramp(painter, *page.ramp, lf)
     painter.restore()
-    painter.setPen(QPen(QColor("#D0D0D0"), page.zoom))
+    painter.setPen(QPen(QColor(theme.RULE), page.zoom))
     painter.drawLine(QPointF(PAD, page.header - 5 * page.zoom),
                      QPointF(page.width - PAD, page.header - 5 * page.zoom))
 
@@ -228,7 +229,7 @@ def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFon
     """The magnitude overlay's scale: log10 of the gradient norm, low to high."""
     fm = QFontMetricsF(font)
     painter.setFont(font)
-    painter.setPen(QColor("#333333"))
+    painter.setPen(QColor(theme.LEGEND_INK))
     base = at.y() + fm.ascent()
     label = f"gradient norm  1e{round(lo)} "
     painter.drawText(QPointF(at.x(), base), label)
