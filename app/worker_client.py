@@ -18,21 +18,31 @@ step's norms per layer, for the Training dock (:mod:`app.panels.training`).
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from tfviz.client import ended_error  # Qt-free and TensorFlow-free
 from tfviz.jacobian.data import ChainSplit, Jacobian, join_pieces  # Qt-free and TensorFlow-free
 from tfviz.procgroup import end_group
 from tfviz.report import Report
+from tfviz.worker.client import ended_error  # Qt-free and TensorFlow-free
+from tfviz.worker.launch import worker_command, worker_environment
+from tfviz.worker.messages import (
+    ANALYSIS_ENDS,
+    Failure,
+    JacobianError,
+    JacobianProgress,
+    Log,
+    Names,
+    Progress,
+    Ready,
+    Result,
+    Steps,
+    decode,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 #: Messages longer than this are decoded on a background thread.
 BIG_LINE = 256 * 1024
 #: how a piece of a large Jacobian's data starts (tfviz.jacobian.data.split_pieces)
@@ -74,9 +84,11 @@ class Worker(QObject):
         self._err = bytearray()
         self._next_id = 0
         self.proc = QProcess(self)
-        env = QProcessEnvironment.systemEnvironment()
-        env.insert("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), env.value("PYTHONPATH")])))
-        env.insert("PYTHONUNBUFFERED", "1")
+        env = QProcessEnvironment()
+        for key, value in worker_environment().items():
+            env.insert(key, value)
+        # the window's Qt platform is its own: a script that opens a Matplotlib window must
+        # not inherit an ``offscreen`` the window was started with
         env.remove("QT_QPA_PLATFORM")
         self.proc.setProcessEnvironment(env)
         self.proc.readyReadStandardOutput.connect(self._on_stdout)
@@ -87,7 +99,8 @@ class Worker(QObject):
         #: the worker's pid, kept after it exits: it leads the group of what the program started
         self._group = 0
         self.proc.started.connect(self._on_started)
-        self.proc.start(sys.executable, ["-m", "tfviz.worker"])
+        program, *arguments = worker_command()
+        self.proc.start(program, arguments)
 
     @property
     def pid(self) -> int:
@@ -272,46 +285,52 @@ class Worker(QObject):
         threading.Thread(target=work, name="tfviz-decode", daemon=True).start()
 
     def _dispatch(self, msg: dict) -> None:
-        t = msg.get("type")
-        if t == "ready":
+        """Hand an answer (:mod:`tfviz.worker.messages`) to its signal. A Jacobian is taken
+        apart here: its arrays may already be decoded, off the GUI thread."""
+        if msg.get("type") == "jacobian":
+            self._jacobian(msg)
+            return
+        answer = decode(msg)
+        if answer is None and msg.get("type") in ANALYSIS_ENDS:  # never leave the window waiting
+            answer = Failure({"message": "the analysis worker sent an answer tfviz cannot read"})
+        if isinstance(answer, Ready):
             self.is_ready = True
             self.ready.emit()
-        elif t == "progress":
-            self.progress.emit(str(msg.get("stage", "")), float(msg.get("fraction") or 0.0))
-        elif t == "log":
-            self.log.emit(str(msg.get("stream", "stdout")), str(msg.get("text", "")))
-        elif t == "steps":
-            points = msg.get("points")
-            if isinstance(points, list):
-                self.steps.emit(points)
-        elif t == "result":
+        elif isinstance(answer, Progress):
+            self.progress.emit(answer.stage, float(answer.fraction))
+        elif isinstance(answer, Log):
+            self.log.emit(answer.stream, answer.text)
+        elif isinstance(answer, Steps):
+            self.steps.emit(answer.points)
+        elif isinstance(answer, Result):
             self.answered = True
-            self.result.emit(msg.get("report") or {})
+            self.result.emit(answer.report or {})
             self.done.emit()
-        elif t == "error":
+        elif isinstance(answer, Failure):
             self.answered = True
-            self.error.emit(msg.get("error") or {})
+            self.error.emit(answer.error)
             self.done.emit()
-        elif t == "jacobian":
-            if self._pieces:  # its data came in pieces: joined and decoded off the GUI thread
-                pieces, self._pieces = self._pieces, []
-                self._decode_in_background(msg, pieces)
-                return
-            try:
-                if "decoded" not in msg:
-                    msg = decode_jacobian(msg)
-            except Exception as exc:  # noqa: BLE001 - shown in the panel
-                self.jacobian_error.emit(msg.get("id"), {"kind": "internal",
-                                                         "message": f"could not read the Jacobian: {exc}"})
-                return
-            self.jacobian.emit(msg.get("id"), msg["decoded"])
-        elif t == "jacobian_progress":
-            self.jacobian_progress.emit(msg.get("id"), int(msg.get("done") or 0), int(msg.get("total") or 0))
-        elif t == "jacobian_error":
+        elif isinstance(answer, JacobianProgress):
+            self.jacobian_progress.emit(answer.id, answer.done, answer.total)
+        elif isinstance(answer, JacobianError):
             self._pieces = []
-            self.jacobian_error.emit(msg.get("id"), msg.get("error") or {})
-        elif t == "names":
-            self.names.emit(msg.get("id"), list(msg.get("names") or []))
+            self.jacobian_error.emit(answer.id, answer.error)
+        elif isinstance(answer, Names):
+            self.names.emit(answer.id, answer.names)
+
+    def _jacobian(self, msg: dict) -> None:
+        if self._pieces:  # its data came in pieces: joined and decoded off the GUI thread
+            pieces, self._pieces = self._pieces, []
+            self._decode_in_background(msg, pieces)
+            return
+        try:
+            if "decoded" not in msg:
+                msg = decode_jacobian(msg)
+        except Exception as exc:  # noqa: BLE001 - shown in the panel
+            self.jacobian_error.emit(msg.get("id"), {"kind": "internal",
+                                                     "message": f"could not read the Jacobian: {exc}"})
+            return
+        self.jacobian.emit(msg.get("id"), msg["decoded"])
 
     def _on_error(self, err) -> None:
         if err == QProcess.ProcessError.FailedToStart:

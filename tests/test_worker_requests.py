@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from tfviz.workerrequests import (
+from tfviz.worker.requests import (
     AnalyzeRequest,
     BadRequest,
     CancelRequest,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tfviz import __version__
 from tfviz.commands.args import add_step_options, positive
 from tfviz.exitstatus import ExitStatus
+from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
@@ -130,9 +131,9 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
             request["zero_steps"] = args.zero_steps
         if args.record:
             request["record"] = os.path.abspath(args.record)
-    from tfviz.client import WorkerRun
+    from tfviz.worker.client import WorkerClient
 
-    worker = WorkerRun(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
+    worker = WorkerClient(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
     try:
         answer = worker.run(request)
     except KeyboardInterrupt:
@@ -140,13 +141,13 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
         print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
         _keep_record(request.get("record"))
         return ExitStatus.INTERRUPTED
-    if answer.get("type") != "result":
-        error = dict(answer.get("error") or {})
+    if isinstance(answer, Failure):
+        error = dict(answer.error)
         if not error.get("file") and not error.get("line"):
             error["file"] = os.path.abspath(args.script)
         return _fail(args, error)
     from tfviz.report import Report
-    return Report.from_dict(answer["report"])
+    return Report.from_dict(answer.report or {})
 
 
 def _keep_record(record: Any) -> None:
@@ -220,18 +221,19 @@ def _list_targets(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
-def _pass_through(stream: str, text: str) -> None:
+def _pass_through(log: Log) -> None:
     """The program's own output, live on stderr (stdout stays the report's)."""
-    sys.stderr.write(text)
+    sys.stderr.write(log.text)
     sys.stderr.flush()
 
 
-def _progress_printer(live: bool) -> Callable[[str, float], None] | None:
+def _progress_printer(live: bool) -> Callable[[Progress | JacobianProgress], None] | None:
     """Stages on stderr while the program runs, when stderr is a terminal."""
     if not live:
         return None
 
-    def show(stage: str, fraction: float) -> None:
-        print(f"tfviz: {stage}…", file=sys.stderr, flush=True)
+    def show(p: Progress | JacobianProgress) -> None:
+        if isinstance(p, Progress):
+            print(f"tfviz: {p.stage}…", file=sys.stderr, flush=True)
 
     return show

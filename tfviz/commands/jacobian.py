@@ -25,9 +25,11 @@ import numpy as np
 from tfviz.exitstatus import ExitStatus
 from tfviz.jacobian.data import ChainSplit, Jacobian, fmt_bytes
 from tfviz.jacobian.files import write
+from tfviz.worker.messages import Failure, JacobianAnswer, JacobianError, JacobianProgress, Progress
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
+    from tfviz.worker.client import WorkerClient
 
 WRITERS = (".npy", ".png", ".csv")
 
@@ -125,9 +127,9 @@ def run(args: argparse.Namespace) -> ExitStatus:
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
         return ExitStatus.ERROR
-    from tfviz.jacobian.remote import SessionWorker
+    from tfviz.worker.client import WorkerClient
 
-    worker = SessionWorker(on_progress=_progress if sys.stderr.isatty() else None)
+    worker = WorkerClient(on_progress=_progress if sys.stderr.isatty() else None)
     try:
         return _serve(worker, args)
     except KeyboardInterrupt:
@@ -138,15 +140,15 @@ def run(args: argparse.Namespace) -> ExitStatus:
         worker.close()
 
 
-def _serve(worker: Any, args: argparse.Namespace) -> ExitStatus:
-    answer = worker.request({"cmd": "analyze", "script": os.path.abspath(args.script),
+def _serve(worker: WorkerClient, args: argparse.Namespace) -> ExitStatus:
+    answer = worker.analyze({"cmd": "analyze", "script": os.path.abspath(args.script),
                              "target": args.target, "run": args.run,
                              "args": list(args.script_args), "step": args.step,
-                             "allow_empty": True, "keep": True}, until=("result",))
-    if answer.get("type") != "result":
+                             "allow_empty": True, "keep": True})
+    if isinstance(answer, Failure):
         from tfviz.errors import AnalysisError
 
-        err = answer.get("error") or {}
+        err = answer.error
         exc = AnalysisError(str(err.get("message") or "the analysis failed"), file=err.get("file"),
                             line=err.get("line"), code=err.get("code") or "")
         print(f"tfviz: {exc}", file=sys.stderr)
@@ -155,19 +157,19 @@ def _serve(worker: Any, args: argparse.Namespace) -> ExitStatus:
                "out_range": args.out_range, "in_range": args.in_range,
                "of_index": args.of_index, "wrt_index": args.wrt_index, "mode": args.mode,
                "budget_mb": args.budget_mb}
-    answer = worker.request(request, until=("jacobian", "jacobian_error"))
-    if answer.get("type") != "jacobian":
-        return _refused(answer.get("error") or {}, args.json)
+    reply = worker.request(request, until=frozenset({JacobianAnswer.type, JacobianError.type}))
+    if not isinstance(reply, JacobianAnswer):
+        return _refused(reply.error if isinstance(reply, (JacobianError, Failure)) else {}, args.json)
+    body = reply.chain or reply.result or {}
     if args.json:
-        body = answer.get("chain") or answer.get("result")
         print(json.dumps(_as_lists(body)))
-    if "chain" in answer:
-        split = ChainSplit.from_dict(answer["chain"])
+    if reply.chain is not None:
+        split = ChainSplit.from_dict(reply.chain)
         if not args.json:
             _print_chain(split)
         main = split.j_yx
     else:
-        main = Jacobian.from_dict(answer["result"])
+        main = Jacobian.from_dict(body)
         if not args.json:
             _print_one(main)
     if main.status != "ok":
@@ -260,8 +262,8 @@ def _offer_flags(offer: dict[str, Any]) -> str:
     return " ".join(flags)
 
 
-def _progress(msg: dict[str, Any]) -> None:
-    if msg.get("type") == "progress":
-        print(f"tfviz: {msg.get('stage')}…", file=sys.stderr, flush=True)
+def _progress(msg: Progress | JacobianProgress) -> None:
+    if isinstance(msg, Progress):
+        print(f"tfviz: {msg.stage}…", file=sys.stderr, flush=True)
     else:
-        print(f"tfviz: chunk {msg.get('done')}/{msg.get('total')}", file=sys.stderr, flush=True)
+        print(f"tfviz: chunk {msg.done}/{msg.total}", file=sys.stderr, flush=True)

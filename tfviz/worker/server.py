@@ -1,96 +1,5 @@
-"""The analysis worker: ``python -m tfviz.worker``.
-
-It imports TensorFlow at once, says ``ready``, then waits for one request on
-stdin and answers with JSON lines on stdout. One process serves one analysis
-and exits, so every analysis starts from a clean TensorFlow state, and a
-crash or hang in the user's script cannot touch the caller.
-
-Messages (one JSON object per line):
-
-- ``{"type": "ready", "tensorflow": "2.21.0", "pid": 123}``
-- ``{"type": "progress", "stage": "tracing the graph", "fraction": 0.5}``
-- ``{"type": "log", "stream": "stdout"|"stderr", "text": "..."}``
-- ``{"type": "steps", "points": [...]}`` (``check --until`` with ``live``: below)
-- ``{"type": "result", "report": {...}}`` (a full :class:`tfviz.report.Report`)
-- ``{"type": "error", "error": {"message", "file", "line", "code", "detail", "candidates"}}``
-
-Request (one line on stdin)::
-
-    {"cmd": "analyze", "script": "/path/x.py", "target": null,
-     "run": false, "args": [], "step": 1}
-
-- ``target``: a zero-argument function to differentiate (null: ``loss`` when
-  the script defines it, else the program is run).
-- ``run`` (optional, default false): run the script as a program even if it
-  defines ``loss()``.
-- ``args`` (optional, default ``[]``): the program's command line, as
-  ``python SCRIPT ARGS…`` would get it (``sys.argv[1:]``).
-- ``step`` (optional, default 1): diagnose the program's N-th gradient
-  computation.
-- ``until`` (optional): condition names (``nan``, ``none``, ``zero``,
-  ``vanishing``, ``exploding``): watch every step and diagnose the first where
-  one holds; ``step`` is then the most steps to run. ``zero_steps`` (how many
-  zero steps in a row ``zero`` waits for) and ``record`` (a CSV file written per
-  step and variable) go with it.
-- ``result_output`` (optional, default ``"full"``): ``"tail"`` keeps only the
-  last 64 KB of the script's stdout and stderr in the result, for a caller
-  that shows the ``log`` messages (the window).
-
-- ``live`` (optional, default false): with ``until``, send each watched step's
-  norms per layer as ``{"type": "steps", "points": [{"step", "grad", "update",
-  "weight"}, ...]}`` messages while the program runs (at most one every 0.1 s).
-- ``keep`` (optional, default false): keep the session after the result
-  and answer ``jacobian`` requests (below).
-
-These are :func:`tfviz.analysis.diagnose.analyze`'s arguments. A malformed request
-(``args`` not a list of strings, ``step`` not a whole number ≥ 1) is answered
-with an ``error`` message. While a program runs, whatever it prints is sent
-as ``log`` messages of at most 64 KB, each sent within 50 ms of its first
-character (:mod:`tfviz.logbatch`).
-
-
-Keeping the session (``"keep": true``)
---------------------------------------
-
-With ``"keep": true`` in the ``analyze`` request the worker does not exit
-after its ``result``: it keeps the analyzed session (the loaded script, its
-variables, the traced graph) and answers further requests, one JSON line
-each, until its stdin closes or it gets ``{"cmd": "close"}``. A new analysis
-is a new worker (every analysis starts from a clean TensorFlow state): close
-this one's stdin. Requests (see ``docs/jacobian.md`` for the full reference):
-
-- ``{"cmd": "jacobian", "id": ID, "of": "target"|TENSOR, "wrt": NAME,
-  "via": TENSOR|null, "out_range": [start, stop]|null,
-  "in_range": [start, stop]|null, "of_index"/"wrt_index": [index|null|[start, stop], ...]|null,
-  "mode": "auto"|"reverse"|"forward",
-  "budget_mb": 512, "encoding": "base64"|"list"}``: the Jacobian
-  d of / d wrt (a TENSOR is a graph op id, optionally ``:k``; a NAME is a
-  variable's name or tf_name, or a TENSOR). With ``via``, the chain-rule
-  split through that tensor.
-- ``{"cmd": "cancel", "id": ID}``: stop that request at its next chunk.
-- ``{"cmd": "names", "id": ID}``: every name a request may use.
-- ``{"cmd": "close"}``: end the worker.
-
-Answers carry the request's ``id``:
-
-- ``{"type": "jacobian_progress", "id", "done", "total"}`` (chunks);
-- ``{"type": "jacobian", "id", "result": {...}}``
-  (:class:`tfviz.jacobian.data.Jacobian`: ``status`` ok / no_path / cut,
-  ``values`` as ``{"dtype", "shape", "data", "encoding"}``, base64 of the
-  raw little-endian bytes) or ``{"type": "jacobian", "id", "chain": {...}}``
-  (:class:`tfviz.jacobian.data.ChainSplit`) for a ``via`` request;
-- ``{"type": "names", "id", "names": [...]}``;
-- ``{"type": "jacobian_error", "id", "error": {"kind", "message", ...}}``:
-  ``not_found`` (``candidates``), ``not_reachable``, ``too_big``
-  (``size_bytes``, ``budget_bytes``, ``offers``), ``cancelled``, ``replay``,
-  ``unsupported``, ``bad_request``, ``internal``. The session lives on.
-
-An ``id`` is a string or a number (or absent). Each request is checked into a typed
-message first (:mod:`tfviz.workerrequests`): one that is not JSON, has another kind of
-``id`` or a field of the wrong type gets a ``bad_request`` answer, in order, carrying its
-``id`` when the id itself was fine, and the session serves the next. Closing stdin always
-ends the worker (after the request it is computing).
-"""
+"""The worker process's side: read one request, analyze, answer, and keep the session
+for Jacobian requests when asked (the protocol: :mod:`tfviz.worker`)."""
 
 from __future__ import annotations
 
@@ -104,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tfviz.exitstatus import ExitStatus
-from tfviz.logbatch import LogSender, flush_at_exit
+from tfviz.worker.logbatch import LogSender, flush_at_exit
+from tfviz.worker.messages import Answer, Failure, Progress, Ready, Result, Steps, encode
 
 #: How much of the script's output a ``result_output: "tail"`` result keeps.
 OUTPUT_TAIL = 64 * 1024
@@ -119,8 +29,11 @@ class Channel:
         os.dup2(2, 1)
         self._out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
         self._lock = threading.RLock()
-        #: The script's output, batched (see :mod:`tfviz.logbatch`).
+        #: The script's output, batched (see :mod:`tfviz.worker.logbatch`).
         self.logs = LogSender(self._write_line, self._lock)
+
+    def answer(self, msg: Answer) -> None:
+        self.send(encode(msg))
 
     def send(self, msg: dict[str, Any]) -> None:
         line = json.dumps(msg, allow_nan=True)
@@ -138,12 +51,12 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
     from tfviz.errors import AnalysisError
 
     if request.get("cmd") != "analyze":
-        channel.send({"type": "error", "error": {"message": f"unknown command: {request.get('cmd')}"}})
+        channel.answer(Failure({"message": f"unknown command: {request.get('cmd')}"}))
         return ExitStatus.ERROR
     try:
         options = program_options(request)
     except ValueError as exc:
-        channel.send({"type": "error", "error": {"message": f"bad request: {exc}"}})
+        channel.answer(Failure({"message": f"bad request: {exc}"}))
         return ExitStatus.ERROR
     keep = request.get("keep") is True
     steps = StepSender(channel.send) if options.get("until") and request.get("live") is True else None
@@ -153,9 +66,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
                 request["script"],
                 request.get("target"),
                 **options,
-                progress=lambda stage, frac: channel.send(
-                    {"type": "progress", "stage": stage, "fraction": frac}
-                ),
+                progress=lambda stage, frac: channel.answer(Progress(stage, frac)),
                 on_text=channel.logs.write,
                 on_steps=steps.add if steps is not None else None,
             )
@@ -163,20 +74,13 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
             if steps is not None:
                 steps.flush()  # every step watched arrives before the result or the error
     except AnalysisError as exc:
-        channel.send({"type": "error", "error": exc.to_dict()})
+        channel.answer(Failure(exc.to_dict()))
         return ExitStatus.ERROR
     except Exception as exc:  # noqa: BLE001 - reported as data, never as a crash
         import traceback
 
-        channel.send(
-            {
-                "type": "error",
-                "error": {
-                    "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
-                    "detail": traceback.format_exc(),
-                },
-            }
-        )
+        channel.answer(Failure({"message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
+                                "detail": traceback.format_exc()}))
         return ExitStatus.INTERNAL
     report = done.report
     result = report.to_dict(full_graph=True)
@@ -184,7 +88,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         # The caller has the output from the log messages: don't send 50 MB twice.
         for key in ("stdout", "stderr"):
             result[key] = result.get(key, "")[-OUTPUT_TAIL:]
-    channel.send({"type": "result", "report": result})
+    channel.answer(Result(result))
     if keep and requests is not None:  # the session keeps the step for Jacobian requests
         from tfviz.jacobian.protocol import serve_session
         from tfviz.jacobian.session import Session
@@ -215,7 +119,7 @@ class StepSender:
             points, self._points = self._points, []
             self._last = time.monotonic()
         if points:
-            self._send({"type": "steps", "points": points})
+            self._send(encode(Steps(points)))
 
 
 #: the longest a watched step waits before it is sent to the window, in seconds
@@ -296,7 +200,7 @@ def main() -> int:
     # analysis analyzing, not importing.
     import tfviz.analysis.diagnose  # noqa: F401
 
-    channel.send({"type": "ready", "tensorflow": tf.__version__, "pid": os.getpid()})
+    channel.answer(Ready(tf.__version__, os.getpid()))
     # The request pipe stays ours on a private fd: the script gets an empty
     # stdin, a kept session reads its further requests from this one.
     requests = os.fdopen(os.dup(0), "rb")
@@ -305,27 +209,26 @@ def main() -> int:
     if not line:
         return ExitStatus.OK  # stdin closed before any request: nothing was asked
     if not line.strip():
-        channel.send({"type": "error",
-                      "error": {"message": "bad request: an empty line, not a JSON request"}})
+        channel.answer(Failure({"message": "bad request: an empty line, not a JSON request"}))
         return ExitStatus.ERROR
     try:
         request = json.loads(line.decode("utf-8", "replace"))
     except json.JSONDecodeError as exc:
-        channel.send({"type": "error", "error": {"message": f"bad request: not JSON ({exc})"}})
+        channel.answer(Failure({"message": f"bad request: not JSON ({exc})"}))
         return ExitStatus.ERROR
     if not isinstance(request, dict):
-        channel.send({"type": "error", "error": {
-            "message": f"bad request: expected a JSON object, got {type(request).__name__}"}})
+        channel.answer(Failure({
+            "message": f"bad request: expected a JSON object, got {type(request).__name__}"}))
         return ExitStatus.ERROR
     if not isinstance(request.get("script"), str) and request.get("cmd") == "analyze":
-        channel.send({"type": "error", "error": {"message": 'bad request: "script" must be a path'}})
+        channel.answer(Failure({"message": 'bad request: "script" must be a path'}))
         return ExitStatus.ERROR
     if request.get("target") is not None and not isinstance(request.get("target"), str):
-        channel.send({"type": "error", "error": {"message": 'bad request: "target" must be a name'}})
+        channel.answer(Failure({"message": 'bad request: "target" must be a name'}))
         return ExitStatus.ERROR
     # A kept session's requests are checked into typed messages first: a malformed one
     # (an id that is a list, say) is answered with bad_request and the session lives on.
-    from tfviz.workerrequests import checked_requests
+    from tfviz.worker.requests import checked_requests
 
     return serve(channel, request, checked_requests(requests))
 
@@ -381,16 +284,3 @@ def remove_generated_files() -> None:
                 except OSError:
                     pass
 
-
-if __name__ == "__main__":
-    from tfviz.procgroup import end_rest_of_group, lead_own_group
-
-    lead_own_group()
-    watch_parent()
-    code = main()
-    sys.stdout.flush()
-    remove_generated_files()
-    # What the program started ends with it, as its daemonic children would under python;
-    # threads it left running must not keep the worker alive.
-    end_rest_of_group()
-    os._exit(code)
