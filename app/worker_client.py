@@ -364,21 +364,18 @@ class Worker(QObject):
 
 def decode_jacobian(msg: dict) -> dict:
     """A ``jacobian`` answer with its result rebuilt (``msg["decoded"]``: a Jacobian or a
-    ChainSplit) and every array decoded once (``_array`` / ``_product`` attributes), so the
-    GUI thread never decodes base64; large answers run this on the parse thread."""
+    ChainSplit) and every array decoded (each :class:`~tfviz.jacobian.data.Array` keeps its
+    own), so the GUI thread never decodes base64; large answers run this on the parse thread."""
     if msg.get("chain") is not None:
         split = ChainSplit.from_dict(msg["chain"])
-        # the decoded arrays ride on the dataclasses as attributes of their own
-        for j in (split.j_yh, split.j_hx, split.j_yx):
-            j._array = j.array()  # type: ignore[attr-defined]
-        split._product = (  # type: ignore[attr-defined]
-            split.product.to_numpy() if split.product is not None else None)
-        split._tf_gradients = (  # type: ignore[attr-defined]
-            split.tf_gradients.to_numpy() if split.tf_gradients is not None else None)
+        for a in (split.j_yh.values, split.j_hx.values, split.j_yx.values, split.product,
+                  split.tf_gradients):
+            if a is not None:
+                a.to_numpy()
         msg["decoded"] = split
     else:
         j = Jacobian.from_dict(msg.get("result") or {})
-        j._array = j.array()  # type: ignore[attr-defined]
+        j.array()
         msg["decoded"] = j
     msg.pop("result", None)
     msg.pop("chain", None)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPainterPathStroker
 from PySide6.QtWidgets import QInputDialog, QMenu
 
-from tfviz.report import Report
+from tfviz.report import GraphEdge, Report
 
 #: Variables listed directly in the "w.r.t." submenu; more go through "Other…".
 MAX_LISTED = 25
@@ -31,14 +31,24 @@ def tensor_name(report: Report, node_id: str, output: int = 0) -> str:
     return node_id if not output else f"{node_id}:{output}"
 
 
-def upstream(report: Report, node_id: str) -> list[str]:
-    """Graph node ids the node depends on (nearest first), from the report's edges."""
-    preds: dict[str, list[str]] = getattr(report, "_jacobian_preds", None) or {}
-    if not preds:
+#: the last report's predecessors: the menu asks for them on every right-click
+_preds: tuple[list[GraphEdge], dict[str, list[str]]] | None = None
+
+
+def _predecessors(report: Report) -> dict[str, list[str]]:
+    global _preds
+    if _preds is None or _preds[0] is not report.graph.edges:
+        preds: dict[str, list[str]] = {}
         for e in report.graph.edges:
             if not e.back:
                 preds.setdefault(e.dst, []).append(e.src)
-        report._jacobian_preds = preds  # type: ignore[attr-defined]  # a cache on the report
+        _preds = (report.graph.edges, preds)
+    return _preds[1]
+
+
+def upstream(report: Report, node_id: str) -> list[str]:
+    """Graph node ids the node depends on (nearest first), from the report's edges."""
+    preds = _predecessors(report)
     seen, order, frontier = {node_id}, [], [node_id]
     while frontier:
         nxt = []

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfviz.jacobian.data import ChainSplit, Jacobian, TensorRef, fmt_bytes
+from tfviz.jacobian.data import Array, ChainSplit, Jacobian, TensorRef, fmt_bytes
 from tfviz.jacobian.slices import Spec, format_spec, kept_shape, select
 
 from .. import theme
@@ -350,12 +350,11 @@ class JacobianPanel(QWidget):
         ys, hs, xs = short(y), short(h), short(x)
         titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})",
                   "product − J: the difference")
-        product = Jacobian(y, x, values=split.j_yx.values)
-        product._array = split._product  # type: ignore[attr-defined]  # decoded by decode_jacobian
-        diff_j = Jacobian(y, x, values=split.j_yx.values)
-        diff_j._array = (  # type: ignore[attr-defined]  # drawn on its own scale, so rounding shows
-            split._product.astype(np.float64) - saving.values_of(split.j_yx)  # type: ignore[attr-defined]
-        ).astype(np.float32)
+        assert split.product is not None  # a split without a message has its product
+        product = Jacobian(y, x, values=split.product)
+        # drawn on its own scale, so rounding shows
+        diff = (split.product.to_numpy().astype(np.float64) - saving.values_of(split.j_yx)).astype(np.float32)
+        diff_j = Jacobian(y, x, values=Array.holding(diff))
         for heat, j, t in zip(self.parts, (split.j_yh, split.j_hx, product, split.j_yx, diff_j), titles):
             heat.plot.setTitle(html.escape(t), size="10pt", color=theme.INK)
             self._fill(heat, j, short=True)

@@ -23,9 +23,8 @@ FORMATS = {".npy": "NumPy array (*.npy)", ".csv": "CSV matrix (*.csv)", ".png": 
 
 
 def values_of(j: Jacobian) -> np.ndarray:
-    a = getattr(j, "_array", None)
     # an answered Jacobian (status "ok", the only kind shown or saved) has its values
-    return cast(np.ndarray, a if a is not None else j.array())
+    return cast(np.ndarray, j.array())
 
 
 def matrix_of(j: Jacobian) -> np.ndarray:

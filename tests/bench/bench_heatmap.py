@@ -90,7 +90,7 @@ def one_size(n: int, repeat: int, rng) -> tuple[float, float, float]:
         j = Jacobian(TensorRef("y", "tensor", "y", 0, "float32", [n]),
                      TensorRef("W", "variable", "var:W", 0, "float32", [n]),
                      values=Array.from_numpy(d), mode="reverse", chunks=1)
-        j._array = d  # decoded on the worker client's parse thread, as in the app
+        j.array()  # decoded on the worker client's parse thread, as in the app
         results.append(j)
     t_panel = timed(lambda k: panel.show_result(results[k % 3]), [panel, panel.single.viewport()],
                     repeat)

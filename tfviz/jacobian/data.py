@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -40,6 +41,14 @@ class Array:
     encoding: str = "base64"
 
     @classmethod
+    def holding(cls, a: np.ndarray) -> Array:
+        """An array computed where it is shown (a difference of two decoded ones): it is
+        never sent, so it is not encoded; :meth:`to_numpy` gives ``a``."""
+        out = cls(a.dtype.name, list(a.shape))
+        out.__dict__["_decoded"] = a  # what the cached property below would have computed
+        return out
+
+    @classmethod
     def from_numpy(cls, a: np.ndarray, encoding: str = "base64") -> Array:
         a = np.ascontiguousarray(a)
         if encoding == "list":
@@ -48,6 +57,17 @@ class Array:
         return cls(a.dtype.name, list(a.shape), base64.b64encode(raw).decode("ascii"))
 
     def to_numpy(self) -> np.ndarray:
+        """The array, decoded once: the window decodes it on a thread and then draws, saves
+        and compares it on its GUI thread. Read-only, as it is shared."""
+        return self._decoded
+
+    @functools.cached_property
+    def _decoded(self) -> np.ndarray:
+        a = self._decode()
+        a.setflags(write=False)
+        return a
+
+    def _decode(self) -> np.ndarray:
         dtype = np.dtype(self.dtype)
         if self.encoding == "list":
             return np.asarray(self.data, dtype=dtype).reshape(self.shape)
@@ -59,9 +79,10 @@ class Array:
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(self.shape)
 
     def to_dict(self, encoding: str | None = None) -> dict[str, Any]:
-        if encoding and encoding != self.encoding:
-            return Array.from_numpy(self.to_numpy(), encoding).to_dict()
-        return dataclasses.asdict(self)
+        held = not self.data and "_decoded" in self.__dict__  # made by holding(): encoded only now
+        if held or (encoding and encoding != self.encoding):
+            return Array.from_numpy(self.to_numpy(), encoding or self.encoding).to_dict()
+        return {"dtype": self.dtype, "shape": self.shape, "data": self.data, "encoding": self.encoding}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Array:
