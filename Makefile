@@ -43,12 +43,16 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Test files run side by side, one per core (JOBS=1: one at a time); a file's tests stay together.
+JOBS ?= auto
+PYTEST := QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
+
 test: $(STAMP) graphviz lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # The same without the corpus of training programs (tests/test_corpus.py, several minutes).
 test-quick: $(STAMP) graphviz lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not corpus"
+	$(PYTEST) -m "not corpus"
 
 # The corpus alone, with its table: program, TensorFlow's verdict, tfviz's, agreement, time.
 corpus: $(STAMP)

@@ -76,6 +76,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.setWindowTitle("tfviz")
         self.resize(1400, 900)
         self.settings = QSettings("tfviz", "tfviz")
+        #: a pool handed in is the caller's (several windows may share its warm workers)
+        self._own_pool = pool is None
         self.pool = pool or WorkerPool(self)
         self.report: Report | None = None
         self.script: str | None = None
@@ -244,7 +246,8 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
         self.cancel(quiet=True)
         end_loads(self)
-        self.pool.shutdown()
+        if self._own_pool:
+            self.pool.shutdown()
         super().closeEvent(e)
 
     # -- analysis -----------------------------------------------------------------

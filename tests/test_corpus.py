@@ -29,7 +29,6 @@ import ast
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "programs" / "corpus"
@@ -108,8 +108,7 @@ def cases() -> list[Case]:
 
 
 def _json(cmd: list[str], timeout: int = 600) -> tuple[int, dict | None, str]:
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          stdin=subprocess.DEVNULL)
+    done = forkserver.run(cmd, timeout=timeout, cwd=ROOT)  # the oracles forked, tfviz as installed
     try:
         return done.returncode, json.loads(done.stdout), done.stderr
     except json.JSONDecodeError:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.conftest import EXAMPLES, ROOT, default_sigint
 
 PROGRAMS = ROOT / "tests" / "programs"
@@ -50,7 +51,7 @@ def truth(path, args=(), step=1, prebuild=False) -> dict:
         cmd.append("--keras-prebuild")
     if args:
         cmd += ["--", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = forkserver.run(cmd, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.conftest import EXAMPLES, ROOT
 
 BROKEN = ["untrained_raw_variable.py", "untrained_list_append.py", "untrained_forgotten_decoder.py",
@@ -26,7 +27,7 @@ HEALTHY = [("healthy_dqn_target.py", 1, 1), ("healthy_distillation.py", 1, 1),
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
+    return forkserver.run(cmd, timeout=900, cwd=ROOT)  # the oracle forked, tfviz as a process
 
 
 def check(name: str, step: int = 1) -> tuple[int, dict]:

@@ -138,15 +138,17 @@ def render(report: Report, color: bool = False) -> str:
 
 
 def _op_words(p: Problem, h: Hierarchy | None) -> str:
-    """The problem's op as the window names it, in the layer whose box holds it, with
-    TensorFlow's name beside where it differs: `` Svd 'Svd_4' in layer tn (call/Svd_4)``."""
+    """The problem's op as the window names it, in the box that holds it (its layer, else
+    its function), with TensorFlow's name beside where it differs:
+    `` MatMul 'w2' in layer fc (model/fc/MatMul/b)``, `` Svd 'Svd_4' in contraction_step``."""
     if not p.op:
         return ""
     if h is None or p.op not in h.ops:
         return f" {p.op_type} '{p.op}'"
     shown = h.display_name(p.op)
     layer = h.layer_of(p.op)
-    return (f" {p.op_type} '{shown}'" + (f" in layer {layer}" if layer else "")
+    box = f"layer {layer}" if layer else h.where(p.op)
+    return (f" {p.op_type} '{shown}'" + (f" in {box}" if box else "")
             + (f" ({h.ops[p.op].name})" if h.ops[p.op].name != shown else ""))
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: offscreen Qt, throw-away settings, one window and worker pool for the session."""
+"""Shared fixtures: offscreen Qt, throw-away settings, a fresh window per test module, and one
+pool of warm workers for the session (each worker imports TensorFlow: seconds of CPU)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,26 @@ ANALYSIS_TIMEOUT_MS = 150_000
 
 
 @pytest.fixture(scope="session")
-def window(qapp):
+def worker_pool(qapp):
+    from app.worker_client import WorkerPool
+
+    pool = WorkerPool()
+    yield pool
+    pool.shutdown()
+
+
+@pytest.fixture(scope="module")
+def window(qapp, worker_pool):
+    """A window of the module's own: no module sees what another left open, selected or
+    expanded."""
     from app.window import MainWindow
 
-    w = MainWindow()
+    w = MainWindow(pool=worker_pool)
     w.resize(1400, 900)
     w.show()
     yield w
     w.close()
+    w.deleteLater()
 
 
 def run_analysis(qtbot, window, script: Path | str, target: str | None = None) -> None:
