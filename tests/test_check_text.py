@@ -1,27 +1,25 @@
 """``tfviz check``'s text speaks of the layers the user wrote, as the window does: the layer
 that holds a problem's op, and the way a cut variable's gradient would have gone, in
-layers. Keras' own layer names, read from the script's objects, are the oracle."""
+layers. Keras' own layer names, read from the script's objects in a fresh process, are the
+oracle."""
 
 from __future__ import annotations
 
-import os
-import runpy
-from typing import Any
+import json
+import sys
 
-from tests.conftest import EXAMPLES
+from tests import forkserver
+from tests.conftest import EXAMPLES, ROOT
 from tests.test_commands import installed, tfviz
 
 
-def _objects(name: str) -> dict[str, Any]:
-    """The example's globals after one call of its loss, as Keras names its layers then."""
-    cwd = os.getcwd()
-    os.chdir(EXAMPLES)
-    try:
-        ns = runpy.run_path(str(EXAMPLES / name), run_name="tfviz_oracle")
-    finally:
-        os.chdir(cwd)
-    ns["loss"]()
-    return ns
+def _layers(name: str, model: str) -> list[str]:
+    """Keras' names for the layers of ``model`` in the example ``name``, from a fresh process."""
+    done = forkserver.run([sys.executable, str(ROOT / "tests" / "layer_names.py"), str(EXAMPLES / name),
+                           model], timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return names
 
 
 def _problem_lines(stdout: str) -> list[str]:
@@ -32,8 +30,7 @@ def _problem_lines(stdout: str) -> list[str]:
 def test_the_path_of_a_cut_variable_crosses_its_layers_in_order() -> None:
     r = tfviz("check", str(EXAMPLES / "kind_stop_gradient_layer.py"))
     assert r.returncode == 1, r.stderr[-2000:]
-    encoder = _objects("kind_stop_gradient_layer.py")["encoder"]
-    layers = [layer.name for layer in encoder.layers]
+    layers = _layers("kind_stop_gradient_layer.py", "encoder")
     assert layers == ["enc_1", "enc_2"]
     (path,) = [ln.strip() for ln in _problem_lines(r.stdout) if ln.strip().startswith("path: ")]
     names = path.removeprefix("path: ").split(" › ")
@@ -46,7 +43,7 @@ def test_the_path_of_a_cut_variable_crosses_its_layers_in_order() -> None:
 def test_a_problem_names_the_layer_that_holds_its_op() -> None:
     r = tfviz("check", str(EXAMPLES / "seed2_frozen_copy.py"))
     assert r.returncode == 1, r.stderr[-2000:]
-    layer = _objects("seed2_frozen_copy.py")["model"].layers[0].name
+    layer = _layers("seed2_frozen_copy.py", "model")[0]
     head = next(ln for ln in _problem_lines(r.stdout) if ln.startswith("  error frozen_copy"))
     # the copy by the Python path the script holds it at, in the layer whose build() made it
     assert "'model.layers[0].weights2'" in head and f" in layer {layer} " in head, head

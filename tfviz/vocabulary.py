@@ -7,8 +7,8 @@ engine writes members, so a misspelt word is an ``AttributeError`` where it is m
 than a colour silently missing from the legend; readers on the other side of a process
 boundary see plain strings and need nothing from here.
 
->>> Kind.NAN == "nan", f"{Kind.NAN}", str(Status.BROKEN)
-(True, 'nan', 'broken')
+>>> Kind.NAN == "nan", f"{Kind.NAN}", str(Status.BROKEN), Kind.ZERO, type(Kind.ZERO).__name__
+(True, 'nan', 'broken', 'zero', 'Kind')
 >>> import json; json.dumps({"kind": Kind.ZERO})
 '{"kind": "zero"}'
 """
@@ -19,11 +19,15 @@ from enum import Enum
 
 
 class Word(str, Enum):
-    """A member that prints, formats and hashes as its value, as ``enum.StrEnum`` does
-    (which Python 3.10 lacks)."""
+    """A member that prints, formats, hashes and even reprs as its value (``enum.StrEnum``,
+    which Python 3.10 lacks, keeps the ``<Kind.NAN: 'nan'>`` repr): a word quoted in a
+    message or a tuple reads as it did when it was a plain string."""
 
     def __str__(self) -> str:
         return str(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)

@@ -10,6 +10,7 @@ SEED1 = EXAMPLES / "seed1_svd_dynamic_shape.py"
 
 
 def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
+    had_tensorflow = "tensorflow" in sys.modules  # another file's test in this process may import it
     run_analysis(qtbot, window, SEED1)
     assert window.last_error is None, window.last_error
     assert window.report is not None
@@ -30,7 +31,7 @@ def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
     assert "unimplemented" in window.details.toPlainText()
     # named as its group box
     assert "in contraction_step (tf.function) at seed1_svd_dynamic_shape.py:" in window.details.toPlainText()
-    assert "tensorflow" not in sys.modules
+    assert had_tensorflow or "tensorflow" not in sys.modules  # the analysis ran in a worker
 
 
 def test_seed1_variable_highlights_blocking_op(qtbot, window):
