@@ -58,8 +58,9 @@ test-quick: $(STAMP) graphviz lint
 corpus: $(STAMP)
 	$(BIN)/python -m pytest -q -rxXf tests/test_corpus.py
 
+# Every row of tfviz's cost against the plain script (loss, program, warm re-run, scale).
 bench: $(STAMP)
-	$(BIN)/python tests/bench/bench_check.py
+	$(BIN)/python tests/bench/bench_speed.py
 
 bench-program: $(STAMP)
 	$(BIN)/python tests/bench/bench_program.py

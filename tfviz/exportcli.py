@@ -152,10 +152,10 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
     character or a NUL into the SVG as it is, which no XML reader then opens."""
     from tfviz.analysisfile import analysis_document
     from tfviz.outputs import xml_safe_tree
+    from tfviz.worker.launch import worker_environment
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # what holds tfviz
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    # started as a worker is (the same tfviz on its path), drawing without a screen
+    env = dict(worker_environment(), QT_QPA_PLATFORM="offscreen")
     # The renderer draws into this scratch folder, and the image is moved into place only
     # once it is complete: a renderer ended half-way (tfviz interrupted, SIGTERM) leaves
     # nothing, neither beside the output nor here.

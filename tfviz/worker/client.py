@@ -29,6 +29,7 @@ from tfviz.worker.messages import (
     JacobianProgress,
     Log,
     Progress,
+    Ready,
     Result,
     decode,
 )
@@ -56,6 +57,11 @@ class WorkerClient:
                                      bufsize=_PIPE_BUFFER)
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
+
+    def wait_ready(self) -> Ready | Failure:
+        """Wait until the worker has imported TensorFlow, as the window's spare workers do
+        before an analysis is asked of them."""
+        return cast(Ready | Failure, self._answer(frozenset({Ready.type})))
 
     def run(self, request: dict[str, Any]) -> Result | Failure:
         """One analysis, then the worker ends (even if the script left threads running)."""

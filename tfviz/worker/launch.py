@@ -1,5 +1,6 @@
 """How a worker is started, in one place: both clients (the blocking one here and the
-window's on Qt) start the same command with the same environment."""
+window's on Qt) start the same command with the same environment (``tfviz export``'s
+renderer gets that environment too)."""
 
 from __future__ import annotations
 
