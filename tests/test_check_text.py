@@ -48,3 +48,13 @@ def test_a_problem_names_the_layer_that_holds_its_op() -> None:
     # the copy by the Python path the script holds it at, in the layer whose build() made it
     assert "'model.layers[0].weights2'" in head and f" in layer {layer} " in head, head
     assert "seed2_frozen_copy.py:25" in head
+
+
+@installed
+def test_no_path_is_drawn_to_a_problem_whose_gradient_reaches_the_loss() -> None:
+    # the forgotten decoder gets its gradient; the optimizer never applies it: no cut to show
+    r = tfviz("check", str(EXAMPLES / "untrained_forgotten_decoder.py"))
+    assert r.returncode == 1, r.stderr[-2000:]
+    lines = _problem_lines(r.stdout)
+    assert any(ln.startswith("  error not_trained") for ln in lines)
+    assert not any(ln.strip().startswith("path: ") for ln in lines), "\n".join(lines)

@@ -153,10 +153,13 @@ def _op_words(p: Problem, h: Hierarchy | None) -> str:
 
 
 def _path_words(report: Report, p: Problem, h: Hierarchy) -> str:
-    """The way from the first variable the problem affects to its op, in layers."""
+    """The way from the first variable the problem affects to the op where its gradient is
+    cut (or turns NaN), in layers; none where the gradient reaches the target (a variable
+    the step never updates gets its gradient: the problem is elsewhere)."""
     if not p.op or not p.variables or f"var:{p.variables[0]}" not in h.ops:
         return ""
-    names = route(h, gradient_path(report, f"var:{p.variables[0]}"))
-    if len(names) < 2:
+    path = gradient_path(report, f"var:{p.variables[0]}")
+    names = route(h, path)
+    if not path.cut or len(names) < 2:
         return ""
     return "path: " + " › ".join(names)
