@@ -149,13 +149,30 @@ def _stop_here(end: BaseException, ended: queue.SimpleQueue[BaseException | None
 
     The locks the program's frames hold (a tf.function being traced holds its
     own) are let go first, so the analysis may trace and call the same
-    functions; this thread never runs on to release them.
+    functions; this thread never runs on to release them. So are the tapes
+    they hold: a tape's recording keeps every activation of the forward pass
+    alive (1.4 GB for ResNet50 at batch 8), and the analysis replays the step
+    with tapes of its own.
     """
     _release_held_locks(sys._getframe(1))
+    _release_tape_recordings(sys._getframe(1))
     if isinstance(end, Reached):
         end.keras_settings = keras_state.settings()
     ended.put(end)
     threading.Event().wait()
+
+
+def _release_tape_recordings(frame: Any) -> None:
+    """Drop what the tapes in the parked stack recorded (their ``_tape``): never read again,
+    since this thread never returns to them."""
+    import tensorflow as tf
+
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, tf.GradientTape) and not value._recording:  # noqa: SLF001
+                value.watched_variables()  # kept by the tape itself, for whoever still asks
+                value._tape = None  # noqa: SLF001 - what GradientTape.__exit__ leaves for gradient()
+        frame = frame.f_back
 
 
 def _release_held_locks(frame: Any) -> None:
