@@ -246,6 +246,7 @@ class MainWindow(RunChoice, RecentFiles, SelectionSync, QMainWindow):
         self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
         self.cancel(quiet=True)
         end_loads(self)
+        self.jacobian.end_session()
         if self._own_pool:
             self.pool.shutdown()
         super().closeEvent(e)

@@ -64,6 +64,13 @@ class JacobianController(QObject):
         w.jacobian_progress.connect(self._progress)
         w.names.connect(lambda _rid, names: self.panel.set_names(names))
 
+    def end_session(self) -> None:
+        """The window closes: its kept session ends with it, even when the pool that made
+        the worker lives on (the worker holds the analyzed program in memory)."""
+        w, self.worker = self.worker, None
+        if w is not None:
+            self._release(w)
+
     def _release(self, w: Worker) -> None:
         for sig in (w.jacobian, w.jacobian_error, w.jacobian_progress, w.names):
             try:
