@@ -52,6 +52,8 @@ STYLES: dict[str, Style] = {
 }
 
 
+#: Statuses that are no cut (drawn per edge: built once).
+_FLOWS = frozenset(Flow)
 #: Kinds drawn in a look of their own; every other cut is drawn as ``cut``.
 _OWN_LOOK = frozenset({Kind.STOP_GRADIENT, Kind.INTEGER, Kind.NAN, Kind.ZERO, Kind.VANISHING,
                        Kind.EXPLODING, Kind.NOT_TRAINED})
@@ -89,7 +91,7 @@ QUIET = frozenset({Category.PASSES, Category.OFF_PATH, Category.STARVED, Categor
 def look(edge: GraphEdge) -> str:
     """The status an edge is drawn with: its own, except that a cut no variable needs is
     ``muted`` (BatchNorm's moments are not a bug)."""
-    if edge.status not in tuple(Flow) and not edge.needed:
+    if edge.status not in _FLOWS and not edge.needed:
         return Category.MUTED
     return edge.status
 
