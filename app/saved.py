@@ -14,16 +14,17 @@ from __future__ import annotations
 import gc
 import os
 import threading
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QProgressDialog, QWidget
 
 from tfviz.analysisfile import AnalysisFileError, LoadCancelled, analysis_json, load_analysis
 from tfviz.outputs import replacing
 from tfviz.report import Report
 
-from .display import summary
+from .analysis import AnalysisController
 
 
 def is_saved_analysis(path: str) -> bool:
@@ -32,27 +33,35 @@ def is_saved_analysis(path: str) -> bool:
     return path.lower().endswith(".json")
 
 
-def install_save_action(window, menu) -> QAction:
-    """File > Save analysis… (Ctrl+Shift+S), enabled whenever the window shows a report."""
-    a = QAction("Save &analysis…", window)
-    a.setShortcut(QKeySequence("Ctrl+Shift+S"))
-    a.setStatusTip("Write the analysis as JSON; tfviz opens it without the script")
-    a.triggered.connect(lambda: save_dialog(window))
-    menu.aboutToShow.connect(lambda: a.setEnabled(window.report is not None))
-    menu.addAction(a)
-    return a
+class SaveAnalysis(QObject):
+    """File > Save analysis… (Ctrl+Shift+S): the report ``analysis`` holds, written as JSON;
+    ``say`` puts the outcome in the status bar."""
 
+    def __init__(self, analysis: AnalysisController, parent: QWidget, say: Callable[[str], None]) -> None:
+        super().__init__(parent)
+        self.analysis, self.say = analysis, say
+        a = self.action = QAction("Save &analysis…", parent)
+        a.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        a.setStatusTip("Write the analysis as JSON; tfviz opens it without the script")
+        a.triggered.connect(self.save_dialog)
 
-def save_dialog(window) -> None:
-    if window.report is None:
-        window.stage.setText("Nothing to save yet: analyze a script first")
-        return
-    stem = os.path.splitext(os.path.basename(window.report.script or "analysis"))[0]
-    start = os.path.join(os.path.dirname(window.script or ""), f"{stem}.tfviz.json")
-    path, _ = QFileDialog.getSaveFileName(window, "Save analysis", start, "tfviz analysis (*.json)")
-    if path:
-        error = save(window.report, path)
-        window.stage.setText(error or f"Saved the analysis to {path}")
+    def follow(self) -> None:
+        """Enabled whenever there is a report (called as the File menu opens)."""
+        self.action.setEnabled(self.analysis.report is not None)
+
+    def save_dialog(self) -> None:
+        report = self.analysis.report
+        if report is None:
+            self.say("Nothing to save yet: analyze a script first")
+            return
+        stem = os.path.splitext(os.path.basename(report.script or "analysis"))[0]
+        start = os.path.join(os.path.dirname(self.analysis.script or ""), f"{stem}.tfviz.json")
+        parent = self.parent()
+        path, _ = QFileDialog.getSaveFileName(parent if isinstance(parent, QWidget) else None,
+                                              "Save analysis", start, "tfviz analysis (*.json)")
+        if path:
+            error = save(report, path)
+            self.say(error or f"Saved the analysis to {path}")
 
 
 def save(report: Report, path: str) -> str | None:
@@ -71,32 +80,43 @@ def save(report: Report, path: str) -> str | None:
     return None
 
 
-def open_saved(window, path: str, *, quiet: bool = False) -> SavedLoad:
-    """Start showing the analysis saved at ``path``; it is read, checked and rebuilt on
-    another thread, with a progress dialog whose Cancel stops it. On success the window
-    shows it (and lists it in Open Recent); on error it says why (in a message box unless
-    ``quiet``); cancelled, the window stays as it was. Any earlier load is cancelled."""
-    cancel_load(window)
-    load = SavedLoad(window, path, quiet)
-    window.saved_load = load
-    load.start()
-    return load
+class SavedLoader(QObject):
+    """Opens saved analyses for a window, one at a time: ``current`` is the load in
+    progress; ``show(path, report)`` shows a checked report and returns why it could not
+    (None when shown)."""
 
+    def __init__(self, window: QWidget, stage: QLabel, show: Callable[[str, Report], str | None]) -> None:
+        super().__init__(window)
+        self.window, self.stage, self.show = window, stage, show
+        self.current: SavedLoad | None = None
 
-def cancel_load(window) -> None:
-    """Stop the saved analysis being opened, if any; the window stays as it was."""
-    load = getattr(window, "saved_load", None)
-    if load is not None:
-        load.cancel()
+    def open(self, path: str, *, quiet: bool = False) -> SavedLoad:
+        """Start showing the analysis saved at ``path``; it is read, checked and rebuilt on
+        another thread, with a progress dialog whose Cancel stops it. On success the window
+        shows it; on error it says why (in a message box unless ``quiet``); cancelled, the
+        window stays as it was. Any earlier load is cancelled."""
+        self.cancel()
+        load = self.current = SavedLoad(self, path, quiet)
+        load.finished.connect(lambda: self._done(load))
+        load.start()
+        return load
 
+    def _done(self, load: SavedLoad) -> None:
+        if self.current is load:
+            self.current = None
 
-def end_loads(window, wait_ms: int = 5000) -> None:
-    """Before the window goes: cancel any load and wait for the reader threads to end
-    (a thread destroyed while it runs takes the process down)."""
-    cancel_load(window)
-    for reader in window.findChildren(_Reader):
-        reader.stop.set()
-        reader.wait(wait_ms)
+    def cancel(self) -> None:
+        """Stop the saved analysis being opened, if any; the window stays as it was."""
+        if self.current is not None:
+            self.current.cancel()
+
+    def end(self, wait_ms: int = 5000) -> None:
+        """Before the window goes: cancel any load and wait for the reader threads to end
+        (a thread destroyed while it runs takes the process down)."""
+        self.cancel()
+        for reader in self.window.findChildren(_Reader):
+            reader.stop.set()
+            reader.wait(wait_ms)
 
 
 class _Reader(QThread):
@@ -156,9 +176,10 @@ class SavedLoad(QObject):
 
     finished = Signal()
 
-    def __init__(self, window, path: str, quiet: bool) -> None:
-        super().__init__()  # owned by window.saved_load while it runs, then by whoever holds it
-        self.window, self.path, self.quiet = window, path, quiet
+    def __init__(self, loader: SavedLoader, path: str, quiet: bool) -> None:
+        super().__init__()  # owned by loader.current while it runs, then by whoever holds it
+        self.loader, self.path, self.quiet = loader, path, quiet
+        window, self.stage = loader.window, loader.stage
         self.outcome = ""  # "shown", "refused" or "cancelled" once finished
         self.error: str | None = None
         self.reader = _Reader(path, window)  # the window waits for it before it goes (end_loads)
@@ -173,9 +194,9 @@ class SavedLoad(QObject):
         self.dialog.setAutoReset(False)
         self.dialog.canceled.connect(lambda: self.cancel())
         self.dialog.setValue(0)
-        self._before = window.stage.text()
+        self._before = self.stage.text()
         self._opening = f"Opening {os.path.basename(path)}…"
-        window.stage.setText(self._opening)
+        self.stage.setText(self._opening)
 
     def start(self) -> None:
         self.reader.start()
@@ -188,9 +209,8 @@ class SavedLoad(QObject):
         if self.outcome:
             return
         self.reader.stop.set()
-        if self.window.stage.text() == self._opening:  # not since replaced by an analysis's stage
-            self.window.stage.setText(self._before)
-        self._detach()
+        if self.stage.text() == self._opening:  # not since replaced by an analysis's stage
+            self.stage.setText(self._before)
         self._end("cancelled")
 
     def _progress(self, percent: int, stage: str) -> None:
@@ -201,20 +221,24 @@ class SavedLoad(QObject):
     def _loaded(self, report: Report) -> None:
         if self.outcome:
             return
-        self._detach()  # before it is shown: showing it cancels what the window was doing
-        self.error = _show(self.window, self.path, report, self.quiet)
+        self.loader.current = None  # before it is shown: showing it cancels what the window was doing
+        error = self.loader.show(self.path, report)
+        self.error = None if error is None else self._refuse(error)
         self._end("shown" if self.error is None else "refused")
 
     def _failed(self, message: str) -> None:
         if self.outcome:
             return
-        self._detach()
-        self.error = _refuse(self.window, message, self.quiet)
+        self.error = self._refuse(message)
         self._end("refused")
 
-    def _detach(self) -> None:
-        if getattr(self.window, "saved_load", None) is self:
-            self.window.saved_load = None
+    def _refuse(self, message: str) -> str:
+        self.stage.setText("Could not open the saved analysis")
+        if not self.quiet:
+            box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open analysis", message,
+                              QMessageBox.StandardButton.Ok, self.loader.window)
+            box.open()  # not modal to the event loop: nothing waits on it
+        return message
 
     def _end(self, outcome: str) -> None:
         self.outcome = outcome
@@ -226,50 +250,3 @@ class SavedLoad(QObject):
         if self.reader.isFinished():
             self.reader.deleteLater()
         self.finished.emit()
-
-
-def _show(window, path: str, report: Report, quiet: bool) -> str | None:
-    """Show a checked report in the window; the error in words, or None."""
-    old = window.report
-    try:
-        window._show_report(report)
-    except Exception as exc:  # noqa: BLE001 - a file the checks let through must not break the window
-        window._show_report(old)
-        return _refuse(window, f"{path} could not be shown: {exc}", quiet)
-    window.cancel(quiet=True)
-    _forget_script(window)
-    window.source_on_first_problem(report)  # the panel was emptied with the script
-    window.report, window.mode = report, report.mode
-    window.banner.hide()
-    window.bar.hide()
-    window.stack.setCurrentWidget(window.graph)
-    name = os.path.basename(path)
-    window.setWindowTitle(f"tfviz — {name} (saved analysis)")
-    window.log.note(f"opened the saved analysis {path}: {report.script}, {report.target}"
-                    f" (tfviz {report.tfviz or '?'}, TensorFlow {report.tensorflow or '?'}); nothing was run")
-    window._idle(f"Saved analysis {name} — {summary(report)}")
-    window.stage.setToolTip(f"{report.script}\n{report.target}")
-    window._add_recent(os.path.abspath(path))
-    return None
-
-
-def _refuse(window, message: str, quiet: bool) -> str:
-    window.stage.setText("Could not open the saved analysis")
-    if not quiet:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open analysis", message,
-                          QMessageBox.StandardButton.Ok, window)
-        box.open()  # not modal to the event loop: nothing waits on it
-    return message
-
-
-def _forget_script(window) -> None:
-    """The window no longer shows a script: F5 and file watching have nothing to run."""
-    if window.watcher.files():
-        window.watcher.removePaths(window.watcher.files())
-    window.script, window.target, window.run, window.args, window.step = None, None, False, [], 1
-    window.source.forget_script()  # from now on no file is read into the Source panel
-    jac = getattr(window, "jacobian", None)  # its session belongs to the script shown before
-    if jac is not None and jac.worker is not None:
-        jac._release(jac.worker)
-        jac.worker, jac.script = None, None
-        jac.panel.show_empty()

@@ -1,8 +1,8 @@
 """Keeping the panels in step: a report shown everywhere at once, and a selection in one
 panel (graph node, variable, problem) reflected in the others.
 
-``SelectionSync`` is a mixin of :class:`app.window.MainWindow`; it uses the window's
-panels (``graph``, ``variables``, ``problems``, ``flow``, ``details``, ``source``, ``training``).
+:class:`SelectionSync` is handed the panels it links and the analysis whose report they
+show; the panels themselves know nothing of one another.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from tfviz.report import Report
 from tfviz.structure.gradient_path import gradient_path
 
 from .panels.path_details import path_html
-from .panels.stale import mark_stale
 
 if TYPE_CHECKING:
+    from .analysis import AnalysisController
     from .graph.panel import GraphPanel
     from .panels.docks import DetailsPanel
     from .panels.flow_chart import FlowChart
@@ -28,20 +28,24 @@ if TYPE_CHECKING:
 class SelectionSync:
     """Show a report in every panel; follow a selection from one panel to the others."""
 
-    if TYPE_CHECKING:  # the window's
-        report: Report | None
-        graph: GraphPanel
-        variables: VariablesPanel
-        problems: ProblemsPanel
-        flow: FlowChart
-        details: DetailsPanel
-        source: SourceView
-        training: TrainingPanel
+    def __init__(self, analysis: AnalysisController, graph: GraphPanel, variables: VariablesPanel,
+                 problems: ProblemsPanel, flow: FlowChart, details: DetailsPanel, source: SourceView,
+                 training: TrainingPanel) -> None:
+        self.analysis = analysis
+        self.graph, self.variables, self.problems, self.flow = graph, variables, problems, flow
+        self.details, self.source, self.training = details, source, training
+        self.current_path_ops: set[str] = set()
+        graph.view.nodeSelected.connect(self.node_selected)
+        graph.view.pathRequested.connect(self.show_path)
+        variables.variableSelected.connect(self.variable_selected)
+        problems.problemActivated.connect(self.show_problem)
+        flow.variableClicked.connect(variables.select_name)
 
-    current_path_ops: set[str]
+    @property
+    def report(self) -> Report | None:
+        return self.analysis.report
 
-    def _show_report(self, report: Report | None) -> None:
-        mark_stale(self, False)
+    def show_report(self, report: Report | None) -> None:
         self.variables.set_report(report)
         self.graph.view.set_report(report)
         self.problems.set_report(report, self.graph.view.hierarchy)
@@ -57,7 +61,7 @@ class SelectionSync:
         if first is not None:
             self.source.mark_line(first.line, first.file, first.code)
 
-    def _node_selected(self, node_id: str) -> None:
+    def node_selected(self, node_id: str) -> None:
         v = self.graph.view
         label = v.hierarchy.groups[node_id].label if v.hierarchy and node_id in v.hierarchy.groups else ""
         self.details.show_op(self.report, node_id, label, v.hierarchy)
@@ -73,7 +77,7 @@ class SelectionSync:
         if p.source:
             self.source.mark_line(p.source.line, p.source.file, p.source.code)
 
-    def _variable_selected(self, var) -> None:
+    def variable_selected(self, var) -> None:
         view = self.graph.view
         if var is None or self.report is None:
             view.show_path(None)

@@ -7,17 +7,19 @@ view and the zoom-dependent level of detail.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtWidgets import QGraphicsView, QMenu
 
 from tfviz.report import Report
 from tfviz.structure.gradient_path import GradientPath
 from tfviz.structure.hierarchy import ROOT
 
 from .. import theme
+from .context_menu import add_graph_actions
 from .framing import Framing
 from .items import EdgeBatch, FrameItem, NodeItem, paint_ramp
 from .palette import magnitude_pen, pen_for
@@ -55,6 +57,10 @@ class GraphView(Framing, QGraphicsView):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setScene(GraphScene(self))
+        #: more right-click entries (the Jacobian's): each is called with the menu and the position
+        self.menu_hooks: list[Callable[[QMenu, QPoint], None]] = []
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._show_menu)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
@@ -383,3 +389,20 @@ class GraphView(Framing, QGraphicsView):
 
     def items_at(self, pos):
         return QGraphicsView.items(self, pos)
+
+    def context_menu(self, pos: QPoint) -> QMenu | None:
+        """The right-click menu at ``pos`` (viewport coordinates): the graph's own entries
+        (:mod:`app.graph.context_menu`), then those of each of ``menu_hooks``; None when
+        nothing applies there."""
+        if self.hierarchy is None:
+            return None
+        menu = QMenu(self)
+        add_graph_actions(menu, self, pos)
+        for hook in self.menu_hooks:
+            hook(menu, pos)
+        return menu if any(not a.isSeparator() for a in menu.actions()) else None
+
+    def _show_menu(self, pos: QPoint) -> None:
+        menu = self.context_menu(pos)
+        if menu is not None:
+            menu.exec(self.viewport().mapToGlobal(pos))

@@ -1,6 +1,6 @@
 """The Jacobian panel: d out_i / d in_j between two tensors of the analyzed graph.
 
-``JacobianController(window)`` adds the *Jacobian* dock, the graph's and the
+``JacobianController`` makes the panel (the window docks it), adds the graph's and the
 Variables list's right-click entries, and talks to the worker's kept session;
 ``add_jacobian_actions`` fills any menu for a graph tensor. Qt and numpy only:
 the window never imports TensorFlow.

@@ -1,6 +1,7 @@
 """Connects the Jacobian panel to the analysis worker's kept session.
 
-The window hands every worker it takes to :meth:`JacobianController.attach`.
+Every worker the analysis takes (:attr:`app.analysis.AnalysisController.workerTaken`)
+is attached with :meth:`JacobianController.attach`.
 The analysis is sent with ``"keep": true``, so after its result the worker stays
 and answers ``jacobian`` requests (:mod:`tfviz.jacobian.protocol`); a new
 analysis replaces it (the old worker's request pipe is closed and it exits).
@@ -11,20 +12,28 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QObject, QProcess, Qt
+from PySide6.QtCore import QObject, QProcess, Signal
 
 from tfviz.jacobian.data import ChainSplit, Jacobian
 
-from ..panels.docks import add_dock
+from ..analysis import AnalysisController
+from ..graph.view import GraphView
+from ..panels.variables import VariablesPanel
 from ..worker_client import Worker
-from .menu import install_graph_menu, install_variables_menu
+from .menu import add_graph_entries, install_variables_menu
 from .panel import NO_SESSION, JacobianPanel
 
 
 class JacobianController(QObject):
-    def __init__(self, window):
-        super().__init__(window)
-        self.window = window
+    """The Jacobian panel (``panel``, which the window docks) and the analysis worker's
+    kept session that computes what it shows."""
+
+    shown = Signal()  # the panel is to be seen: the window raises its dock and gives it room
+
+    def __init__(self, analysis: AnalysisController, view: GraphView, variables: VariablesPanel,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.analysis = analysis
         self.worker: Worker | None = None
         self.script: str | None = None  # the script of the session
         self.current: dict | None = None  # the request being computed (with its "id")
@@ -37,12 +46,10 @@ class JacobianController(QObject):
             lambda of, wrt, via: self.open(of, wrt, via, *(None, None), *self.panel.slices()))
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
-        self.panel.opClicked.connect(lambda op: window.graph.view.select_op(op))
-        self.dock = add_dock(window, "Jacobian", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea,
-                             beside="Log")
-        window.docks["Problems"].raise_()
-        install_graph_menu(self, window.graph.view)
-        install_variables_menu(self, window.variables)
+        self.panel.opClicked.connect(lambda op: view.select_op(op))
+        view.menu_hooks.append(lambda menu, pos: add_graph_entries(self, menu, view, pos))
+        install_variables_menu(self, variables)
+        analysis.workerTaken.connect(self.attach)
 
     # -- the session --------------------------------------------------------------
     def attach(self, w: Worker) -> None:
@@ -50,8 +57,8 @@ class JacobianController(QObject):
         old, self.worker = self.worker, w
         if old is not None and old is not w:
             self._release(old)
-        if self.window.script != self.script:  # another script: its names mean nothing here
-            self.script, self.last_request, self.pending = self.window.script, None, None
+        if self.analysis.script != self.script:  # another script: its names mean nothing here
+            self.script, self.last_request, self.pending = self.analysis.script, None, None
             self.panel.show_empty()
             self.panel.set_message("")
         self.current = None
@@ -71,6 +78,12 @@ class JacobianController(QObject):
         if w is not None:
             self._release(w)
 
+    def forget_session(self) -> None:
+        """The script is no longer shown (a saved analysis is): its session means nothing here."""
+        self.end_session()
+        self.script = None
+        self.panel.show_empty()
+
     def _release(self, w: Worker) -> None:
         for sig in (w.jacobian, w.jacobian_error, w.jacobian_progress, w.names):
             try:
@@ -87,7 +100,7 @@ class JacobianController(QObject):
         if self.pending is not None:
             req, self.pending = self.pending, None
             self.open(**req)
-        elif self.last_request is not None and self.dock.isVisible():
+        elif self.last_request is not None and self.panel.isVisible():
             self.open(**self.last_request)  # the script was analyzed again: recompute what is shown
 
     def _session_failed(self, _err) -> None:
@@ -111,15 +124,7 @@ class JacobianController(QObject):
 
     # -- requests -----------------------------------------------------------------
     def show(self) -> None:
-        self.dock.show()
-        self.dock.raise_()
-        win = self.window
-        if self.dock.height() < win.height() * 0.35:  # heatmaps need room: 45% of the height,
-            win.resizeDocks([self.dock], [int(win.height() * 0.45)], Qt.Orientation.Vertical)
-            variables = win.docks.get("Variables")  # and most of the width beside Variables
-            if variables is not None and variables.isVisible() and not variables.isFloating():
-                win.resizeDocks([variables, self.dock], [int(win.width() * 0.3), int(win.width() * 0.7)],
-                                Qt.Orientation.Horizontal)
+        self.shown.emit()
 
     def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
              in_range: list[int] | None = None, of_index: list | None = None,

@@ -1,8 +1,7 @@
 """Where the Jacobian panel is opened from: the graph's and the Variables list's right-click menus.
 
-:func:`add_jacobian_actions` fills any QMenu for a tensor of the graph, so a graph
-view that grows its own context menu can call it (``window.jacobian`` is the
-controller); until then :func:`install_graph_menu` gives the view one.
+:func:`add_graph_entries` is the graph view's menu hook (:meth:`app.graph.view.GraphView.context_menu`):
+it appends the Jacobian entries for the tensor or edge under the pointer to the graph's own.
 
 Names are the worker's: a graph node id is the tensor (``:k`` for output k other
 than 0), a variable is its Variables-panel name (node ``var:NAME``), the target
@@ -66,7 +65,7 @@ def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
                          selected: list[str] | None = None) -> None:
     """“Jacobian of this w.r.t. ▸ …” for the tensor ``node_id:output``; with two nodes
     selected, the downstream one w.r.t. the other; with a Jacobian shown, split it here."""
-    report = controller.window.report
+    report = controller.analysis.report
     if report is None:
         return
     if node_id.startswith("var:"):
@@ -103,7 +102,7 @@ def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
 
 
 def _pick(controller, of: str, names: list[str]) -> None:
-    name, ok = QInputDialog.getItem(controller.window, "Jacobian", f"∂ {of} / ∂ …", names, 0, True)
+    name, ok = QInputDialog.getItem(controller.panel, "Jacobian", f"∂ {of} / ∂ …", names, 0, True)
     if ok and name.strip():
         controller.open(of, name.strip())
 
@@ -119,20 +118,16 @@ def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
     return None
 
 
-def graph_menu(controller, view, pos) -> QMenu | None:
-    """The graph's right-click menu at ``pos`` (viewport coordinates): the graph's own
-    entries (:mod:`app.graph.context_menu`), then the Jacobian's for a tensor; None off
-    everything."""
-    from ..graph.context_menu import add_graph_actions
+def add_graph_entries(controller, menu: QMenu, view, pos) -> None:
+    """The Jacobian's entries of the graph's right-click menu at ``pos`` (viewport
+    coordinates): for the node under the pointer, or else for the edge."""
     from ..graph.items import NodeItem
 
-    report = controller.window.report
+    report = controller.analysis.report
     if report is None or view.hierarchy is None:
-        return None
-    menu = QMenu(view)
+        return
     selected = [i.node_id for i in view.scene().selectedItems() if isinstance(i, NodeItem)]
     node = next((i for i in view.items_at(pos) if isinstance(i, NodeItem)), None)
-    add_graph_actions(menu, view, pos)
     if node is not None and node.kind != "group":
         add_jacobian_actions(menu, controller, node.node_id, selected=selected)
     elif node is None:
@@ -140,7 +135,6 @@ def graph_menu(controller, view, pos) -> QMenu | None:
         if ab is not None and ab[0] in view.hierarchy.ops:
             e = next((e for e in report.graph.edges if e.src == ab[0] and e.dst == ab[1]), None)
             add_jacobian_actions(menu, controller, ab[0], e.src_output if e else 0)
-    return menu if any(not a.isSeparator() for a in menu.actions()) else None
 
 
 def _install(widget, make) -> None:
@@ -154,16 +148,12 @@ def _install(widget, make) -> None:
     widget.customContextMenuRequested.connect(show)
 
 
-def install_graph_menu(controller, view) -> None:
-    _install(view, lambda pos: graph_menu(controller, view, pos))
-
-
 def variables_menu(controller, variables, pos) -> QMenu | None:
     """Right-click a variable: “Jacobian of the loss w.r.t. this”."""
     from ..panels.docks import ROLE
 
     it = variables.itemAt(pos)
-    if it is None or it.data(0, ROLE) is None or controller.window.report is None:
+    if it is None or it.data(0, ROLE) is None or controller.analysis.report is None:
         return None
     name = it.data(0, ROLE).name
     menu = QMenu(variables)

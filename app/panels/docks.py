@@ -13,38 +13,15 @@ from collections import deque
 
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QDockWidget, QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
+from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QTextBrowser, QTreeWidget
 
 from tfviz.report import Report
 from tfviz.structure.naming import function_title
 
 from .. import theme
 from ..display import norm_text, shape_text, source_location
-from ..graph.minimap import Minimap
 from ..graph.palette import STYLES, category, look, text_color
 from .layer_details import group_html
-
-
-def add_dock(window, name: str, widget, area, beside: str | None = None) -> QDockWidget:
-    """A dock named ``name`` (its state saved under ``dock_<name>``), registered in
-    ``window.docks`` and, with ``beside``, tabbed with that dock."""
-    d = QDockWidget(name, window)
-    d.setObjectName(f"dock_{name}")
-    d.setWidget(widget)
-    window.addDockWidget(area, d)
-    if beside is not None:
-        window.tabifyDockWidget(window.docks[beside], d)
-    window.docks[name] = d
-    return d
-
-
-def add_overview_dock(window) -> Minimap:
-    """The "Overview" dock (the graph's minimap), below Details on the right."""
-    mini = Minimap(window.graph.view)
-    # the right area stacks: below the last
-    add_dock(window, "Overview", mini, Qt.DockWidgetArea.RightDockWidgetArea)
-    return mini
-
 
 ROLE = Qt.ItemDataRole.UserRole
 #: How the Details panel names an op's gradient status, where the kind alone says too little.

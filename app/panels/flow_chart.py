@@ -27,7 +27,7 @@ from .. import theme
 from ..graph.palette import STATUS_ICON_COLOR, variable_look
 from .variables import layer_of
 
-__all__ = ["DECADES", "FlowChart", "add_flow_dock", "log_size"]
+__all__ = ["DECADES", "FlowChart", "log_size"]
 
 _TICK_FONT = QFont()
 _TICK_FONT.setPointSizeF(7.5)
@@ -249,14 +249,3 @@ def _layer_starts(vs: list[VariableReport]) -> list[tuple[int, str]]:
             out.append((i, name))
             last = name
     return out
-
-
-def add_flow_dock(window) -> FlowChart:
-    """The "Gradient flow" dock, tabbed with Problems; a click selects the variable."""
-    from .docks import add_dock
-
-    chart = FlowChart()
-    add_dock(window, "Gradient flow", chart, Qt.DockWidgetArea.BottomDockWidgetArea, beside="Problems")
-    window.docks["Problems"].raise_()
-    chart.variableClicked.connect(window.variables.select_name)
-    return chart

@@ -16,13 +16,15 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from tfviz.structure.hierarchy import ROOT
 
 from .. import theme
-from .docks import add_dock
+from ..analysis import AnalysisController
+from ..graph.view import GraphView
+from .variables import VariablesPanel
 
 MAX_RESULTS = 500
 KIND_COLOR = {"layer": theme.ACCENT, "variable": theme.VARIABLE_ACCENT, "op": theme.OP_ACCENT}
@@ -61,9 +63,13 @@ def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:
 
 
 class SearchPanel(QWidget):
-    def __init__(self, window, parent=None):
+    """Find layers, variables and ops of the analysis shown; a hit is selected in ``view``
+    or in ``variables``."""
+
+    def __init__(self, analysis: AnalysisController, view: GraphView, variables: VariablesPanel,
+                 parent=None):
         super().__init__(parent)
-        self.main_window = window  # not ``window``: QWidget.window() is the top-level widget
+        self.analysis, self.view, self.variables = analysis, view, variables
         self.field = QLineEdit(placeholderText="Find layers, variables and ops: name, type or /regex/")
         self.field.setClearButtonEnabled(True)
         self.field.textChanged.connect(self.refresh)
@@ -86,8 +92,7 @@ class SearchPanel(QWidget):
 
     def refresh(self) -> None:
         self.list.clear()
-        view = self.main_window.graph.view
-        hits = search(self.main_window.report, view.hierarchy, self.field.text())
+        hits = search(self.analysis.report, self.view.hierarchy, self.field.text())
         for kind, nid, name, detail in hits[:MAX_RESULTS]:
             it = QTreeWidgetItem([kind, name, detail])
             it.setForeground(0, QBrush(QColor(KIND_COLOR[kind])))
@@ -109,13 +114,12 @@ class SearchPanel(QWidget):
         if not data:
             return
         kind, nid = data
-        w = self.main_window
         if kind == "variable":
-            w.variables.select_name(nid[4:])
+            self.variables.select_name(nid[4:])
         elif kind == "op":
-            w.graph.view.select_op(nid)
+            self.view.select_op(nid)
         else:
-            select_group(w.graph.view, nid)
+            select_group(self.view, nid)
 
 
 def select_group(view, gid: str) -> bool:
@@ -205,20 +209,3 @@ class GraphKeys(QObject):
                     v.node_items[gid].setSelected(True)
                 return True
         return False
-
-
-def install_navigation(window) -> SearchPanel:
-    """The Search dock (tabbed with Details) and the graph's keys."""
-    panel = SearchPanel(window)
-    dock = add_dock(window, "Search", panel, Qt.DockWidgetArea.RightDockWidgetArea, beside="Details")
-    window.docks["Details"].raise_()
-
-    def focus() -> None:
-        dock.show()
-        dock.raise_()
-        panel.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        panel.field.selectAll()
-    QShortcut(QKeySequence("Ctrl+Shift+F"), window, focus)
-    window.variables.reportSet.connect(panel.refresh)
-    window.graph_keys = GraphKeys(window.graph.view)
-    return panel

@@ -14,7 +14,10 @@ import html
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsColorizeEffect, QWidget
 
+from tfviz.report import Report
+
 from .. import theme
+from ..banner import ErrorBanner
 
 #: How strongly stale panels are turned grey (1: no colour left).
 OPACITY = 0.85
@@ -22,35 +25,30 @@ STALE_NOTE = ("<i>The graph and lists below are from the previous analysis ({wha
               " they are greyed until an analysis succeeds.</i>")
 
 
-def _panels(window) -> list[QWidget]:
-    out = [window.graph.view, window.variables.box, window.problems]
-    flow = getattr(window, "flow", None)
-    if isinstance(flow, QWidget):
-        out.append(flow)
-    elif flow is not None and isinstance(getattr(flow, "widget", None), QWidget):
-        out.append(flow.widget)
-    return out
+class StaleMarker:
+    """Greys ``panels`` while what they show is out of date, and says so in ``banner``."""
 
+    def __init__(self, panels: list[QWidget], banner: ErrorBanner) -> None:
+        self.panels, self.banner = panels, banner
+        self.on = False
 
-def mark_stale(window, on: bool) -> None:
-    """Grey the panels (``on``) or draw them normally again; say so in the banner."""
-    on = bool(on and window.report is not None)
-    window.stale = on
-    for w in _panels(window):
-        if on:
-            eff = QGraphicsColorizeEffect(w)
-            eff.setColor(QColor(theme.STALE))
-            eff.setStrength(OPACITY)
-            w.setGraphicsEffect(eff)
-        elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):
-            w.setGraphicsEffect(None)  # type: ignore[arg-type]  # None removes it (Qt's null pointer)
-        w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
-                     if on else "")
-    if on:
-        r = window.report
-        what = f"{r.target}()" if r.mode == "target" else f"program: {r.target}"
-        note = STALE_NOTE.format(what=html.escape(what))
-        title = window.banner.title
-        if note not in title.text():
-            title.setText(title.text() + "<br>" + note)
-        window.banner.show()
+    def mark(self, report: Report | None, on: bool) -> None:
+        """Grey the panels (``on``, when they show a ``report``) or draw them normally again."""
+        on = self.on = bool(on and report is not None)
+        for w in self.panels:
+            if on:
+                eff = QGraphicsColorizeEffect(w)
+                eff.setColor(QColor(theme.STALE))
+                eff.setStrength(OPACITY)
+                w.setGraphicsEffect(eff)
+            elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):
+                w.setGraphicsEffect(None)  # type: ignore[arg-type]  # None removes it (Qt's null pointer)
+            w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
+                         if on else "")
+        if on and report is not None:
+            what = f"{report.target}()" if report.mode == "target" else f"program: {report.target}"
+            note = STALE_NOTE.format(what=html.escape(what))
+            title = self.banner.title
+            if note not in title.text():
+                title.setText(title.text() + "<br>" + note)
+            self.banner.show()

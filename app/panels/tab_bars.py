@@ -10,6 +10,8 @@ group's only bar is never touched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QTabBar
 
@@ -46,11 +48,12 @@ def hide_stale_tab_bars(window) -> int:
     return hidden
 
 
-def keep_tab_bars_clean(window) -> None:
-    """Sweep once the window is laid out, and again whenever a dock moves."""
+def keep_tab_bars_clean(window) -> Callable[[], None]:
+    """Sweep again whenever a dock moves; returns the sweep, for the window to call once
+    it is laid out."""
     def later() -> None:
         QTimer.singleShot(0, lambda: hide_stale_tab_bars(window))
     for d in window.findChildren(QDockWidget):
         d.dockLocationChanged.connect(later)
         d.topLevelChanged.connect(later)
-    window._sweep_tab_bars = later
+    return later

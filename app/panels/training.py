@@ -674,13 +674,3 @@ def _count(value: object, default: int) -> int:
         return int(str(value))
     except ValueError:
         return default
-
-
-def add_training_dock(window) -> TrainingPanel:
-    """The "Training" dock, tabbed with Problems (its visibility saved with the layout)."""
-    from .docks import add_dock
-
-    panel = TrainingPanel()
-    add_dock(window, "Training", panel, Qt.DockWidgetArea.BottomDockWidgetArea, beside="Problems")
-    window.docks["Problems"].raise_()
-    return panel

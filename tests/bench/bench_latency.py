@@ -6,7 +6,7 @@ The window (``app.window.MainWindow``, offscreen) and its worker pool
 
 1. a small script (``seed3_chain_rule.py``) opened with ``open_script`` in a window
    whose pool already holds a warm spare (its worker has said ``ready``: TensorFlow is
-   imported), until the report is shown (``window.report`` set, not busy); target 2 s.
+   imported), until the report is shown (``window.analysis.report`` set, not busy); target 2 s.
    Beside it, the same in a window without a spare (the worker starts TensorFlow then).
 2. F5 (the Analysis > Reload action) on that script, with the spare warm again (the user
    read the result), then F5 again as soon as that result is shown; target: the second
@@ -21,7 +21,7 @@ The baseline column: the issue's figure, and this benchmark's first run here bef
 pool kept two spares (F5 right after a result waited for the one spare's TensorFlow import).
 Below the table, where the time goes: the median moment (from the call) of each stage
 the window sees: the worker ready, its first and last progress message, the result in
-the GUI thread (``window.result_at``), the report shown.
+the GUI thread (``window.analysis.result_at``), the report shown.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_latency.py [--repeat N]
 
@@ -113,10 +113,10 @@ def warm_spare(w: MainWindow) -> None:
 
 def analysis(w: MainWindow, start: Callable[[], None]) -> dict[str, float]:
     """Seconds from ``start()`` until the report is shown, and the stages on the way."""
-    w.report, w.last_error = None, None
+    w.analysis.report, w.analysis.last_error = None, None
     t0 = time.perf_counter()
     start()
-    worker = w.worker
+    worker = w.analysis.worker
     assert worker is not None, "no analysis started"
     marks: dict[str, float] = {}
     if worker.is_ready:
@@ -130,10 +130,11 @@ def analysis(w: MainWindow, start: Callable[[], None]) -> dict[str, float]:
             marks["last progress"] = time.perf_counter() - t0
 
     worker.progress.connect(progressed)
-    shown = wait(lambda: w.last_error is not None or (w.report is not None and not w.busy()), "the analysis")
-    if w.last_error is not None:
-        raise RuntimeError(f"the analysis failed: {w.last_error.get('message')}")
-    marks["result in the GUI"] = w.result_at - t0
+    a = w.analysis
+    shown = wait(lambda: a.last_error is not None or (a.report is not None and not a.busy()), "the analysis")
+    if w.analysis.last_error is not None:
+        raise RuntimeError(f"the analysis failed: {w.analysis.last_error.get('message')}")
+    marks["result in the GUI"] = w.analysis.result_at - t0
     marks["report shown"] = shown - t0
     return marks
 
@@ -159,12 +160,12 @@ def open_saved_from_menu(path: Path, importing: bool = False) -> dict[str, float
             settle(1.0)  # into its TensorFlow import, the heavy part
         t0 = time.perf_counter()
         w.browse()
-        if w.saved_load is not None:  # the reader thread takes far longer than this line
-            w.saved_load.reader.loaded.connect(
+        if w.saved.current is not None:  # the reader thread takes far longer than this line
+            w.saved.current.reader.loaded.connect(
                 lambda _r: marks.setdefault("read and checked", time.perf_counter() - t0),
                 Qt.ConnectionType.DirectConnection)
-        loaded = wait(lambda: w.saved_load is None, "the saved analysis")
-        if w.report is None:
+        loaded = wait(lambda: w.saved.current is None, "the saved analysis")
+        if w.analysis.report is None:
             raise RuntimeError(f"{path} was not shown: {w.stage.text()}")
         marks["report shown"] = loaded - t0
         w.repaint()  # the graph drawn: paint now, not at the next idle moment

@@ -90,7 +90,7 @@ def in_window(script: Path) -> dict:
     timer.start(5)
     start = last[0] = time.perf_counter()
     window.open_script(str(script))
-    while window.busy() and time.perf_counter() - start < 600:
+    while window.analysis.busy() and time.perf_counter() - start < 600:
         app.processEvents()
         time.sleep(0.001)
     total = time.perf_counter() - start
@@ -100,15 +100,15 @@ def in_window(script: Path) -> dict:
         time.sleep(0.001)
     timer.stop()
     text = window.log.toPlainText()
-    ok = window.report is not None and "last line of the flood" in text
-    error = window.last_error
+    ok = window.analysis.report is not None and "last line of the flood" in text
+    error = window.analysis.last_error
     window.close()
     window.pool.shutdown()
     if not ok:
         raise SystemExit(f"analysis failed or output lost: {error}")
     # While the output streams in (up to the result's arrival), and while the result is drawn.
-    streaming = sorted(g for t, g in gaps if t <= window.result_at)
-    drawing = sorted(g for t, g in gaps if t > window.result_at)
+    streaming = sorted(g for t, g in gaps if t <= window.analysis.result_at)
+    drawing = sorted(g for t, g in gaps if t > window.analysis.result_at)
     return {"total": total, "stall": streaming[-1] * 1000,
             "p99": streaming[int(len(streaming) * 0.99)] * 1000,
             "result_stall": max(drawing, default=0.0) * 1000,

@@ -47,7 +47,7 @@ def measure(script: str) -> tuple[float, float, float]:
     start = time.perf_counter()
     last[0] = start
     window.open_script(script)
-    while window.busy() and time.perf_counter() - start < 300:
+    while window.analysis.busy() and time.perf_counter() - start < 300:
         app.processEvents()
         time.sleep(0.001)
     total = time.perf_counter() - start
@@ -56,11 +56,11 @@ def measure(script: str) -> tuple[float, float, float]:
         app.processEvents()
         time.sleep(0.001)
     timer.stop()
-    ok = window.report is not None
+    ok = window.analysis.report is not None
     window.close()
     window.pool.shutdown()
     if not ok:
-        raise SystemExit(f"analysis failed: {window.last_error}")
+        raise SystemExit(f"analysis failed: {window.analysis.last_error}")
     gaps.sort()
     return gaps[-1] * 1000, gaps[int(len(gaps) * 0.99)] * 1000, total
 

@@ -107,7 +107,7 @@ def in_window(path: str) -> dict[str, float]:
     worst[0], last[0] = 0.0, time.perf_counter()
     t0 = time.perf_counter()
     w.open_script(path)
-    while not shown and w.saved_load is not None:
+    while not shown and w.saved.current is not None:
         qapp.processEvents()
         time.sleep(0.001)
     elapsed = (shown[0] if shown else time.perf_counter()) - t0

@@ -46,7 +46,7 @@ def window(qapp, worker_pool):
 
 def run_analysis(qtbot, window, script: Path | str, target: str | None = None) -> None:
     """Open ``script`` and wait until the worker answered (result, error or crash)."""
-    window.report = None
-    window.last_error = None
+    window.analysis.report = None
+    window.analysis.last_error = None
     window.open_script(str(script), target)
-    qtbot.waitUntil(lambda: not window.busy(), timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not window.analysis.busy(), timeout=ANALYSIS_TIMEOUT_MS)

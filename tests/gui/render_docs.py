@@ -33,10 +33,10 @@ def analyze(app, w, script: Path) -> None:
     w.open_script(str(script))
     t = QElapsedTimer()
     t.start()
-    while w.busy() and t.elapsed() < 180_000:
+    while w.analysis.busy() and t.elapsed() < 180_000:
         app.processEvents()
-    if w.report is None:
-        raise SystemExit(f"{script.name}: no report: {w.last_error}")
+    if w.analysis.report is None:
+        raise SystemExit(f"{script.name}: no report: {w.analysis.last_error}")
     settle(app)
 
 
@@ -90,7 +90,7 @@ def main() -> int:
     rows = [w.problems.topLevelItem(i) for i in range(w.problems.topLevelItemCount())]
     svd = next(r for r in rows if "Svd" in r.text(1))
     w.problems.setCurrentItem(svd)
-    w.show_problem(svd.data(0, 0x0100))
+    w.links.show_problem(svd.data(0, 0x0100))
     settle(app)
     w.grab().save(str(out / "window_seed1.png"))
 
@@ -107,13 +107,13 @@ def main() -> int:
     w.grab().save(str(out / "window_transformer.png"))
 
     analyze(app, w, EXAMPLES / "seed2_frozen_copy.py")
-    frozen = next(v for v in w.report.variables if v.kind == "frozen_copy")
+    frozen = next(v for v in w.analysis.report.variables if v.kind == "frozen_copy")
     w.variables.select_name(frozen.name)
     settle(app)
     w.grab().save(str(out / "window_seed2.png"))
 
     analyze(app, w, EXAMPLES / "seed3_chain_rule.py")
-    w.variables.select_name(w.report.variables[0].name)
+    w.variables.select_name(w.analysis.report.variables[0].name)
     w.graph.magnitude.setChecked(True)  # the gradient-magnitude overlay
     settle(app)
     w.grab().save(str(out / "window_seed3.png"))
@@ -123,7 +123,7 @@ def main() -> int:
     w.graph.view.fit()
     relu = w.problems.topLevelItem(0)
     w.problems.setCurrentItem(relu)
-    w.show_problem(relu.data(0, 0x0100))
+    w.links.show_problem(relu.data(0, 0x0100))
     settle(app)
     w.grab().save(str(out / "window_zero.png"))
 
@@ -141,7 +141,7 @@ def main() -> int:
     w.open_script(str(EXAMPLES / "program_seed2_fit.py"))
     t = QElapsedTimer()
     t.start()
-    while w.busy() and t.elapsed() < 180_000:
+    while w.analysis.busy() and t.elapsed() < 180_000:
         app.processEvents()
     w.docks["Log"].raise_()
     settle(app)
@@ -150,7 +150,7 @@ def main() -> int:
 
     w.open_script(str(ROOT / "tests" / "gui" / "scripts" / "segfault.py"))
     t.restart()
-    while w.busy() and t.elapsed() < 180_000:
+    while w.analysis.busy() and t.elapsed() < 180_000:
         app.processEvents()
     settle(app)
     w.grab().save(str(out / "window_crash.png"))
@@ -161,7 +161,7 @@ def main() -> int:
 
         w.open_script(str(EXAMPLES / "healthy_resnet50.py"))
         w.cancel(quiet=True)
-        w._result(Report.from_dict(json.loads(graph.read_text())).to_dict())
+        w.analysis._result(Report.from_dict(json.loads(graph.read_text())).to_dict())
     else:
         analyze(app, w, EXAMPLES / "healthy_resnet50.py")
     settle(app, 500)

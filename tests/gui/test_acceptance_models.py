@@ -77,8 +77,8 @@ def opened(request, qtbot_module, window):
     """The window as it opens on one model: no click yet."""
     script, healthy = MODELS[request.param]
     run_analysis(qtbot_module, window, EXAMPLES / script)
-    assert window.report is not None, window.last_error
-    assert window.report.ok == healthy, [p.message for p in window.report.problems]
+    assert window.analysis.report is not None, window.analysis.last_error
+    assert window.analysis.report.ok == healthy, [p.message for p in window.analysis.report.problems]
     qtbot_module.wait(50)
     return request.param, window
 
@@ -100,7 +100,7 @@ def test_opens_as_layers_named_after_user_objects(opened):
     shown = [g for g in (*view.frames, *view.node_items) if g in h.groups]
     boxes = [g for g in shown if h.groups[g].kind != "root"]
     assert boxes, f"{name}: no layer, model or function box in the default view"
-    report = window.report
+    report = window.analysis.report
     layers = {p for v in [*report.variables, *report.read_not_trained]
               for p in getattr(v, "tf_name", "").split("/")[:-1]}  # every Keras layer the step reads
     for gid in boxes:
@@ -125,7 +125,7 @@ def test_opens_as_layers_named_after_user_objects(opened):
 
 def test_opens_on_the_cut_readable_and_in_the_right_colours(opened):
     name, window = opened
-    view, report = window.graph.view, window.report
+    view, report = window.graph.view, window.analysis.report
     if MODELS[name][1]:
         pytest.skip("healthy: no cut to open on (see test_healthy_model_shows_no_bug_styled_edge)")
     problem = next(p for p in report.problems if p.severity != "warning" and p.op)
@@ -163,7 +163,7 @@ def test_healthy_model_shows_no_bug_styled_edge(opened):
     view = window.graph.view
     if not MODELS[name][1]:
         pytest.skip("has a bug")
-    assert all(v.status == "connected" and v.kind is None for v in window.report.variables)
+    assert all(v.status == "connected" and v.kind is None for v in window.analysis.report.variables)
     assert set(view.edge_cats.values()) <= QUIET, f"{name}: {set(view.edge_cats.values()) - QUIET}"
     assert _text_px(view) >= READABLE_PX - 1e-6
     if name != "resnet50":  # every op drawn: BatchNorm's stop_gradients are muted, not bugs
@@ -172,12 +172,12 @@ def test_healthy_model_shows_no_bug_styled_edge(opened):
         assert cats <= QUIET, f"{name} expanded: {cats - QUIET}"
         if name == "unet":
             assert "muted" in cats
-        view.set_report(window.report)  # back to the view as opened
+        view.set_report(window.analysis.report)  # back to the view as opened
 
 
 def test_selecting_any_variable_shows_its_path_or_its_cut(opened, qtbot_module):
     name, window = opened
-    view, report = window.graph.view, window.report
+    view, report = window.graph.view, window.analysis.report
     variables = report.variables if len(report.variables) <= 30 else report.variables[::20]
     for v in variables:
         assert window.variables.select_name(v.name), v.name
@@ -207,7 +207,7 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
     name, window = opened
     if name not in ("transformer", "rnn"):
         pytest.skip("the overlay is checked where a cut leaves edges without gradient")
-    view, report = window.graph.view, window.report
+    view, report = window.graph.view, window.analysis.report
     view.set_report(report)  # the view as it opens, on the cut (an earlier test scrolled it)
     QApplication.processEvents()
     window.graph.magnitude.setChecked(True)
@@ -242,7 +242,7 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
     if name == "transformer":
         assert starved, "the attention layer, which no gradient reaches, is not a starved box"
     for g in starved:
-        window.show_path(g.id)
+        window.links.show_path(g.id)
         path = view.path
         assert path is not None and path.cut, f"{name}: Show path on {g.label} does not end at the cut"
         assert report.graph.ops[[o.id for o in report.graph.ops].index(path.end)].status != "starved"
@@ -255,7 +255,7 @@ def test_rnn_integer_cast_input_is_integer_not_raises(opened):
     name, window = opened
     if name != "rnn":
         pytest.skip("the while-loop RNN only")
-    view, report = window.graph.view, window.report
+    view, report = window.graph.view, window.analysis.report
     (cast,) = [p.op for p in report.problems if p.kind == "integer"]
     assert report.graph.ops[[o.id for o in report.graph.ops].index(cast)].type == "Cast"
     ins = [ab for ab in view.edge_cats if ab[1] == cast]

@@ -180,7 +180,7 @@ def test_the_windows_svg_export_escapes_names_xml_cannot_hold(qtbot, tmp_path):
 
     w = MainWindow(pool=WorkerPool(spare=False))
     qtbot.addWidget(w)
-    w._show_report(_report(["in\x1b[31mput", "nul\x00here", "out"]))
+    w.show_report(_report(["in\x1b[31mput", "nul\x00here", "out"]))
     dlg = ExportDialog(w.graph.view, w)
     dlg.fmt.setCurrentIndex(dlg.fmt.findData("svg"))
     out = tmp_path / "window.svg"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import QApplication
 
 from app.graph.context_menu import full_name, subtree
-from app.jacobian.menu import graph_menu
 from tests.gui.test_layer_view import SG, _open
 
 
@@ -15,7 +14,7 @@ def _menu_at(qtbot, window, item):
     view.centerOn(item)
     qtbot.wait(20)
     pos = view.mapFromScene(item.sceneBoundingRect().center())
-    menu = graph_menu(window.jacobian, view, pos)
+    menu = view.context_menu(pos)
     assert menu is not None
     return {a.text(): a for a in menu.actions() if not a.isSeparator()}
 
@@ -79,7 +78,7 @@ def test_an_open_frame_collapses_from_its_menu(qtbot, window):
     qtbot.wait(20)
     r = frame.sceneBoundingRect()
     pos = view.mapFromScene(r.topLeft() + (r.bottomRight() - r.topLeft()) * 0.02)  # the frame's corner
-    menu = graph_menu(window.jacobian, view, pos)
+    menu = view.context_menu(pos)
     acts = {a.text(): a for a in menu.actions() if not a.isSeparator()}
     label = view.hierarchy.groups[gid].label
     assert f"Collapse {label}" in acts and "Expand" not in acts

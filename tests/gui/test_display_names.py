@@ -13,7 +13,7 @@ SEED2 = EXAMPLES / "seed2_frozen_copy.py"
 
 def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window):
     run_analysis(qtbot, window, SEED2)
-    assert window.last_error is None, window.last_error
+    assert window.analysis.last_error is None, window.analysis.last_error
     view = window.graph.view
     h = view.hierarchy
     copy = "model.layers[0].weights2"  # the attribute the script holds the frozen copy at
@@ -34,12 +34,12 @@ def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window)
     (row,) = [r for r in rows if r.data(0, 0x0100).op == op_id]
     assert row.text(1) == copy and h.ops[op_id].name in row.toolTip(1)
     # Search finds it by its display name, and shows that name
-    hits = [hit for hit in search(window.report, h, "weights2") if hit[1] == op_id]
+    hits = [hit for hit in search(window.analysis.report, h, "weights2") if hit[1] == op_id]
     assert hits and hits[0][2] == copy
     # Copy name gives the same name; TensorFlow's is offered beside it
     assert full_name(view, op_id) == copy and tf_name(view, op_id) == h.ops[op_id].name
     # the variable: its Python path in Variables, the graph, the path's header and Copy name
-    var = window.report.variables[0]
+    var = window.analysis.report.variables[0]
     assert window.variables.select_name(var.name)
     assert h.display_name(f"var:{var.name}") == var.name == full_name(view, f"var:{var.name}")
     text = window.details.toPlainText()

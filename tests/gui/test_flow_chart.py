@@ -63,7 +63,7 @@ def test_bars_past_the_lines_are_the_variables_the_rule_flags(qapp):
 
 def test_chart_in_the_window_matches_the_report(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "kind_stop_gradient_layer.py")
-    report = window.report
+    report = window.analysis.report
     chart = window.flow
     assert chart.names == [v.name for v in report.variables]
     for v in report.variables:

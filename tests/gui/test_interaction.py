@@ -33,7 +33,7 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
     run_analysis(qtbot, window, script)
     # no `loss`: it runs as a program, which computes no gradient; the banner says so and
     # offers both functions (so does the analysis bar, after "First gradient step")
-    assert window.report is None and window.last_error is not None
+    assert window.analysis.report is None and window.analysis.last_error is not None
     banner = window.banner
     assert banner.isVisible() and "without computing a gradient" in banner.plain_text()
     assert "Or differentiate one of its functions" in banner.plain_text()
@@ -43,22 +43,24 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
     assert banner.pick.isVisible()
     banner.targets.setCurrentText("b")
     qtbot.mouseClick(banner.pick, Qt.LeftButton)
-    qtbot.waitUntil(lambda: not window.busy() and bool(window.report or window.last_error),
+    a = window.analysis
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
                     timeout=ANALYSIS_TIMEOUT_MS)
-    assert window.last_error is None, window.last_error
-    assert window.report.target == "b" and not banner.isVisible()
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report.target == "b" and not banner.isVisible()
     assert window.target_combo.isVisible() and window.target_combo.currentText() == "b()"
-    first = window.report
+    first = window.analysis.report
     norm = first.variables[0].grad_norm  # d/dw of w**2 at 2 = 4
     assert math.isclose(norm, 4.0, rel_tol=1e-4)
 
     # saving the file re-runs the analysis of the same target
     time.sleep(0.05)
     script.write_text(TWO_TARGETS.format(scale=10.0))
-    qtbot.waitUntil(lambda: window.report is not first and window.report is not None and not window.busy(),
+    a = window.analysis
+    qtbot.waitUntil(lambda: a.report is not first and a.report is not None and not a.busy(),
                     timeout=ANALYSIS_TIMEOUT_MS)
-    assert window.report.target == "b"
-    assert math.isclose(window.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)
+    assert window.analysis.report.target == "b"
+    assert math.isclose(window.analysis.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)
 
 
 def _report() -> Report:

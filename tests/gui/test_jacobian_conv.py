@@ -45,9 +45,9 @@ class Threads:
 
 @pytest.fixture
 def conv(qtbot, window):
-    if window.script != str(CONV) or window.report is None:
+    if window.analysis.script != str(CONV) or window.analysis.report is None:
         run_analysis(qtbot, window, CONV)
-    assert window.report is not None and window.jacobian.alive()
+    assert window.analysis.report is not None and window.jacobian.alive()
     window.jacobian.budget_mb = None
     return window
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 
 from app.jacobian import saving
-from app.jacobian.menu import graph_menu, variables_menu
+from app.jacobian.menu import variables_menu
 from tfviz.jacobian.png import colorize
 
 SEED3 = EXAMPLES / "seed3_chain_rule_split.py"
@@ -23,9 +23,9 @@ WAIT_MS = 120_000
 
 @pytest.fixture
 def seed3(qtbot, window):
-    if window.script != str(SEED3) or window.report is None:
+    if window.analysis.script != str(SEED3) or window.analysis.report is None:
         run_analysis(qtbot, window, SEED3)
-    assert window.report is not None and window.jacobian.alive()
+    assert window.analysis.report is not None and window.jacobian.alive()
     window.jacobian.budget_mb = None
     return window
 
@@ -67,12 +67,12 @@ def hover_until(qtbot, heat, row: int, col: int, cond) -> None:
 
 def test_open_from_node_hover_and_colours(qtbot, seed3):
     w, c = seed3, seed3.jacobian
-    menu = graph_menu(c, w.graph.view, node_pos(w.graph.view, "y"))
+    menu = w.graph.view.context_menu(node_pos(w.graph.view, "y"))
     acts = actions(menu)
     assert "Jacobian of this w.r.t. … > W" in acts and "Jacobian of this w.r.t. … > b" in acts
     acts["Jacobian of this w.r.t. … > W"].trigger()
     wait_answer(qtbot, c)
-    assert c.dock.isVisible() and c.panel.stack.currentWidget() is c.panel.single
+    assert w.docks["Jacobian"].isVisible() and c.panel.stack.currentWidget() is c.panel.single
     heat = c.panel.single
     values = saving.values_of(c.panel.shown)
     assert values.shape == (1, 3, 4, 3)
@@ -105,9 +105,9 @@ def test_two_selected_nodes_and_variables_menu(qtbot, seed3):
     view.scene().clearSelection()
     for nid in ("y", "h"):
         view.reveal(nid).setSelected(True)
-    acts = actions(graph_menu(c, view, node_pos(view, "y")))
+    acts = actions(view.context_menu(node_pos(view, "y")))
     assert "Jacobian of this w.r.t. h (selected)" in acts
-    acts = actions(graph_menu(c, view, node_pos(view, "h")))
+    acts = actions(view.context_menu(node_pos(view, "h")))
     assert "Jacobian of y (selected) w.r.t. this" in acts
     view.scene().clearSelection()
     item = w.variables.topLevelItem(1)

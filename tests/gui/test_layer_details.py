@@ -125,8 +125,8 @@ def test_selecting_a_group_in_the_window_shows_its_attributes(qapp):
     w = MainWindow(WorkerPool(spare=False))
     try:
         report = _layers_report()
-        w.report = report
-        w._show_report(report)
+        w.analysis.report = report
+        w.show_report(report)
         view = w.graph.view
         gid = _group(view.hierarchy, "head")
         if gid not in view.node_items:  # shown as a frame: collapse it to a box
@@ -144,16 +144,16 @@ def test_real_keras_layer_details(qtbot, window):
     """The stop_gradient example, analyzed by the worker: ``enc_1``'s weights get none."""
     script = EXAMPLES / "kind_stop_gradient_layer.py"
     run_analysis(qtbot, window, script)
-    assert window.report is not None, window.last_error
+    assert window.analysis.report is not None, window.analysis.last_error
     view = window.graph.view
     gid = _group(view.hierarchy, "enc_1")
-    window.details.show_op(window.report, gid, "enc_1", view.hierarchy)
+    window.details.show_op(window.analysis.report, gid, "enc_1", view.hierarchy)
     text = window.details.toPlainText()
     # its Keras class and settings, as the trace recorded them, and its Python object
     assert 'Dense · encoder.get_layer("enc_1")' in text  # named by the name the program gave it
     assert "units 16" in text and "activation relu" in text
     (enc,) = [g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "encoder"]
-    window.details.show_op(window.report, enc, "encoder", view.hierarchy)
+    window.details.show_op(window.analysis.report, enc, "encoder", view.hierarchy)
     assert "Sequential with 2 inner layers" in window.details.toPlainText()
     assert "\nkernel\n" in text and "\nbias\n" in text
     assert text.count("none: stop_gradient") == 2

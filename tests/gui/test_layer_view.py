@@ -9,15 +9,15 @@ from PySide6.QtGui import QFontInfo
 
 from app.graph.framing import readable_scale
 from app.graph.items import _FONT, NodeItem
-from app.jacobian.menu import graph_menu
 
 SG = EXAMPLES / "kind_stop_gradient_layer.py"
 
 
 def _open(qtbot, window, script):
-    if window.report is None or window.report.script != str(script):  # not another test's report
+    report = window.analysis.report
+    if report is None or report.script != str(script):  # not another test's report
         run_analysis(qtbot, window, script)
-    assert window.report is not None, window.last_error
+    assert window.analysis.report is not None, window.analysis.last_error
     qtbot.wait(50)
     return window.graph.view
 
@@ -59,7 +59,8 @@ def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
     qtbot.wait(50)
     path = view.path
     assert path is not None and path.cut and path.end == "StopGradient"
-    assert "StopGradient" in window.current_path_ops and "__target__" not in window.current_path_ops
+    on_path = window.links.current_path_ops
+    assert "StopGradient" in on_path and "__target__" not in on_path
     assert view.node_items["StopGradient"].opacity() == 1.0
     assert view.node_items["StopGradient"].highlight
     head = next(i for n, i in view.node_items.items() if n.endswith("head_1"))
@@ -79,25 +80,26 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     view.centerOn(item)
     qtbot.wait(20)
     pos = view.mapFromScene(item.sceneBoundingRect().center())
-    menu = graph_menu(window.jacobian, view, pos)
+    menu = view.context_menu(pos)
     acts = {a.text(): a for a in menu.actions()}
     assert "Show path" in acts
     assert any(t.startswith("Jacobian of this") for t in acts)  # the Jacobian entries stay
     acts["Show path"].trigger()
     qtbot.wait(20)
     assert view.path is not None and view.path.start == "StopGradient"
-    assert "__target__" in window.current_path_ops
+    assert "__target__" in window.links.current_path_ops
     assert "Gradient path of StopGradient" in window.details.toPlainText()
     # a layer's path: every way from its weights through it to the target
-    window.show_path("f:/s:head_1")
-    assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.current_path_ops
+    window.links.show_path("f:/s:head_1")
+    assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.links.current_path_ops
     header = window.details.toPlainText().splitlines()[0]
     title = view.hierarchy.groups["f:/s:head_1"].label
     assert header == f"Gradient path of {title}"  # the box's title, no id
     # a box no gradient arrives at: its path ends at the cut, as its variable's does
-    window.show_path("f:/s:encoder_1/enc_1_1")
+    window.links.show_path("f:/s:encoder_1/enc_1_1")
     assert view.path.cut and view.path.end == "StopGradient"
-    assert "__target__" not in window.current_path_ops and "StopGradient" in window.current_path_ops
+    on_path = window.links.current_path_ops
+    assert "__target__" not in on_path and "StopGradient" in on_path
     text = window.details.toPlainText()
     assert "where its gradient stops" in text and "Every way from here to the target" not in text
     assert window.variables.select_name('encoder.get_layer("enc_1").kernel')

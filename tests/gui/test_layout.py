@@ -74,7 +74,7 @@ def test_error_banner_shows_the_file_name_only(qtbot, window, tmp_path):
     bad = tmp_path / "broken_script.py"
     bad.write_text("import tensorflow as tf\n\nraise RuntimeError('nope')\n")
     run_analysis(qtbot, window, bad)
-    assert window.last_error is not None
+    assert window.analysis.last_error is not None
     shown = window.banner.title.text()
     assert "broken_script.py" in shown
     visible = shown.split("'>", 1)[-1]  # the link target may hold the path; the text may not

@@ -22,8 +22,8 @@ def _report() -> Report:
 
 def test_search_lists_layers_variables_and_ops(qtbot, window):
     r = _report()
-    window.report = r
-    window._show_report(r)
+    window.analysis.report = r
+    window.show_report(r)
     panel = window.search_panel
     panel.field.setText("dense")
     rows = [(panel.list.topLevelItem(i).text(0), panel.list.topLevelItem(i).text(1))
@@ -43,8 +43,8 @@ def test_search_lists_layers_variables_and_ops(qtbot, window):
 
 def test_keys_move_along_edges_zoom_and_collapse(qtbot, window):
     r = _report()
-    window.report = r
-    window._show_report(r)
+    window.analysis.report = r
+    window.show_report(r)
     view = window.graph.view
     assert view.select_op("dense/MatMul", center=False)
     sel = lambda: [i.node_id for i in view.scene().selectedItems()]  # noqa: E731

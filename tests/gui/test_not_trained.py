@@ -17,8 +17,8 @@ def _rows(window):
 
 def test_not_trained_variables_marked_in_list_and_graph(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "untrained_forgotten_decoder.py")
-    report = window.report
-    assert report is not None, window.last_error
+    report = window.analysis.report
+    assert report is not None, window.analysis.last_error
     bad = {v.name for v in report.variables if v.kind == "not_trained"}
     assert bad, "the engine reports the forgotten decoder"
     rows = {it.text(1): it for it in _rows(window)}
@@ -42,8 +42,8 @@ def test_not_trained_variables_marked_in_list_and_graph(qtbot, window):
 
 def test_separate_model_listed_greyed_without_problem(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "healthy_dqn_target.py")
-    report = window.report
-    assert report is not None, window.last_error
+    report = window.analysis.report
+    assert report is not None, window.analysis.last_error
     assert report.read_not_trained and not [p for p in report.problems if p.kind == "not_trained"]
     rows = {it.text(1): it for it in _rows(window)}
     for r in report.read_not_trained:

@@ -12,8 +12,8 @@ SEED2 = EXAMPLES / "notebook_seed2_fit.ipynb"
 
 def test_the_seed2_notebook_opens_on_its_cell(qtbot, window):
     run_analysis(qtbot, window, SEED2)
-    assert window.last_error is None, window.last_error
-    report = window.report
+    assert window.analysis.last_error is None, window.analysis.last_error
+    report = window.analysis.report
     (p,) = [p for p in report.problems if p.kind == "frozen_copy"]
     assert p.source is not None and p.source.cell_name == "cell 3 [2]"
     rows = [window.problems.topLevelItem(i) for i in range(window.problems.topLevelItemCount())]
@@ -49,11 +49,12 @@ def test_saving_the_notebook_runs_it_again(qtbot, window, tmp_path):
     path = tmp_path / "scaled.ipynb"
     write(1.0)
     run_analysis(qtbot, window, path, target="loss")
-    assert window.last_error is None, window.last_error
-    first = window.report
+    assert window.analysis.last_error is None, window.analysis.last_error
+    first = window.analysis.report
     assert math.isclose(first.variables[0].grad_norm, 4.0, rel_tol=1e-4)  # d/dw w**2 at 2
     time.sleep(0.05)
     write(10.0)
-    qtbot.waitUntil(lambda: window.report is not first and window.report is not None and not window.busy(),
+    a = window.analysis
+    qtbot.waitUntil(lambda: a.report is not first and a.report is not None and not a.busy(),
                     timeout=ANALYSIS_TIMEOUT_MS)
-    assert math.isclose(window.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)
+    assert math.isclose(window.analysis.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)

@@ -35,16 +35,16 @@ def test_picker_ranks_loss_first_and_hides_builders(qtbot):
 def test_failed_analysis_greys_previous_results(qtbot, window):
     report = Report(script="/x/m.py", target="gen_loss", ok=True,
                     variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)])
-    window.report = report
-    window._show_report(report)
+    window.analysis.report = report
+    window.show_report(report)
     assert window.graph.view.graphicsEffect() is None
-    window._error({"message": "make_generator() takes 1 positional argument"})
-    assert window.stale
+    window.analysis._error({"message": "make_generator() takes 1 positional argument"})
+    assert window.staleness.on
     for w in (window.graph.view, window.variables.box, window.problems):
         eff = w.graphicsEffect()
         assert isinstance(eff, QGraphicsColorizeEffect) and eff.strength() > 0.5
     text = window.banner.plain_text()
     assert "previous analysis (gen_loss())" in text and "out of date" in text
-    window._show_report(report)  # the next result is current again
-    assert not window.stale and window.variables.box.graphicsEffect() is None
+    window.show_report(report)  # the next result is current again
+    assert not window.staleness.on and window.variables.box.graphicsEffect() is None
     window.banner.hide()

@@ -26,10 +26,10 @@ def test_gui_process_never_imports_tensorflow():
         w = MainWindow(); w.show()
         w.open_script(sys.argv[1], None)
         timer = QElapsedTimer(); timer.start()
-        while w.busy() and timer.elapsed() < 150_000:
+        while w.analysis.busy() and timer.elapsed() < 150_000:
             qapp.processEvents()
-        assert w.report is not None, w.last_error
-        print(len(w.report.variables), "tensorflow" in sys.modules,
+        assert w.analysis.report is not None, w.analysis.last_error
+        print(len(w.analysis.report.variables), "tensorflow" in sys.modules,
               any(k.startswith(("tfviz.analysis.diagnose", "tfviz.engine.trace")) for k in sys.modules))
         w.close()
     """)

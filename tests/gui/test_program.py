@@ -16,14 +16,15 @@ from test_failures import _alive
 
 
 def _open(qtbot, window, script, **kw) -> None:
-    window.report = None
-    window.last_error = None
+    window.analysis.report = None
+    window.analysis.last_error = None
     window.open_script(str(script), **kw)
-    qtbot.waitUntil(lambda: not window.busy(), timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not window.analysis.busy(), timeout=ANALYSIS_TIMEOUT_MS)
 
 
 def _wait_done(qtbot, window) -> None:
-    qtbot.waitUntil(lambda: not window.busy() and bool(window.report or window.last_error),
+    a = window.analysis
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
                     timeout=ANALYSIS_TIMEOUT_MS)
 
 
@@ -41,9 +42,9 @@ def _entries(window) -> list[str]:
 
 def test_seed1_program_opens_as_it_is(qtbot, window):
     _open(qtbot, window, EXAMPLES / "program_seed1_svd.py", args=[])
-    assert window.last_error is None, window.last_error
-    report = window.report
-    assert report.mode == "program" and window.mode == "program"
+    assert window.analysis.last_error is None, window.analysis.last_error
+    report = window.analysis.report
+    assert report.mode == "program" and window.analysis.mode == "program"
     broken = {v.name for v in report.variables if v.status == "broken"}
     assert broken == {f"{side}[{i}]" for side in ("upper", "lower") for i in range(5)}
     kinds = {window.problems.topLevelItem(i).text(1) for i in range(window.problems.topLevelItemCount())}
@@ -61,11 +62,11 @@ def test_seed1_program_opens_as_it_is(qtbot, window):
 
 def test_seed2_fit_program_names_the_frozen_copy(qtbot, window):
     _open(qtbot, window, EXAMPLES / "program_seed2_fit.py", args=[])
-    assert window.last_error is None, window.last_error
-    assert window.report.mode == "program"
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report.mode == "program"
     assert "Model.fit" in window.stage.text()
-    frozen = [v for v in window.report.variables if v.kind == "frozen_copy"]
-    assert frozen, [(v.name, v.kind) for v in window.report.variables]
+    frozen = [v for v in window.analysis.report.variables if v.kind == "frozen_copy"]
+    assert frozen, [(v.name, v.kind) for v in window.analysis.report.variables]
     assert window.variables.select_name(frozen[0].name)
     assert window.variables.currentItem().text(2) == "none: frozen_copy"
 
@@ -73,10 +74,11 @@ def test_seed2_fit_program_names_the_frozen_copy(qtbot, window):
 def test_picker_switches_between_program_and_named_target(qtbot, window):
     script = SCRIPTS / "program_and_target.py"
     _open(qtbot, window, script, args=[])
-    assert window.last_error is None, window.last_error
+    assert window.analysis.last_error is None, window.analysis.last_error
     bar = window.bar
-    assert window.report.mode == "program"
-    assert {v.name: v.kind for v in window.report.variables} == {"w_main": None, "w_side": "stop_gradient"}
+    assert window.analysis.report.mode == "program"
+    kinds = {v.name: v.kind for v in window.analysis.report.variables}
+    assert kinds == {"w_main": None, "w_side": "stop_gradient"}
     assert _entries(window) == ["First gradient step", "probe()"]
     assert bar.is_shown("combo") and bar.combo.currentIndex() == 0 and bar.is_shown("args")
     assert "program mode: training" in window.log.toPlainText()
@@ -86,22 +88,22 @@ def test_picker_switches_between_program_and_named_target(qtbot, window):
     qtbot.keyClick(window.graph.view, Qt.Key_T, Qt.ControlModifier)
     bar.combo.hidePopup()  # it opened the list; Down on the closed picker chooses too
     assert bar.combo.hasFocus()
-    window.report = None
+    window.analysis.report = None
     qtbot.keyClick(bar.combo, Qt.Key_Down)
     _wait_done(qtbot, window)
-    assert window.last_error is None, window.last_error
-    assert window.report.mode == "target" and window.report.target == "probe"
-    assert {v.name: v.status for v in window.report.variables} == {"w_main": "connected",
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report.mode == "target" and window.analysis.report.target == "probe"
+    assert {v.name: v.status for v in window.analysis.report.variables} == {"w_main": "connected",
                                                                   "w_side": "connected"}
     assert bar.combo.currentText() == "probe()"
     assert not bar.is_shown("args") and not bar.is_shown("step")  # a function has no command line
     assert window.stage.text().startswith("probe() — all gradients flow")
 
-    window.report = None
+    window.analysis.report = None
     qtbot.keyClick(bar.combo, Qt.Key_Up)
     _wait_done(qtbot, window)
-    assert window.report.mode == "program"
-    assert {v.name: v.kind for v in window.report.variables}["w_side"] == "stop_gradient"
+    assert window.analysis.report.mode == "program"
+    assert {v.name: v.kind for v in window.analysis.report.variables}["w_side"] == "stop_gradient"
     assert bar.combo.currentIndex() == 0 and bar.is_shown("args")
 
 
@@ -109,7 +111,7 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     script = EXAMPLES / "program_argv.py"
     _open(qtbot, window, script, args=[])
     # argparse rejects the empty command line: the message and its usage text, no crash
-    err = window.last_error
+    err = window.analysis.last_error
     assert err is not None and "exited (status 2)" in err["message"]
     assert "--lr" in err["detail"] and "usage:" in err["detail"]
     banner = window.banner.plain_text()
@@ -123,13 +125,13 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     qtbot.keyClick(window.graph.view, Qt.Key_L, Qt.ControlModifier)
     qtbot.waitUntil(edit.hasFocus, timeout=5000)  # focus events arrive late on a loaded machine
     qtbot.keyClicks(edit, "--lr 0.1")
-    window.report = None
+    window.analysis.report = None
     qtbot.keyClick(edit, Qt.Key_Return)
     _wait_done(qtbot, window)
-    assert window.last_error is None, window.last_error
-    assert window.report.mode == "program"
-    assert {v.status for v in window.report.variables} == {"connected"}
-    assert window.args == ["--lr", "0.1"]
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report.mode == "program"
+    assert {v.status for v in window.analysis.report.variables} == {"connected"}
+    assert window.analysis.args == ["--lr", "0.1"]
     assert "running program_argv.py --lr 0.1 to its first gradient step" in window.log.toPlainText()
 
     # remembered per script, across restarts: another process reads them from the settings file
@@ -139,19 +141,19 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
     out = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True,
                          timeout=60, env=os.environ)
     assert out.stdout.strip() == "--lr 0.1", out.stderr
-    assert window.saved_args(str(script)) == ["--lr", "0.1"]
-    assert window.saved_args(str(EXAMPLES / "program_seed1_svd.py")) == []
+    assert window.analysis.saved_args(str(script)) == ["--lr", "0.1"]
+    assert window.analysis.saved_args(str(EXAMPLES / "program_seed1_svd.py")) == []
 
 
 def test_step_spin_box_picks_the_nth_gradient_step(qtbot, window):
     script = EXAMPLES / "program_argv.py"
     _open(qtbot, window, script, args=["--lr", "0.1", "--epochs", "3"])
-    assert window.last_error is None, window.last_error
+    assert window.analysis.last_error is None, window.analysis.last_error
     log_before = len(window.log.toPlainText())
-    window.report = None
+    window.analysis.report = None
     window.bar.step_spin.setValue(2)  # debounced: one run after the arrows stop
     _wait_done(qtbot, window)
-    assert window.step == 2 and window.last_error is None, window.last_error
+    assert window.analysis.step == 2 and window.analysis.last_error is None, window.analysis.last_error
     assert window.stage.text().startswith("Gradient step 2: ")
     assert _entries(window)[0] == "Gradient step 2"
     log = window.log.toPlainText()[log_before:]
@@ -161,22 +163,22 @@ def test_step_spin_box_picks_the_nth_gradient_step(qtbot, window):
 
 def test_log_shows_program_output_while_it_runs(qtbot, window):
     """The first line must be on screen while the program still sleeps, not with the result."""
-    window.report = None
+    window.analysis.report = None
     window.open_script(str(SCRIPTS / "program_slow_start.py"), args=[])
     qtbot.waitUntil(lambda: "loading the data…" in window.log.toPlainText(), timeout=ANALYSIS_TIMEOUT_MS)
     seen_at = time.perf_counter()
-    assert window.busy() and window.report is None
+    assert window.analysis.busy() and window.analysis.report is None
     assert "data loaded" not in window.log.toPlainText()
     _wait_done(qtbot, window)
-    assert window.last_error is None, window.last_error
+    assert window.analysis.last_error is None, window.analysis.last_error
     assert "data loaded" in window.log.toPlainText()
     assert time.perf_counter() - seen_at > 2.0  # the first line came ~5 s before the end
 
 
 def test_esc_cancels_a_program_that_hangs_before_its_first_step(qtbot, window):
     window.open_script(str(SCRIPTS / "program_hang.py"), args=["--epochs", "2"])
-    worker = window.worker
-    assert worker is not None and window.mode == "program"
+    worker = window.analysis.worker
+    assert worker is not None and window.analysis.mode == "program"
     qtbot.waitUntil(lambda: "waiting for the data loader" in window.log.toPlainText(),
                     timeout=ANALYSIS_TIMEOUT_MS)
     pid = worker.pid
@@ -186,14 +188,14 @@ def test_esc_cancels_a_program_that_hangs_before_its_first_step(qtbot, window):
     qtbot.keyClick(window.graph.view, Qt.Key_Escape)
     qtbot.waitUntil(lambda: not _alive(pid), timeout=1000)
     assert time.perf_counter() - t0 < 1.0
-    assert not window.busy() and window.stage.text() == "Cancelled"
+    assert not window.analysis.busy() and window.stage.text() == "Cancelled"
     assert window.bar.is_shown("args") and window.bar.args_edit.text() == "--epochs 2"
 
 
 def test_program_without_gradient_says_so(qtbot, window):
     _open(qtbot, window, EXAMPLES / "program_no_gradient.py", args=[])
-    err = window.last_error
-    assert err is not None and window.report is None
+    err = window.analysis.last_error
+    assert err is not None and window.analysis.report is None
     assert "ran to the end without computing a gradient" in err["message"]
     assert "predicted classes" in err["detail"]  # the stdout tail
     assert window.banner.isVisible() and "without computing a gradient" in window.banner.plain_text()
@@ -227,9 +229,9 @@ def test_open_with_run_and_step_reaches_the_worker_request(qtbot, window, monkey
     window.open_script(path, run=True, args=["--x", "1"], step=4)
     window.cancel(quiet=True)
     assert sent == [((path, None), {"run": True, "args": ["--x", "1"], "step": 4})]
-    assert window.mode == "program" and window.bar.combo.currentIndex() == 0
+    assert window.analysis.mode == "program" and window.bar.combo.currentIndex() == 0
     assert window.bar.combo.itemText(0) == "Gradient step 4"
     assert os.path.basename(path) in window.windowTitle()
     window.open_script(path)  # same script, plain open: a loss() script is analyzed as its target
     window.cancel(quiet=True)
-    assert sent[-1] == ((path, None), {}) and window.mode == "target"
+    assert sent[-1] == ((path, None), {}) and window.analysis.mode == "target"

@@ -54,7 +54,7 @@ def _workers(w) -> list:
 def _open(qtbot, w, path) -> None:
     """Open a saved analysis and wait until it is shown, refused or cancelled."""
     w.open_script(str(path))
-    load = getattr(w, "saved_load", None)
+    load = w.saved.current
     if load is not None:
         qtbot.waitUntil(lambda: not load.running(), timeout=60_000)
 
@@ -62,16 +62,16 @@ def _open(qtbot, w, path) -> None:
 def test_saved_analysis_shows_graph_and_panels_without_a_worker(fresh, saved, qtbot):
     path, report = saved
     _open(qtbot, fresh, path)
-    assert fresh.report is not None and fresh.report.problems == report.problems
+    assert fresh.analysis.report is not None and fresh.analysis.report.problems == report.problems
     assert fresh.problems.topLevelItemCount() == len(report.problems) == 1
     assert fresh.variables.topLevelItemCount() == len(report.variables)
     view = fresh.graph.view
     assert view.hierarchy is not None and "var:teacher" in view.hierarchy.ops
     assert fresh.stack.currentWidget() is fresh.graph and not fresh.banner.isVisible()
-    assert fresh.script is None and not fresh.busy() and _workers(fresh) == []
+    assert fresh.analysis.script is None and not fresh.analysis.busy() and _workers(fresh) == []
     assert "saved analysis" in fresh.windowTitle() and "bug.json" in fresh.stage.text()
     fresh.reload()  # F5 has no script to run
-    assert not fresh.busy() and _workers(fresh) == []
+    assert not fresh.analysis.busy() and _workers(fresh) == []
 
 
 def test_a_saved_analysis_is_in_open_recent_and_reopens_from_there(fresh, saved, tmp_path, qtbot):
@@ -79,22 +79,22 @@ def test_a_saved_analysis_is_in_open_recent_and_reopens_from_there(fresh, saved,
     bad = tmp_path / "broken.json"
     bad.write_text("{not json")
     _open(qtbot, fresh, path)
-    assert fresh.recent_files()[0] == os.path.abspath(path)
-    first = fresh.recent_menu.actions()[0]
+    assert fresh.recent.files()[0] == os.path.abspath(path)
+    first = fresh.recent.menu.actions()[0]
     assert "bug.json" in first.text()
-    fresh.report = None
-    fresh._show_report(None)
+    fresh.analysis.report = None
+    fresh.show_report(None)
     first.trigger()  # reopened from the menu: shown again, nothing run
-    qtbot.waitUntil(lambda: fresh.report is not None, timeout=60_000)
-    assert fresh.report is not None and fresh.report.problems == report.problems
+    qtbot.waitUntil(lambda: fresh.analysis.report is not None, timeout=60_000)
+    assert fresh.analysis.report is not None and fresh.analysis.report.problems == report.problems
     assert _workers(fresh) == []
     from PySide6.QtWidgets import QMessageBox
 
     _open(qtbot, fresh, bad)
     for b in fresh.findChildren(QMessageBox):
         b.close()
-    assert fresh.report.problems == report.problems
-    assert os.path.abspath(bad) not in fresh.recent_files()  # a refused file is not offered again
+    assert fresh.analysis.report.problems == report.problems
+    assert os.path.abspath(bad) not in fresh.recent.files()  # a refused file is not offered again
 
 
 def test_save_then_reopen_gives_the_same_problems(fresh, saved, tmp_path, qtbot):
@@ -103,11 +103,11 @@ def test_save_then_reopen_gives_the_same_problems(fresh, saved, tmp_path, qtbot)
     path, report = saved
     _open(qtbot, fresh, path)
     out = tmp_path / "again.json"
-    assert saved_mod.save(fresh.report, str(out)) is None
+    assert saved_mod.save(fresh.analysis.report, str(out)) is None
     again = load_analysis(out)
     assert [(p.kind, p.op, p.variables) for p in again.problems] == \
         [(p.kind, p.op, p.variables) for p in report.problems]
-    assert again == fresh.report
+    assert again == fresh.analysis.report
 
 
 @pytest.mark.parametrize("content", [b"{not json", b'{"schema_version": 1, "script": 3}',
@@ -115,14 +115,13 @@ def test_save_then_reopen_gives_the_same_problems(fresh, saved, tmp_path, qtbot)
 def test_bad_file_gets_a_message_and_nothing_else_happens(fresh, saved, tmp_path, content, qtbot):
     from PySide6.QtWidgets import QMessageBox
 
-    from app.saved import open_saved
 
     path, report = saved
     _open(qtbot, fresh, path)
-    title, shown = fresh.windowTitle(), fresh.report
+    title, shown = fresh.windowTitle(), fresh.analysis.report
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
-    load = open_saved(fresh, str(bad))
+    load = fresh.saved.open(str(bad))
     qtbot.waitUntil(lambda: not load.running(), timeout=60_000)
     error = load.error
     assert load.outcome == "refused" and error and str(bad) in error
@@ -130,7 +129,7 @@ def test_bad_file_gets_a_message_and_nothing_else_happens(fresh, saved, tmp_path
     assert boxes and str(bad) in boxes[-1].text()
     for b in boxes:
         b.close()
-    assert fresh.report is shown and fresh.windowTitle() == title and _workers(fresh) == []
+    assert fresh.analysis.report is shown and fresh.windowTitle() == title and _workers(fresh) == []
 
 
 def test_hostile_source_paths_are_never_read(fresh, saved, tmp_path, qtbot):
@@ -142,10 +141,10 @@ def test_hostile_source_paths_are_never_read(fresh, saved, tmp_path, qtbot):
     bad = tmp_path / "zero.json"
     bad.write_text(json.dumps(doc))
     _open(qtbot, fresh, bad)
-    assert fresh.report is not None
-    op = next(o for o in fresh.report.graph.ops if o.source)
+    assert fresh.analysis.report is not None
+    op = next(o for o in fresh.analysis.report.graph.ops if o.source)
     assert op.source.file == "/dev/zero"  # shown as written, never read
-    fresh._node_selected(op.id)  # the Source panel is asked for it: must return at once
+    fresh.links.node_selected(op.id)  # the Source panel is asked for it: must return at once
     assert "not read from disk" in fresh.source.toPlainText()
     assert fresh.source.marked_text() == op.source.code
 
@@ -182,15 +181,16 @@ def test_a_saved_analysis_never_makes_the_window_read_a_file_it_names(fresh, tmp
     path.write_text(json.dumps(doc))
     access = _FileAccess(monkeypatch)
     _open(qtbot, fresh, path)
-    assert fresh.report is not None and getattr(fresh, "saved_load", None) is None
-    fresh._node_selected(ops[0]["id"])
+    assert fresh.analysis.report is not None and fresh.saved.current is None
+    fresh.links.node_selected(ops[0]["id"])
     text = fresh.source.toPlainText()
     assert "TOPSECRET" not in text and "w = tf.Variable(init)" in text and "loss = f(y)" in text
     assert fresh.source.marked_line == 1 and fresh.source.marked_text() == "w = tf.Variable(init)"
     t0 = time.perf_counter()
-    fresh._node_selected(ops[1]["id"])
+    fresh.links.node_selected(ops[1]["id"])
     assert time.perf_counter() - t0 < 5 and "y = tf.matmul(x, w)" in fresh.source.toPlainText()
-    fresh.show_problem(Problem("nan", "error", "", "", "", source=fresh.report.variables[2].source))
+    source = fresh.analysis.report.variables[2].source
+    fresh.links.show_problem(Problem("nan", "error", "", "", "", source=source))
     assert "TOPSECRET" not in fresh.source.toPlainText()
     named = {str(secret), "/proc/kmsg"}
     assert not named & set(access.paths), [p for p in access.paths if p in named]
@@ -259,8 +259,8 @@ def test_a_saved_analysis_loads_off_the_gui_thread_with_progress(fresh, tmp_path
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     fresh.open_script(str(path))
-    load = fresh.saved_load
-    assert load is not None and load.running() and fresh.report is None
+    load = fresh.saved.current
+    assert load is not None and load.running() and fresh.analysis.report is None
     dialog = load.dialog
     qtbot.waitUntil(lambda: dialog.value() >= 50 and dialog.isVisible(), timeout=30_000)
     n = len(ticks)
@@ -272,7 +272,7 @@ def test_a_saved_analysis_loads_off_the_gui_thread_with_progress(fresh, tmp_path
     gate.set()
     qtbot.waitUntil(lambda: not load.running(), timeout=60_000)
     timer.stop()
-    assert load.outcome == "shown" and len(fresh.report.variables) == 20_000
+    assert load.outcome == "shown" and len(fresh.analysis.report.variables) == 20_000
     assert not [d for d in fresh.findChildren(QProgressDialog) if d.isVisible()]
     assert "big.json" in fresh.windowTitle()
 
@@ -286,24 +286,24 @@ def test_cancel_stops_the_load_and_leaves_the_window_as_it_was(fresh, saved, tmp
 
     path, _ = saved
     _open(qtbot, fresh, path)
-    before = (fresh.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent_files(),
+    before = (fresh.analysis.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent.files(),
               fresh.log.toPlainText())
     big = tmp_path / "big.json"
     big.write_bytes(big_json(20_000, graph_every=200))
     _, threads = _held_load(monkeypatch)
     fresh.open_script(str(big))
-    load = fresh.saved_load
+    load = fresh.saved.current
     qtbot.waitUntil(lambda: load.dialog.isVisible() and load.dialog.value() >= 50, timeout=30_000)
     (button,) = load.dialog.findChildren(QPushButton)
     qtbot.mouseClick(button, Qt.LeftButton)  # the dialog's Cancel
-    assert load.outcome == "cancelled" and fresh.saved_load is None
+    assert load.outcome == "cancelled" and fresh.saved.current is None
     # the thread stops at its next check, and is deleted once it has
     qtbot.waitUntil(lambda: not fresh.findChildren(_Reader), timeout=5_000)
     qtbot.wait(100)  # nothing arrives late
-    after = (fresh.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent_files(),
+    after = (fresh.analysis.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent.files(),
              fresh.log.toPlainText())
     assert after == before and not [d for d in fresh.findChildren(QProgressDialog) if d.isVisible()]
-    assert os.path.abspath(big) not in fresh.recent_files() and len(threads) == 1
+    assert os.path.abspath(big) not in fresh.recent.files() and len(threads) == 1
 
 
 def test_tfviz_saved_json_opens_without_tensorflow_or_worker(saved, tmp_path):
@@ -317,11 +317,12 @@ def test_tfviz_saved_json_opens_without_tensorflow_or_worker(saved, tmp_path):
         from app.worker_client import Worker
         w = make_window(sys.argv[1])
         deadline = time.time() + 60
-        while w.report is None and time.time() < deadline:  # read on a thread
+        while w.analysis.report is None and time.time() < deadline:  # read on a thread
             app.processEvents()
             time.sleep(0.01)
         print(json.dumps({"tf": "tensorflow" in sys.modules, "workers": len(w.pool.findChildren(Worker)),
-                          "problems": w.problems.topLevelItemCount(), "ops": len(w.report.graph.ops)}))
+                          "problems": w.problems.topLevelItemCount(),
+                          "ops": len(w.analysis.report.graph.ops)}))
         w.close()
     """)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))

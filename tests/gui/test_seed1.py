@@ -12,9 +12,9 @@ SEED1 = EXAMPLES / "seed1_svd_dynamic_shape.py"
 def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
     had_tensorflow = "tensorflow" in sys.modules  # another file's test in this process may import it
     run_analysis(qtbot, window, SEED1)
-    assert window.last_error is None, window.last_error
-    assert window.report is not None
-    first = next(p.source for p in window.report.problems if p.source)
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report is not None
+    first = next(p.source for p in window.analysis.report.problems if p.source)
     assert window.source.marked_line == first.line  # opened where the first problem is
     probs = window.problems
     svd_rows = [probs.topLevelItem(i) for i in range(probs.topLevelItemCount())
@@ -39,5 +39,5 @@ def test_seed1_variable_highlights_blocking_op(qtbot, window):
     assert window.variables.select_name("upper[0]")
     var = window.variables.currentItem().data(0, 0x0100)
     assert var.status == "broken" and var.kind == "unimplemented"
-    assert set(var.blocked_at) <= window.current_path_ops
+    assert set(var.blocked_at) <= window.links.current_path_ops
     assert window.graph.view.node_items[var.blocked_at[0]].highlight

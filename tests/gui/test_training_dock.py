@@ -240,7 +240,7 @@ def test_training_dock_is_saved_with_the_layout(qtbot, monkeypatch):
     # with one: Ctrl+Shift+R opens the dialog, whose Run starts the watched run it describes
     asked: list[WatchRequest] = []
     monkeypatch.setattr(w2, "run_until", asked.append)
-    w2.script = str(EXAMPLES / "train_dead_relu.py")
+    w2.analysis.script = str(EXAMPLES / "train_dead_relu.py")
     w2.run_until_action.trigger()
     dialog = w2.until_dialog
     assert dialog is not None and dialog.isVisible()
@@ -251,23 +251,25 @@ def test_training_dock_is_saved_with_the_layout(qtbot, monkeypatch):
 
 # -- through a real worker ------------------------------------------------------------------
 def _wait_answer(qtbot, window) -> None:
-    qtbot.waitUntil(lambda: not window.busy() and bool(window.report or window.last_error),
+    a = window.analysis
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
                     timeout=ANALYSIS_TIMEOUT_MS)
 
 
 def test_watched_run_draws_live_marks_the_fired_step_then_diagnoses_an_earlier_one(qtbot, window):
     path = str(EXAMPLES / "train_dead_relu.py")
     window.open_script(path, run=True, args=[])
-    window.report, window.last_error = None, None
+    window.analysis.report, window.analysis.last_error = None, None
     window.run_until(WatchRequest(("zero",)))  # stops that analysis: a watched run instead
     assert window.docks["Training"].isVisible() and window.training.running
     live: list[tuple[int, bool]] = []  # (points, whether the result had arrived)
-    assert window.worker is not None
-    window.worker.steps.connect(lambda pts: live.append((len(pts), window.report is not None)))
+    assert window.analysis.worker is not None
+    a = window.analysis
+    a.worker.steps.connect(lambda pts: live.append((len(pts), a.report is not None)))
     _wait_answer(qtbot, window)
-    assert window.last_error is None, window.last_error
+    assert window.analysis.last_error is None, window.analysis.last_error
     assert live and not live[0][1], live  # the first points came while the program ran
-    watch = window.report.watch
+    watch = window.analysis.report.watch
     assert watch is not None and watch.fired == "zero" and watch.step is not None
     panel = window.training
     qtbot.waitUntil(lambda: panel.record.n == watch.steps, timeout=5000)
@@ -275,20 +277,21 @@ def test_watched_run_draws_live_marks_the_fired_step_then_diagnoses_an_earlier_o
     assert panel.fired_step() == watch.step and panel._lines[0].value() == watch.step
     assert f"zero at step {watch.step}" in panel.header.text()
     # the graph and the lists show that step: its zero gradients
-    assert window.step == watch.step and window.bar.combo.itemText(0) == f"Gradient step {watch.step}"
-    assert {v.name: v.kind for v in window.report.variables}["hidden.kernel"] == "zero"
+    assert window.analysis.step == watch.step
+    assert window.bar.combo.itemText(0) == f"Gradient step {watch.step}"
+    assert {v.name: v.kind for v in window.analysis.report.variables}["hidden.kernel"] == "zero"
     assert window.stage.text().startswith(f"zero at gradient step {watch.step}: ")
     assert "watching every gradient step until zero" in window.log.toPlainText()
 
     # a click at an earlier step: "Diagnose step N", a plain run to it; the record stays
     n = 10
-    window.report = None
+    window.analysis.report = None
     panel.step_menu(n).actions()[0].trigger()
-    assert window.watching is None
+    assert window.analysis.watching is None
     _wait_answer(qtbot, window)
-    assert window.last_error is None, window.last_error
-    report = window.report
-    assert report.watch is None and report.mode == "program" and window.step == n
+    assert window.analysis.last_error is None, window.analysis.last_error
+    report = window.analysis.report
+    assert report.watch is None and report.mode == "program" and window.analysis.step == n
     assert {v.name: v.status for v in report.variables}["hidden.kernel"] == "connected"
     assert panel.record.n == watch.steps and panel.fired_step() == watch.step
     assert sorted(line.value() for line in panel._lines) == sorted([n, watch.step, watch.step])
@@ -321,14 +324,14 @@ def test_cancel_stops_a_watched_run_and_keeps_its_record(qtbot, window, tmp_path
     script.write_text(ENDLESS)
     window.open_script(str(script), run=True, args=[])
     window.run_until(WatchRequest(("nan",)))
-    worker = window.worker
+    worker = window.analysis.worker
     assert worker is not None
     qtbot.waitUntil(lambda: window.training.record.n >= 20, timeout=ANALYSIS_TIMEOUT_MS)
     pid = worker.pid
     assert _alive(pid)
     window.cancel()
     qtbot.waitUntil(lambda: not _alive(pid), timeout=3000)
-    assert not window.busy() and window.stage.text() == "Cancelled"
+    assert not window.analysis.busy() and window.stage.text() == "Cancelled"
     kept = window.training.record.n
     assert kept >= 20 and not window.training.running
     assert "Run cancelled" in window.training.header.text()
@@ -336,9 +339,9 @@ def test_cancel_stops_a_watched_run_and_keeps_its_record(qtbot, window, tmp_path
     assert window.training.record.n == kept
 
     # the window goes on: a step from the kept record is diagnosed
-    window.report, window.last_error = None, None
+    window.analysis.report, window.analysis.last_error = None, None
     window.diagnose_step(3)
     _wait_answer(qtbot, window)
-    assert window.last_error is None, window.last_error
-    assert window.report.mode == "program" and window.step == 3
+    assert window.analysis.last_error is None, window.analysis.last_error
+    assert window.analysis.report.mode == "program" and window.analysis.step == 3
     assert window.training.record.n == kept

@@ -92,7 +92,7 @@ def test_problem_ops_keep_their_colour_when_zoomed_out(qapp):
 
 def test_healthy_batchnorm_model_shows_no_bug_styled_edge(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "healthy_batchnorm.py")
-    assert window.report is not None and window.report.ok
+    assert window.analysis.report is not None and window.analysis.report.ok
     view = window.graph.view
     for expand in (False, True):
         view.set_all_expanded(expand)
@@ -109,5 +109,5 @@ def test_starved_layer_in_the_app(qtbot, window):
     starved = [ab for ab, c in view.edge_cats.items() if c == "starved"]
     assert any(a.startswith("var:encoder") for a, _ in starved)
     assert "passes" not in {view.edge_cats[ab] for ab in view.edge_cats if ab[0].startswith("var:encoder")}
-    window.details.show_op(window.report, 'var:encoder.get_layer("enc_1").kernel')
+    window.details.show_op(window.analysis.report, 'var:encoder.get_layer("enc_1").kernel')
     assert "cut at StopGradient" in window.details.toPlainText()

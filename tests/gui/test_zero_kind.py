@@ -16,7 +16,7 @@ def _rows(tree):
 
 def test_dead_relu_and_zero_factor_are_shown_as_zero(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "kind_zero_dead_relu.py")
-    assert window.report is not None, window.last_error
+    assert window.analysis.report is not None, window.analysis.last_error
     rows = _rows(window.variables)
     tick = status_icon("connected").cacheKey()
     assert rows["w"].text(2) == "flows" and rows["w"].icon(0).cacheKey() == tick
@@ -50,7 +50,7 @@ def test_dead_relu_and_zero_factor_are_shown_as_zero(qtbot, window):
 
 def test_untaken_cond_branch_is_shown_as_zero(qtbot, window):
     run_analysis(qtbot, window, EXAMPLES / "kind_zero_cond.py")
-    assert window.report is not None, window.last_error
+    assert window.analysis.report is not None, window.analysis.last_error
     rows = _rows(window.variables)
     assert rows["fallback"].text(2) == "zero: cond"
     assert "not taken" in rows["fallback"].toolTip(2)

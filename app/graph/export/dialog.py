@@ -9,8 +9,9 @@ from the view's own scene, in the current collapse state, path view and colours.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QObject, QRectF
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -175,43 +176,38 @@ class ExportDialog(QDialog):
         return None
 
 
-def install_export_action(window, menu=None) -> QAction:
-    """File > Export image… (Ctrl+E), enabled while the window shows a graph."""
-    view = window.graph.view
-    a = QAction("&Export image…", window)
-    a.setShortcut(QKeySequence("Ctrl+E"))
-    a.setStatusTip("Write the graph, or the visible area, as PNG, SVG or PDF with its legend")
-    a.triggered.connect(lambda: export_dialog(window))
-    follow = lambda: a.setEnabled(view.hierarchy is not None)  # noqa: E731
-    view.scene().graphChanged.connect(follow)
-    if menu is None:
-        menu = next(m.menu() for m in window.menuBar().actions() if m.text().replace("&", "") == "File")
-    menu.aboutToShow.connect(follow)
-    menu.insertAction(_after_save(menu), a)
-    follow()
-    return a
+class ImageExport(QObject):
+    """File > Export image… (Ctrl+E) for ``view``: an action, enabled while the view shows a
+    graph, that opens the dialog; ``say`` puts its outcome in the status bar, ``folder``
+    names where the file dialog starts."""
 
+    def __init__(self, view: GraphView, parent: QWidget, say: Callable[[str], None],
+                 folder: Callable[[], str]) -> None:
+        super().__init__(parent)
+        self.view, self.say, self.folder = view, say, folder
+        self.dialog: ExportDialog | None = None  # the last one opened
+        a = self.action = QAction("&Export image…", parent)
+        a.setShortcut(QKeySequence("Ctrl+E"))
+        a.setStatusTip("Write the graph, or the visible area, as PNG, SVG or PDF with its legend")
+        a.triggered.connect(self.open_dialog)
+        view.scene().graphChanged.connect(self.follow)
+        self.follow()
 
-def _after_save(menu):
-    """The action before which Export image… goes: the one after Save analysis…, if any."""
-    acts = menu.actions()
-    for i, act in enumerate(acts):
-        if act.text().replace("&", "").startswith("Save analysis") and i + 1 < len(acts):
-            return acts[i + 1]
-    return None
+    def follow(self) -> None:
+        self.action.setEnabled(self.view.hierarchy is not None)
 
-
-def export_dialog(window) -> ExportDialog | None:
-    """Open the Export image dialog on the window's graph (non-blocking); None when no graph."""
-    view = window.graph.view
-    if view.hierarchy is None:
-        window.stage.setText("Nothing to export yet: analyze a script or open a saved analysis first")
-        return None
-    report = view.report
-    stem = os.path.splitext(os.path.basename(report.script or "graph"))[0] if report else "graph"
-    folder = os.path.dirname(window.script or "") if getattr(window, "script", None) else ""
-    dlg = ExportDialog(view, window, stem=stem, folder=folder)
-    dlg.finished.connect(lambda result: window.stage.setText(dlg.message) if result else None)
-    window._export_dialog = dlg
-    dlg.open()
-    return dlg
+    def open_dialog(self) -> ExportDialog | None:
+        """Open the Export image dialog on the graph (non-blocking); None when there is no graph."""
+        view = self.view
+        if view.hierarchy is None:
+            self.say("Nothing to export yet: analyze a script or open a saved analysis first")
+            return None
+        report = view.report
+        stem = os.path.splitext(os.path.basename(report.script or "graph"))[0] if report else "graph"
+        parent = self.parent()
+        owner = parent if isinstance(parent, QWidget) else None
+        dlg = ExportDialog(view, owner, stem=stem, folder=self.folder())
+        dlg.finished.connect(lambda result: self.say(dlg.message) if result else None)
+        self.dialog = dlg
+        dlg.open()
+        return dlg
