@@ -77,7 +77,7 @@ def test_the_session_loop_answers_bad_ids_serves_on_and_ends_with_its_pipe():
     """The real session loop, fed from a pipe through the checked stream, with a stand-in
     session (no TensorFlow): every request answered in order, and the loop ends when the
     pipe closes."""
-    from tfviz.jacobian.protocol import serve_session
+    from tfviz.worker.session import serve_session
 
     class Names:
         def names(self) -> list[str]:

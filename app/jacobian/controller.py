@@ -3,7 +3,7 @@
 Every worker the analysis takes (:attr:`app.analysis.AnalysisController.workerTaken`)
 is attached with :meth:`JacobianController.attach`.
 The analysis is sent with ``"keep": true``, so after its result the worker stays
-and answers ``jacobian`` requests (:mod:`tfviz.jacobian.protocol`); a new
+and answers ``jacobian`` requests (:mod:`tfviz.worker.session`); a new
 analysis replaces it (the old worker's request pipe is closed and it exits).
 A request made while the analysis still runs waits for its result.
 """

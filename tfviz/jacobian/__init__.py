@@ -10,8 +10,8 @@ chain-rule split J(y,h) @ J(h,x) == J(y,x).
 - :mod:`tfviz.jacobian.names`: which graph tensor or variable a name means;
 - :mod:`tfviz.jacobian.compute`: reverse/forward mode, chunks, memory guard;
 - :mod:`tfviz.jacobian.chain`: the chain-rule split and the tf.gradients sum;
-- :mod:`tfviz.jacobian.session`: the analyzed script kept alive for requests;
-- :mod:`tfviz.jacobian.protocol`: the worker's ``jacobian`` requests;
+- :mod:`tfviz.jacobian.session`: the analyzed script kept alive for requests
+  (the worker's loop that serves them is :mod:`tfviz.worker.session`);
 - :mod:`tfviz.jacobian.png`, :mod:`tfviz.jacobian.files`: files (the command is
   :mod:`tfviz.commands.jacobian`).
 

@@ -95,7 +95,8 @@ The package
 -----------
 
 - :mod:`~tfviz.worker.launch`: the one command line and environment a worker starts with;
-- :mod:`~tfviz.worker.server`: the process's side (the channel, the analysis, the session);
+- :mod:`~tfviz.worker.server`: the process's side (the channel, the analysis);
+- :mod:`~tfviz.worker.session`: the kept session's loop, which serves its requests;
 - :mod:`~tfviz.worker.requests`: a kept session's requests, checked into typed messages;
 - :mod:`~tfviz.worker.messages`: the answers, as typed messages both clients decode;
 - :mod:`~tfviz.worker.logbatch`: the script's output, batched into few ``log`` messages;

@@ -90,8 +90,8 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
             result[key] = result.get(key, "")[-OUTPUT_TAIL:]
     channel.answer(Result(result))
     if keep and requests is not None:  # the session keeps the step for Jacobian requests
-        from tfviz.jacobian.protocol import serve_session
         from tfviz.jacobian.session import Session
+        from tfviz.worker.session import serve_session
 
         return serve_session(channel.send, Session.from_analysis(done), requests)
     del done  # a check keeps nothing: the step, its graph and the script's objects go now

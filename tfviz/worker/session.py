@@ -1,4 +1,4 @@
-"""The worker's session loop: ``jacobian`` requests against a kept analysis.
+"""The worker's kept session: ``jacobian`` requests served against a kept analysis.
 
 After an ``analyze`` request with ``"keep": true`` has been answered with
 its ``result``, the worker keeps the session and reads further requests,
