@@ -55,6 +55,13 @@ def batch_of(p: dict[str, Any]) -> Any:
     return (tensor(p.get("x")), tensor(p.get("y")), tensor(p.get("sample_weight")))
 
 
+def built(model: Any) -> bool:
+    """Every layer of ``model`` is built: a trace of its step creates no variable."""
+    flatten = getattr(model, "_flatten_layers", None)
+    layers = list(flatten()) if flatten is not None else [model]
+    return all(layer.built for layer in layers)
+
+
 def prepare(model: Any, data: Any, script: str) -> None:
     """Refuse an uncompiled model as Keras would, and build it eagerly."""
     import keras
@@ -62,9 +69,7 @@ def prepare(model: Any, data: Any, script: str) -> None:
     check = getattr(model, "_assert_compile_called", None)
     if check is not None:
         check("fit")
-    flatten = getattr(model, "_flatten_layers", None)
-    layers = list(flatten()) if flatten is not None else [model]
-    if all(layer.built for layer in layers):
+    if built(model):
         return  # Keras' own test: a container of built models is not rebuilt
     x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
     try:

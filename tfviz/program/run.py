@@ -18,7 +18,10 @@ inside such a call is captured from a new trace of it (:mod:`tfviz.program.stepc
 with the variables as the earlier calls left them. Keras'
 ``fit`` runs ``train_step`` eagerly batch by batch, so a model that Keras
 would build inside its own trace is built the way a user's first call
-builds it, and frozen copies made in ``build()`` stay visible.
+builds it, and frozen copies made in ``build()`` stay visible; the batch
+that holds the step, on a built model, is reached in a trace of
+``train_step`` instead, as Keras runs it (an eager forward pass would keep
+every activation at once).
 """
 
 from __future__ import annotations
@@ -444,7 +447,7 @@ class RunHandler:
         return values[0] if isinstance(values, list) and len(values) == 1 else values
 
     def _keras_step(self, model: Any, data: Any, frame: Any, label: str) -> Any:
-        from tfviz.program.kerasrun import prepare
+        from tfviz.program.kerasrun import built, prepare
 
         self._stop_if_pending()
         prepare(model, data, self.script)
@@ -475,22 +478,36 @@ class RunHandler:
             self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
         self.entries.append(entry())
         try:
-            try:
-                result = model.train_step(data)
-            except Exception:  # noqa: BLE001 - see below, else the program's own error
-                if self.count != before or getattr(model, "run_eagerly", False):
-                    raise
-                # Keras runs this step as a graph, and some steps run only so (TensorFlow
-                # refuses eagerly a tf.custom_gradient that uses variables it does not
-                # declare): run it as Keras would.
-                graph_step = _graph_step(model)
-                if self.watch is not None:  # watched, this batch is the step: capture it from a trace
-                    self._capture_call(graph_step, (data,), {}, self.compiled.called(graph_step), None)
-                result = graph_step(data)
+            as_graph = not getattr(model, "run_eagerly", False)
+            if self.watch is None and before + 1 == self.step and as_graph and built(model) \
+                    and not hasattr(model.train_step, "python_function"):
+                # This batch holds the step: reach it in a trace of the step, as Keras runs it,
+                # not eagerly (an eager forward pass keeps every activation on its tape: the
+                # program's peak memory). A model its step builds is built eagerly, as before;
+                # a train_step that is a tf.function of the user's is called as it is.
+                result = _graph_step(model)(data)  # counted as any tf.function the step calls
+            else:
+                result = self._eager_step(model, data, before)
         finally:
             self.entries.pop()
         self._stop_if_pending()
         return result
+
+    def _eager_step(self, model: Any, data: Any, before: int) -> Any:
+        """The batch's ``train_step`` run eagerly, as Keras' ``fit`` would with ``run_eagerly``;
+        a step that runs only as a graph is run as Keras runs it."""
+        try:
+            return model.train_step(data)
+        except Exception:  # noqa: BLE001 - see below, else the program's own error
+            if self.count != before or getattr(model, "run_eagerly", False):
+                raise
+            # Keras runs this step as a graph, and some steps run only so (TensorFlow
+            # refuses eagerly a tf.custom_gradient that uses variables it does not
+            # declare): run it as Keras would.
+            graph_step = _graph_step(model)
+            if self.watch is not None:  # watched, this batch is the step: capture it from a trace
+                self._capture_call(graph_step, (data,), {}, self.compiled.called(graph_step), None)
+            return graph_step(data)
 
     @_final
     def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
