@@ -226,9 +226,11 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
         state["present"] = [g is not None for g in grads]
         state["keys"] = keys
         halves = [sq_norm_of(g) for g in grads if g is not None]
-        zeros = [is_all_zero(g) for g in grads[: len(tf_vars)] if g is not None]
+        shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
+        nonzero = [any_nonzero(g, shared) for g in grads[: len(tf_vars)] if g is not None]
         preds = list(inner.preds.values())
-        return (loss, stacked_norms(halves), tf.stack(zeros) if zeros else tf.zeros([0], tf.bool),
+        zeros = tf.logical_not(tf.stack(nonzero)) if nonzero else tf.zeros([0], tf.bool)
+        return (loss, stacked_norms(halves), zeros,
                 tf.stack(preds) if preds else tf.zeros([0], tf.int32))
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
@@ -307,7 +309,28 @@ def is_all_zero(g: Any) -> Any:
     """A bool tensor: every element of the gradient is exactly 0 (NaN is not)."""
     import tensorflow as tf
 
-    return tf.equal(tf.math.count_nonzero(dense_values(g)), 0)
+    return tf.logical_not(any_nonzero(g))
+
+
+def any_nonzero(g: Any, shared: dict[tuple[Any, int | None], tuple[Any, Any]] | None = None) -> Any:
+    """A bool tensor: some element of the gradient is not 0 (a NaN is not 0).
+
+    Two raw ops, NotEqual and Any, with the 0 and the axes taken from ``shared`` (one per
+    dtype and rank in a graph): a model's trace needs one per variable, and
+    ``count_nonzero`` built six ops each through Python wrappers, which cost more than
+    tracing the model itself."""
+    import tensorflow as tf
+
+    values = dense_values(g)
+    key = (values.dtype, values.shape.rank)
+    made = shared.get(key) if shared is not None else None
+    if made is None:
+        rank = values.shape.rank
+        made = (tf.zeros([], values.dtype), tf.range(rank) if rank is not None else tf.range(tf.rank(values)))
+        if shared is not None and rank is not None:
+            shared[key] = made
+    zero, axes = made
+    return tf.raw_ops.Any(input=tf.raw_ops.NotEqual(x=values, y=zero), axis=axes)
 
 
 def dense_values(g: Any) -> Any:
