@@ -314,7 +314,7 @@ class Minimap(QWidget):
         if self._stale():
             self._render()
         pos = e.position()
-        self.view.touched()
+        self.view.framing.touched()
         a = self._on_track(pos)
         if a is not None:
             self._track_to(a, pos)
@@ -350,7 +350,7 @@ class Minimap(QWidget):
         """The wheel scrolls the main view along the graph, as over an editor's minimap."""
         if self.is_empty():
             return
-        self.view.touched()
+        self.view.framing.touched()
         bar = self.view.horizontalScrollBar() if self.scrolls(0) else self.view.verticalScrollBar()
         QApplication.sendEvent(bar, e)
 
@@ -361,6 +361,6 @@ class Minimap(QWidget):
             super().keyPressEvent(e)
             return
         (dx, dy), r = steps[e.key()], self._visible()
-        self.view.touched()
+        self.view.framing.touched()
         self.view.centerOn(r.center() + QPointF(dx * r.width() / 10, dy * r.height() / 10))
         self.update()

@@ -36,7 +36,7 @@ def _delegate(name: str, settable: bool = False) -> property:
     return property(get, put, doc=f"The scene's ``{name}``.")
 
 
-class GraphView(Framing, QGraphicsView):
+class GraphView(QGraphicsView):
     nodeSelected = Signal(str)  # op id or group id ("" when cleared)
     pathRequested = Signal(str)  # "Show path" on a node: its id
 
@@ -76,10 +76,9 @@ class GraphView(Framing, QGraphicsView):
         self.path: GradientPath | None = None  # the gradient path shown (everything else dimmed)
         self._path_items = []
         self.scene().selectionChanged.connect(self._on_selection)
-        self.untouched = False
-        self._moves = 0
+        self.framing = Framing(self)  # the first view, fits and the readable zoom
         for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):
-            bar.sliderPressed.connect(self.touched)
+            bar.sliderPressed.connect(self.framing.touched)
 
     def scene(self) -> GraphScene:
         return cast(GraphScene, super().scene())  # set in __init__
@@ -143,8 +142,8 @@ class GraphView(Framing, QGraphicsView):
         if self.hierarchy is None:
             return
         self.rebuild()
-        self.first_view()
-        self.untouched = True  # until the user moves the view, a resize re-runs first_view
+        self.framing.first_view()
+        self.framing.untouched = True  # until the user moves the view, a resize re-runs first_view
 
     def first_problem(self) -> list[str]:
         """The first problem's op, then an affected variable's node: what the window opens on."""
@@ -161,7 +160,7 @@ class GraphView(Framing, QGraphicsView):
     def toggle_group(self, gid: str) -> None:
         if gid == ROOT or self.hierarchy is None:
             return
-        self.touched()
+        self.framing.touched()
         if gid in self.expanded:
             self.expanded.discard(gid)
             self.expanded -= {g for g in self.expanded if gid in self.hierarchy.group_chain(g)[:-1]}
@@ -172,7 +171,7 @@ class GraphView(Framing, QGraphicsView):
     def set_all_expanded(self, on: bool) -> None:
         if self.hierarchy is None:
             return
-        self.touched()
+        self.framing.touched()
         self.expanded = self.scene().expansion("all" if on else "none")
         self.rebuild()
         self.fit()
@@ -232,7 +231,7 @@ class GraphView(Framing, QGraphicsView):
         item = self.reveal(op_id)
         if item is None:
             return False
-        self.touched()
+        self.framing.touched()
         self.scene().clearSelection()
         item.setSelected(True)
         if center:
@@ -250,7 +249,7 @@ class GraphView(Framing, QGraphicsView):
             self.update_lod()
         c = item.sceneBoundingRect().center()
         self.centerOn(c)
-        self._later(lambda: self.centerOn(c))
+        self.framing.later(lambda: self.centerOn(c))
 
     def highlight(self, op_ids: set[str]) -> None:
         """Outline the drawn edges between the given ops (a variable's paths to the target)."""
@@ -282,7 +281,7 @@ class GraphView(Framing, QGraphicsView):
     def show_path(self, path: GradientPath | None, fit: bool = True) -> None:
         """Isolate ``path``: its ops and edges drawn as they are, everything else dimmed, the
         view fitted to it (never below a readable zoom). ``None`` clears it."""
-        self.touched()
+        self.framing.touched()
         self.path = path
         if path is None or self.hierarchy is None:
             self._apply_path()
@@ -299,7 +298,7 @@ class GraphView(Framing, QGraphicsView):
             items = [self.node_items[r] for r in reps if r in self.node_items]
             key = path.end if path.cut else path.start  # the cut, or the variable
             key = self.hierarchy.representative(key, self.expanded) if key in self.hierarchy.ops else key
-            self.fit_items(items, center=self.node_items.get(key))
+            self.framing.fit_items(items, center=self.node_items.get(key))
 
     def path_reps(self) -> set[str]:
         if self.path is None or self.hierarchy is None:
@@ -354,14 +353,14 @@ class GraphView(Framing, QGraphicsView):
         return self.scene().content_rect()
 
     def zoom_by(self, factor: float) -> None:
-        self.touched()
+        self.framing.touched()
         s = self.transform().m11() * factor
         if 0.0002 < s < 8:
             self.scale(factor, factor)
             self.update_lod()
 
     def mousePressEvent(self, event) -> None:
-        self.touched()
+        self.framing.touched()
         self._press = event.position()
         super().mousePressEvent(event)
 
@@ -389,6 +388,14 @@ class GraphView(Framing, QGraphicsView):
 
     def items_at(self, pos):
         return QGraphicsView.items(self, pos)
+
+    def fit(self) -> None:
+        """The whole graph in view, at most a little larger than life."""
+        self.framing.fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.framing.resized()
 
     def context_menu(self, pos: QPoint) -> QMenu | None:
         """The right-click menu at ``pos`` (viewport coordinates): the graph's own entries

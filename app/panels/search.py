@@ -136,7 +136,7 @@ def select_group(view, gid: str) -> bool:
     view.scene().clearSelection()
     if gid in view.node_items:
         item.setSelected(True)
-    view.touched()
+    view.framing.touched()
     view.centerOn(item.sceneBoundingRect().center())
     return True
 

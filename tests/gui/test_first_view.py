@@ -68,4 +68,4 @@ def test_once_the_user_zoomed_a_resize_keeps_their_view(qapp):
     view.resize(900, 900)
     QApplication.processEvents()
     assert view.transform().m11() == chosen
-    assert not view.untouched
+    assert not view.framing.untouched
