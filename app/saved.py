@@ -39,7 +39,7 @@ class SaveAnalysis(QObject):
 
     def __init__(self, analysis: AnalysisController, parent: QWidget, say: Callable[[str], None]) -> None:
         super().__init__(parent)
-        self.analysis, self.say = analysis, say
+        self.analysis, self.say, self.owner = analysis, say, parent
         a = self.action = QAction("Save &analysis…", parent)
         a.setShortcut(QKeySequence("Ctrl+Shift+S"))
         a.setStatusTip("Write the analysis as JSON; tfviz opens it without the script")
@@ -56,9 +56,7 @@ class SaveAnalysis(QObject):
             return
         stem = os.path.splitext(os.path.basename(report.script or "analysis"))[0]
         start = os.path.join(os.path.dirname(self.analysis.script or ""), f"{stem}.tfviz.json")
-        parent = self.parent()
-        path, _ = QFileDialog.getSaveFileName(parent if isinstance(parent, QWidget) else None,
-                                              "Save analysis", start, "tfviz analysis (*.json)")
+        path, _ = QFileDialog.getSaveFileName(self.owner, "Save analysis", start, "tfviz analysis (*.json)")
         if path:
             error = save(report, path)
             self.say(error or f"Saved the analysis to {path}")

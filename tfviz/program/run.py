@@ -451,13 +451,14 @@ class RunHandler:
 
         self._stop_if_pending()
         prepare(model, data, self.script)
+        as_graph = not getattr(model, "run_eagerly", False)  # as Keras' fit runs it
 
         def entry() -> Entry:
             return self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
-                                       as_graph=not getattr(model, "run_eagerly", False)))
+                                       as_graph=as_graph))
 
         before = self.count
-        if self.watch is not None and not getattr(model, "run_eagerly", False) and before + 1 < self.step:
+        if self.watch is not None and as_graph and before + 1 < self.step:
             # Watched, the batch runs as Keras runs it: a graph, with the check in it.
             self.watch.base = before
             self.entries.append(entry())
@@ -478,7 +479,6 @@ class RunHandler:
             self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
         self.entries.append(entry())
         try:
-            as_graph = not getattr(model, "run_eagerly", False)
             if self.watch is None and before + 1 == self.step and as_graph and built(model) \
                     and not hasattr(model.train_step, "python_function"):
                 # This batch holds the step: reach it in a trace of the step, as Keras runs it,

@@ -184,7 +184,7 @@ class ImageExport(QObject):
     def __init__(self, view: GraphView, parent: QWidget, say: Callable[[str], None],
                  folder: Callable[[], str]) -> None:
         super().__init__(parent)
-        self.view, self.say, self.folder = view, say, folder
+        self.view, self.say, self.folder, self.owner = view, say, folder, parent
         self.dialog: ExportDialog | None = None  # the last one opened
         a = self.action = QAction("&Export image…", parent)
         a.setShortcut(QKeySequence("Ctrl+E"))
@@ -204,9 +204,7 @@ class ImageExport(QObject):
             return None
         report = view.report
         stem = os.path.splitext(os.path.basename(report.script or "graph"))[0] if report else "graph"
-        parent = self.parent()
-        owner = parent if isinstance(parent, QWidget) else None
-        dlg = ExportDialog(view, owner, stem=stem, folder=self.folder())
+        dlg = ExportDialog(view, self.owner, stem=stem, folder=self.folder())
         dlg.finished.connect(lambda result: self.say(dlg.message) if result else None)
         self.dialog = dlg
         dlg.open()
