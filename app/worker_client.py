@@ -97,6 +97,7 @@ class Worker(QObject):
         self.proc.finished.connect(self._on_finished)
         self.proc.errorOccurred.connect(self._on_error)
         #: the worker's pid, kept after it exits: it leads the group of what the program started
+        #: (the process started until the worker says its own, which may be forked elsewhere)
         self._group = 0
         self.proc.started.connect(self._on_started)
         program, *arguments = worker_command()
@@ -294,6 +295,8 @@ class Worker(QObject):
         if answer is None and msg.get("type") in ANALYSIS_ENDS:  # never leave the window waiting
             answer = Failure({"message": "the analysis worker sent an answer tfviz cannot read"})
         if isinstance(answer, Ready):
+            if answer.pid > 0:  # a worker forked by a warm server is not the process Qt started
+                self._group = answer.pid
             self.is_ready = True
             self.ready.emit()
         elif isinstance(answer, Progress):

@@ -26,6 +26,39 @@ collect_ignore_glob = ["gui/scripts/*", "bench/*", "programs/*"]
 _cache: dict[str, object] = {}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_workers():
+    """Every ``tfviz check``, ``export`` and ``jacobian`` a test runs gets its worker forked by
+    one warm server per test process (:mod:`tfviz.worker.forkserver`) instead of importing
+    TensorFlow anew; ``TFVIZ_TEST_NO_FORK=1`` starts each one afresh, to compare. Until the
+    server is ready, clients start their own."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from tfviz.worker.forkserver import SERVER_VARIABLE
+    from tfviz.worker.launch import worker_environment
+
+    if os.environ.get("TFVIZ_TEST_NO_FORK") or not hasattr(os, "fork"):
+        yield None
+        return
+    path = os.path.join(tempfile.mkdtemp(prefix="tfviz-workers-"), "s")
+    server = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=worker_environment(),
+                              start_new_session=True)
+    os.environ[SERVER_VARIABLE] = path
+    try:
+        yield path
+    finally:
+        os.environ.pop(SERVER_VARIABLE, None)
+        assert server.stdin is not None
+        server.stdin.close()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
 @pytest.fixture(scope="session")
 def analyze_example():
     from tfviz.analysis.diagnose import analyze

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from tfviz.procgroup import end_rest_of_group, lead_own_group
-from tfviz.worker.server import main, remove_generated_files, watch_parent
+from tfviz.worker.forkserver import hand_over
+
+# A warm server, when one is named, forks the worker; this process then stands for it.
+status = hand_over()
+if status is not None:
+    if status < 0:  # ended by a signal: so is this process, as its client expects
+        if -status != signal.SIGKILL:
+            signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    os._exit(status & 0xFF)
+
+from tfviz.worker.server import main, remove_generated_files, watch_parent  # noqa: E402
 
 lead_own_group()
 watch_parent()

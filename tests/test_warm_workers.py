@@ -1,0 +1,216 @@
+"""A worker forked by a warm server (tfviz.worker.forkserver) is the process a started one
+is: the oracle is the same command with no server named."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT, default_sigint
+from tfviz.worker.forkserver import SERVER_VARIABLE, ForkedWorker
+
+TFVIZ = Path(sys.executable).with_name("tfviz")
+FACTS = ROOT / "tests" / "programs" / "warm" / "process_facts.py"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
+
+
+def _server_ready(path: str | None) -> str:
+    """The test process's server, once it listens (it imports TensorFlow first)."""
+    if not path:
+        pytest.skip("no warm server in this run (TFVIZ_TEST_NO_FORK)")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(path)
+                return path
+            except OSError:
+                time.sleep(0.2)
+    raise AssertionError("the warm server never listened")
+
+
+def _env(server: str | None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != SERVER_VARIABLE}
+    if server:
+        env[SERVER_VARIABLE] = server
+    env.update(extra)
+    return env
+
+
+def _facts(tmp_path: Path, server: str | None, name: str, ignore_sigint: bool = False) -> dict:
+    out = tmp_path / f"{name}.json"
+
+    def preexec() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else signal.SIG_DFL)
+
+    done = subprocess.run([str(TFVIZ), "check", str(FACTS), "--", str(out), "second"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=_env(server, TFVIZ_FACTS_PROBE=name), preexec_fn=preexec,
+                          stdin=subprocess.DEVNULL)
+    assert out.exists(), done.stdout + done.stderr
+    assert done.returncode == 2 and "without computing a gradient" in done.stderr, done
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("ignore_sigint", [False, True], ids=["sigint", "sigint_ignored"])
+def test_a_forked_worker_is_the_process_a_started_one_is(warm_workers, tmp_path, ignore_sigint):
+    server = _server_ready(warm_workers)
+    started = _facts(tmp_path, None, "started", ignore_sigint)
+    forked = _facts(tmp_path, server, "forked", ignore_sigint)
+    again = _facts(tmp_path, server, "again", ignore_sigint)
+    assert forked["probe"] == "forked" and again["probe"] == "again" and started["probe"] == "started"
+    assert started["signals"]["SIGINT"] == ("SIG_IGN" if ignore_sigint else "default_int_handler")
+    for key in ("leads_its_group", "leads_its_session", "cwd", "umask", "path0", "signals",
+                "stdin", "faulthandler", "threads", "tensorflow"):
+        assert forked[key] == started[key] == again[key], key
+    assert [f["argv"] for f in (started, forked, again)] == [
+        [str(tmp_path / f"{name}.json"), "second"] for name in ("started", "forked", "again")]
+    # each run draws its own random numbers, as fresh processes do
+    assert len({started["random"], forked["random"], again["random"]}) == 3
+    assert len({started["numpy_random"], forked["numpy_random"], again["numpy_random"]}) == 3
+    assert len({started["pid"], forked["pid"], again["pid"]}) == 3
+
+
+def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(warm_workers,
+                                                                                monkeypatch):
+    from tfviz.worker.client import WorkerClient
+    from tfviz.worker.messages import Ready, Result
+
+    _server_ready(warm_workers)
+    client = WorkerClient()
+    try:
+        assert isinstance(client.proc, ForkedWorker)
+        ready = client.wait_ready()
+        assert isinstance(ready, Ready) and ready.pid == client.proc.pid
+        done = client.analyze({"cmd": "analyze", "script": str(EXAMPLES / "kind_stop_gradient.py")})
+        assert isinstance(done, Result), done
+    finally:
+        client.close()
+    assert client.proc.returncode == 0
+
+    # a variable TensorFlow reads when it loads, set otherwise than in the server: started afresh
+    monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "1")
+    client = WorkerClient()
+    try:
+        assert isinstance(client.proc, subprocess.Popen)
+        assert isinstance(client.wait_ready(), Ready)
+    finally:
+        client.close()
+
+    # a server that is not there: started afresh
+    monkeypatch.delenv("TF_NUM_INTEROP_THREADS")
+    monkeypatch.setenv(SERVER_VARIABLE, warm_workers + ".missing")
+    client = WorkerClient()
+    try:
+        assert isinstance(client.proc, subprocess.Popen)
+    finally:
+        client.close()
+
+
+def test_a_forked_workers_status_is_its_own(warm_workers):
+    """Killed, it reads as a kill (negative), as Popen has it; its group goes with it."""
+    from tfviz.worker.client import WorkerClient
+
+    _server_ready(warm_workers)
+    client = WorkerClient()
+    assert isinstance(client.proc, ForkedWorker)
+    client.wait_ready()
+    assert client.proc.poll() is None
+    with pytest.raises(subprocess.TimeoutExpired):
+        client.proc.wait(timeout=0.2)
+    client.kill()
+    assert client.proc.returncode == -signal.SIGKILL
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_client_killed_outright_takes_its_forked_worker_and_the_programs_children(warm_workers,
+                                                                                    tmp_path):
+    server = _server_ready(warm_workers)
+    script = tmp_path / "hangs.py"
+    pids = tmp_path / "pids"
+    script.write_text(
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "time.sleep(600)\n")
+    cli = subprocess.Popen([str(TFVIZ), "check", str(script)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=_env(server), preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pids.exists() and " " in pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker, child = map(int, pids.read_text().split())
+        assert _alive(worker) and _alive(child)
+    finally:
+        cli.kill()  # SIGKILL: the CLI ends nothing itself
+        cli.wait()
+    deadline = time.monotonic() + 20
+    while (_alive(worker) or _alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker) and not _alive(child)
+
+
+def _started_worker(server: str) -> tuple[subprocess.Popen[str], int]:
+    """``python -m tfviz.worker`` as the window starts it, and the pid its ready message gives."""
+    from tfviz.worker.launch import worker_command, worker_environment
+
+    proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=worker_environment(_env(server)))
+    assert proc.stdout is not None
+    ready = json.loads(proc.stdout.readline())
+    assert ready["type"] == "ready", ready
+    return proc, ready["pid"]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker_does(warm_workers,
+                                                                                    tmp_path):
+    server = _server_ready(warm_workers)
+    # answers come from the forked worker, and the started process exits with its status
+    proc, pid = _started_worker(server)
+    assert pid != proc.pid and _alive(pid)
+    request = {"cmd": "analyze", "script": str(EXAMPLES / "kind_stop_gradient.py")}
+    out, err = proc.communicate(json.dumps(request) + "\n", timeout=120)
+    answers = [json.loads(line)["type"] for line in out.splitlines()]
+    assert answers[-1] == "result" and proc.returncode == 0, err
+    assert not _alive(pid)
+
+    # the forked worker killed: the started process ends by the same signal
+    proc, pid = _started_worker(server)
+    os.kill(pid, signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+
+    # the started process killed (as the window kills a worker): the forked one goes too
+    proc, pid = _started_worker(server)
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+    # no server named: the started process is the worker
+    from tfviz.worker.launch import worker_command, worker_environment
+
+    proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=worker_environment(_env(None)))
+    assert proc.stdout is not None
+    assert json.loads(proc.stdout.readline())["pid"] == proc.pid
+    proc.communicate("", timeout=60)
