@@ -144,9 +144,13 @@ def test_a_script_ending_its_process_is_reported(tmp_path, body, words):
 
 
 def test_killing_check_ends_its_worker(tmp_path):
+    """A worker the command started itself (a forked one: tests/test_warm_workers.py)."""
+    from tfviz.worker.forkserver import SERVER_VARIABLE
+
     script = write(tmp_path, "import time\ntime.sleep(600)\n" + HEALTHY)
+    env = {k: v for k, v in os.environ.items() if k != SERVER_VARIABLE}
     proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "check", str(script)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     children: list[int] = []
     deadline = time.monotonic() + 60
     while not children and time.monotonic() < deadline:

@@ -29,6 +29,7 @@ SAMPLES: dict[str, list[str]] = {
     "check": ["check", "s.py"],
     "jacobian": ["jacobian", "s.py", "--wrt", "W"],
     "export": ["export", "s.py", "-o", "g.dot"],
+    "serve": ["serve", "--socket", "s"],
     "open": ["open", "s.py"],
 }
 
@@ -97,10 +98,10 @@ def test_help_through_the_console_script_imports_neither_tensorflow_nor_qt() -> 
 
 
 def test_the_table_names_every_command_once_and_open_is_the_app() -> None:
-    assert [c.name for c in COMMANDS] == ["check", "jacobian", "export", "open"]  # --help's order
+    assert [c.name for c in COMMANDS] == ["check", "jacobian", "export", "serve", "open"]  # --help's order
     assert set(BY_NAME) == set(SAMPLES)
     assert BY_NAME["open"].headless is False and BY_NAME["open"].module is open_app
-    assert HEADLESS == {"check", "jacobian", "export"}
+    assert HEADLESS == {"check", "jacobian", "export", "serve"}
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -155,6 +156,7 @@ def test_no_module_keeps_exit_constants_of_its_own(module: object) -> None:
     ["jacobian", "missing.py", "--wrt", "W"],
     ["jacobian", "missing.py", "--wrt", "W", "-o", "j.txt"],
     ["open", "missing.py"],
+    ["serve", "--socket", "missing-folder/socket"],
     [],
 ], ids=" ".join)
 def test_commands_return_exit_status_members(argv: list[str], tmp_path: Path,

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT, default_sigint
+from tfviz.script.quiet import QUIET_ENVIRONMENT
 from tfviz.worker.forkserver import SERVER_VARIABLE, ForkedWorker
 
 TFVIZ = Path(sys.executable).with_name("tfviz")
@@ -86,6 +87,9 @@ def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(
     from tfviz.worker.messages import Ready, Result
 
     _server_ready(warm_workers)
+    # what importing TensorFlow in this process sets, a worker sets too: still forked
+    for key, value in QUIET_ENVIRONMENT.items():
+        monkeypatch.setenv(key, value)
     client = WorkerClient()
     try:
         assert isinstance(client.proc, ForkedWorker)
@@ -214,3 +218,30 @@ def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker
     assert proc.stdout is not None
     assert json.loads(proc.stdout.readline())["pid"] == proc.pid
     proc.communicate("", timeout=60)
+
+
+def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_ctrl_c(tmp_path):
+    """Through the installed command, as a user runs it."""
+    socket_path = tmp_path / "s"
+    server = subprocess.Popen([str(TFVIZ), "serve", "--socket", str(socket_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                              env=_env(None), preexec_fn=default_sigint)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline().strip()
+        assert line == f"{SERVER_VARIABLE}={socket_path}", (line, server.stderr and server.stderr.read())
+        facts = _facts(tmp_path, str(socket_path), "served")
+        assert facts["grandparent"] == server.pid  # the worker's supervisor is the server's child
+        assert facts["probe"] == "served"
+        # a second server on the same socket is refused
+        again = subprocess.run([str(TFVIZ), "serve", "--socket", str(socket_path)], capture_output=True,
+                               text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert again.returncode == 2 and "already exists" in again.stderr
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 130
+        assert not socket_path.exists()
+        assert "Traceback" not in (server.stderr.read() if server.stderr else "")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -1,9 +1,9 @@
 """The table of ``tfviz``'s commands: one :class:`Command` each, in ``tfviz --help``'s order.
 
 >>> [(c.name, c.headless) for c in COMMANDS]
-[('check', True), ('jacobian', True), ('export', True), ('open', False)]
+[('check', True), ('jacobian', True), ('export', True), ('serve', True), ('open', False)]
 >>> sorted(HEADLESS)
-['check', 'export', 'jacobian']
+['check', 'export', 'jacobian', 'serve']
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tfviz import exportcli
-from tfviz.commands import check, open_app
+from tfviz.commands import check, open_app, serve
 from tfviz.commands import jacobian as jacobian_cli
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("check", check, headless=True),
     Command("jacobian", jacobian_cli, headless=True),
     Command("export", exportcli, headless=True),
+    Command("serve", serve, headless=True),
     Command("open", open_app, headless=False),
 )
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

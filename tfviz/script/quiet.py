@@ -11,14 +11,17 @@ import os
 import warnings
 from typing import Any
 
+#: What the worker sets where the environment does not say otherwise, before TensorFlow loads.
+QUIET_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "3", "KERAS_BACKEND": "tensorflow",
+                     "ABSL_MIN_LOG_LEVEL": "3"}
+
 
 def silence_tensorflow() -> None:
     """TensorFlow's log levels, never its kernels: oneDNN stays as ``python`` has it (off, a
     conv net trains 3 to 4 times slower on a CPU), so a watched program runs and rounds as the
     user's own run does."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
+    for key, value in QUIET_ENVIRONMENT.items():
+        os.environ.setdefault(key, value)
     warnings.filterwarnings("ignore", module="tensorflow")
     warnings.filterwarnings("ignore", module="keras")
     for name in ("tensorflow", "absl", "h5py"):

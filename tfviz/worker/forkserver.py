@@ -59,13 +59,20 @@ _forked = False
 
 
 def import_time_differences(client: Mapping[str, str], server: Mapping[str, str]) -> list[str]:
-    """The variables read at import time whose values differ between two environments.
+    """The variables read at import time whose values differ between two environments, as a
+    worker sees them once it has set its defaults (:data:`~tfviz.script.quiet.QUIET_ENVIRONMENT`:
+    a caller that has imported TensorFlow itself has them set already).
 
     >>> import_time_differences({"TF_X": "1", "PATH": "/a"}, {"TF_X": "1", "PATH": "/b"})
     []
     >>> import_time_differences({"TF_X": "1", "HOME": "/h"}, {"HOME": "/h"})
     ['TF_X']
+    >>> import_time_differences({"TF_CPP_MIN_LOG_LEVEL": "3"}, {})
+    []
     """
+    from tfviz.script.quiet import QUIET_ENVIRONMENT
+
+    client, server = {**QUIET_ENVIRONMENT, **client}, {**QUIET_ENVIRONMENT, **server}
     keys = {k for k in (*client, *server) if k.startswith(IMPORT_TIME_PREFIXES)} - _SET_BY_LAUNCH
     return sorted(k for k in keys if client.get(k) != server.get(k))
 
@@ -255,11 +262,14 @@ def _ignored_signals() -> list[str]:
 # -- the server --------------------------------------------------------------------------------
 
 
-def serve(path: str) -> None:
-    """Import what a worker imports, then fork a supervised worker per connection, until
-    stdin closes (the process that started the server has ended)."""
-    startup_env = dict(os.environ)
+def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> None:
+    """Import what a worker imports, print ``ready``, then fork a supervised worker per
+    connection; with ``until_stdin_closes``, until stdin closes (the process that started the
+    server has ended), else until a signal ends this process (``tfviz serve``)."""
     from tfviz.script.quiet import import_tensorflow
+    from tfviz.worker.launch import worker_environment
+
+    startup_env = worker_environment()  # what a worker started from here would have
 
     import_tensorflow()
     import tfviz.analysis.diagnose  # noqa: F401 - a worker imports it before its request
@@ -269,13 +279,13 @@ def serve(path: str) -> None:
     listener.bind(path)
     listener.listen(64)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    print(ready, flush=True)
+    watched = [listener.fileno(), 0] if until_stdin_closes else [listener.fileno()]
     while True:
-        ready, _, _ = select.select([listener.fileno(), 0], [], [])
-        if 0 in ready and not os.read(0, 4096):
+        readable, _, _ = select.select(watched, [], [])
+        if 0 in readable and not os.read(0, 4096):
             os._exit(0)
-        if listener.fileno() not in ready:
+        if listener.fileno() not in readable:
             continue
         conn, _ = listener.accept()
         if os.fork() == 0:
@@ -283,6 +293,9 @@ def serve(path: str) -> None:
             try:
                 listener.close()
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                # Ctrl-C or SIGTERM ends the server, not the analyses it forked
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 code = _supervise(conn, startup_env)
             finally:
                 os._exit(code)

@@ -29,11 +29,14 @@ def worker_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     >>> env = worker_environment({"PATH": "/bin", "PYTHONPATH": "/x"})
     >>> env["PYTHONUNBUFFERED"], env["PYTHONPATH"].split(os.pathsep)[-1]
     ('1', '/x')
+    >>> worker_environment(env) == env  # applied twice, the same
+    True
     """
     env = dict(os.environ if base is None else base)
     env["PYTHONUNBUFFERED"] = "1"
-    if not _installed():
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if not _installed() and paths[:1] != [str(PACKAGE_ROOT)]:
+        env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), *paths])
     return env
 
 

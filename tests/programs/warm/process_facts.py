@@ -19,8 +19,14 @@ def disposition(sig):
     return getattr(handler, "__name__", str(handler))
 
 
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[1])
+
+
 facts = {
     "pid": os.getpid(),
+    "grandparent": parent_of(os.getppid()) if os.path.isdir("/proc") else None,
     "leads_its_group": os.getpgid(0) == os.getpid(),
     "leads_its_session": os.getsid(0) == os.getpid(),
     "cwd": os.getcwd(),

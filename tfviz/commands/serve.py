@@ -1,0 +1,63 @@
+"""``tfviz serve [--socket PATH]``: keep TensorFlow imported, so that each ``tfviz check``,
+``export`` or ``jacobian`` (and the window's workers) starts its worker in a fraction of a
+second instead of importing TensorFlow anew (:mod:`tfviz.worker.forkserver`).
+
+It prints the line to put in the environment (``TFVIZ_WORKER_SERVER=PATH``) once it is
+ready, and serves until Ctrl-C or SIGTERM, then removes its socket. A command whose
+environment differs in what TensorFlow reads when it loads starts its own worker, as it
+does with no server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+from typing import TYPE_CHECKING
+
+from tfviz.exitstatus import ExitStatus
+
+if TYPE_CHECKING:
+    from tfviz.commands.args import Subparsers
+
+
+def add_parser(sub: Subparsers) -> None:
+    s = sub.add_parser("serve", help="keep TensorFlow imported for faster checks (warm workers)",
+                       epilog="Then: export TFVIZ_WORKER_SERVER=PATH (the line it prints)")
+    s.add_argument("--socket", metavar="PATH",
+                   help="the socket to listen on (default: a new one in the temporary folder)")
+
+
+def run(args: argparse.Namespace) -> ExitStatus:
+    from tfviz.worker.forkserver import SERVER_VARIABLE, serve
+
+    folder = None
+    path = args.socket
+    if path is None:
+        folder = tempfile.mkdtemp(prefix="tfviz-serve-")
+        path = os.path.join(folder, "socket")
+    path = os.path.abspath(path)
+    if os.path.exists(path):
+        print(f"tfviz: {path}: already exists (another server's socket?)", file=sys.stderr)
+        return ExitStatus.ERROR
+    if not os.path.isdir(os.path.dirname(path)):
+        print(f"tfviz: {os.path.dirname(path)}: no such folder", file=sys.stderr)
+        return ExitStatus.ERROR
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # ends as Ctrl-C does
+    try:
+        serve(path, ready=f"{SERVER_VARIABLE}={path}", until_stdin_closes=False)
+    except KeyboardInterrupt:
+        return ExitStatus.INTERRUPTED
+    except OSError as exc:
+        print(f"tfviz: {path}: cannot listen there ({exc.strerror})", file=sys.stderr)
+        return ExitStatus.ERROR
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        if folder:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+    return ExitStatus.OK
