@@ -230,6 +230,7 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         assert server.stdout is not None
         line = server.stdout.readline().strip()
         assert line == f"{SERVER_VARIABLE}={socket_path}", (line, server.stderr and server.stderr.read())
+        assert socket_path.stat().st_mode & 0o777 == 0o600  # only this user may ask for a worker
         facts = _facts(tmp_path, str(socket_path), "served")
         assert facts["grandparent"] == server.pid  # the worker's supervisor is the server's child
         assert facts["probe"] == "served"
@@ -245,3 +246,18 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_the_server_forks_only_for_its_own_user_python_tfviz_and_import_time_environment():
+    from tfviz.worker import forkserver
+    from tfviz.worker.launch import worker_environment
+
+    env = worker_environment()
+    asked = {"executable": sys.executable, "package": forkserver._package_root(), "env": env}
+    assert forkserver._refusal(asked, env, [0, 1, 2], os.getuid()) == ""
+    assert forkserver._refusal(asked, env, [0, 1, 2], os.getuid() + 1) == "another user"
+    assert forkserver._refusal(asked, env, [0, 1], os.getuid()) == "expected three pipes"
+    assert "another Python" in forkserver._refusal({**asked, "executable": "/x/python"}, env, [0, 1, 2], None)
+    assert "another tfviz" in forkserver._refusal({**asked, "package": "/x"}, env, [0, 1, 2], None)
+    other = {**asked, "env": {**env, "KERAS_HOME": "/elsewhere"}}
+    assert forkserver._refusal(other, env, [0, 1, 2], None) == "another environment: KERAS_HOME"

@@ -35,6 +35,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -277,6 +278,7 @@ def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> N
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
+    os.chmod(path, 0o600)  # a worker runs whatever its client asks: only this user may ask
     listener.listen(64)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
     print(ready, flush=True)
@@ -313,7 +315,7 @@ def _supervise(conn: socket.socket, startup_env: Mapping[str, str]) -> int:
         data += chunk
         fds += got
     request = json.loads(data.partition(b"\n")[0])
-    refusal = _refusal(request, startup_env, fds)
+    refusal = _refusal(request, startup_env, fds, _peer_uid(conn))
     if refusal:
         conn.sendall(json.dumps({"refused": refusal}).encode() + b"\n")
         return 0
@@ -327,7 +329,10 @@ def _supervise(conn: socket.socket, startup_env: Mapping[str, str]) -> int:
     return _watch(conn, pid)
 
 
-def _refusal(request: dict[str, Any], startup_env: Mapping[str, str], fds: list[int]) -> str:
+def _refusal(request: dict[str, Any], startup_env: Mapping[str, str], fds: list[int],
+             peer_uid: int | None) -> str:
+    if peer_uid is not None and peer_uid != os.getuid():
+        return "another user"
     if len(fds) != 3:
         return "expected three pipes"
     if request.get("executable") != sys.executable:
@@ -338,6 +343,14 @@ def _refusal(request: dict[str, Any], startup_env: Mapping[str, str], fds: list[
     if differences:
         return "another environment: " + ", ".join(differences)
     return ""
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end (None where the system does not say)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
 
 
 def _watch(conn: socket.socket, pid: int) -> int:
