@@ -21,7 +21,7 @@ def default_sigint() -> None:
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Test processes run side by side (a pytest worker per core, each with its analyses' and
 # oracles' processes): one intra-op thread each keeps TensorFlow's thread pools from
-# contending for the same cores (about 10 % of the suite's time). tfviz and its oracles see
+# contending for the same cores (10 % on the end-to-end files alone). tfviz and its oracles see
 # the same setting, and the warm servers are started with it.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 

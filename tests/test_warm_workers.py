@@ -220,8 +220,10 @@ def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker
     proc.communicate("", timeout=60)
 
 
-def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_ctrl_c(tmp_path):
-    """Through the installed command, as a user runs it."""
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_a_signal(tmp_path,
+                                                                                       signame):
+    """Through the installed command, as a user runs it; Ctrl-C or SIGTERM ends it."""
     socket_path = tmp_path / "s"
     server = subprocess.Popen([str(TFVIZ), "serve", "--socket", str(socket_path)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
@@ -238,7 +240,7 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         again = subprocess.run([str(TFVIZ), "serve", "--socket", str(socket_path)], capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert again.returncode == 2 and "already exists" in again.stderr
-        server.send_signal(signal.SIGINT)
+        server.send_signal(getattr(signal, signame))
         assert server.wait(timeout=30) == 130
         assert not socket_path.exists()
         assert "Traceback" not in (server.stderr.read() if server.stderr else "")

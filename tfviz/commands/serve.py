@@ -3,7 +3,8 @@
 second instead of importing TensorFlow anew (:mod:`tfviz.worker.forkserver`).
 
 It prints the line to put in the environment (``TFVIZ_WORKER_SERVER=PATH``) once it is
-ready, and serves until Ctrl-C or SIGTERM, then removes its socket. A command whose
+ready, and serves until Ctrl-C or SIGTERM, then removes its socket; the analyses it has
+forked run on to their end. A command whose
 environment differs in what TensorFlow reads when it loads starts its own worker, as it
 does with no server.
 """
