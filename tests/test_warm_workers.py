@@ -240,6 +240,13 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         again = subprocess.run([str(TFVIZ), "serve", "--socket", str(socket_path)], capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert again.returncode == 2 and "already exists" in again.stderr
+        # a path no socket can have fails at once, before TensorFlow is imported
+        deep = tmp_path / ("d" * 200)
+        deep.mkdir()
+        too_long = subprocess.run([str(TFVIZ), "serve", "--socket", str(deep / "s")], capture_output=True,
+                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert too_long.returncode == 2 and "cannot listen there" in too_long.stderr, too_long.stderr
+        assert "Traceback" not in too_long.stderr
         server.send_signal(getattr(signal, signame))
         assert server.wait(timeout=30) == 130
         assert not socket_path.exists()

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     except KeyboardInterrupt:
         return ExitStatus.INTERRUPTED
     except OSError as exc:
-        print(f"tfviz: {path}: cannot listen there ({exc.strerror})", file=sys.stderr)
+        print(f"tfviz: {path}: cannot listen there ({exc.strerror or exc})", file=sys.stderr)
         return ExitStatus.ERROR
     finally:
         with contextlib.suppress(OSError):

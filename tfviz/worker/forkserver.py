@@ -264,22 +264,28 @@ def _ignored_signals() -> list[str]:
 
 
 def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> None:
-    """Import what a worker imports, print ``ready``, then fork a supervised worker per
-    connection; with ``until_stdin_closes``, until stdin closes (the process that started the
-    server has ended), else until a signal ends this process (``tfviz serve``)."""
+    """Listen, import what a worker imports, print ``ready``, then fork a supervised worker
+    per connection; with ``until_stdin_closes``, until stdin closes (the process that started
+    the server has ended), else until a signal ends this process (``tfviz serve``).
+
+    The socket is bound first: a path that cannot be listened on fails at once, and a client
+    that comes while TensorFlow loads waits for its worker instead of starting its own."""
     from tfviz.script.quiet import import_tensorflow
     from tfviz.worker.launch import worker_environment
 
     startup_env = worker_environment()  # what a worker started from here would have
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o177)  # a worker runs whatever its client asks: only this user may ask
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(umask)
+    listener.listen(64)
 
     import_tensorflow()
     import tfviz.analysis.diagnose  # noqa: F401 - a worker imports it before its request
     import tfviz.worker.server  # noqa: F401
 
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    os.chmod(path, 0o600)  # a worker runs whatever its client asks: only this user may ask
-    listener.listen(64)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
     print(ready, flush=True)
     watched = [listener.fileno(), 0] if until_stdin_closes else [listener.fileno()]
