@@ -123,15 +123,29 @@ class ForkedWorker:
         line = self._lines.read(timeout)
         if line is None:
             return False
-        try:
-            status = json.loads(line) if line else {}
-        except ValueError:
-            status = {}
-        # A supervisor that vanished without a word took its worker with it (the worker
-        # ends with its parent): reported as a kill, as for a process killed from outside.
-        self.returncode = int(status.get("status", -signal.SIGKILL))
+        self.returncode = _status(line)
         self._lines.conn.close()
         return True
+
+
+def _status(line: bytes) -> int:
+    """The exit status in a supervisor's last line.
+
+    >>> _status(b'{"status": -9}'), _status(b'{"status": 0}')
+    (-9, 0)
+
+    A supervisor that vanished without a word took its worker with it (the worker ends
+    with its parent): reported as a kill, as for a process killed from outside.
+
+    >>> _status(b"")
+    -9
+    """
+    try:
+        status = json.loads(line) if line else {}
+    except ValueError:
+        status = {}
+    code = status.get("status") if isinstance(status, dict) else None
+    return code if isinstance(code, int) else -signal.SIGKILL
 
 
 def start_forked(env: Mapping[str, str], args: list[str]) -> ForkedWorker | None:
@@ -184,12 +198,7 @@ def hand_over() -> int | None:
     from tfviz.worker.server import watch_parent
 
     watch_parent()  # a client that dies ends this process, and so the worker
-    line = lines.read(None)
-    try:
-        status = json.loads(line) if line else {}
-    except ValueError:
-        status = {}
-    return int(status.get("status", -signal.SIGKILL))
+    return _status(lines.read(None) or b"")
 
 
 def _ask(env: Mapping[str, str], fds: list[int]) -> tuple[_Lines, int] | None:
