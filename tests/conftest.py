@@ -49,7 +49,8 @@ def warm_workers():
         return
     path = os.path.join(tempfile.mkdtemp(prefix="tfviz-workers-"), "s")
     server = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=worker_environment(),
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=worker_environment(),
                               start_new_session=True)
     os.environ[SERVER_VARIABLE] = path
     try:

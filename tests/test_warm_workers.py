@@ -236,6 +236,14 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         facts = _facts(tmp_path, str(socket_path), "served")
         assert facts["grandparent"] == server.pid  # the worker's supervisor is the server's child
         assert facts["probe"] == "served"
+        # a client whose TensorFlow would load otherwise starts its own worker, and the server
+        # says so where it runs
+        other = subprocess.run([str(TFVIZ), "check", str(FACTS), "--", str(tmp_path / "own.json")],
+                               capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                               env=_env(str(socket_path), TF_NUM_INTEROP_THREADS="3"),
+                               stdin=subprocess.DEVNULL)
+        own = json.loads((tmp_path / "own.json").read_text())
+        assert other.returncode == 2 and own["grandparent"] != server.pid
         # a second server on the same socket is refused
         again = subprocess.run([str(TFVIZ), "serve", "--socket", str(socket_path)], capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -250,7 +258,9 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         server.send_signal(getattr(signal, signame))
         assert server.wait(timeout=30) == 130
         assert not socket_path.exists()
-        assert "Traceback" not in (server.stderr.read() if server.stderr else "")
+        said = server.stderr.read() if server.stderr else ""
+        assert "Traceback" not in said
+        assert "a client starts its own worker: another environment: TF_NUM_INTEROP_THREADS" in said
     finally:
         if server.poll() is None:
             server.kill()

@@ -332,6 +332,8 @@ def _supervise(conn: socket.socket, startup_env: Mapping[str, str]) -> int:
     request = json.loads(data.partition(b"\n")[0])
     refusal = _refusal(request, startup_env, fds, _peer_uid(conn))
     if refusal:
+        # said where the server runs: the client starts its own worker without a word
+        print(f"tfviz serve: a client starts its own worker: {refusal}", file=sys.stderr, flush=True)
         conn.sendall(json.dumps({"refused": refusal}).encode() + b"\n")
         return 0
     pid = os.fork()
