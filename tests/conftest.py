@@ -36,7 +36,7 @@ def warm_workers():
     """Every ``tfviz check``, ``export`` and ``jacobian`` a test runs gets its worker forked by
     one warm server per test process (:mod:`tfviz.worker.forkserver`) instead of importing
     TensorFlow anew; ``TFVIZ_TEST_NO_FORK=1`` starts each one afresh, to compare. Until the
-    server is ready, clients start their own."""
+    server listens, clients start their own; from then on they wait while it loads TensorFlow."""
     import subprocess
     import sys
     import tempfile

@@ -272,7 +272,7 @@ def test_the_server_forks_only_for_its_own_user_python_tfviz_and_import_time_env
     from tfviz.worker.launch import worker_environment
 
     env = worker_environment()
-    asked = {"executable": sys.executable, "package": forkserver._package_root(), "env": env}
+    asked = {"executable": sys.executable, "package": str(forkserver.PACKAGE_ROOT), "env": env}
     assert forkserver._refusal(asked, env, [0, 1, 2], os.getuid()) == ""
     assert forkserver._refusal(asked, env, [0, 1, 2], os.getuid() + 1) == "another user"
     assert forkserver._refusal(asked, env, [0, 1], os.getuid()) == "expected three pipes"

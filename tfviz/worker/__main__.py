@@ -9,6 +9,7 @@ import sys
 from tfviz.procgroup import end_rest_of_group, lead_own_group
 from tfviz.worker.forkserver import hand_over
 
+lead_own_group()
 # A warm server, when one is named, forks the worker; this process then stands for it.
 status = hand_over()
 if status is not None:
@@ -20,7 +21,6 @@ if status is not None:
 
 from tfviz.worker.server import main, remove_generated_files, watch_parent  # noqa: E402
 
-lead_own_group()
 watch_parent()
 code = main()
 sys.stdout.flush()

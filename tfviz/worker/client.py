@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from tfviz.jacobian.data import join_pieces
 from tfviz.procgroup import end_group
-from tfviz.worker.forkserver import ForkedWorker, start_forked
+from tfviz.worker.forkserver import SERVER_VARIABLE, ForkedWorker, start_forked
 from tfviz.worker.launch import worker_command, worker_environment
 from tfviz.worker.messages import (
     ANALYSIS_ENDS,
@@ -53,11 +53,13 @@ class WorkerClient:
         self.on_progress, self.on_log, self.on_stderr = on_progress, on_log, on_stderr
         self.stderr_tail: deque[str] = deque(maxlen=60)
         env = worker_environment()
-        # Forked by a warm server when one is named (tfviz.worker.forkserver), else started.
+        # Forked by a warm server when one is named (tfviz.worker.forkserver), else started;
+        # a started one is not sent to ask the server again.
         # Buffered pipes: lines are framed from 64 KB reads, never one byte per system call.
         self.proc: subprocess.Popen[bytes] | ForkedWorker = start_forked(env, worker_command()) or \
             subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env, bufsize=_PIPE_BUFFER)
+                             stderr=subprocess.PIPE, bufsize=_PIPE_BUFFER,
+                             env={k: v for k, v in env.items() if k != SERVER_VARIABLE})
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
 

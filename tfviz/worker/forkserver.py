@@ -1,17 +1,16 @@
 """Warm workers: a server that has imported TensorFlow once forks each analysis worker.
 
 Importing TensorFlow is most of a small ``tfviz check`` (about 4.5 of 5 seconds). When
-``TFVIZ_WORKER_SERVER`` names the socket of a running server (``python -m
-tfviz.worker.forkserver SOCKET``), the blocking client (:mod:`tfviz.worker.client`) asks it
-for its worker instead of starting ``python -m tfviz.worker``. The server forks a child that
-becomes that worker exactly: its own session and process group, the client's pipes as its
-stdin, stdout and stderr, the client's working directory, environment, umask and ignored signals,
-and then ``tfviz.worker`` run as ``-m`` runs it. Its random generators are its own: Python's
-reseeds in a forked child, and NumPy's global one is seeded on its first use, which no worker
-makes before its script runs. Nothing has run
-in the server but the worker's own imports (TensorFlow, Keras, the engine), which a
-spawned worker makes too before it reads its request, so the analysis sees the same
-process.
+``TFVIZ_WORKER_SERVER`` names the socket of a running server (``tfviz serve``, or ``python
+-m tfviz.worker.forkserver SOCKET``, which ends when its stdin closes), the blocking client
+(:mod:`tfviz.worker.client`) asks it for its worker instead of starting ``python -m
+tfviz.worker``. The server forks a child that becomes that worker exactly: its own session
+and process group, the client's pipes as its stdin, stdout and stderr, the client's working
+directory, environment, umask and ignored signals, and then ``tfviz.worker`` run as ``-m``
+runs it. Its random generators are its own: Python's reseeds in a forked child, and NumPy's
+global one is seeded on its first use, which no worker makes before its script runs. Nothing
+has run in the server but the worker's own imports (TensorFlow, Keras, the engine), which a
+spawned worker makes too before it reads its request, so the analysis sees the same process.
 
 The client gets a :class:`ForkedWorker`, which answers as :class:`subprocess.Popen` does:
 ``pid`` is the worker's (its process group is ended by pid, as a spawned one is), and
@@ -40,6 +39,8 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from typing import IO, Any
+
+from tfviz.worker.launch import PACKAGE_ROOT, worker_environment
 
 #: The environment variable that names the server's socket.
 SERVER_VARIABLE = "TFVIZ_WORKER_SERVER"
@@ -84,7 +85,7 @@ def import_time_differences(client: Mapping[str, str], server: Mapping[str, str]
 class ForkedWorker:
     """A worker forked by a server, with the part of :class:`subprocess.Popen`'s interface
     the client uses: ``stdin``, ``stdout``, ``stderr``, ``pid``, ``args``, ``returncode``,
-    ``poll``, ``wait`` and ``kill``."""
+    ``poll``, ``wait``, ``kill`` and ``send_signal``."""
 
     def __init__(self, lines: _Lines, pid: int, args: list[str],
                  pipes: tuple[IO[bytes], IO[bytes], IO[bytes]]) -> None:
@@ -107,9 +108,6 @@ class ForkedWorker:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
@@ -178,14 +176,11 @@ def hand_over() -> int | None:
     server took it, so this process is the worker.
 
     This is how the window's workers, which Qt starts as processes, are forked too. This
-    process leads a group of its own, as a worker does; ending it (its client's kill, or its
-    client dying) makes the server end the worker's group. The window ends the group of the
-    pid the worker itself reports (its ``ready`` message), so that happens at once."""
+    process leads a group of its own already, as a worker does; ending it (its client's kill,
+    or its client dying) makes the server end the worker's group. The window ends the group
+    of the pid the worker itself reports (its ``ready`` message), so that happens at once."""
     if _forked:
         return None
-    from tfviz.procgroup import lead_own_group
-
-    lead_own_group()
     forked = _ask(os.environ, [0, 1, 2])
     if forked is None:
         return None
@@ -215,7 +210,7 @@ def _ask(env: Mapping[str, str], fds: list[int]) -> tuple[_Lines, int] | None:
         umask = os.umask(0o22)
         os.umask(umask)
         request = {"cwd": os.getcwd(), "env": dict(env), "executable": sys.executable,
-                   "package": _package_root(), "ignored": _ignored_signals(), "umask": umask}
+                   "package": str(PACKAGE_ROOT), "ignored": _ignored_signals(), "umask": umask}
         socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], fds)
         line = lines.read(_START_TIMEOUT_S)
         answer = json.loads(line) if line else {}
@@ -253,12 +248,6 @@ class _Lines:
         return line
 
 
-def _package_root() -> str:
-    from tfviz.worker.launch import PACKAGE_ROOT
-
-    return str(PACKAGE_ROOT)
-
-
 def _ignored_signals() -> list[str]:
     """The signals this process ignores, which a process it spawned would ignore too."""
     names = []
@@ -280,7 +269,6 @@ def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> N
     The socket is bound first: a path that cannot be listened on fails at once, and a client
     that comes while TensorFlow loads waits for its worker instead of starting its own."""
     from tfviz.script.quiet import import_tensorflow
-    from tfviz.worker.launch import worker_environment
 
     startup_env = worker_environment()  # what a worker started from here would have
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -354,8 +342,8 @@ def _refusal(request: dict[str, Any], startup_env: Mapping[str, str], fds: list[
         return "expected three pipes"
     if request.get("executable") != sys.executable:
         return f"another Python ({sys.executable})"
-    if request.get("package") != _package_root():
-        return f"another tfviz ({_package_root()})"
+    if request.get("package") != str(PACKAGE_ROOT):
+        return f"another tfviz ({PACKAGE_ROOT})"
     differences = import_time_differences(request.get("env") or {}, startup_env)
     if differences:
         return "another environment: " + ", ".join(differences)
