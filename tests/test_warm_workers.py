@@ -79,6 +79,10 @@ def test_a_forked_worker_is_the_process_a_started_one_is(warm_workers, tmp_path,
     assert len({started["random"], forked["random"], again["random"]}) == 3
     assert len({started["numpy_random"], forked["numpy_random"], again["numpy_random"]}) == 3
     assert len({started["pid"], forked["pid"], again["pid"]}) == 3
+    # what the server loaded (TensorFlow's million objects) is out of a forked worker's
+    # collections, which would otherwise copy every page they share with the server
+    assert started["gc_frozen"] == 0
+    assert forked["gc_frozen"] > 100_000 and again["gc_frozen"] == forked["gc_frozen"]
 
 
 def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(warm_workers,

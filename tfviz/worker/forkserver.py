@@ -28,6 +28,7 @@ process (``tests/conftest.py``), and any script that runs ``tfviz check`` many t
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -283,6 +284,10 @@ def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> N
     import tfviz.analysis.diagnose  # noqa: F401 - a worker imports it before its request
     import tfviz.worker.server  # noqa: F401
 
+    # What is loaded now is every worker's, for good: out of the collector's sight, so a
+    # worker's collections do not write to (and so copy) every page it shares with us.
+    gc.collect()
+    gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
     print(ready, flush=True)
     watched = [listener.fileno(), 0] if until_stdin_closes else [listener.fileno()]

@@ -1,6 +1,7 @@
 """Writes what a program can tell of the process it runs in to the file named by argv[1]."""
 
 import faulthandler
+import gc
 import json
 import os
 import random
@@ -42,6 +43,7 @@ facts = {
     "random": random.random(),
     "numpy_random": float(np.random.rand()),
     "tensorflow": tf.__version__,
+    "gc_frozen": gc.get_freeze_count(),
 }
 with open(sys.argv[1], "w") as fh:
     json.dump(facts, fh)
