@@ -18,7 +18,18 @@ from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.magnitude import judge_magnitudes
 from tfviz.engine.nandomain import explain_nan_inputs
 from tfviz.engine.origins import OriginRecorder
-from tfviz.engine.trace import Trace, Truth, as_value, eager_truth, raising_op, resolve, trace, watchable
+from tfviz.engine.trace import (
+    NotFirst,
+    Trace,
+    Truth,
+    as_value,
+    eager_truth,
+    raising_op,
+    resolve,
+    stands_for_eager,
+    trace,
+    watchable,
+)
 from tfviz.engine.untrained import mark_not_trained
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
@@ -137,7 +148,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     def lap(name: str) -> None:
         nonlocal clock
         now = time.perf_counter()
-        timings[name] = round(now - clock, 3)
+        timings[name] = round(timings.get(name, 0.0) + now - clock, 3)
         clock = now
 
     compile_script(path)  # a missing file or a syntax error fails before the slow import
@@ -175,13 +186,19 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             graph_step = (step_.capture is not None and step_.capture.as_graph
                           and not step_.capture.distributed)
             loss, eager, tape = None, None, None
-            if not graph_step:
+            first = None
+            if mode == "target":
+                report_step("tracing the target", 0.3)
+                with recorder.paused():
+                    first = _trace_first(step_, recorder, capture)
+                lap("trace")
+            if first is None and not graph_step:
                 report_step("calling the target", 0.3)
                 loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
             # else the program runs this step as a graph (tf.function, Keras fit): the trace
             # below is its truth, and an eager pass would only add the time and the memory of
             # a second forward pass (ResNet50's step twice over).
-            found = step_.variables()
+            found = first.found if first is not None else step_.variables()
             extras: list[FoundVariable] = []
             # Variables the step reads but does not differentiate: are they trained at all?
             # Those read before its tape opened are listed too, as not watched by it.
@@ -189,7 +206,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
                 extras = step_.extras(list(tape.watched_variables()) + step_.read_outside(), found)
             elif mode == "program" and graph_step:
                 extras = step_.extras(step_.capture.watched_variables + step_.read_in_graph(), found)
-            if mode == "target":
+            if mode == "target" and first is None:
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
@@ -210,21 +227,27 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         found = found + extras
         tf_vars = [f.tf_variable for f in found]
         as_graph = step_.capture is not None and step_.capture.as_graph
-        if eager is None and not as_graph:
+        if eager is None and not as_graph and first is None:
             eager = eager_truth(tape, loss, tf_vars, step_.fn)
         del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
         lap("call")
         report_step("tracing the graph", 0.5)
-        frozen: list[FrozenCopy] = []
-        linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
         traced: Trace | None = None
         trace_error: AnalysisError | None = None
-        with capture.active(), layerscopes.recording() as scopes:
-            try:
-                traced = trace(step_.fn, tf_vars, linker)
-            except Exception as exc:  # noqa: BLE001 - untraceable user code
-                trace_error = error_from_exception(
-                    exc, f"'{step_.name}' cannot be traced by tf.function", path)
+        if first is not None:
+            traced, linker, frozen, scopes = first.traced, first.linker, first.frozen, first.scopes
+            # No op in the step behaves otherwise eagerly: its traced verdict is the eager one.
+            eager = traced.truth if stands_for_eager(traced) else _eager_again(step_, path, capture,
+                                                                                 tf_vars)
+        else:
+            frozen = []
+            linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+            with capture.active(), layerscopes.recording() as scopes:
+                try:
+                    traced = trace(step_.fn, tf_vars, linker)
+                except Exception as exc:  # noqa: BLE001 - untraceable user code
+                    trace_error = error_from_exception(
+                        exc, f"'{step_.name}' cannot be traced by tf.function", path)
         if eager is None:
             # The program runs this step as a graph (tf.function, Keras fit): the
             # traced verdict is its truth. Untraceable: fall back to an eager call.
@@ -365,6 +388,38 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: W
                             " watched tensor that tfviz can follow", file=path,
                             line=step.line)
     return step
+
+
+@dataclass
+class _TracedFirst:
+    """A target traced before any call of it: what the trace stage would otherwise make."""
+
+    found: list[FoundVariable]
+    traced: Trace
+    linker: _Linker
+    frozen: list[FrozenCopy]
+    scopes: layerscopes.Recorded
+
+
+def _trace_first(step_: _Step, recorder: OriginRecorder, capture: Capture) -> _TracedFirst | None:
+    """Trace the target before any call of it, so that its forward pass runs once, not
+    eagerly and then again in the trace (a fifth of a ResNet's analysis).
+
+    None where only a first eager call will do: the call builds variables (a lazily built
+    model, whose frozen copies must be made eagerly, as the user's call makes them), reads
+    ones the script does not hold, returns no float tensor, or cannot be traced. The trace
+    stops before the first variable is made, so nothing is left half built."""
+    found = step_.variables()
+    if not found:
+        return None  # a model built by its first call
+    frozen: list[FrozenCopy] = []
+    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+    with capture.active(), layerscopes.recording() as scopes:
+        try:
+            traced = trace(step_.fn, [f.tf_variable for f in found], linker, first=True)
+        except (NotFirst, Exception):  # noqa: BLE001 - the eager call, then the trace, say why
+            return None
+    return _TracedFirst(found, traced, linker, frozen, scopes)
 
 
 def _first_call(fn: Callable[[], Any], name: str, path: str, capture: Capture,

@@ -11,9 +11,11 @@ the tensors are kept.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from tfviz.report import Source
@@ -81,6 +83,15 @@ class OriginRecorder:
         from tensorflow.python.framework import op_callbacks
 
         op_callbacks.remove_op_callback(self.callback)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Not recording for a while (a trace: its ops are graph ops, never frozen copies)."""
+        self.__exit__()
+        try:
+            yield
+        finally:
+            self.__enter__()
 
     def origin(self, t: Any) -> Source | None:
         hit = self._origins.get(id(t))

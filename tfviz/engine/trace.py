@@ -157,6 +157,32 @@ def autograph(fn: Callable[..., Any]) -> Callable[..., Any]:
     return converted
 
 
+class NotFirst(BaseException):
+    """Tracing before the first call stopped: the call would build variables, return what
+    is not a float tensor, or read variables the engine was not told of. Those need the
+    eager first call. A BaseException, so that a user's ``except Exception`` lets it by."""
+
+
+#: Op types whose gradient can differ eagerly and inside tf.function: a cond or loop (zeros
+#: in a graph where eagerly there is None, a branch eagerly not taken) and Python code.
+EAGER_MAY_DIFFER = frozenset({
+    "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase",
+    "EagerPyFunc", "PyFunc", "PyFuncStateless",
+})
+
+
+def stands_for_eager(traced: Trace) -> bool:
+    """The traced verdict is the eager one: its gradient did not raise (seed report 1: an
+    SVD's raises only in a graph), and no op in the step behaves otherwise eagerly."""
+    if traced.truth.raised:
+        return False
+    return not any(d.get("type") in EAGER_MAY_DIFFER for _, d in traced.og.g.nodes(data=True))
+
+
+def _refuse_creation(next_creator: Any, **kwargs: Any) -> Any:
+    raise NotFirst("the call creates a variable")
+
+
 class _TapeForwardError(Exception):
     """The forward call itself raised because a tape was watching."""
 
@@ -169,6 +195,7 @@ def trace(
     fn: Callable[..., Any],
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
+    first: bool = False,
 ) -> Trace:
     """Trace ``fn`` with gradients; ``link_variables`` adds variable nodes and
     returns the nodes on any variable-to-target path.
@@ -177,17 +204,24 @@ def trace(
     right away, so a broken gradient can raise in the forward call. Then
     that error is TensorFlow's verdict and we trace again without a tape to
     get the forward graph.
+
+    With ``first``, ``fn`` has not been called yet: :class:`NotFirst` is raised where
+    only an eager first call would do (it builds variables, say), before any is made.
     """
-    try:
-        return _trace_once(fn, tf_vars, link_variables, taped=True)
-    except _TapeForwardError as err:
-        traced = _trace_once(fn, tf_vars, link_variables, taped=False)
-        traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
-        return traced
+    import tensorflow as tf
+
+    with tf.variable_creator_scope(_refuse_creation) if first else contextlib.nullcontext():
+        try:
+            return _trace_once(fn, tf_vars, link_variables, taped=True, first=first)
+        except _TapeForwardError as err:
+            traced = _trace_once(fn, tf_vars, link_variables, taped=False)
+            traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
+            return traced
 
 
 def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
-                link_variables: Callable[[OpGraph, Any], set[str]], taped: bool) -> Trace:
+                link_variables: Callable[[OpGraph, Any], set[str]], taped: bool,
+                first: bool = False) -> Trace:
     import tensorflow as tf
 
     state: dict[str, Any] = {}
@@ -196,13 +230,16 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
     def body() -> Any:
         if taped:
             try:
-                with tf.GradientTape(watch_accessed_variables=False) as tape:
+                # before a first call, the tape watches what the call reads, as the eager one does
+                with tf.GradientTape(watch_accessed_variables=first) as tape:
                     tape.watch(watchable(tf_vars))
                     loss = as_value(converted())
             except Exception as exc:  # noqa: BLE001
                 if raising_op(exc) is None:
                     raise
                 raise _TapeForwardError(exc) from None
+            if first:
+                _refuse_unknown(loss, tape.watched_variables(), tf_vars)
         else:
             loss = as_value(converted())
         if not tf.is_tensor(loss):
@@ -255,6 +292,18 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
             elif value is not None and state["inner"].keep(state["keys"][i - nv], taken):
                 tensor_norms[state["keys"][i - nv]] = value
     return Trace(state["og"], truth, tensor_norms, taken)
+
+
+def _refuse_unknown(loss: Any, read: Any, tf_vars: list[Any]) -> None:
+    """A loss the eager first call would refuse, or trainable variables it would add to
+    those judged: leave both to that call."""
+    import tensorflow as tf
+
+    if not tf.is_tensor(loss) or loss.dtype.name not in DIFFERENTIABLE:
+        raise NotFirst("the target does not return a float tensor")
+    known = {id(v) for v in tf_vars}
+    if any(v.trainable and id(v) not in known for v in read):
+        raise NotFirst("the target reads trainable variables not found in the script")
 
 
 @contextlib.contextmanager
