@@ -417,7 +417,7 @@ def _trace_first(step_: _Step, recorder: OriginRecorder, capture: Capture) -> _T
     with capture.active(), layerscopes.recording() as scopes:
         try:
             traced = trace(step_.fn, [f.tf_variable for f in found], linker, first=True)
-        except (NotFirst, Exception):  # noqa: BLE001 - the eager call, then the trace, say why
+        except (NotFirst, SystemExit, Exception):  # noqa: BLE001 - the eager call says why, at its line
             return None
     return _TracedFirst(found, traced, linker, frozen, scopes)
 
