@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
+from tfviz.worker.launch import worker_command, worker_environment
 
 HEALTHY = "import tensorflow as tf\n\nw = tf.Variable(2.0)\n\n\ndef loss():\n    return w * w\n"
 
@@ -202,7 +203,7 @@ def test_symlinked_script_imports_its_real_siblings(tmp_path):
     b'{"cmd": "nope"}\n',
 ])
 def test_worker_answers_every_bad_request_with_a_json_error(request_bytes):
-    proc = subprocess.run([sys.executable, "-m", "tfviz.worker"], input=request_bytes,
+    proc = subprocess.run(worker_command(), env=worker_environment(), input=request_bytes,
                           capture_output=True, timeout=120, cwd=ROOT)
     messages = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert messages[0]["type"] == "ready"

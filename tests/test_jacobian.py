@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
+from tfviz.worker.launch import worker_command, worker_environment
 
 # Each case: module-level deterministic variables, forward() -> named tensors,
 # loss() for target mode, and a tape block for program mode.
@@ -223,7 +224,7 @@ def test_worker_keeps_the_session_and_answers_requests():
         {"cmd": "jacobian", "id": "d", "wrt": 3},
         {"cmd": "names", "id": "e"},
     ]
-    r = subprocess.run([sys.executable, "-m", "tfviz.worker"], cwd=ROOT, capture_output=True,
+    r = subprocess.run(worker_command(), env=worker_environment(), cwd=ROOT, capture_output=True,
                        text=True, timeout=300,
                        input="".join(json.dumps(q) + "\n" for q in requests))
     assert r.returncode == 0, r.stderr[-2000:]
@@ -244,7 +245,7 @@ def test_worker_keeps_the_session_and_answers_requests():
 
 def test_worker_without_keep_still_exits_after_the_result():
     request = {"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule_split.py")}
-    proc = subprocess.Popen([sys.executable, "-m", "tfviz.worker"], cwd=ROOT, text=True,
+    proc = subprocess.Popen(worker_command(), env=worker_environment(), cwd=ROOT, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     proc.stdin.write(json.dumps(request) + "\n")
     proc.stdin.flush()  # stdin stays open: the worker must end on its own

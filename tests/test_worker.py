@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from tests.conftest import EXAMPLES
+from tfviz.worker.launch import worker_command, worker_environment
 
 
 def ask(request: dict) -> list[dict]:
     r = subprocess.run(
-        [sys.executable, "-m", "tfviz.worker"],
+        worker_command(),
+        env=worker_environment(),
         input=json.dumps(request) + "\n",
         capture_output=True,
         text=True,
@@ -98,13 +99,13 @@ def test_worker_rejects_malformed_program_options(tmp_path):
 
 
 def test_a_blank_request_line_is_answered_as_an_error_not_a_silent_exit():
-    r = subprocess.run([sys.executable, "-m", "tfviz.worker"], input="  \n", capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(worker_command(), env=worker_environment(), input="  \n", capture_output=True,
+                       text=True, timeout=300)
     msgs = [json.loads(line) for line in r.stdout.splitlines()]
     assert [m["type"] for m in msgs] == ["ready", "error"]
     assert "empty line" in msgs[-1]["error"]["message"]
     assert r.returncode == 2
     # stdin closed with no request at all is no request: the worker just ends
-    r = subprocess.run([sys.executable, "-m", "tfviz.worker"], input="", capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(worker_command(), env=worker_environment(), input="", capture_output=True,
+                       text=True, timeout=300)
     assert [json.loads(line)["type"] for line in r.stdout.splitlines()] == ["ready"] and r.returncode == 0

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
+from tfviz.worker.launch import worker_command, worker_environment
 from tfviz.worker.requests import (
     AnalyzeRequest,
     BadRequest,
@@ -104,7 +104,7 @@ def _worker(lines: list[dict | str], timeout: float = 240) -> tuple[int, list[di
     """Run a real worker: an analysis kept as a session, then ``lines``; stdin closes."""
     first = {"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule_split.py"), "keep": True}
     text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in [first, *lines])
-    r = subprocess.run([sys.executable, "-m", "tfviz.worker"], cwd=ROOT, input=text, text=True,
+    r = subprocess.run(worker_command(), env=worker_environment(), cwd=ROOT, input=text, text=True,
                        capture_output=True, timeout=timeout)
     return r.returncode, [json.loads(x) for x in r.stdout.splitlines()], r.stderr
 
