@@ -94,6 +94,18 @@ def test_help_through_the_console_script_imports_neither_tensorflow_nor_qt() -> 
     assert all(c.name in r.stdout for c in COMMANDS)
 
 
+def test_a_check_through_the_console_script_keeps_tensorflow_qt_and_numpy_in_its_worker() -> None:
+    # the command's own process only reads the worker's answer: CI and re-runs on save pay
+    # its start each time (NumPy alone was half of it)
+    code = ("import sys, app.launch as launch\ntry:\n launch.main(['check', sys.argv[1]])\n"
+            "except SystemExit: pass\nsys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6',"
+            " 'numpy') if m in sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "kind_stop_gradient.py")],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert "gradient problems found" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert r.stderr.strip().endswith("[]"), r.stderr[-2000:]
+
+
 # -- the table --------------------------------------------------------------------------------
 
 

@@ -20,16 +20,16 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tfviz.exitstatus import ExitStatus
-from tfviz.jacobian.data import ChainSplit, Jacobian, fmt_bytes
-from tfviz.jacobian.files import write
 from tfviz.worker.messages import Failure, JacobianAnswer, JacobianError, JacobianProgress, Progress
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
+    from tfviz.jacobian.data import ChainSplit, Jacobian
     from tfviz.worker.client import WorkerClient
+
+# NumPy and the Jacobian's data are imported where a Jacobian is read: every command's
+# start (``tfviz check`` in CI, on each save) loads this table, and NumPy was half of it.
 
 WRITERS = (".npy", ".png", ".csv")
 
@@ -163,6 +163,9 @@ def _serve(worker: WorkerClient, args: argparse.Namespace) -> ExitStatus:
     body = reply.chain or reply.result or {}
     if args.json:
         print(json.dumps(_as_lists(body)))
+    from tfviz.jacobian.data import ChainSplit, Jacobian
+    from tfviz.jacobian.files import write
+
     if reply.chain is not None:
         split = ChainSplit.from_dict(reply.chain)
         if not args.json:
@@ -207,6 +210,10 @@ def _describe(j: Jacobian) -> str:
 
 
 def _print_one(j: Jacobian) -> None:
+    import numpy as np
+
+    from tfviz.jacobian.data import fmt_bytes
+
     if j.status != "ok":
         print(f"{_describe(j)}: {j.status.replace('_', ' ')}: {j.message}")
         if j.cut is not None and j.cut.file:
@@ -234,6 +241,8 @@ def _print_chain(s: ChainSplit) -> None:
 
 
 def _refused(err: dict[str, Any], as_json: bool) -> ExitStatus:
+    from tfviz.jacobian.data import fmt_bytes
+
     if as_json:
         print(json.dumps({"ok": False, "error": err}))
     print(f"tfviz: {err.get('message', 'the Jacobian could not be computed')}", file=sys.stderr)

@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
-from tfviz.jacobian.data import join_pieces
 from tfviz.procgroup import end_group
 from tfviz.worker.forkserver import SERVER_VARIABLE, ForkedWorker, start_forked
 from tfviz.worker.launch import worker_command, worker_environment
@@ -103,6 +102,8 @@ class WorkerClient:
                 pieces.append(msg)
                 continue
             if pieces and msg.get("type") == "jacobian":
+                from tfviz.jacobian.data import join_pieces  # NumPy: a check never needs it
+
                 msg, pieces = join_pieces(msg, pieces), []
             answer = decode(msg)
             if isinstance(answer, (Progress, JacobianProgress)) and self.on_progress:
