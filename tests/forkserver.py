@@ -21,6 +21,7 @@ run that crashes or hangs never touches the server, and runs proceed side by sid
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import signal
@@ -104,6 +105,10 @@ def serve(path: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
     # ends with the test session that started it: its stdin closes
     threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    # What is loaded now is every run's, for good: out of the collector's sight, so a run's
+    # collections do not write to (and so copy) every page it shares with this process.
+    gc.collect()
+    gc.freeze()
     print("ready", flush=True)
     while True:
         conn, _ = listener.accept()
