@@ -1,6 +1,7 @@
 """A loss() target is traced before any call of it, so its forward pass runs once; an eager
-first call is made only where it is needed. The oracle is the script run by plain ``python``:
-its own ``tape.gradient``, and how its probe layers ran."""
+first call is made only where it is needed. The oracle is the script run as ``python`` runs it
+(forked from a process that has only imported TensorFlow, as the corpus' oracles are): its own
+``tape.gradient``, and how its probe layers ran."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forkserver
 from tests.conftest import ROOT
 
 TFVIZ = Path(sys.executable).with_name("tfviz")
@@ -32,9 +34,8 @@ def _tfviz(name: str, tmp_path: Path, *extra: str) -> tuple[dict, list[str]]:
 
 def _python(name: str, tmp_path: Path) -> tuple[dict[str, str], list[str]]:
     probe = tmp_path / f"{name}.python.calls"
-    done = subprocess.run([sys.executable, str(FIRST / f"{name}.py")], capture_output=True,
-                          text=True, timeout=300, cwd=FIRST,
-                          env={**os.environ, "TFVIZ_FIRST_PROBE": str(probe)})
+    done = forkserver.run([sys.executable, str(FIRST / f"{name}.py"), str(probe)], timeout=300,
+                          cwd=FIRST)
     assert done.returncode == 0, done.stderr
     verdicts = dict(line.split() for line in done.stdout.splitlines())
     return verdicts, _calls(probe)

@@ -224,18 +224,21 @@ def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker
     proc.communicate("", timeout=60)
 
 
-@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
-def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_a_signal(tmp_path,
-                                                                                       signame):
-    """Through the installed command, as a user runs it; Ctrl-C or SIGTERM ends it."""
-    socket_path = tmp_path / "s"
+def _serve(socket_path: Path) -> subprocess.Popen[str]:
+    """``tfviz serve`` through the installed command, as a user runs it, once it is ready."""
     server = subprocess.Popen([str(TFVIZ), "serve", "--socket", str(socket_path)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                               env=_env(None), preexec_fn=default_sigint)
+    assert server.stdout is not None
+    line = server.stdout.readline().strip()
+    assert line == f"{SERVER_VARIABLE}={socket_path}", (line, server.stderr and server.stderr.read())
+    return server
+
+
+def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_ctrl_c(tmp_path):
+    socket_path = tmp_path / "s"
+    server = _serve(socket_path)
     try:
-        assert server.stdout is not None
-        line = server.stdout.readline().strip()
-        assert line == f"{SERVER_VARIABLE}={socket_path}", (line, server.stderr and server.stderr.read())
         assert socket_path.stat().st_mode & 0o777 == 0o600  # only this user may ask for a worker
         facts = _facts(tmp_path, str(socket_path), "served")
         assert facts["grandparent"] == server.pid  # the worker's supervisor is the server's child
@@ -259,12 +262,26 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
                                   text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert too_long.returncode == 2 and "cannot listen there" in too_long.stderr, too_long.stderr
         assert "Traceback" not in too_long.stderr
-        server.send_signal(getattr(signal, signame))
+        server.send_signal(signal.SIGINT)
         assert server.wait(timeout=30) == 130
         assert not socket_path.exists()
         said = server.stderr.read() if server.stderr else ""
         assert "Traceback" not in said
         assert "a client starts its own worker: another environment: TF_NUM_INTEROP_THREADS" in said
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_tfviz_serve_ends_on_sigterm_as_on_ctrl_c(tmp_path):
+    socket_path = tmp_path / "s"
+    server = _serve(socket_path)
+    try:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 130
+        assert not socket_path.exists()
+        assert "Traceback" not in (server.stderr.read() if server.stderr else "")
     finally:
         if server.poll() is None:
             server.kill()
