@@ -111,6 +111,20 @@ def sq_norm_of(g: Any) -> Any:
     return tf.raw_ops.L2Loss(t=values)
 
 
+def shared_norms(grads: list[Any]) -> list[Any]:
+    """:func:`sq_norm_of` each gradient, once per gradient tensor: TensorFlow hands the same
+    tensor to both inputs of an add (a residual block) and through an identity, and each
+    norm op costs its share of the trace."""
+    made: dict[int, Any] = {}
+    halves = []
+    for g in grads:  # ``grads`` holds each one, so its id stays its own
+        half = made.get(id(g))
+        if half is None:
+            half = made[id(g)] = sq_norm_of(g)
+        halves.append(half)
+    return halves
+
+
 def stacked_norms(halves: list[Any]) -> Any:
     """Norms from half squared norms, stacked per dtype, in input order."""
     import tensorflow as tf
@@ -262,7 +276,7 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
             return loss
         state["present"] = [g is not None for g in grads]
         state["keys"] = keys
-        halves = [sq_norm_of(g) for g in grads if g is not None]
+        halves = shared_norms([g for g in grads if g is not None])
         shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
         nonzero = [any_nonzero(g, shared) for g in grads[: len(tf_vars)] if g is not None]
         preds = list(inner.preds.values())
