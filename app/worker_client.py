@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from tfviz.jacobian.data import ChainSplit, Jacobian, join_pieces  # Qt-free and TensorFlow-free
 from tfviz.procgroup import end_group
-from tfviz.report import Report
+from tfviz.report import Report, collector_paused
 from tfviz.worker.client import ended_error  # Qt-free and TensorFlow-free
 from tfviz.worker.launch import worker_command, worker_environment
 from tfviz.worker.messages import (
@@ -250,7 +250,8 @@ class Worker(QObject):
         def work() -> None:
             msg = {}
             try:
-                msg = json.loads(raw)
+                with collector_paused():  # a large tree of new objects, none in a cycle
+                    msg = json.loads(raw)
                 if msg.get("type") == "result":
                     msg["report"] = Report.from_dict(msg.get("report") or {})
                 elif msg.get("type") == "jacobian":

@@ -18,3 +18,37 @@ def test_compact_json_has_graph_counts(analyze_example):
     report = analyze_example("kind_integer.py")
     doc = json.loads(report.to_json(full_graph=False))
     assert doc["graph"] == report.graph.counts()
+
+
+def test_plain_data_is_what_dataclasses_asdict_gives(analyze_example):
+    import dataclasses
+    import gc
+
+    from tests.bigdoc import big_document
+    from tfviz.analysisfile import parse_analysis
+
+    reports = [analyze_example("healthy_control_flow.py"), analyze_example("kind_nan.py"),
+               parse_analysis(json.dumps(big_document(500)))]
+    for report in reports:
+        assert report.to_dict() == dataclasses.asdict(report)
+        assert list(report.to_dict()) == list(dataclasses.asdict(report))  # the keys' order too
+    # the collector, paused while the tree is built, is as it was after
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        reports[0].to_dict()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_strict_json_says_null_for_a_norm_that_is_not_finite_anywhere(analyze_example):
+    import math
+
+    report = analyze_example("kind_nan.py")
+    edges = [e.grad_norm for e in report.graph.edges]
+    assert math.isinf(report.variables[0].grad_norm) and any(n is not None and math.isinf(n) for n in edges)
+    doc = json.loads(report.to_json())  # strict JSON: Infinity would be refused by other readers
+    assert doc["variables"][0]["grad_norm"] is None
+    assert [e["grad_norm"] for e in doc["graph"]["edges"]] == [
+        None if n is None or math.isinf(n) else n for n in edges]

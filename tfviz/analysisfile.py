@@ -23,15 +23,13 @@ True
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import json.decoder
 import math
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from tfviz.report import (
@@ -48,6 +46,7 @@ from tfviz.report import (
     ReadNotTrained,
     Report,
     VariableReport,
+    collector_paused,
 )
 from tfviz.safefile import NotReadable, TooLarge, read_regular
 
@@ -105,7 +104,9 @@ class LoadCancelled(Exception):
 
 def analysis_document(report: Report) -> dict[str, Any]:
     """The saved-analysis document: ``schema_version``, then the report with its full graph."""
-    return {"schema_version": SCHEMA_VERSION, **json.loads(report.to_json(full_graph=True))}
+    text = report.to_json(full_graph=True)
+    with collector_paused():
+        return {"schema_version": SCHEMA_VERSION, **json.loads(text)}
 
 
 def analysis_json(report: Report, indent: int | None = None) -> str:
@@ -138,7 +139,7 @@ def parse_analysis(data: str | bytes, name: str = "the file", *, progress: Progr
 
 
 def _parse(data: str | bytes, name: str, run: _Run) -> Report:
-    with _collector_paused():
+    with collector_paused():
         return _parse_and_check(data, name, run)
 
 
@@ -162,23 +163,8 @@ def _parse_and_check(data: str | bytes, name: str, run: _Run) -> Report:
 def report_from_document(doc: Any, name: str = "the file", *, progress: Progress | None = None,
                          cancelled: Callable[[], bool] | None = None) -> Report:
     """Check and rebuild a saved analysis from its parsed JSON (``doc`` is left as it was)."""
-    with _collector_paused():
+    with collector_paused():
         return _from_document(doc, name, _Run(progress, cancelled))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while a document is parsed and rebuilt: the millions
-    of new objects of a big file (none in a cycle) would trigger full collections over all
-    of them again and again, doubling the time and holding the interpreter for up to a
-    second each."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _from_document(doc: Any, name: str, run: _Run) -> Report:

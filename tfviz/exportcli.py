@@ -152,6 +152,7 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
     character or a NUL into the SVG as it is, which no XML reader then opens."""
     from tfviz.analysisfile import analysis_document
     from tfviz.outputs import xml_safe_tree
+    from tfviz.report import collector_paused
     from tfviz.worker.launch import worker_environment
 
     # started as a worker is (the same tfviz on its path), drawing without a screen
@@ -164,7 +165,9 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
         image = os.path.join(tmp, "image" + os.path.splitext(output)[1])
         try:  # a private scratch file, not an output: written plainly
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(xml_safe_tree(analysis_document(report)), allow_nan=False))
+                with collector_paused():
+                    safe = xml_safe_tree(analysis_document(report))
+                fh.write(json.dumps(safe, allow_nan=False))
         except OSError as exc:
             return False, f"cannot write a temporary file: {exc.strerror or exc}"
         cmd = [sys.executable, "-m", "tfviz_app.graph.export.headless", path, image, "--format", fmt,

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from tfviz.procgroup import end_group
+from tfviz.report import collector_paused
 from tfviz.worker.forkserver import SERVER_VARIABLE, ForkedWorker, start_forked
 from tfviz.worker.launch import worker_command, worker_environment
 from tfviz.worker.messages import (
@@ -93,7 +94,8 @@ class WorkerClient:
         pieces: list[dict[str, Any]] = []
         for raw in self.proc.stdout:
             try:
-                msg = json.loads(raw)
+                with collector_paused():  # a result is a large tree of new objects
+                    msg = json.loads(raw)
             except ValueError:
                 continue
             if not isinstance(msg, dict):
