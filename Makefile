@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/program_seed1_svd.py
 
-.PHONY: run check test test-quick corpus lint bench bench-program bench-gui graphviz qt-libs clean
+.PHONY: run check test test-quick bytecode corpus lint bench bench-program bench-gui graphviz qt-libs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,11 +47,17 @@ lint: $(STAMP)
 JOBS ?= auto
 PYTEST := QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
 
-test: $(STAMP) graphviz lint
+# Bytecode for tfviz and the app, written once: each of the suite's hundreds of processes
+# (every tfviz command, worker and renderer) would otherwise compile what it imports anew
+# wherever PYTHONDONTWRITEBYTECODE is set.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q tfviz app >/dev/null
+
+test: $(STAMP) graphviz lint bytecode
 	$(PYTEST)
 
 # The same without the corpus of training programs (tests/test_corpus.py, several minutes).
-test-quick: $(STAMP) graphviz lint
+test-quick: $(STAMP) graphviz lint bytecode
 	$(PYTEST) -m "not corpus"
 
 # The corpus alone, with its table: program, TensorFlow's verdict, tfviz's, agreement, time.
@@ -70,3 +76,4 @@ bench-gui: $(STAMP) graphviz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+	find tfviz app tests -name __pycache__ -prune -exec rm -rf {} +

@@ -67,8 +67,20 @@ def _available() -> bool:
     return hasattr(os, "fork") and hasattr(socket, "AF_UNIX") and not os.environ.get("TFVIZ_TEST_NO_FORK")
 
 
+#: an oracle server the session's controller started for all its pytest workers (``-n N``)
+SHARED_SERVER = "TFVIZ_TEST_ORACLE_SERVER"
+
+
+def start() -> str:
+    """Start this process's server now (the controller's, for its workers): its socket path."""
+    return _ensure_server()
+
+
 def _ensure_server() -> str:
     global _server, _socket_path
+    shared = os.environ.get(SHARED_SERVER)
+    if shared and _server is None:
+        return shared
     with _lock:
         if _server is not None and _server.poll() is None and _socket_path:
             return _socket_path
@@ -97,19 +109,21 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 def serve(path: str) -> None:
-    for name in PRELOAD:
-        __import__(name)
+    # Listening first: "ready" is said at once, and a run asked for while TensorFlow loads
+    # waits in the backlog (the session's controller starts this before its workers exist).
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
-    listener.listen(16)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
+    listener.listen(64)
     # ends with the test session that started it: its stdin closes
     threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    print("ready", flush=True)
+    for name in PRELOAD:
+        __import__(name)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped as they end
     # What is loaded now is every run's, for good: out of the collector's sight, so a run's
     # collections do not write to (and so copy) every page it shares with this process.
     gc.collect()
     gc.freeze()
-    print("ready", flush=True)
     while True:
         conn, _ = listener.accept()
         if os.fork() == 0:

@@ -108,9 +108,8 @@ def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(
     # a variable TensorFlow reads when it loads, set otherwise than in the server: started afresh
     monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "1")
     client = WorkerClient()
-    try:
+    try:  # (that such a worker answers is every test's with TFVIZ_TEST_NO_FORK=1)
         assert isinstance(client.proc, subprocess.Popen)
-        assert isinstance(client.wait_ready(), Ready)
     finally:
         client.close()
 
