@@ -31,10 +31,6 @@ collect_ignore_glob = ["gui/scripts/*", "bench/*", "programs/*"]
 _cache: dict[str, object] = {}
 
 
-#: a warm server the session's controller started for all its pytest workers (``-n N``)
-SHARED_SERVER = "TFVIZ_TEST_SHARED_SERVER"
-
-
 def _start_warm_server() -> tuple[str, object]:
     """A warm server (:mod:`tfviz.worker.forkserver`) on a fresh socket: (its path, the process)."""
     import subprocess
@@ -66,46 +62,35 @@ def _forking() -> bool:
 
 
 def pytest_configure(config):
-    """The controller of ``pytest -n N`` starts one warm server and one oracle server for all
-    its workers (they inherit its environment): each would otherwise import TensorFlow for
-    itself, twice over."""
+    """The controller of ``pytest -n N`` starts one oracle server for all its workers (they
+    inherit its environment), which would otherwise each import TensorFlow for one of their
+    own. Each worker keeps a warm server of its own: a forked worker must see the environment
+    its client has, and the GUI tests give each process its own settings folder."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None) or not _forking():
         return
     from tests import forkserver
 
-    path, server = _start_warm_server()
-    config._tfviz_warm_server = server
-    os.environ[SHARED_SERVER] = path
     os.environ[forkserver.SHARED_SERVER] = forkserver.start()
-
-
-def pytest_unconfigure(config):
-    server = getattr(config, "_tfviz_warm_server", None)
-    if server is not None:
-        _stop_warm_server(server)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def warm_workers():
     """Every ``tfviz check``, ``export`` and ``jacobian`` a test runs gets its worker forked by
-    a warm server (:mod:`tfviz.worker.forkserver`) instead of importing TensorFlow anew: the
-    one ``pytest -n N``'s controller started for all its workers, else one for this process.
-    ``TFVIZ_TEST_NO_FORK=1`` starts each one afresh, to compare. Until the server listens,
-    clients start their own; from then on they wait while it loads TensorFlow."""
+    one warm server per test process (:mod:`tfviz.worker.forkserver`) instead of importing
+    TensorFlow anew; ``TFVIZ_TEST_NO_FORK=1`` starts each one afresh, to compare. Until the
+    server listens, clients start their own; from then on they wait while it loads TensorFlow."""
     from tfviz.worker.forkserver import SERVER_VARIABLE
 
     if not _forking():
         yield None
         return
-    shared = os.environ.get(SHARED_SERVER)
-    path, server = (shared, None) if shared else _start_warm_server()
+    path, server = _start_warm_server()
     os.environ[SERVER_VARIABLE] = path
     try:
         yield path
     finally:
         os.environ.pop(SERVER_VARIABLE, None)
-        if server is not None:
-            _stop_warm_server(server)
+        _stop_warm_server(server)
 
 
 @pytest.fixture(scope="session")
