@@ -31,32 +31,6 @@ collect_ignore_glob = ["gui/scripts/*", "bench/*", "programs/*"]
 _cache: dict[str, object] = {}
 
 
-def _start_warm_server() -> tuple[str, object]:
-    """A warm server (:mod:`tfviz.worker.forkserver`) on a fresh socket: (its path, the process)."""
-    import subprocess
-    import sys
-    import tempfile
-
-    from tfviz.worker.launch import worker_environment
-
-    path = os.path.join(tempfile.mkdtemp(prefix="tfviz-workers-"), "s")
-    server = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env=worker_environment(), start_new_session=True)
-    return path, server
-
-
-def _stop_warm_server(server: object) -> None:
-    import subprocess
-
-    assert isinstance(server, subprocess.Popen) and server.stdin is not None
-    server.stdin.close()  # the server ends when its stdin closes
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-
-
 def _forking() -> bool:
     return not os.environ.get("TFVIZ_TEST_NO_FORK") and hasattr(os, "fork")
 
@@ -79,18 +53,32 @@ def warm_workers():
     one warm server per test process (:mod:`tfviz.worker.forkserver`) instead of importing
     TensorFlow anew; ``TFVIZ_TEST_NO_FORK=1`` starts each one afresh, to compare. Until the
     server listens, clients start their own; from then on they wait while it loads TensorFlow."""
+    import subprocess
+    import sys
+    import tempfile
+
     from tfviz.worker.forkserver import SERVER_VARIABLE
+    from tfviz.worker.launch import worker_environment
 
     if not _forking():
         yield None
         return
-    path, server = _start_warm_server()
+    path = os.path.join(tempfile.mkdtemp(prefix="tfviz-workers-"), "s")
+    server = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=worker_environment(),
+                              start_new_session=True)
     os.environ[SERVER_VARIABLE] = path
     try:
         yield path
     finally:
         os.environ.pop(SERVER_VARIABLE, None)
-        _stop_warm_server(server)
+        assert server.stdin is not None
+        server.stdin.close()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 @pytest.fixture(scope="session")

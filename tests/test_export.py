@@ -47,6 +47,7 @@ def test_real_exports_match_the_schema_and_round_trip(analyze_example, name):
     doc = analysis_document(report)
     jsonschema.validate(doc, SCHEMA)
     assert doc["schema_version"] == SCHEMA_VERSION and doc["graph"]["ops"]
+    assert json.loads(json.dumps(doc)) == doc  # plain JSON data already: what is saved is what is read
     # JSON → Report → JSON is the identity (a non-finite norm is already null in JSON).
     back = parse_analysis(analysis_json(report))
     assert back == Report.from_dict(json.loads(report.to_json()))

@@ -104,9 +104,7 @@ class LoadCancelled(Exception):
 
 def analysis_document(report: Report) -> dict[str, Any]:
     """The saved-analysis document: ``schema_version``, then the report with its full graph."""
-    text = report.to_json(full_graph=True)
-    with collector_paused():
-        return {"schema_version": SCHEMA_VERSION, **json.loads(text)}
+    return {"schema_version": SCHEMA_VERSION, **report.to_dict(full_graph=True, strict=True)}
 
 
 def analysis_json(report: Report, indent: int | None = None) -> str:

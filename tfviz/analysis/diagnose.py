@@ -198,7 +198,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             # else the program runs this step as a graph (tf.function, Keras fit): the trace
             # below is its truth, and an eager pass would only add the time and the memory of
             # a second forward pass (ResNet50's step twice over).
-            found = first.found if first is not None else step_.variables()
+            found = first[0] if first is not None else step_.variables()
             extras: list[FoundVariable] = []
             # Variables the step reads but does not differentiate: are they trained at all?
             # Those read before its tape opened are listed too, as not watched by it.
@@ -232,22 +232,21 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
         lap("call")
         report_step("tracing the graph", 0.5)
-        traced: Trace | None = None
+        done: _Traced | None = None
         trace_error: AnalysisError | None = None
         if first is not None:
-            traced, linker, frozen, scopes = first.traced, first.linker, first.frozen, first.scopes
+            done = first[1]
             # No op in the step behaves otherwise eagerly: its traced verdict is the eager one.
-            eager = traced.truth if stands_for_eager(traced) else _eager_again(step_, path, capture,
-                                                                                 tf_vars)
+            eager = (done.traced.truth if stands_for_eager(done.traced)
+                     else _eager_again(step_, path, capture, tf_vars))
         else:
-            frozen = []
-            linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
-            with capture.active(), layerscopes.recording() as scopes:
-                try:
-                    traced = trace(step_.fn, tf_vars, linker)
-                except Exception as exc:  # noqa: BLE001 - untraceable user code
-                    trace_error = error_from_exception(
-                        exc, f"'{step_.name}' cannot be traced by tf.function", path)
+            try:
+                done = _trace_step(step_, found, recorder, capture)
+            except Exception as exc:  # noqa: BLE001 - untraceable user code
+                trace_error = error_from_exception(
+                    exc, f"'{step_.name}' cannot be traced by tf.function", path)
+        traced = done.traced if done is not None else None
+        scopes = done.scopes if done is not None else layerscopes.Recorded()
         if eager is None:
             # The program runs this step as a graph (tf.function, Keras fit): the
             # traced verdict is its truth. Untraceable: fall back to an eager call.
@@ -255,14 +254,14 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         lap("trace")
         report_step("checking gradients", 0.8)
         prober = Prober()
-        if traced is not None:
-            annotate(traced.og.g, linker.region, prober)
+        if done is not None:
+            annotate(done.traced.og.g, done.region, prober)
         lap("probe")
         report = judge(
             found=found,
             traced=traced,
             eager=eager,
-            frozen=frozen,
+            frozen=done.frozen if done is not None else [],
             trace_error=trace_error,
             target_name=step_.name,
         )
@@ -391,19 +390,31 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: W
 
 
 @dataclass
-class _TracedFirst:
-    """A target traced before any call of it: what the trace stage would otherwise make."""
+class _Traced:
+    """A step traced with its gradient, and what the trace found on the way."""
 
-    found: list[FoundVariable]
     traced: Trace
-    linker: _Linker
+    region: set[str]  # the nodes on a variable-to-target path
     frozen: list[FrozenCopy]
     scopes: layerscopes.Recorded
 
 
-def _trace_first(step_: _Step, recorder: OriginRecorder, capture: Capture) -> _TracedFirst | None:
+def _trace_step(step_: _Step, found: list[FoundVariable], recorder: OriginRecorder,
+                capture: Capture, first: bool = False) -> _Traced:
+    """Trace the step with its gradient (:func:`~tfviz.engine.trace.trace`), linking ``found``
+    into the graph and recording the layers' scopes; raises what the trace raises."""
+    frozen: list[FrozenCopy] = []
+    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+    with capture.active(), layerscopes.recording() as scopes:
+        traced = trace(step_.fn, [f.tf_variable for f in found], linker, first=first)
+    return _Traced(traced, linker.region, frozen, scopes)
+
+
+def _trace_first(step_: _Step, recorder: OriginRecorder,
+                 capture: Capture) -> tuple[list[FoundVariable], _Traced] | None:
     """Trace the target before any call of it, so that its forward pass runs once, not
-    eagerly and then again in the trace (a fifth of a ResNet's analysis).
+    eagerly and then again in the trace (a fifth of a ResNet's analysis): its variables
+    and the trace.
 
     None where only a first eager call will do: the call builds variables (a lazily built
     model, whose frozen copies must be made eagerly, as the user's call makes them), reads
@@ -412,14 +423,10 @@ def _trace_first(step_: _Step, recorder: OriginRecorder, capture: Capture) -> _T
     found = step_.variables()
     if not found:
         return None  # a model built by its first call
-    frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
-    with capture.active(), layerscopes.recording() as scopes:
-        try:
-            traced = trace(step_.fn, [f.tf_variable for f in found], linker, first=True)
-        except (NotFirst, SystemExit, Exception):  # noqa: BLE001 - the eager call says why, at its line
-            return None
-    return _TracedFirst(found, traced, linker, frozen, scopes)
+    try:
+        return found, _trace_step(step_, found, recorder, capture, first=True)
+    except (NotFirst, SystemExit, Exception):  # noqa: BLE001 - the eager call says why, at its line
+        return None
 
 
 def _first_call(fn: Callable[[], Any], name: str, path: str, capture: Capture,
