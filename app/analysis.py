@@ -67,8 +67,15 @@ class AnalysisController(QObject):
         self.result_at = 0.0  # when the last result arrived (perf_counter), for latency figures
 
     # -- what is asked ------------------------------------------------------------------
-    def open(self, path: str, target: str | None = None, *, run: bool = False,
-             args: list[str] | None = None, step: int | None = None) -> None:
+    def open(
+        self,
+        path: str,
+        target: str | None = None,
+        *,
+        run: bool = False,
+        args: list[str] | None = None,
+        step: int | None = None,
+    ) -> None:
         """Analyze the script at ``path``: the function ``target``, or (``run``, or a script
         without ``loss()``) the program with ``args`` (default: those remembered for this
         script) up to its ``step``-th gradient computation (default: 1 for a new script)."""
@@ -144,8 +151,10 @@ class AnalysisController(QObject):
         """The run about to start, in words, for the Log panel."""
         name = os.path.basename(self.script or "")
         if self.watching is not None:
-            return (f"running {shlex.join([name, *self.args])}, watching every gradient step"
-                    f" until {self.watching.words()}")
+            return (
+                f"running {shlex.join([name, *self.args])}, watching every gradient step"
+                f" until {self.watching.words()}"
+            )
         if self.mode == "program":
             what = "its first gradient step" if self.step == 1 else f"its gradient step {self.step}"
             return f"running {shlex.join([name, *self.args])} to {what}"
@@ -187,8 +196,16 @@ class AnalysisController(QObject):
         self.workerTaken.emit(w)
         if self.watching is not None:
             r = self.watching
-            w.analyze(self.script, None, run=True, args=self.args, until=r.until, live=True,
-                      zero_steps=r.zero_steps, max_steps=r.max_steps)
+            w.analyze(
+                self.script,
+                None,
+                run=True,
+                args=self.args,
+                until=r.until,
+                live=True,
+                zero_steps=r.zero_steps,
+                max_steps=r.max_steps,
+            )
         elif self.mode == "program":
             w.analyze(self.script, None, run=True, args=self.args, step=self.step)
         else:

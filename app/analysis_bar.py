@@ -24,8 +24,11 @@ PROGRAM = ""
 #: Combo data of the "more…" entry, which shows the targets kept behind it.
 MORE = "\x00more"
 _LOSSY = re.compile(r"loss|objective|cost|nll|elbo|energy|penalty|criterion", re.I)
-_BUILDER = re.compile(r"^_*(make|build|create|get|load|init|setup|prepare|new)(_|$)"
-                      r"|_(model|generator|discriminator|dataset|data|optimizer|layer|net)$", re.I)
+_BUILDER = re.compile(
+    r"^_*(make|build|create|get|load|init|setup|prepare|new)(_|$)"
+    r"|_(model|generator|discriminator|dataset|data|optimizer|layer|net)$",
+    re.I,
+)
 
 
 def rank_targets(targets: list[str], current: str | None = None) -> tuple[list[str], list[str]]:
@@ -82,30 +85,37 @@ class AnalysisBar(QToolBar):
 
         self.combo = QComboBox()
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.combo.setToolTip("What to differentiate: the program's gradient step, as it runs,"
-                              " or one of the script's functions that return a loss")
+        self.combo.setToolTip(
+            "What to differentiate: the program's gradient step, as it runs,"
+            " or one of the script's functions that return a loss"
+        )
         self.combo.activated.connect(self._activated)
         self._all_targets: list[str] = []
         self.what = QLabel()  # in place of the combo when there is nothing to choose
         self.what.setTextFormat(Qt.TextFormat.PlainText)
         self.what.setStyleSheet("font-weight: bold")
-        self.what.setToolTip("This script defines no function that returns a loss, so tfviz runs it"
-                             " as a program and diagnoses its gradient step")
+        self.what.setToolTip(
+            "This script defines no function that returns a loss, so tfviz runs it"
+            " as a program and diagnoses its gradient step"
+        )
         self.args_edit = QLineEdit()
         self.args_edit.setPlaceholderText("none (e.g. --epochs 3)")
         self.args_edit.setClearButtonEnabled(True)
         self.args_edit.setMinimumWidth(280)
         self.args_edit.setMaximumWidth(560)
         self.args_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.args_edit.setToolTip("The program's command line, as in python SCRIPT ARGS."
-                                  " Press Enter to run it again; remembered for this script.")
+        self.args_edit.setToolTip(
+            "The program's command line, as in python SCRIPT ARGS."
+            " Press Enter to run it again; remembered for this script."
+        )
         self.args_edit.returnPressed.connect(self.programChanged)
         self.step_spin = QSpinBox()
         self.step_spin.setRange(1, 1_000_000)
         self.step_spin.setKeyboardTracking(False)  # typing "12" is one change, not two
         self.step_spin.setFixedWidth(72)
-        self.step_spin.setToolTip("Diagnose the program's N-th gradient computation"
-                                  " (a GAN's generator step, say)")
+        self.step_spin.setToolTip(
+            "Diagnose the program's N-th gradient computation (a GAN's generator step, say)"
+        )
         self._step_timer = QTimer(self, singleShot=True, interval=500)  # arrow presses coalesce
         self._step_timer.timeout.connect(self.programChanged)
         self.step_spin.valueChanged.connect(self._step_changed)
@@ -116,14 +126,18 @@ class AnalysisBar(QToolBar):
         self.run_button.setToolTip("Run the program with these arguments and step (Enter)")
         self.run_button.clicked.connect(self.programChanged)
         self.until_button = QPushButton("Run until…")
-        self.until_button.setToolTip("Run the program, watching every gradient step, until one goes NaN,"
-                                     " None, zero, vanishing or exploding (Ctrl+Shift+R)")
+        self.until_button.setToolTip(
+            "Run the program, watching every gradient step, until one goes NaN,"
+            " None, zero, vanishing or exploding (Ctrl+Shift+R)"
+        )
         self.until_button.clicked.connect(self.watchRequested)
 
         self._actions: dict[str, list] = {}
-        for key, text, w in (("combo", "&Analyze:", self.combo),
-                             ("args", "A&rguments:", self.args_edit),
-                             ("step", "S&tep:", self.step_spin)):
+        for key, text, w in (
+            ("combo", "&Analyze:", self.combo),
+            ("args", "A&rguments:", self.args_edit),
+            ("step", "S&tep:", self.step_spin),
+        ):
             label = QLabel(text)
             label.setBuddy(w)
             label.setContentsMargins(8, 0, 4, 0)
@@ -145,9 +159,11 @@ class AnalysisBar(QToolBar):
             self.combo.addItem(f"{t}()", t)
         if rest:
             self.combo.addItem(f"more… ({len(rest)})", MORE)
-            self.combo.setItemData(self.combo.count() - 1,
-                                   "Other functions of the script: " + ", ".join(rest),
-                                   Qt.ItemDataRole.ToolTipRole)
+            self.combo.setItemData(
+                self.combo.count() - 1,
+                "Other functions of the script: " + ", ".join(rest),
+                Qt.ItemDataRole.ToolTipRole,
+            )
         i = 0 if program else max(0, self.combo.findData(target or ""))
         self.combo.setCurrentIndex(i)
         self._last = self.combo.currentData()

@@ -22,9 +22,11 @@ class ErrorBanner(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("banner")
-        self.setStyleSheet(f"#banner {{ background: {theme.BANNER_FILL};"
-                           f" border-bottom: 2px solid {STYLES[Category.RAISES].color}; }}"
-                           f" QLabel {{ color: {theme.BANNER_INK}; }}")
+        self.setStyleSheet(
+            f"#banner {{ background: {theme.BANNER_FILL};"
+            f" border-bottom: 2px solid {STYLES[Category.RAISES].color}; }}"
+            f" QLabel {{ color: {theme.BANNER_INK}; }}"
+        )
         self.title = QLabel()
         self.title.setWordWrap(True)
         self.title.setOpenExternalLinks(False)
@@ -56,10 +58,20 @@ class ErrorBanner(QFrame):
         path, _, line = href.rpartition(":")
         self.locationClicked.emit(path, int(line or 0))
 
-    def show_error(self, message: str, file: str | None = None, line: int | None = None, code: str = "",
-                   detail: str = "", candidates: list[str] | None = None,
-                   base_dir: str | None = None, prompt: str = "", note: str = "", cell: str = "",
-                   cell_line: int | None = None) -> None:
+    def show_error(
+        self,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        code: str = "",
+        detail: str = "",
+        candidates: list[str] | None = None,
+        base_dir: str | None = None,
+        prompt: str = "",
+        note: str = "",
+        cell: str = "",
+        cell_line: int | None = None,
+    ) -> None:
         """Show ``message``; ``file`` is shown relative to ``base_dir`` (full path in the tooltip).
 
         ``candidates`` are functions to offer as targets, introduced by ``prompt``;

@@ -34,8 +34,13 @@ def short_path(path: str | None, base_dir: str | None = None) -> str:
     return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else path
 
 
-def location(path: str | None, line: int | None, base_dir: str | None = None, cell: str = "",
-             cell_line: int | None = None) -> str:
+def location(
+    path: str | None,
+    line: int | None,
+    base_dir: str | None = None,
+    cell: str = "",
+    cell_line: int | None = None,
+) -> str:
     """``file.py:21`` for a source location, relative as in :func:`short_path`; in a
     notebook, ``train.ipynb cell 6 [5], line 2`` (``cell``: the cell as a user names it).
 

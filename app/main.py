@@ -12,8 +12,14 @@ from collections.abc import Mapping
 from tfviz.exitstatus import ExitStatus
 
 
-def make_window(script: str | None = None, target: str | None = None, *, run: bool = False,
-                args: list[str] | None = None, step: int = 1):
+def make_window(
+    script: str | None = None,
+    target: str | None = None,
+    *,
+    run: bool = False,
+    args: list[str] | None = None,
+    step: int = 1,
+):
     """The window, opened on ``script`` (``args`` None: the arguments remembered for it)."""
     from .saved import is_saved_analysis
     from .window import MainWindow
@@ -48,12 +54,21 @@ def no_display_reason(environ: Mapping[str, str] | None = None, platform: str = 
     return None
 
 
-def run_app(script: str | None = None, target: str | None = None, *, run: bool = False,
-            args: list[str] | None = None, step: int = 1) -> int:
+def run_app(
+    script: str | None = None,
+    target: str | None = None,
+    *,
+    run: bool = False,
+    args: list[str] | None = None,
+    step: int = 1,
+) -> int:
     reason = no_display_reason()
     if reason:
-        print(f"tfviz: cannot open the window: {reason}. In a terminal, use"
-              f" `tfviz check {script or 'SCRIPT'}`.", file=sys.stderr)
+        print(
+            f"tfviz: cannot open the window: {reason}. In a terminal, use"
+            f" `tfviz check {script or 'SCRIPT'}`.",
+            file=sys.stderr,
+        )
         return ExitStatus.ERROR
     from PySide6.QtWidgets import QApplication
 

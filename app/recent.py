@@ -17,8 +17,9 @@ MAX_RECENT = 10
 class RecentFiles:
     """The recent-files list of the File menu and of the start page; ``open`` opens one."""
 
-    def __init__(self, settings: QSettings, menu: QMenu, start: StartPage,
-                 open: Callable[[str], None]) -> None:
+    def __init__(
+        self, settings: QSettings, menu: QMenu, start: StartPage, open: Callable[[str], None]
+    ) -> None:
         self.settings, self.menu, self.start, self.open = settings, menu, start, open
         self.refresh()
 

@@ -18,8 +18,13 @@ from .analysis_bar import PROGRAM, AnalysisBar
 class RunChoice(QObject):
     """Connects the analysis bar to the analysis: a choice made runs it; each run shows in the bar."""
 
-    def __init__(self, bar: AnalysisBar, analysis: AnalysisController, say: Callable[[str], None],
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        bar: AnalysisBar,
+        analysis: AnalysisController,
+        say: Callable[[str], None],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.bar, self.analysis, self.say = bar, analysis, say
         bar.choiceMade.connect(self._choice_made)

@@ -233,8 +233,13 @@ class SavedLoad(QObject):
     def _refuse(self, message: str) -> str:
         self.stage.setText("Could not open the saved analysis")
         if not self.quiet:
-            box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open analysis", message,
-                              QMessageBox.StandardButton.Ok, self.loader.window)
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Cannot open analysis",
+                message,
+                QMessageBox.StandardButton.Ok,
+                self.loader.window,
+            )
             box.open()  # not modal to the event loop: nothing waits on it
         return message
 

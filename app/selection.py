@@ -28,9 +28,17 @@ if TYPE_CHECKING:
 class SelectionSync:
     """Show a report in every panel; follow a selection from one panel to the others."""
 
-    def __init__(self, analysis: AnalysisController, graph: GraphPanel, variables: VariablesPanel,
-                 problems: ProblemsPanel, flow: FlowChart, details: DetailsPanel, source: SourceView,
-                 training: TrainingPanel) -> None:
+    def __init__(
+        self,
+        analysis: AnalysisController,
+        graph: GraphPanel,
+        variables: VariablesPanel,
+        problems: ProblemsPanel,
+        flow: FlowChart,
+        details: DetailsPanel,
+        source: SourceView,
+        training: TrainingPanel,
+    ) -> None:
         self.analysis = analysis
         self.graph, self.variables, self.problems, self.flow = graph, variables, problems, flow
         self.details, self.source, self.training = details, source, training

@@ -53,8 +53,8 @@ def first_sentence(doc: str, limit: int = 110) -> str:
     """
     para = " ".join(doc.split("\n\n")[0].split())
     m = re.search(r"[.!?](\s|$)", para)
-    first = para[:m.end()].strip() if m else para
-    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+    first = para[: m.end()].strip() if m else para
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 def _first_doc_line(path: Path) -> str:
@@ -89,10 +89,12 @@ class StartPage(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        title = QLabel("<h2>tfviz</h2>See why a TensorFlow model's gradients don't flow. "
-                       "Open your training script as it is: tfviz runs it up to its first gradient "
-                       "step and diagnoses that step, or differentiates a <code>loss()</code> "
-                       "function it defines.")
+        title = QLabel(
+            "<h2>tfviz</h2>See why a TensorFlow model's gradients don't flow. "
+            "Open your training script as it is: tfviz runs it up to its first gradient "
+            "step and diagnoses that step, or differentiates a <code>loss()</code> "
+            "function it defines."
+        )
         title.setWordWrap(True)
         browse = QPushButton("Open script…  (Ctrl+O)")
         browse.clicked.connect(self.browseRequested)

@@ -75,5 +75,15 @@ SOURCE_LINE = "#FFE9A8"
 SYNTAX_KEYWORD, SYNTAX_CONSTANT, SYNTAX_NUMBER = "#0033B3", "#871094", "#1750EB"
 SYNTAX_DECORATOR, SYNTAX_STRING, SYNTAX_COMMENT = "#9E880D", "#067D17", "#8C8C8C"
 #: one colour per series while a plot holds a few (Tableau 10): told apart at a glance
-SERIES = ("#4E79A7", "#F28E2B", "#E15759", "#76B7B2", "#59A14F", "#EDC948", "#B07AA1",
-          "#FF9DA7", "#9C755F", "#BAB0AC")
+SERIES = (
+    "#4E79A7",
+    "#F28E2B",
+    "#E15759",
+    "#76B7B2",
+    "#59A14F",
+    "#EDC948",
+    "#B07AA1",
+    "#FF9DA7",
+    "#9C755F",
+    "#BAB0AC",
+)

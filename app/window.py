@@ -90,8 +90,9 @@ class MainWindow(QMainWindow):
         self._restore()
 
     # -- UI -----------------------------------------------------------------------
-    def add_dock(self, name: str, widget: QWidget, area: Qt.DockWidgetArea,
-                 beside: str | None = None) -> QDockWidget:
+    def add_dock(
+        self, name: str, widget: QWidget, area: Qt.DockWidgetArea, beside: str | None = None
+    ) -> QDockWidget:
         """A dock named ``name`` (its state saved under ``dock_<name>``), registered in
         ``docks`` and, with ``beside``, tabbed with that dock."""
         d = QDockWidget(name, self)
@@ -134,9 +135,13 @@ class MainWindow(QMainWindow):
         self.log = LogPanel()
         # Source and Details on the right, the two lists side by side at the bottom: every
         # column of the Variables list is visible and the graph keeps most of the window.
-        for name, w, area in (("Source", self.source, RIGHT), ("Details", self.details, RIGHT),
-                              ("Variables", self.variables.box, BOTTOM), ("Problems", self.problems, BOTTOM),
-                              ("Log", self.log, BOTTOM)):
+        for name, w, area in (
+            ("Source", self.source, RIGHT),
+            ("Details", self.details, RIGHT),
+            ("Variables", self.variables.box, BOTTOM),
+            ("Problems", self.problems, BOTTOM),
+            ("Log", self.log, BOTTOM),
+        ):
             self.add_dock(name, w, area)
         self.splitDockWidget(self.docks["Variables"], self.docks["Problems"], Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.docks["Problems"], self.docks["Log"])
@@ -180,13 +185,15 @@ class MainWindow(QMainWindow):
         self.training.runRequested.connect(self.ask_run_until)
         for shown in ("Details", "Problems"):
             self.docks[shown].raise_()
-        self.links = SelectionSync(a, self.graph, self.variables, self.problems, self.flow, self.details,
-                                   self.source, self.training)
+        self.links = SelectionSync(
+            a, self.graph, self.variables, self.problems, self.flow, self.details, self.source, self.training
+        )
         self.staleness = StaleMarker([view, self.variables.box, self.problems, self.flow], self.banner)
         self.saved = SavedLoader(self, self.stage, self._show_saved)
         self.save_analysis = SaveAnalysis(a, self, self.stage.setText)
-        self.image_export = ImageExport(view, self, self.stage.setText,
-                                        lambda: os.path.dirname(a.script or ""))
+        self.image_export = ImageExport(
+            view, self, self.stage.setText, lambda: os.path.dirname(a.script or "")
+        )
 
     def _focus_search(self, dock: QDockWidget) -> None:
         dock.show()
@@ -194,7 +201,7 @@ class MainWindow(QMainWindow):
         self.search_panel.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search_panel.field.selectAll()
 
-    def showEvent(self, e) -> None:
+    def showEvent(self, e) -> None:  # noqa: N802 - Qt's name
         super().showEvent(e)
         if not self._sized:  # resizeDocks is ignored before the first layout, so wait for it
             self._sized = True
@@ -208,11 +215,17 @@ class MainWindow(QMainWindow):
         w, h = max(self.width(), 800), max(self.height(), 600)
         side = int(min(440, max(300, w * 0.27)))
         self.resizeDocks([self.docks["Source"]], [side], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Variables"], self.docks["Problems"]],
-                         [int(w * 0.42), int(w * 0.58)], Qt.Orientation.Horizontal)
+        self.resizeDocks(
+            [self.docks["Variables"], self.docks["Problems"]],
+            [int(w * 0.42), int(w * 0.58)],
+            Qt.Orientation.Horizontal,
+        )
         self.resizeDocks([self.docks["Variables"]], [int(min(190, h * 0.22))], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["Source"], self.docks["Details"], self.docks["Overview"]],
-                         [int(h * 0.36), int(h * 0.40), int(h * 0.24)], Qt.Orientation.Vertical)
+        self.resizeDocks(
+            [self.docks["Source"], self.docks["Details"], self.docks["Overview"]],
+            [int(h * 0.36), int(h * 0.40), int(h * 0.24)],
+            Qt.Orientation.Vertical,
+        )
 
     def _show_jacobian(self) -> None:
         """The Jacobian dock in front, with room for heatmaps: 45% of the height, and most
@@ -224,8 +237,11 @@ class MainWindow(QMainWindow):
             self.resizeDocks([dock], [int(self.height() * 0.45)], Qt.Orientation.Vertical)
             variables = self.docks["Variables"]
             if variables.isVisible() and not variables.isFloating():
-                self.resizeDocks([variables, dock], [int(self.width() * 0.3), int(self.width() * 0.7)],
-                                 Qt.Orientation.Horizontal)
+                self.resizeDocks(
+                    [variables, dock],
+                    [int(self.width() * 0.3), int(self.width() * 0.7)],
+                    Qt.Orientation.Horizontal,
+                )
 
     def _build_menus(self) -> None:
         def act(menu, text, slot, key=None, tip=""):
@@ -250,12 +266,22 @@ class MainWindow(QMainWindow):
         a = self.menuBar().addMenu("&Analysis")
         self.reload_action = act(a, "&Reload", self.reload, "F5", "Analyze the script again")
         self.cancel_action = act(a, "&Cancel", self.cancel, "Esc", "Stop the running analysis")
-        self.run_until_action = act(a, "Run &until…", self.ask_run_until, SHORTCUT,
-                                    "Run the program, watching every gradient step, until one goes wrong")
+        self.run_until_action = act(
+            a,
+            "Run &until…",
+            self.ask_run_until,
+            SHORTCUT,
+            "Run the program, watching every gradient step, until one goes wrong",
+        )
         a.addSeparator()
         self.choice = RunChoice(self.bar, self.analysis, self.stage.setText, self)
-        act(a, "Choose &target…", self.choice.focus_choice, "Ctrl+T",
-            "Analyze the program's gradient step or one of the script's functions")
+        act(
+            a,
+            "Choose &target…",
+            self.choice.focus_choice,
+            "Ctrl+T",
+            "Analyze the program's gradient step or one of the script's functions",
+        )
         act(a, "Program &arguments…", self.choice.focus_args, "Ctrl+L", "Edit the program's command line")
         v = self.menuBar().addMenu("&View")
         act(v, "&Fit graph", self.graph.view.fit, "F")
@@ -289,7 +315,7 @@ class MainWindow(QMainWindow):
         state = self.settings.value("state")
         self._restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
 
-    def closeEvent(self, e) -> None:
+    def closeEvent(self, e) -> None:  # noqa: N802 - Qt's name
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState(LAYOUT_VERSION))
         self.cancel(quiet=True)
@@ -302,14 +328,21 @@ class MainWindow(QMainWindow):
     # -- opening ------------------------------------------------------------------
     def browse(self) -> None:
         start = os.path.dirname(self.analysis.script or "")
-        path, _ = QFileDialog.getOpenFileName(self, "Open script", start,
-                                              "Python scripts and notebooks (*.py *.ipynb);;"
-                                              "Saved analyses (*.json)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open script", start, "Python scripts and notebooks (*.py *.ipynb);;Saved analyses (*.json)"
+        )
         if path:
             self.open_script(path)
 
-    def open_script(self, path: str | None, target: str | None = None, *, run: bool = False,
-                    args: list[str] | None = None, step: int | None = None) -> None:
+    def open_script(
+        self,
+        path: str | None,
+        target: str | None = None,
+        *,
+        run: bool = False,
+        args: list[str] | None = None,
+        step: int | None = None,
+    ) -> None:
         """Open ``path``: a saved analysis is shown from the file alone (read on a thread;
         nothing runs), a script is analyzed (:meth:`AnalysisController.open`)."""
         if not path:
@@ -373,8 +406,9 @@ class MainWindow(QMainWindow):
         name = os.path.basename(path)
         self.setWindowTitle(f"tfviz — {name} (saved analysis)")
         made = f"tfviz {report.tfviz or '?'}, TensorFlow {report.tensorflow or '?'}"
-        self.log.note(f"opened the saved analysis {path}: {report.script}, {report.target} ({made});"
-                      " nothing was run")
+        self.log.note(
+            f"opened the saved analysis {path}: {report.script}, {report.target} ({made}); nothing was run"
+        )
         self._idle(f"Saved analysis {name} — {summary(report)}")
         self.stage.setToolTip(f"{report.script}\n{report.target}")
         self.recent.add(os.path.abspath(path))
@@ -389,8 +423,9 @@ class MainWindow(QMainWindow):
         name = os.path.basename(a.script or "")
         if a.watching is not None and a.script is not None:
             self.training.begin(a.script, a.watching)  # a new record
-        self.graph.view.set_placeholder(f"Running {name}, watching every gradient step…"
-                                        if a.watching else f"Analyzing {name}…")
+        self.graph.view.set_placeholder(
+            f"Running {name}, watching every gradient step…" if a.watching else f"Analyzing {name}…"
+        )
 
     def _worker_taken(self, w: Worker) -> None:
         self.stage.setText("starting TensorFlow…" if not w.is_ready else "analyzing…")
@@ -499,14 +534,25 @@ class MainWindow(QMainWindow):
         candidates, prompt, note = err.get("candidates") or [], "", ""
         if a.mode == "program":
             cmd = shlex.join([os.path.basename(a.script or ""), *a.args])
-            note = (f"Command line: <code>{html.escape(cmd)}</code>{'' if a.args else ' (no arguments)'}"
-                    " — edit the arguments above (Ctrl+L) and press Enter to run it again.")
+            note = (
+                f"Command line: <code>{html.escape(cmd)}</code>{'' if a.args else ' (no arguments)'}"
+                " — edit the arguments above (Ctrl+L) and press Enter to run it again."
+            )
             candidates = candidates or a.named_targets
             prompt = "Or differentiate one of its functions:" if candidates else ""
-        self.banner.show_error(err.get("message") or "analysis failed", err.get("file"), err.get("line"),
-                               err.get("code") or "", err.get("detail") or "", candidates,
-                               base_dir=os.path.dirname(a.script or ""), prompt=prompt, note=note,
-                               cell=str(err.get("cell_name") or ""), cell_line=err.get("cell_line"))
+        self.banner.show_error(
+            err.get("message") or "analysis failed",
+            err.get("file"),
+            err.get("line"),
+            err.get("code") or "",
+            err.get("detail") or "",
+            candidates,
+            base_dir=os.path.dirname(a.script or ""),
+            prompt=prompt,
+            note=note,
+            cell=str(err.get("cell_name") or ""),
+            cell_line=err.get("cell_line"),
+        )
         if err.get("file") and err.get("line"):
             self.source.mark_line(int(err["line"]), err["file"], str(err.get("code") or ""))
         self.log.note(f"failed: {err.get('message') or 'analysis failed'}")

@@ -107,19 +107,34 @@ class Worker(QObject):
     def pid(self) -> int:
         return int(self.proc.processId())
 
-    def analyze(self, script: str, target: str | None, *, run: bool = False,
-                args: list[str] | tuple[str, ...] = (), step: int = 1,
-                until: Sequence[str] = (), live: bool = False, zero_steps: int | None = None,
-                max_steps: int | None = None) -> None:
+    def analyze(
+        self,
+        script: str,
+        target: str | None,
+        *,
+        run: bool = False,
+        args: list[str] | tuple[str, ...] = (),
+        step: int = 1,
+        until: Sequence[str] = (),
+        live: bool = False,
+        zero_steps: int | None = None,
+        max_steps: int | None = None,
+    ) -> None:
         """Send the request (see :mod:`tfviz.worker`); answers arrive as signals.
 
         With ``until`` the program is watched step by step (``step`` is then ignored: it runs
         for at most ``max_steps``, None: until it ends), and ``live`` sends the ``steps``."""
         self.busy = True
-        req: dict[str, Any] = {"cmd": "analyze", "script": script, "target": target,
-                               "run": run, "args": list(args), "step": step,
-                               "result_output": "tail",  # the Log panel has the output
-                               "keep": True}  # then serve Jacobian requests
+        req: dict[str, Any] = {
+            "cmd": "analyze",
+            "script": script,
+            "target": target,
+            "run": run,
+            "args": list(args),
+            "step": step,
+            "result_output": "tail",  # the Log panel has the output
+            "keep": True,
+        }  # then serve Jacobian requests
         if until:
             req.update(until=list(until), step=max_steps or UNBOUNDED, live=live)
             if zero_steps is not None:
@@ -136,14 +151,30 @@ class Worker(QObject):
         self.proc.write((json.dumps(msg) + "\n").encode())
         return self._next_id
 
-    def jacobian_request(self, of: str, wrt: str, via: str | None = None, *,
-                         out_range: list[int] | None = None, in_range: list[int] | None = None,
-                         mode: str = "auto", budget_mb: float | None = None,
-                         of_index: list | None = None, wrt_index: list | None = None) -> int:
+    def jacobian_request(
+        self,
+        of: str,
+        wrt: str,
+        via: str | None = None,
+        *,
+        out_range: list[int] | None = None,
+        in_range: list[int] | None = None,
+        mode: str = "auto",
+        budget_mb: float | None = None,
+        of_index: list | None = None,
+        wrt_index: list | None = None,
+    ) -> int:
         """Ask for J(of, wrt) (or the chain-rule split through ``via``); returns the request id.
         Answers: ``jacobian_progress``, then ``jacobian`` or ``jacobian_error``."""
-        msg: dict[str, Any] = {"cmd": "jacobian", "of": of or "target", "wrt": wrt, "via": via or None,
-               "out_range": out_range, "in_range": in_range, "mode": mode}
+        msg: dict[str, Any] = {
+            "cmd": "jacobian",
+            "of": of or "target",
+            "wrt": wrt,
+            "via": via or None,
+            "out_range": out_range,
+            "in_range": in_range,
+            "mode": mode,
+        }
         if budget_mb is not None:
             msg["budget_mb"] = budget_mb
         if of_index is not None or wrt_index is not None:  # structured slices (docs/jacobian.md)
@@ -166,8 +197,9 @@ class Worker(QObject):
     def exit_error(self) -> dict:
         """How the process ended, as an error dict (for a session that ended mid-request)."""
         code, status = self._exit or (0, None)
-        return ended_error(-code if status == QProcess.ExitStatus.CrashExit else code,
-                           self.stderr_tail().splitlines())
+        return ended_error(
+            -code if status == QProcess.ExitStatus.CrashExit else code, self.stderr_tail().splitlines()
+        )
 
     def kill(self) -> None:
         """End the worker and every process the user's program started."""
@@ -260,11 +292,16 @@ class Worker(QObject):
                 if raw.startswith(STEPS_PREFIX):
                     msg = {}  # a batch of the live record lost: the run and its answer go on
                 elif isinstance(msg, dict) and msg.get("type") == "jacobian":
-                    msg = {"type": "jacobian_error", "id": msg.get("id"), "error": {
-                        "kind": "internal", "message": f"could not read the Jacobian: {exc}"}}
+                    msg = {
+                        "type": "jacobian_error",
+                        "id": msg.get("id"),
+                        "error": {"kind": "internal", "message": f"could not read the Jacobian: {exc}"},
+                    }
                 else:
-                    msg = {"type": "error",
-                           "error": {"message": f"could not read the analysis result: {exc}"}}
+                    msg = {
+                        "type": "error",
+                        "error": {"message": f"could not read the analysis result: {exc}"},
+                    }
             self._parsed.emit(msg)
 
         threading.Thread(target=work, name="tfviz-parse", daemon=True).start()
@@ -280,8 +317,11 @@ class Worker(QObject):
             try:
                 out = decode_jacobian(join_pieces(msg, [json.loads(p) for p in pieces]))
             except Exception as exc:  # noqa: BLE001 - shown in the panel
-                out = {"type": "jacobian_error", "id": msg.get("id"), "error": {
-                    "kind": "internal", "message": f"could not read the Jacobian: {exc}"}}
+                out = {
+                    "type": "jacobian_error",
+                    "id": msg.get("id"),
+                    "error": {"kind": "internal", "message": f"could not read the Jacobian: {exc}"},
+                }
             self._parsed.emit(out)
 
         threading.Thread(target=work, name="tfviz-decode", daemon=True).start()
@@ -331,8 +371,9 @@ class Worker(QObject):
             if "decoded" not in msg:
                 msg = decode_jacobian(msg)
         except Exception as exc:  # noqa: BLE001 - shown in the panel
-            self.jacobian_error.emit(msg.get("id"), {"kind": "internal",
-                                                     "message": f"could not read the Jacobian: {exc}"})
+            self.jacobian_error.emit(
+                msg.get("id"), {"kind": "internal", "message": f"could not read the Jacobian: {exc}"}
+            )
             return
         self.jacobian.emit(msg.get("id"), msg["decoded"])
 
@@ -361,8 +402,12 @@ class Worker(QObject):
         code, status = self._exit
         if not self.answered and not self.cancelled:
             # A signal ends a crashed process; ended_error takes it as a negative status.
-            self.crashed.emit(ended_error(-code if status == QProcess.ExitStatus.CrashExit else code,
-                                          self.stderr_tail().splitlines()))
+            self.crashed.emit(
+                ended_error(
+                    -code if status == QProcess.ExitStatus.CrashExit else code,
+                    self.stderr_tail().splitlines(),
+                )
+            )
         self.finished.emit()
 
 
@@ -372,8 +417,7 @@ def decode_jacobian(msg: dict) -> dict:
     own), so the GUI thread never decodes base64; large answers run this on the parse thread."""
     if msg.get("chain") is not None:
         split = ChainSplit.from_dict(msg["chain"])
-        for a in (split.j_yh.values, split.j_hx.values, split.j_yx.values, split.product,
-                  split.tf_gradients):
+        for a in (split.j_yh.values, split.j_hx.values, split.j_yx.values, split.product, split.tf_gradients):
             if a is not None:
                 a.to_numpy()
         msg["decoded"] = split
@@ -409,8 +453,11 @@ class WorkerPool(QObject):
             QTimer.singleShot(0, self._ensure_spare)
 
     def _alive(self) -> list[Worker]:
-        return [w for w in (self._spare, *self._more)
-                if w is not None and w.proc.state() != QProcess.ProcessState.NotRunning]
+        return [
+            w
+            for w in (self._spare, *self._more)
+            if w is not None and w.proc.state() != QProcess.ProcessState.NotRunning
+        ]
 
     def _ensure_spare(self) -> None:
         if self._closing or not self.keep_spare:

@@ -16,31 +16,105 @@ def big_document(n_variables: int, graph_every: int = 1) -> dict[str, Any]:
     """A valid schema-1 document with ``n_variables`` variables; every ``graph_every``-th
     one also has its ``var:`` op, a read op and two edges in the graph."""
     src = {"file": "/home/u/train.py", "line": 12, "code": "w = tf.Variable(init)"}
-    variables, ops, edges = [], [{"id": "loss", "name": "loss", "type": "AddN", "scope": "",
-                                  "outputs": [{"dtype": "float32", "shape": []}], "on_path": True}], []
+    variables, ops, edges = (
+        [],
+        [
+            {
+                "id": "loss",
+                "name": "loss",
+                "type": "AddN",
+                "scope": "",
+                "outputs": [{"dtype": "float32", "shape": []}],
+                "on_path": True,
+            }
+        ],
+        [],
+    )
     for i in range(n_variables):
         name = f"layer_{i}/kernel"
-        variables.append({"name": name, "tf_name": name, "dtype": "float32", "shape": [4, 4],
-                          "status": "connected", "kind": None, "grad_norm": 0.5 + i % 7,
-                          "blocked_at": [], "explanation": "", "source": dict(src, line=12 + i % 500)})
+        variables.append(
+            {
+                "name": name,
+                "tf_name": name,
+                "dtype": "float32",
+                "shape": [4, 4],
+                "status": "connected",
+                "kind": None,
+                "grad_norm": 0.5 + i % 7,
+                "blocked_at": [],
+                "explanation": "",
+                "source": dict(src, line=12 + i % 500),
+            }
+        )
         if i % graph_every:
             continue
         read = f"layer_{i}/ReadVariableOp"
-        ops.append({"id": f"var:{name}", "name": name, "type": "VarHandleOp", "scope": f"layer_{i}",
-                    "outputs": [{"dtype": "resource", "shape": []}], "on_path": True,
-                    "is_variable": True, "grad_norm": 0.5})
-        ops.append({"id": read, "name": read, "type": "ReadVariableOp", "scope": f"layer_{i}",
-                    "outputs": [{"dtype": "float32", "shape": [4, 4]}], "source": src,
-                    "on_path": True, "grad_norm": 0.5})
-        edges.append({"src": f"var:{name}", "dst": read, "src_output": 0, "dst_input": 0,
-                      "dtype": "resource", "shape": [], "status": "passes", "grad_norm": 0.5})
-        edges.append({"src": read, "dst": "loss", "src_output": 0, "dst_input": i,
-                      "dtype": "float32", "shape": [4, 4], "status": "passes", "grad_norm": 0.5})
-    return {"schema_version": 1, "script": "/home/user/train.py", "target": "loss", "ok": True,
-            "tfviz": "0.1.0", "tensorflow": "2.21.0", "variables": variables, "problems": [],
-            "graph": {"ops": ops, "edges": edges, "functions": []}, "timings_s": {"trace": 1.0},
-            "targets": ["loss"], "traced": True, "read_not_trained": [], "mode": "target",
-            "stdout": "", "stderr": ""}
+        ops.append(
+            {
+                "id": f"var:{name}",
+                "name": name,
+                "type": "VarHandleOp",
+                "scope": f"layer_{i}",
+                "outputs": [{"dtype": "resource", "shape": []}],
+                "on_path": True,
+                "is_variable": True,
+                "grad_norm": 0.5,
+            }
+        )
+        ops.append(
+            {
+                "id": read,
+                "name": read,
+                "type": "ReadVariableOp",
+                "scope": f"layer_{i}",
+                "outputs": [{"dtype": "float32", "shape": [4, 4]}],
+                "source": src,
+                "on_path": True,
+                "grad_norm": 0.5,
+            }
+        )
+        edges.append(
+            {
+                "src": f"var:{name}",
+                "dst": read,
+                "src_output": 0,
+                "dst_input": 0,
+                "dtype": "resource",
+                "shape": [],
+                "status": "passes",
+                "grad_norm": 0.5,
+            }
+        )
+        edges.append(
+            {
+                "src": read,
+                "dst": "loss",
+                "src_output": 0,
+                "dst_input": i,
+                "dtype": "float32",
+                "shape": [4, 4],
+                "status": "passes",
+                "grad_norm": 0.5,
+            }
+        )
+    return {
+        "schema_version": 1,
+        "script": "/home/user/train.py",
+        "target": "loss",
+        "ok": True,
+        "tfviz": "0.1.0",
+        "tensorflow": "2.21.0",
+        "variables": variables,
+        "problems": [],
+        "graph": {"ops": ops, "edges": edges, "functions": []},
+        "timings_s": {"trace": 1.0},
+        "targets": ["loss"],
+        "traced": True,
+        "read_not_trained": [],
+        "mode": "target",
+        "stdout": "",
+        "stderr": "",
+    }
 
 
 def big_json(n_variables: int, graph_every: int = 1) -> bytes:

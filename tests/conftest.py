@@ -18,6 +18,8 @@ def default_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Test processes run side by side (a pytest worker per core, each with its analyses' and
 # oracles' processes): one intra-op thread each keeps TensorFlow's thread pools from
@@ -64,10 +66,14 @@ def warm_workers():
         yield None
         return
     path = os.path.join(tempfile.mkdtemp(prefix="tfviz-workers-"), "s")
-    server = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env=worker_environment(),
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=worker_environment(),
+        start_new_session=True,
+    )
     os.environ[SERVER_VARIABLE] = path
     try:
         yield path
@@ -94,8 +100,9 @@ def analyze_example():
     return run
 
 
-def tensorflow_truth(path: str, names: list[str], target: str = "loss",
-                     zeros: bool = False) -> dict[str, str]:
+def tensorflow_truth(
+    path: str, names: list[str], target: str = "loss", zeros: bool = False
+) -> dict[str, str]:
     """What tape.gradient really does for each named variable, computed here
     independently of tfviz: call once (lazy builds), then differentiate inside
     tf.function, as a training step does. Returns name -> connected |
@@ -144,8 +151,14 @@ def pytest_terminal_summary(terminalreporter):
     """The corpus table (tests/test_corpus.py), when the corpus ran."""
     import sys
 
-    corpus = next((m for name, m in list(sys.modules.items())
-                   if name.rsplit(".", 1)[-1] == "test_corpus" and hasattr(m, "corpus_table")), None)
+    corpus = next(
+        (
+            m
+            for name, m in list(sys.modules.items())
+            if name.rsplit(".", 1)[-1] == "test_corpus" and hasattr(m, "corpus_table")
+        ),
+        None,
+    )
     text = corpus.corpus_table() if corpus is not None else None
     if text:
         terminalreporter.write_sep("=", "corpus: tfviz against TensorFlow")

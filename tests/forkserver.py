@@ -42,12 +42,14 @@ _socket_path: str | None = None
 _lock = threading.Lock()
 
 
-def run(cmd: list[str], *, cwd: str | os.PathLike[str] | None = None, timeout: float = 600,
-        **_: Any) -> subprocess.CompletedProcess[str]:
+def run(
+    cmd: list[str], *, cwd: str | os.PathLike[str] | None = None, timeout: float = 600, **_: Any
+) -> subprocess.CompletedProcess[str]:
     """``subprocess.run(cmd, capture_output=True, text=True, ...)``, forked when it can be."""
     if len(cmd) < 2 or cmd[0] != sys.executable or not cmd[1].endswith(".py") or not _available():
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL
+        )
     path = _ensure_server()
     request = {"argv": cmd[1:], "cwd": str(cwd or os.getcwd()), "timeout": timeout}
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -86,9 +88,12 @@ def _ensure_server() -> str:
             return _socket_path
         folder = tempfile.mkdtemp(prefix="tfviz-forkserver-")
         _socket_path = os.path.join(folder, "s")
-        _server = subprocess.Popen([sys.executable, str(HERE / "forkserver.py"), _socket_path],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL)
+        _server = subprocess.Popen(
+            [sys.executable, str(HERE / "forkserver.py"), _socket_path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         assert _server.stdout is not None
         if _server.stdout.readline().strip() != b"ready":
             raise RuntimeError("the oracles' fork server did not start")
@@ -138,23 +143,27 @@ def serve(path: str) -> None:
 
 def _supervise(conn: socket.socket) -> None:
     request = json.loads(conn.makefile("rb").readline())
-    out = tempfile.TemporaryFile()
-    err = tempfile.TemporaryFile()
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the forked child and closed after it
+    err = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the forked child and closed after it
     pid = os.fork()
     if pid == 0:
         _child(request, out.fileno(), err.fileno())
     timed_out = threading.Event()
-    timer = threading.Timer(float(request["timeout"]),
-                            lambda: (timed_out.set(), os.kill(pid, signal.SIGKILL)))
+    timer = threading.Timer(
+        float(request["timeout"]), lambda: (timed_out.set(), os.kill(pid, signal.SIGKILL))
+    )
     timer.start()
     _, status = os.waitpid(pid, 0)
     timer.cancel()
     code = os.waitstatus_to_exitcode(status)
     out.seek(0)
     err.seek(0)
-    answer = {"returncode": code, "timed_out": timed_out.is_set(),
-              "stdout": out.read().decode("utf-8", "replace"),
-              "stderr": err.read().decode("utf-8", "replace")}
+    answer = {
+        "returncode": code,
+        "timed_out": timed_out.is_set(),
+        "stdout": out.read().decode("utf-8", "replace"),
+        "stderr": err.read().decode("utf-8", "replace"),
+    }
     conn.sendall(json.dumps(answer).encode())
     conn.close()
 

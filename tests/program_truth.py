@@ -73,7 +73,7 @@ import traceback
 import warnings
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # run as a script
 
 
 def _tf_name(obj) -> str | None:
@@ -236,7 +236,7 @@ class _Observer:
             for source in flat:
                 try:
                     grad = call([source])[0]
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - TensorFlow's answer, whatever it raises
                     statuses.append(("broken", error_text(exc)))
                     continue
                 if grad is None:
@@ -436,7 +436,7 @@ def program_truth(
             if observer.result is None:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
                 outcome = {"kind": "exit", "exit_code": code}
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the program may raise anything
             if observer.result is None:
                 outcome = {
                     "kind": "program_error",
@@ -465,8 +465,9 @@ def main(argv: list[str] | None = None) -> int:
         "--keras-prebuild", action="store_true", help="build an unbuilt model eagerly on the first batch"
     )
     parser.add_argument(
-        "--no-jit", action="store_true",
-        help="create every tf.function with jit_compile=False (observe XLA steps)"
+        "--no-jit",
+        action="store_true",
+        help="create every tf.function with jit_compile=False (observe XLA steps)",
     )
     parser.epilog = "Everything after `--` is passed to the program as its own arguments."
     argv = sys.argv[1:] if argv is None else list(argv)

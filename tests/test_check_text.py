@@ -15,8 +15,9 @@ from tests.test_commands import installed, tfviz
 
 def _layers(name: str, model: str) -> list[str]:
     """Keras' names for the layers of ``model`` in the example ``name``, from a fresh process."""
-    done = forkserver.run([sys.executable, str(ROOT / "tests" / "layer_names.py"), str(EXAMPLES / name),
-                           model], timeout=300)
+    done = forkserver.run(
+        [sys.executable, str(ROOT / "tests" / "layer_names.py"), str(EXAMPLES / name), model], timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     names: list[str] = json.loads(done.stdout.splitlines()[-1])
     return names

@@ -38,11 +38,29 @@ def test_check_json_document_is_stable(tmp_path):
     r = tfviz("check", str(EXAMPLES / "kind_stop_gradient.py"), "--json", "--graph", str(graph_file))
     assert r.returncode == 1
     doc = json.loads(r.stdout)
-    assert set(doc) >= {"tfviz", "tensorflow", "script", "target", "ok", "variables", "problems",
-                        "graph", "timings_s"}
+    assert set(doc) >= {
+        "tfviz",
+        "tensorflow",
+        "script",
+        "target",
+        "ok",
+        "variables",
+        "problems",
+        "graph",
+        "timings_s",
+    }
     assert doc["ok"] is False and doc["target"] == "loss"
-    var_keys = {"name", "tf_name", "dtype", "shape", "status", "kind", "grad_norm", "blocked_at",
-                "explanation"}
+    var_keys = {
+        "name",
+        "tf_name",
+        "dtype",
+        "shape",
+        "status",
+        "kind",
+        "grad_norm",
+        "blocked_at",
+        "explanation",
+    }
     assert all(var_keys <= set(v) for v in doc["variables"])
     (p,) = doc["problems"]
     assert {"kind", "severity", "op", "op_type", "message", "variables", "source", "hint"} <= set(p)
@@ -59,8 +77,10 @@ def test_check_healthy_exits_zero():
 
 
 def test_help_does_not_import_tensorflow():
-    code = "import sys, tfviz.cli as c\ntry:\n c.main(['--help'])\nexcept SystemExit: pass\n" \
-           "sys.stderr.write(str('tensorflow' in sys.modules))"
+    code = (
+        "import sys, tfviz.cli as c\ntry:\n c.main(['--help'])\nexcept SystemExit: pass\n"
+        "sys.stderr.write(str('tensorflow' in sys.modules))"
+    )
     r = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stderr.strip().endswith("False")
     assert "check" in r.stdout
@@ -109,12 +129,16 @@ def test_no_target_runs_the_script_as_a_program(capsys, tmp_path):
 
 
 def test_several_targets_are_listed(capsys, tmp_path):
-    p = _write(tmp_path, "two.py", """
+    p = _write(
+        tmp_path,
+        "two.py",
+        """
         import tensorflow as tf
         w = tf.Variable(1.0)
         def a(): return w * 2
         def b(): return w * 3
-        """)
+        """,
+    )
     err = check_error(capsys, p)  # no loss(): run as a program, which computes no gradient
     assert "could differentiate instead: a, b" in err
     assert main(["check", p, "--list-targets"]) == 0
@@ -123,38 +147,53 @@ def test_several_targets_are_listed(capsys, tmp_path):
 
 
 def test_target_with_arguments(capsys, tmp_path):
-    p = _write(tmp_path, "args.py", """
+    p = _write(
+        tmp_path,
+        "args.py",
+        """
         import tensorflow as tf
         w = tf.Variable(1.0)
         def loss(x):
             return w * x
-        """)
+        """,
+    )
     err = check_error(capsys, p, "--target", "loss")
     assert "takes arguments (x)" in err and f"{p}:4" in err
 
 
 def test_target_returning_non_tensor(capsys, tmp_path):
-    p = _write(tmp_path, "num.py", """
+    p = _write(
+        tmp_path,
+        "num.py",
+        """
         import tensorflow as tf
         def loss():
             return 3.0
-        """)
+        """,
+    )
     assert "returned float, not a tensor" in check_error(capsys, p)
 
 
 def test_target_that_raises(capsys, tmp_path):
-    p = _write(tmp_path, "raises.py", """
+    p = _write(
+        tmp_path,
+        "raises.py",
+        """
         import tensorflow as tf
         w = tf.Variable([1.0, 2.0])
         def loss():
             return tf.reduce_sum(w[5])
-        """)
+        """,
+    )
     err = check_error(capsys, p)
     assert "the target 'loss' raised" in err and f"{p}:5" in err
 
 
 def test_script_output_is_captured_and_main_guard_respected(tmp_path):
-    p = _write(tmp_path, "chatty.py", """
+    p = _write(
+        tmp_path,
+        "chatty.py",
+        """
         import tensorflow as tf
         print("hello from the script")
         w = tf.Variable(1.0)
@@ -162,7 +201,8 @@ def test_script_output_is_captured_and_main_guard_respected(tmp_path):
             return w * 2.0
         if __name__ == "__main__":
             raise SystemExit("training loop must not run")
-        """)
+        """,
+    )
     r = tfviz("check", p, "--json", cwd=os.path.dirname(p))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)  # the script's print did not corrupt the JSON
@@ -177,12 +217,16 @@ def test_version_and_help(flag, capsys):
 
 
 def test_json_error_lists_candidate_targets(capsys, tmp_path):
-    p = _write(tmp_path, "pair.py", """
+    p = _write(
+        tmp_path,
+        "pair.py",
+        """
         import tensorflow as tf
         w = tf.Variable(1.0)
         def first(): return w * 2
         def second(): return w * 3
-        """)
+        """,
+    )
     assert main(["check", p, "--json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"]["candidates"] == ["first", "second"]
@@ -198,3 +242,21 @@ def test_json_is_strict_even_for_infinite_gradients():
     doc = json.loads(r.stdout, parse_constant=reject)
     (w,) = doc["variables"]
     assert w["kind"] == "nan" and w["grad_norm"] is None
+
+
+def test_a_loss_that_needs_arguments_says_how_to_make_it_a_target(capsys, tmp_path):
+    """Without --target, loss(x) is not a target (tfviz calls one with no argument): the
+    script runs as a program, computes no gradient, and the message says what to do."""
+    p = _write(
+        tmp_path,
+        "args_only.py",
+        """
+        import tensorflow as tf
+        w = tf.Variable(1.0)
+        def loss(x):
+            return w * x
+        """,
+    )
+    err = check_error(capsys, p)
+    assert "ran to the end without computing a gradient" in err
+    assert "loss(x) takes arguments" in err and "--target target" in err

@@ -19,11 +19,23 @@ from tfviz.worker.launch import worker_command, worker_environment
 HEALTHY = "import tensorflow as tf\n\nw = tf.Variable(2.0)\n\n\ndef loss():\n    return w * w\n"
 
 
-def check(*args: str, script: Path | None = None, timeout: float = 300, env: dict | None = None,
-          stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
+def check(
+    *args: str,
+    script: Path | None = None,
+    timeout: float = 300,
+    env: dict | None = None,
+    stdin=subprocess.DEVNULL,
+) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "tfviz.cli", "check", *([str(script)] if script else []), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**os.environ, **(env or {})}, stdin=stdin)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdin=stdin,
+    )
 
 
 def write(tmp_path: Path, text: str, name: str = "s.py", encoding: str = "utf-8") -> Path:
@@ -38,8 +50,9 @@ def error_of(done: subprocess.CompletedProcess) -> dict:
     return doc["error"]
 
 
-@pytest.mark.parametrize("call,words", [("sys.exit(0)", "sys.exit(0)"),
-                                        ("sys.exit('bye')", "sys.exit('bye')")])
+@pytest.mark.parametrize(
+    "call,words", [("sys.exit(0)", "sys.exit(0)"), ("sys.exit('bye')", "sys.exit('bye')")]
+)
 def test_target_calling_sys_exit_is_exit_2_with_its_line(tmp_path, call, words):
     body = f"    import sys\n    {call}\n    return w * w"
     script = write(tmp_path, HEALTHY.replace("    return w * w", body))
@@ -50,17 +63,21 @@ def test_target_calling_sys_exit_is_exit_2_with_its_line(tmp_path, call, words):
 
 
 def test_leftover_non_daemon_thread_does_not_keep_check_alive(tmp_path):
-    script = write(tmp_path, "import threading, time\n"
-                   "threading.Thread(target=time.sleep, args=(600,)).start()\n" + HEALTHY)
+    script = write(
+        tmp_path,
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(600,)).start()\n" + HEALTHY,
+    )
     done = check(script=script, timeout=120)
     assert done.returncode == 0 and "gradients flow" in done.stdout
 
 
 def test_json_stays_parseable_when_the_script_writes_to_fd_1(tmp_path):
     noisy = "    tf.print('tf.print', output_stream=sys.stdout)\n    return w * w"
-    script = write(tmp_path, "import os, sys\nimport tensorflow as tf\nos.write(1, b'raw fd 1\\n')\n"
-                   "print('to real stdout', file=sys.__stdout__)\n"
-                   + HEALTHY.replace("    return w * w", noisy))
+    script = write(
+        tmp_path,
+        "import os, sys\nimport tensorflow as tf\nos.write(1, b'raw fd 1\\n')\n"
+        "print('to real stdout', file=sys.__stdout__)\n" + HEALTHY.replace("    return w * w", noisy),
+    )
     done = check("--json", script=script)
     assert done.returncode == 0
     assert json.loads(done.stdout)["ok"] is True
@@ -89,10 +106,13 @@ def test_graph_never_overwrites_the_script_or_a_foreign_file(tmp_path):
     assert again.returncode == 0
 
 
-@pytest.mark.parametrize("text,encoding", [
-    ("\ufeff" + HEALTHY, "utf-8"),
-    ("# -*- coding: latin-1 -*-\n# caf\u00e9\n" + HEALTHY, "latin-1"),
-])
+@pytest.mark.parametrize(
+    "text,encoding",
+    [
+        ("\ufeff" + HEALTHY, "utf-8"),
+        ("# -*- coding: latin-1 -*-\n# caf\u00e9\n" + HEALTHY, "latin-1"),
+    ],
+)
 def test_scripts_are_read_as_python_reads_them(tmp_path, text, encoding):
     done = check(script=write(tmp_path, text, encoding=encoding))
     assert done.returncode == 0, done.stderr
@@ -115,8 +135,11 @@ def test_tf1_graph_mode_is_refused_with_its_line(tmp_path):
 
 
 def test_a_loss_target_in_tf1_graph_mode_is_refused_with_its_line(tmp_path):
-    script = write(tmp_path, "import tensorflow as tf\n\ntf.compat.v1.disable_eager_execution()\n"
-                             "w = tf.Variable(1.0)\n\n\ndef loss():\n    return w * w\n")
+    script = write(
+        tmp_path,
+        "import tensorflow as tf\n\ntf.compat.v1.disable_eager_execution()\n"
+        "w = tf.Variable(1.0)\n\n\ndef loss():\n    return w * w\n",
+    )
     done = check("--json", script=script)
     assert done.returncode == 2
     err = error_of(done)
@@ -132,10 +155,13 @@ def test_no_temporary_file_is_left_behind(tmp_path):
     assert list(temp.iterdir()) == []
 
 
-@pytest.mark.parametrize("body,words", [
-    ("import os\n    os._exit(3)", "exit status 3"),
-    ("import ctypes\n    ctypes.string_at(0)", "SIGSEGV"),
-])
+@pytest.mark.parametrize(
+    "body,words",
+    [
+        ("import os\n    os._exit(3)", "exit status 3"),
+        ("import ctypes\n    ctypes.string_at(0)", "SIGSEGV"),
+    ],
+)
 def test_a_script_ending_its_process_is_reported(tmp_path, body, words):
     script = write(tmp_path, HEALTHY.replace("    return w * w", f"    {body}\n    return w * w"))
     done = check("--json", script=script)
@@ -150,8 +176,13 @@ def test_killing_check_ends_its_worker(tmp_path):
 
     script = write(tmp_path, "import time\ntime.sleep(600)\n" + HEALTHY)
     env = {k: v for k, v in os.environ.items() if k != SERVER_VARIABLE}
-    proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "check", str(script)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfviz.cli", "check", str(script)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     children: list[int] = []
     deadline = time.monotonic() + 60
     while not children and time.monotonic() < deadline:
@@ -197,16 +228,30 @@ def test_symlinked_script_imports_its_real_siblings(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("request_bytes", [
-    b"\x00\xff garbage \x10\n", b"[1, 2]\n", b"null\n", b'{"cmd": "analyze"}\n',
-    b'{"cmd": "analyze", "script": 5}\n', b'{"cmd": "analyze", "script": "x.py", "step": "two"}\n',
-    b'{"cmd": "nope"}\n',
-])
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"\x00\xff garbage \x10\n",
+        b"[1, 2]\n",
+        b"null\n",
+        b'{"cmd": "analyze"}\n',
+        b'{"cmd": "analyze", "script": 5}\n',
+        b'{"cmd": "analyze", "script": "x.py", "step": "two"}\n',
+        b'{"cmd": "nope"}\n',
+    ],
+)
 def test_worker_answers_every_bad_request_with_a_json_error(request_bytes):
-    proc = subprocess.run(worker_command(), env=worker_environment(), input=request_bytes,
-                          capture_output=True, timeout=120, cwd=ROOT)
+    proc = subprocess.run(
+        worker_command(),
+        env=worker_environment(),
+        input=request_bytes,
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     messages = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert messages[0]["type"] == "ready"
     assert messages[-1]["type"] == "error" and messages[-1]["error"]["message"].startswith(
-        ("bad request", "unknown command"))
+        ("bad request", "unknown command")
+    )
     assert "Traceback" not in proc.stderr.decode()

@@ -35,15 +35,24 @@ def colour_literals(path: Path) -> list[str]:
     """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docs = _docstrings(tree)
-    return [f"{path}:{node.lineno}"
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-            and HEX.search(node.value)]
+    return [
+        f"{path}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docs
+        and HEX.search(node.value)
+    ]
 
 
 def test_no_colour_is_written_outside_the_two_tables() -> None:
-    found = [hit for pkg in ("tfviz", "app") for path in sorted((ROOT / pkg).rglob("*.py"))
-             if path not in TABLES for hit in colour_literals(path)]
+    found = [
+        hit
+        for pkg in ("tfviz", "app")
+        for path in sorted((ROOT / pkg).rglob("*.py"))
+        if path not in TABLES
+        for hit in colour_literals(path)
+    ]
     assert not found, f"colours outside tfviz/palette.py and app/theme.py: {found}"
 
 

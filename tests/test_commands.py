@@ -35,8 +35,9 @@ SAMPLES: dict[str, list[str]] = {
 
 
 def tfviz(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(TFVIZ), *args], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.run(
+        [str(TFVIZ), *args], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=cwd
+    )
 
 
 # -- end to end, through the console script ---------------------------------------------------
@@ -78,8 +79,9 @@ def test_export_writes_the_file(stop_gradient_graph: tuple[int, Path], tmp_path:
 @installed
 def test_jacobian_writes_npy(tmp_path: Path) -> None:
     out = tmp_path / "j.npy"
-    r = tfviz("jacobian", "seed3_chain_rule_split.py", "--of", "y", "--wrt", "b", "-o", str(out),
-              cwd=EXAMPLES)
+    r = tfviz(
+        "jacobian", "seed3_chain_rule_split.py", "--of", "y", "--wrt", "b", "-o", str(out), cwd=EXAMPLES
+    )
     assert r.returncode == ExitStatus.OK, r.stderr[-2000:]
     j = np.load(out)
     assert j.shape == (1, 3, 3)  # y (1, 3) by b (3,)
@@ -87,8 +89,10 @@ def test_jacobian_writes_npy(tmp_path: Path) -> None:
 
 
 def test_help_through_the_console_script_imports_neither_tensorflow_nor_qt() -> None:
-    code = ("import sys, app.launch as launch\ntry:\n launch.main(['--help'])\nexcept SystemExit: pass\n"
-            "sys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6') if m in sys.modules)))")
+    code = (
+        "import sys, app.launch as launch\ntry:\n launch.main(['--help'])\nexcept SystemExit: pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6') if m in sys.modules)))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert r.stderr.strip().endswith("[]"), r.stderr[-2000:]
     assert all(c.name in r.stdout for c in COMMANDS)
@@ -97,11 +101,18 @@ def test_help_through_the_console_script_imports_neither_tensorflow_nor_qt() -> 
 def test_a_check_through_the_console_script_keeps_tensorflow_qt_and_numpy_in_its_worker() -> None:
     # the command's own process only reads the worker's answer: CI and re-runs on save pay
     # its start each time (NumPy alone was half of it)
-    code = ("import sys, app.launch as launch\ntry:\n launch.main(['check', sys.argv[1]])\n"
-            "except SystemExit: pass\nsys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6',"
-            " 'numpy') if m in sys.modules)))")
-    r = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "kind_stop_gradient.py")],
-                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    code = (
+        "import sys, app.launch as launch\ntry:\n launch.main(['check', sys.argv[1]])\n"
+        "except SystemExit: pass\nsys.stderr.write(repr(sorted(m for m in ('tensorflow', 'PySide6',"
+        " 'numpy') if m in sys.modules)))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(EXAMPLES / "kind_stop_gradient.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert "gradient problems found" in r.stdout, r.stdout + r.stderr[-2000:]
     assert r.stderr.strip().endswith("[]"), r.stderr[-2000:]
 
@@ -123,7 +134,8 @@ def test_the_parser_is_built_from_the_table(name: str) -> None:
 
 
 def test_the_launcher_runs_the_tables_headless_commands_and_opens_the_app_for_the_rest(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import app.launch
     import app.main
 
@@ -133,6 +145,7 @@ def test_the_launcher_runs_the_tables_headless_commands_and_opens_the_app_for_th
         def record(*args: object, **kwargs: object) -> int:
             calls.append((where, args))
             return code
+
         return record
 
     monkeypatch.setattr(cli, "main", recorder("library", 0))
@@ -141,11 +154,12 @@ def test_the_launcher_runs_the_tables_headless_commands_and_opens_the_app_for_th
     for name, argv in SAMPLES.items():
         calls.clear()
         assert app.launch.main(argv) == 0
-        (where, _), = calls
+        ((where, _),) = calls
         routed[name] = where
     assert {n for n, where in routed.items() if where == "library"} == HEADLESS
-    assert {n for n, where in routed.items() if where == "window"} == {c.name for c in COMMANDS
-                                                                       if not c.headless}
+    assert {n for n, where in routed.items() if where == "window"} == {
+        c.name for c in COMMANDS if not c.headless
+    }
     calls.clear()
     app.launch.main([])  # no command: the window
     assert [where for where, _ in calls] == ["window"]
@@ -154,34 +168,38 @@ def test_the_launcher_runs_the_tables_headless_commands_and_opens_the_app_for_th
 # -- one exit status --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [cli, exportcli, jacobian_cli, check, open_app],
-                         ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [cli, exportcli, jacobian_cli, check, open_app], ids=lambda m: m.__name__)
 def test_no_module_keeps_exit_constants_of_its_own(module: object) -> None:
     assert not [n for n in dir(module) if n.startswith("EXIT_")]
 
 
-@pytest.mark.parametrize("argv", [
-    ["check", "missing.py"],
-    ["check", "missing.py", "--json"],
-    ["export", "missing.py", "-o", "out.dot"],
-    ["export", "missing.py", "-o", "out.txt"],
-    ["jacobian", "missing.py", "--wrt", "W"],
-    ["jacobian", "missing.py", "--wrt", "W", "-o", "j.txt"],
-    ["open", "missing.py"],
-    ["serve", "--socket", "missing-folder/socket"],
-    [],
-], ids=" ".join)
-def test_commands_return_exit_status_members(argv: list[str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "missing.py"],
+        ["check", "missing.py", "--json"],
+        ["export", "missing.py", "-o", "out.dot"],
+        ["export", "missing.py", "-o", "out.txt"],
+        ["jacobian", "missing.py", "--wrt", "W"],
+        ["jacobian", "missing.py", "--wrt", "W", "-o", "j.txt"],
+        ["open", "missing.py"],
+        ["serve", "--socket", "missing-folder/socket"],
+        [],
+    ],
+    ids=" ".join,
+)
+def test_commands_return_exit_status_members(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     code = cli.main(argv)
     assert type(code) is ExitStatus and code is ExitStatus.ERROR
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_each_commands_run_returns_a_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_commands_run_returns_a_member(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Through each module's own ``run``, as the table calls it: OK and PROBLEMS too."""
     from tfviz.analysisfile import analysis_json
     from tfviz.report import Report
@@ -213,4 +231,46 @@ def test_the_window_without_a_display_is_an_error_status(monkeypatch: pytest.Mon
 
 def test_exit_status_values() -> None:
     assert {s.name: int(s) for s in ExitStatus} == {
-        "OK": 0, "PROBLEMS": 1, "ERROR": 2, "INTERNAL": 3, "INTERRUPTED": 130}
+        "OK": 0,
+        "PROBLEMS": 1,
+        "ERROR": 2,
+        "INTERNAL": 3,
+        "INTERRUPTED": 130,
+    }
+
+
+@installed
+def test_open_through_the_console_script_keeps_the_window_up(tmp_path: Path) -> None:
+    """``tfviz open SCRIPT`` as a user types it: the window comes up and stays, offscreen, with
+    nothing on stderr from tfviz; without a display the same command is a clear error."""
+    import os
+    import signal
+    import time
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    script = str(EXAMPLES / "kind_integer.py")
+    proc = subprocess.Popen(
+        [str(TFVIZ), "open", script],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(6)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]  # still up: the window runs
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the window and the workers it started
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err[-2000:]
+    bare = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    done = subprocess.run(
+        [str(TFVIZ), "open", script],
+        env=bare,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == ExitStatus.ERROR and "no display" in done.stderr, done.stderr[-2000:]

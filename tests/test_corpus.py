@@ -96,10 +96,15 @@ def cases() -> list[Case]:
     found = []
     for path in sorted(CORPUS.glob("*.py")):
         f = fields_of(path)
-        common = dict(program=path, family=f.get("Family", "?"), pattern=f.get("Pattern", ""),
-                      step=int(f.get("Step", "1")), args=shlex.split(f.get("Args", "")),
-                      truth_flags=shlex.split(f.get("Truth", "")),
-                      update=int(f.get("Update", f.get("Step", "1"))))
+        common = dict(
+            program=path,
+            family=f.get("Family", "?"),
+            pattern=f.get("Pattern", ""),
+            step=int(f.get("Step", "1")),
+            args=shlex.split(f.get("Args", "")),
+            truth_flags=shlex.split(f.get("Truth", "")),
+            update=int(f.get("Update", f.get("Step", "1"))),
+        )
         which, _, why = f.get("Missed", "").partition(" - ")
         found.append(Case(bug=False, missed=why if which.strip() in ("healthy", "both") else "", **common))
         if f.get("Bug"):
@@ -129,18 +134,38 @@ class Outcome:
 
 def run_case(case: Case) -> Outcome:
     start = time.perf_counter()
-    rc, report, err = _json([str(TFVIZ), "check", str(case.program), "--step", str(case.step), "--json",
-                             "--", *case.program_args])
+    rc, report, err = _json(
+        [str(TFVIZ), "check", str(case.program), "--step", str(case.step), "--json", "--", *case.program_args]
+    )
     took = time.perf_counter() - start
     start = time.perf_counter()
-    trc, truth, terr = _json([sys.executable, str(ROOT / "tests" / "program_truth.py"), str(case.program),
-                              "--step", str(case.step), *case.truth_flags, "--", *case.program_args])
+    trc, truth, terr = _json(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "program_truth.py"),
+            str(case.program),
+            "--step",
+            str(case.step),
+            *case.truth_flags,
+            "--",
+            *case.program_args,
+        ]
+    )
     python_took = time.perf_counter() - start
     outcome = Outcome(case, rc, report, truth, took, python_took, detail=(err or "")[-1500:])
     if report and any(v.get("kind") == "not_trained" for v in report.get("variables", [])):
-        _, outcome.updates, _ = _json([sys.executable, str(ROOT / "tests" / "update_truth.py"),
-                                       str(case.program), "--update", str(case.update), *case.truth_flags,
-                                       "--", *case.program_args])
+        _, outcome.updates, _ = _json(
+            [
+                sys.executable,
+                str(ROOT / "tests" / "update_truth.py"),
+                str(case.program),
+                "--update",
+                str(case.update),
+                *case.truth_flags,
+                "--",
+                *case.program_args,
+            ]
+        )
     if truth is None:
         outcome.detail += "\ntruth failed: " + terr[-1500:]
     return outcome
@@ -179,8 +204,10 @@ def truth_sources(truth: dict) -> list[dict]:
         return truth.get("sources", [])
     traced = [t for t in truth.get("traces", []) if not t.get("executed")]
     if truth.get("kind") == "program_error" and traced:
-        return [{**s, "status": "connected" if s["status"] == "tensor" else s["status"]}
-                for s in traced[-1]["sources"]]
+        return [
+            {**s, "status": "connected" if s["status"] == "tensor" else s["status"]}
+            for s in traced[-1]["sources"]
+        ]
     return []
 
 
@@ -205,7 +232,8 @@ def statuses(outcome: Outcome) -> tuple[dict[str, str], dict[str, str]]:
             ours[name] = ours_by_name[name]
             continue
         loose = next((n for n in leftover if _norm(n) == _norm(name)), None) or (
-            leftover[0] if leftover else None)
+            leftover[0] if leftover else None
+        )
         if loose is not None:
             leftover.remove(loose)
             ours[name] = ours_by_name[loose]
@@ -213,8 +241,11 @@ def statuses(outcome: Outcome) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def alarms(report: dict) -> list[str]:
-    return [f"{p['severity']} {p['kind']}: {p['message'][:160]}" for p in report.get("problems", [])
-            if p.get("severity") in ("error", "warning")]
+    return [
+        f"{p['severity']} {p['kind']}: {p['message'][:160]}"
+        for p in report.get("problems", [])
+        if p.get("severity") in ("error", "warning")
+    ]
 
 
 def expected_verdict(outcome: Outcome) -> str:
@@ -229,24 +260,36 @@ def expected_verdict(outcome: Outcome) -> str:
 def tfviz_verdict(outcome: Outcome) -> str:
     if outcome.report is None:
         return f"exit {outcome.rc}: {outcome.detail.strip().splitlines()[-1][:100] if outcome.detail else ''}"
-    bad = sorted(f"{(r.get('tf_name') or r['name']).split(':')[0]} {r.get('kind') or r['status']}"
-                 for r in outcome.report["variables"]
-                 if r["status"] != "connected" or r.get("kind"))
-    return ("broken: " + ", ".join(bad)) if outcome.rc == 1 else ("healthy" if outcome.rc == 0 and not bad
-                                                                 else f"exit {outcome.rc}")
+    bad = sorted(
+        f"{(r.get('tf_name') or r['name']).split(':')[0]} {r.get('kind') or r['status']}"
+        for r in outcome.report["variables"]
+        if r["status"] != "connected" or r.get("kind")
+    )
+    return (
+        ("broken: " + ", ".join(bad))
+        if outcome.rc == 1
+        else ("healthy" if outcome.rc == 0 and not bad else f"exit {outcome.rc}")
+    )
 
 
 def flagged_untrained(outcome: Outcome) -> list[str]:
-    return [_norm(r.get("tf_name") or r["name"]) for r in (outcome.report or {}).get("variables", [])
-            if r.get("kind") == "not_trained"]
+    return [
+        _norm(r.get("tf_name") or r["name"])
+        for r in (outcome.report or {}).get("variables", [])
+        if r.get("kind") == "not_trained"
+    ]
 
 
 def confirmed_untrained(outcome: Outcome) -> list[str]:
     """Variables tfviz calls never trained that the real optimizer step left unchanged."""
-    unchanged = {_norm(v["name"]) for v in (outcome.updates or {}).get("variables", [])
-                 if not v.get("changed")}
-    unchanged |= {_norm(v["path"]) for v in (outcome.updates or {}).get("variables", [])
-                  if v.get("path") and not v.get("changed")}
+    unchanged = {
+        _norm(v["name"]) for v in (outcome.updates or {}).get("variables", []) if not v.get("changed")
+    }
+    unchanged |= {
+        _norm(v["path"])
+        for v in (outcome.updates or {}).get("variables", [])
+        if v.get("path") and not v.get("changed")
+    }
     return [n for n in flagged_untrained(outcome) if n in unchanged]
 
 
@@ -280,14 +323,18 @@ def agrees(outcome: Outcome) -> tuple[bool, str]:
 
 def table(results: dict[str, Outcome]) -> str:
     """The corpus as a Markdown table: program, expected, tfviz, agreement, time."""
-    lines = ["| program | family | expected (TensorFlow) | tfviz | agrees | tfviz s | python s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| program | family | expected (TensorFlow) | tfviz | agrees | tfviz s | python s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for key in sorted(results):
         o = results[key]
         ok, _ = agrees(o)
         agreement = "yes" if ok else ("known miss" if o.case.missed else "NO")
-        lines.append(f"| {key} | {o.case.family} | {expected_verdict(o)} | {tfviz_verdict(o)} | "
-                     f"{agreement} | {o.seconds:.1f} | {o.python_seconds:.1f} |")
+        lines.append(
+            f"| {key} | {o.case.family} | {expected_verdict(o)} | {tfviz_verdict(o)} | "
+            f"{agreement} | {o.seconds:.1f} | {o.python_seconds:.1f} |"
+        )
     return "\n".join(lines)
 
 

@@ -32,9 +32,12 @@ def _tf_var(v):
 
 
 def test_attribute_path_beats_a_module_level_list():
-    module = _module(GAN.format(
-        models='generator = make("generator", "g")\ndiscriminator = make("discriminator", "d")',
-        aggregate="generator.trainable_variables + discriminator.trainable_variables"))
+    module = _module(
+        GAN.format(
+            models='generator = make("generator", "g")\ndiscriminator = make("discriminator", "d")',
+            aggregate="generator.trainable_variables + discriminator.trainable_variables",
+        )
+    )
     names = _names(module)
     assert len(names) == 8
     kernel = _tf_var(module.generator.layers[1].kernel)
@@ -43,17 +46,22 @@ def test_attribute_path_beats_a_module_level_list():
 
 
 def test_keras_path_when_only_the_list_is_global():
-    module = _module(GAN.format(
-        models="", aggregate='make("generator", "g").trainable_variables'
-        ' + make("discriminator", "d").trainable_variables'))
+    module = _module(
+        GAN.format(
+            models="",
+            aggregate='make("generator", "g").trainable_variables'
+            ' + make("discriminator", "d").trainable_variables',
+        )
+    )
     names = sorted(_names(module).values())
     assert "discriminator/d_dense1/kernel" in names and "generator/g_dense2/bias" in names
     assert not any(n.startswith("all_trainable") for n in names)
 
 
 def test_bare_variables_in_a_list_keep_their_position():
-    module = _module("import tensorflow as tf\nupper = [tf.Variable(1.0), tf.Variable(2.0)]\n"
-                     "alias = upper[1]\n")
+    module = _module(
+        "import tensorflow as tf\nupper = [tf.Variable(1.0), tf.Variable(2.0)]\nalias = upper[1]\n"
+    )
     assert sorted(_names(module).values()) == ["alias", "upper[0]"]
 
 

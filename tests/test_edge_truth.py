@@ -10,12 +10,17 @@ from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED
 
 
 def _var_edges(report, status: str) -> set[str]:
-    return {e.src.removeprefix("var:") for e in report.graph.edges
-            if e.src.startswith("var:") and e.status == status}
+    return {
+        e.src.removeprefix("var:")
+        for e in report.graph.edges
+        if e.src.startswith("var:") and e.status == status
+    }
 
 
-@pytest.mark.parametrize("name", ["kind_stop_gradient_layer.py", "kind_stop_gradient.py",
-                                  "kind_integer.py", "seed2_frozen_copy.py"])
+@pytest.mark.parametrize(
+    "name",
+    ["kind_stop_gradient_layer.py", "kind_stop_gradient.py", "kind_integer.py", "seed2_frozen_copy.py"],
+)
 def test_starved_edges_are_exactly_where_tape_gradient_gives_none(analyze_example, name):
     report = analyze_example(name)
     truth = tensorflow_truth(str(EXAMPLES / name), [v.name for v in report.variables])
@@ -29,14 +34,20 @@ def test_starved_edges_are_exactly_where_tape_gradient_gives_none(analyze_exampl
     ops = {o.id: o for o in report.graph.ops}
     for e in report.graph.edges:
         if e.status == EDGE_STARVED:
-            assert e.cut_at in ops and ops[e.cut_at].status not in (EDGE_PASSES, EDGE_OFF_PATH,
-                                                                       EDGE_STARVED), e
+            assert e.cut_at in ops and ops[e.cut_at].status not in (
+                EDGE_PASSES,
+                EDGE_OFF_PATH,
+                EDGE_STARVED,
+            ), e
     if name == "kind_stop_gradient_layer.py":
         assert len(starved) == 4
         cut = {e.cut_at for e in report.graph.edges if e.status == EDGE_STARVED}
         assert {ops[c].type for c in cut} == {"StopGradient"}
-        assert all(o.message.startswith("no gradient arrives here: cut at StopGradient")
-                   for o in report.graph.ops if o.status == EDGE_STARVED)
+        assert all(
+            o.message.startswith("no gradient arrives here: cut at StopGradient")
+            for o in report.graph.ops
+            if o.status == EDGE_STARVED
+        )
 
 
 def test_healthy_batchnorm_has_only_unneeded_cuts(analyze_example):

@@ -23,11 +23,17 @@ EXPECTED = {
     "kind_integer.py": {"scale": ("disconnected", "integer"), "bias": ("connected", None)},
     "kind_integer_stack.py": {"offset": ("disconnected", "integer"), "bias": ("connected", None)},
     "kind_integer_while.py": {"rate": ("disconnected", "integer"), "bias": ("connected", None)},
-    "kind_zero_dead_relu.py": {"w": ("connected", None), "dead": ("connected", "zero"),
-                               "muted": ("connected", "zero")},
+    "kind_zero_dead_relu.py": {
+        "w": ("connected", None),
+        "dead": ("connected", "zero"),
+        "muted": ("connected", "zero"),
+    },
     "kind_zero_cond.py": {"w": ("connected", None), "fallback": ("connected", "zero")},
-    "kind_zero_cond_in_loop.py": {"W_h": ("connected", "zero"), "W_aux": ("connected", "zero"),
-                                  "W_gate": ("disconnected", "integer")},
+    "kind_zero_cond_in_loop.py": {
+        "W_h": ("connected", "zero"),
+        "W_aux": ("connected", "zero"),
+        "W_gate": ("disconnected", "integer"),
+    },
     "kind_stop_gradient.py": {"teacher": ("disconnected", "stop_gradient"), "student": ("connected", None)},
     "kind_not_read.py": {"used": ("connected", None), "forgotten": ("disconnected", "not_read")},
     "kind_frozen_copy_import.py": {"weight": ("disconnected", "frozen_copy")},
@@ -35,27 +41,59 @@ EXPECTED = {
     "kind_py_function.py": {"w": ("disconnected", "py_function")},
     "kind_nan.py": {"w": ("connected", "nan")},
     "kind_other_untraceable.py": {"gain": ("disconnected", "other"), "w": ("connected", None)},
-    "healthy_control_flow.py": {"w": ("connected", None), "table": ("connected", None),
-                                "gate": ("connected", None)},
+    "healthy_control_flow.py": {
+        "w": ("connected", None),
+        "table": ("connected", None),
+        "gate": ("connected", None),
+    },
     "transformer_stop_gradient.py": {
-        **{f"model.block.mha.{d}_dense.{w}": ("disconnected", "stop_gradient")
-           for d in ("query", "key", "value", "output") for w in ("kernel", "bias")},
-        **{f"model.{v}": ("connected", None) for v in (
-            "embed.embeddings", "position.embeddings", "block.norm1.gamma", "block.norm1.beta",
-            "block.ff1.kernel", "block.ff1.bias", "block.ff2.kernel", "block.ff2.bias",
-            "block.norm2.gamma", "block.norm2.beta", "classifier.kernel", "classifier.bias")},
+        **{
+            f"model.block.mha.{d}_dense.{w}": ("disconnected", "stop_gradient")
+            for d in ("query", "key", "value", "output")
+            for w in ("kernel", "bias")
+        },
+        **{
+            f"model.{v}": ("connected", None)
+            for v in (
+                "embed.embeddings",
+                "position.embeddings",
+                "block.norm1.gamma",
+                "block.norm1.beta",
+                "block.ff1.kernel",
+                "block.ff1.bias",
+                "block.ff2.kernel",
+                "block.ff2.bias",
+                "block.norm2.gamma",
+                "block.norm2.beta",
+                "classifier.kernel",
+                "classifier.bias",
+            )
+        },
     },
     "unet_healthy.py": {  # its layers are named, so their variables are named through them
-        **{f'model.get_layer("{b}_conv").kernel': ("connected", None)
-           for b in ("down1", "down2", "bottleneck", "up2", "up1")},
-        **{f'model.get_layer("{b}_bn").{w}': ("connected", None)
-           for b in ("down1", "down2", "bottleneck", "up2", "up1") for w in ("gamma", "beta")},
-        **{f'model.get_layer("{b}").{w}': ("connected", None)
-           for b in ("up2_transpose", "up1_transpose", "mask_logits") for w in ("kernel", "bias")},
+        **{
+            f'model.get_layer("{b}_conv").kernel': ("connected", None)
+            for b in ("down1", "down2", "bottleneck", "up2", "up1")
+        },
+        **{
+            f'model.get_layer("{b}_bn").{w}': ("connected", None)
+            for b in ("down1", "down2", "bottleneck", "up2", "up1")
+            for w in ("gamma", "beta")
+        },
+        **{
+            f'model.get_layer("{b}").{w}': ("connected", None)
+            for b in ("up2_transpose", "up1_transpose", "mask_logits")
+            for w in ("kernel", "bias")
+        },
     },
-    "rnn_while_int_cast.py": {"cell.w_x": ("connected", None), "cell.w_h": ("connected", None),
-                              "cell.b": ("connected", None), "cell.w_skip": ("disconnected", "integer"),
-                              "readout.kernel": ("connected", None), "readout.bias": ("connected", None)},
+    "rnn_while_int_cast.py": {
+        "cell.w_x": ("connected", None),
+        "cell.w_h": ("connected", None),
+        "cell.b": ("connected", None),
+        "cell.w_skip": ("disconnected", "integer"),
+        "readout.kernel": ("connected", None),
+        "readout.bias": ("connected", None),
+    },
 }
 
 
@@ -91,7 +129,9 @@ def test_seed1_names_the_svd_ops_at_the_users_line(analyze_example):
     static = [o for o in report.graph.ops if o.type == "Svd" and o.id not in flagged]
     assert static, "expected one SVD with known shapes that is not flagged"
     assert {v.name for v in report.variables if v.status == "broken"} == {
-        *(f"upper[{i}]" for i in range(3)), *(f"lower[{i}]" for i in range(3))}
+        *(f"upper[{i}]" for i in range(3)),
+        *(f"lower[{i}]" for i in range(3)),
+    }
 
 
 def test_seed2_names_the_attribute_holding_the_copy(analyze_example):

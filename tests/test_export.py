@@ -79,8 +79,9 @@ def test_dot_and_graphml_read_back_with_status_kind_and_norm(stop_gradient, tmp_
     status = {unq(n): unq(a["status"]) for n, a in d.nodes(data=True)}
     assert status == {op.id: op.status for op in r.graph.ops}
     if shutil.which("dot"):
-        res = subprocess.run(["dot", "-Tsvg", str(tmp_path / "g.dot")], capture_output=True,
-                             text=True, timeout=60)
+        res = subprocess.run(
+            ["dot", "-Tsvg", str(tmp_path / "g.dot")], capture_output=True, text=True, timeout=60
+        )
         assert res.returncode == 0 and "<svg" in res.stdout, res.stderr
 
 
@@ -88,28 +89,41 @@ def test_dot_quotes_hostile_names():
     from tfviz.report import GraphEdge, GraphOp
 
     r = Report(script="s", target='a "quoted"\nname\\')
-    r.graph.ops = [GraphOp(id='x" -> "y', name="n", type="T", scope=""),
-                   GraphOp(id="var:w{1}", name="w", type="Variable", scope="")]
+    r.graph.ops = [
+        GraphOp(id='x" -> "y', name="n", type="T", scope=""),
+        GraphOp(id="var:w{1}", name="w", type="Variable", scope=""),
+    ]
     r.graph.edges = [GraphEdge('x" -> "y', "var:w{1}", 0, 0, "float32", None)]
     pytest.importorskip("pydot")
-    g = nx.nx_pydot.from_pydot(__import__("pydot").graph_from_dot_data(
-        graphformats.dot_text(graphformats.to_networkx(r)))[0])
+    g = nx.nx_pydot.from_pydot(
+        __import__("pydot").graph_from_dot_data(graphformats.dot_text(graphformats.to_networkx(r)))[0]
+    )
     assert g.number_of_nodes() == 2 and g.number_of_edges() == 1
 
 
 def test_format_of():
-    assert [graphformats.format_of(p) for p in ("a.json", "b.DOT", "c.graphml", "d.png")] == \
-        ["json", "dot", "graphml", "png"]
+    assert [graphformats.format_of(p) for p in ("a.json", "b.DOT", "c.graphml", "d.png")] == [
+        "json",
+        "dot",
+        "graphml",
+        "png",
+    ]
     with pytest.raises(ValueError, match="cannot tell the format"):
         graphformats.format_of("a.txt")
 
 
 def _doc(**over) -> dict:
     base = json.loads(analysis_json(Report(script="s.py", target="loss")))
-    base["graph"] = {"ops": [{"id": "a", "name": "a", "type": "T", "scope": ""},
-                             {"id": "b", "name": "b", "type": "T", "scope": ""}],
-                     "edges": [{"src": "a", "dst": "b", "src_output": 0, "dst_input": 0,
-                                "dtype": "float32", "shape": [2]}], "functions": []}
+    base["graph"] = {
+        "ops": [
+            {"id": "a", "name": "a", "type": "T", "scope": ""},
+            {"id": "b", "name": "b", "type": "T", "scope": ""},
+        ],
+        "edges": [
+            {"src": "a", "dst": "b", "src_output": 0, "dst_input": 0, "dtype": "float32", "shape": [2]}
+        ],
+        "functions": [],
+    }
     base.update(over)
     return base
 
@@ -135,24 +149,56 @@ HOSTILE = {
     "other JSON": (b'{"name": "package.json"}', "not a tfviz analysis"),
     "newer schema": (json.dumps(_doc(schema_version=99)).encode(), "newer tfviz"),
     "schema as text": (json.dumps(_doc(schema_version="1")).encode(), "schema_version"),
-    "counts only": (json.dumps(_doc(graph={"ops": 3, "edges": 2, "functions": 0})).encode(),
-                    "counts, not the graph"),
-    "huge integer": (json.dumps(_doc()).replace('"src_output": 0', '"src_output": ' + "9" * 5000)
-                     .encode(), "not valid JSON"),
+    "counts only": (
+        json.dumps(_doc(graph={"ops": 3, "edges": 2, "functions": 0})).encode(),
+        "counts, not the graph",
+    ),
+    "huge integer": (
+        json.dumps(_doc()).replace('"src_output": 0', '"src_output": ' + "9" * 5000).encode(),
+        "not valid JSON",
+    ),
     "big integer": (_with("graph.edges.0.src_output", 10**30), "whole number"),
-    "huge float": (json.dumps(_doc()).replace('"timings_s": {}', '"timings_s": {"x": 1e999}').encode(),
-                   "finite number"),
-    "line number": (_with("problems", [{"kind": "nan", "severity": "error", "op": "", "op_type": "",
-                                        "message": "", "source": {"file": "f", "line": 2**40}}]),
-                    "not a line number"),
+    "huge float": (
+        json.dumps(_doc()).replace('"timings_s": {}', '"timings_s": {"x": 1e999}').encode(),
+        "finite number",
+    ),
+    "line number": (
+        _with(
+            "problems",
+            [
+                {
+                    "kind": "nan",
+                    "severity": "error",
+                    "op": "",
+                    "op_type": "",
+                    "message": "",
+                    "source": {"file": "f", "line": 2**40},
+                }
+            ],
+        ),
+        "not a line number",
+    ),
     "ops not a list": (_with("graph.ops", "everything"), "not a valid"),
     "op as a number": (_with("graph.ops.0", 7), "graph.ops[0] should be an object"),
     "missing field": (_with("graph.ops.0", {"id": "a"}), "lacks 'name'"),
     "bool as int": (_with("graph.edges.0.src_output", True), "whole number"),
     "unknown status": (_with("graph.ops.0.status", "exploded"), "not one of tfviz's values"),
-    "unknown kind": (_with("variables", [{"name": "w", "tf_name": "w", "dtype": "f", "shape": [],
-                                          "status": "broken", "kind": "__import__('os')"}]),
-                     "not one of tfviz's values"),
+    "unknown kind": (
+        _with(
+            "variables",
+            [
+                {
+                    "name": "w",
+                    "tf_name": "w",
+                    "dtype": "f",
+                    "shape": [],
+                    "status": "broken",
+                    "kind": "__import__('os')",
+                }
+            ],
+        ),
+        "not one of tfviz's values",
+    ),
     "dangling edge": (_with("graph.edges.0.dst", "nowhere"), "not an op of the graph"),
     "duplicate op": (_with("graph.ops.1.id", "a"), "appears twice"),
     "unknown group": (_with("graph.ops.0.group", "ghost"), "not a function of the graph"),
@@ -196,9 +242,11 @@ def test_oversized_file_and_special_files_are_refused(tmp_path):
 
 # -- the command line ----------------------------------------------------------------
 
+
 def tfviz(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfviz.cli", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tfviz.cli", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_export_json_and_dot_end_to_end(tmp_path):
@@ -242,7 +290,6 @@ def test_files_tfviz_wrote_may_be_replaced(tmp_path):
     with pytest.raises(AnalysisError, match="not a file tfviz wrote"):
         refuse_graph_path(str(foreign), "s.py", force=False, flag="-o")
     refuse_graph_path(str(foreign), "s.py", force=True, flag="-o")
-
 
 
 def test_dot_and_graphml_name_nodes_as_the_window_does_and_give_their_layer(analyze_example, tmp_path):

@@ -21,8 +21,14 @@ LEGEND = ("passes", "raises", "stop_gradient", "no gradient", "harmless cut", "o
 def tfviz(*args: str) -> subprocess.CompletedProcess:
     """The command as a user on a machine without a display runs it."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    return subprocess.run([sys.executable, "-m", "tfviz.cli", *args], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "tfviz.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def _texts(path) -> list[str]:
@@ -43,8 +49,9 @@ def test_svd_example_to_svg_without_a_display(seed1_svg):
     texts = _texts(out)  # valid XML
     svg = out.read_text()
     assert VERMILION in svg.lower()
-    assert any(t.startswith("seed1_svd_dynamic_shape.py") and "TensorFlow" in t and "broken" in t
-               for t in texts)
+    assert any(
+        t.startswith("seed1_svd_dynamic_shape.py") and "TensorFlow" in t and "broken" in t for t in texts
+    )
     for word in LEGEND:
         assert word in texts
     assert any("Svd" in t for t in texts)  # op types are text, searchable
@@ -59,12 +66,19 @@ def test_svd_svg_is_what_browsers_draw(seed1_svg):
     w, h = int(root.get("width")), int(root.get("height"))
     assert root.get("viewBox") == f"0 0 {w} {h}"
     svg = "{http://www.w3.org/2000/svg}"
-    lines = [g for g in root.iter(f"{svg}g") if (g.get("stroke") or "").lower() == VERMILION
-             and (g.find(f"{svg}path") is not None or g.find(f"{svg}polyline") is not None)]
+    lines = [
+        g
+        for g in root.iter(f"{svg}g")
+        if (g.get("stroke") or "").lower() == VERMILION
+        and (g.find(f"{svg}path") is not None or g.find(f"{svg}polyline") is not None)
+    ]
     sample = [g for g in lines if g.find(f"{svg}polyline") is not None]  # the legend's line
     assert len(sample) == 1 and sample[0].get("stroke-dasharray")
-    edges = [g for g in lines if g.find(f"{svg}path") is not None
-             and g.get("stroke-dasharray") == sample[0].get("stroke-dasharray")]
+    edges = [
+        g
+        for g in lines
+        if g.find(f"{svg}path") is not None and g.get("stroke-dasharray") == sample[0].get("stroke-dasharray")
+    ]
     assert edges, "no edge drawn in the legend's vermilion dash-dot (the Svd edges)"
     families = {el.get("font-family") for el in root.iter() if el.get("font-family")}
     assert families and all(f.endswith("sans-serif") for f in families), families
@@ -152,14 +166,19 @@ def test_sigterm_to_export_takes_its_renderer_and_leaves_nothing(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     out = tmp_path / "big.svg"
-    proc = subprocess.Popen([sys.executable, "-m", "tfviz.cli", "export", str(doc), "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=dict(os.environ, TMPDIR=str(scratch)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfviz.cli", "export", str(doc), "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ, TMPDIR=str(scratch)),
+    )
     renderer = None
     try:
         for _ in range(1200):  # until the renderer runs
-            kids = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(proc.pid)], capture_output=True,
-                                  text=True).stdout.splitlines()
+            kids = subprocess.run(
+                ["ps", "-o", "pid=,args=", "--ppid", str(proc.pid)], capture_output=True, text=True
+            ).stdout.splitlines()
             hits = [int(k.split()[0]) for k in kids if "app.graph.export.headless" in k]
             if hits:
                 renderer = hits[0]

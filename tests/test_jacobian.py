@@ -78,8 +78,9 @@ def session_for(tmp_path_factory, name: str, mode: str):
         from tfviz.analysis.diagnose import analysis
         from tfviz.jacobian.session import Session
 
-        _sessions[key] = Session.from_analysis(analysis(case_script(tmp_path_factory, name),
-                                                        run=mode == "program"))
+        _sessions[key] = Session.from_analysis(
+            analysis(case_script(tmp_path_factory, name), run=mode == "program")
+        )
     return _sessions[key]
 
 
@@ -128,8 +129,7 @@ def test_memory_guard_refuses_with_size_and_slices(tmp_path_factory):
     assert "40.5 KiB" in e["message"]
     assert all(o["bytes"] <= 4000 for o in e["offers"])
     offer = next(o for o in e["offers"] if o.get("out_range"))  # structured slices come first
-    part = session.jacobian("y", "K", budget=4000, out_range=offer["out_range"],
-                            in_range=offer["in_range"])
+    part = session.jacobian("y", "K", budget=4000, out_range=offer["out_range"], in_range=offer["in_range"])
     full = session.jacobian("y", "K").array().reshape(144, 72)
     (o0, o1), (i0, i1) = offer["out_range"], offer["in_range"]
     np.testing.assert_allclose(part.array(), full[o0:o1, i0:i1], rtol=1e-6)
@@ -144,11 +144,15 @@ def test_chunks_report_progress_and_cancel(tmp_path_factory, monkeypatch):
     seen = []
     j = session.jacobian("y", "W", mode="reverse", progress=lambda k, n: seen.append((k, n)))
     assert seen == [(1, 3), (2, 3), (3, 3)] and j.chunks == 3
-    np.testing.assert_allclose(j.array(), session.jacobian("y", "W", mode="forward").array(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(j.array(), session.jacobian("y", "W", mode="forward").array(), rtol=1e-6)
     with pytest.raises(JacobianError) as err:
-        session.jacobian("y", "W", mode="reverse", cancelled=lambda: len(seen) >= 4,
-                         progress=lambda k, n: seen.append((k, n)))
+        session.jacobian(
+            "y",
+            "W",
+            mode="reverse",
+            cancelled=lambda: len(seen) >= 4,
+            progress=lambda k, n: seen.append((k, n)),
+        )
     assert err.value.kind == "cancelled"
 
 
@@ -202,8 +206,7 @@ def test_seed3_chain_rule_split():
 
     done = analysis(str(EXAMPLES / "seed3_chain_rule_split.py"))
     report, session = done.report, Session.from_analysis(done)
-    assert report.ok and {v.name: v.status for v in report.variables} == {
-        "W": "connected", "b": "connected"}
+    assert report.ok and {v.name: v.status for v in report.variables} == {"W": "connected", "b": "connected"}
     split = session.chain("y", "W", "h")
     assert split.max_abs_diff < 1e-5
     assert split.j_yh.array().shape == (1, 3, 1, 3) and split.j_hx.array().shape == (1, 3, 4, 3)
@@ -224,9 +227,15 @@ def test_worker_keeps_the_session_and_answers_requests():
         {"cmd": "jacobian", "id": "d", "wrt": 3},
         {"cmd": "names", "id": "e"},
     ]
-    r = subprocess.run(worker_command(), env=worker_environment(), cwd=ROOT, capture_output=True,
-                       text=True, timeout=300,
-                       input="".join(json.dumps(q) + "\n" for q in requests))
+    r = subprocess.run(
+        worker_command(),
+        env=worker_environment(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input="".join(json.dumps(q) + "\n" for q in requests),
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     msgs = [json.loads(line) for line in r.stdout.splitlines()]
     by_id = {m.get("id"): m for m in msgs if m["type"] in ("jacobian", "jacobian_error", "names")}
@@ -245,8 +254,15 @@ def test_worker_keeps_the_session_and_answers_requests():
 
 def test_worker_without_keep_still_exits_after_the_result():
     request = {"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule_split.py")}
-    proc = subprocess.Popen(worker_command(), env=worker_environment(), cwd=ROOT, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        worker_command(),
+        env=worker_environment(),
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     proc.stdin.write(json.dumps(request) + "\n")
     proc.stdin.flush()  # stdin stays open: the worker must end on its own
     assert proc.wait(timeout=300) == 0
@@ -255,8 +271,13 @@ def test_worker_without_keep_still_exits_after_the_result():
 
 
 def _cli(*args, cwd=EXAMPLES):
-    return subprocess.run([sys.executable, "-m", "tfviz.cli", "jacobian", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tfviz.cli", "jacobian", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_cli_writes_npy_equal_to_tape_jacobian(tmp_path):

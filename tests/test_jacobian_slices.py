@@ -33,7 +33,7 @@ class Reference:
         if b not in self.done:
             layer = self.ns["model"].get_layer("conv")
             with tf.GradientTape() as tape:
-                out = layer(self.ns["images"][b:b + 1])[0]
+                out = layer(self.ns["images"][b : b + 1])[0]
             self.done[b] = tape.jacobian(out, layer.kernel).numpy()
         return self.done[b]
 
@@ -64,14 +64,14 @@ def test_input_slice_and_both_and_ranges(conv):
     j = session.jacobian(OF, WRT, wrt_index=[None, None, None, 7], of_index=[0, None, None, None])
     np.testing.assert_allclose(j.array(), full[0][..., 7], rtol=1e-5, atol=1e-6)
     for how in ("reverse", "forward"):  # both modes pick the same rows and columns
-        j = session.jacobian(OF, WRT, of_index=[1, [2, 5], None, 3], wrt_index=[[1, 3], None, 0, 3],
-                             mode=how)
+        j = session.jacobian(OF, WRT, of_index=[1, [2, 5], None, 3], wrt_index=[[1, 3], None, 0, 3], mode=how)
         assert j.mode == how
         np.testing.assert_allclose(j.array(), full[1][2:5, :, 3][..., 1:3, :, 0, 3], rtol=1e-5, atol=1e-6)
     # a flat range counts within the structured slice's elements
     j = session.jacobian(OF, WRT, of_index=[2, None, None, 0], out_range=[10, 30], in_range=[0, 50])
-    np.testing.assert_allclose(j.array(), full[2][:, :, 0].reshape(576, 400)[10:30, :50], rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        j.array(), full[2][:, :, 0].reshape(576, 400)[10:30, :50], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_budget_uses_the_sliced_size_and_offers_structured_slices(conv):
@@ -90,12 +90,15 @@ def test_budget_uses_the_sliced_size_and_offers_structured_slices(conv):
     assert np.count_nonzero(full[0]) > 0.01 * full[0].size  # a real check, not zeros against zeros
 
 
-@pytest.mark.parametrize("spec, words", [
-    ([0, None, None], "has 3 entries but 'convnet_1/conv_1/Relu' has 4 dimensions (8, 24, 24, 16)"),
-    ([8, None, None, None], "index 8 of dimension 0"),
-    ([0, [3, 30], None, None], "the range 3:30 of dimension 1"),
-    ([0, None, None, -1], "index -1 of dimension 3"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ([0, None, None], "has 3 entries but 'convnet_1/conv_1/Relu' has 4 dimensions (8, 24, 24, 16)"),
+        ([8, None, None, None], "index 8 of dimension 0"),
+        ([0, [3, 30], None, None], "the range 3:30 of dimension 1"),
+        ([0, None, None, -1], "index -1 of dimension 3"),
+    ],
+)
 def test_bad_specs_name_the_dimension(conv, spec, words):
     from tfviz.jacobian.data import JacobianError
 
@@ -104,8 +107,9 @@ def test_bad_specs_name_the_dimension(conv, spec, words):
     assert err.value.kind == "bad_request" and words in err.value.message
 
 
-@pytest.mark.parametrize("text, words", [("0,x,:", "entry 1 is 'x'"), ("1:2:3", "entry 0 is '1:2:3'"),
-                                         ("", "entry 0 is ''")])
+@pytest.mark.parametrize(
+    "text, words", [("0,x,:", "entry 1 is 'x'"), ("1:2:3", "entry 0 is '1:2:3'"), ("", "entry 0 is ''")]
+)
 def test_spec_syntax(text, words):
     from tfviz.jacobian.slices import check_spec, parse_spec
 
@@ -124,8 +128,12 @@ def test_cli_slices_and_bad_spec(tmp_path):
     if not tfviz.exists():
         pytest.skip("the tfviz command is not installed")
     base = [str(tfviz), "jacobian", str(CONV), "--of", OF, "--wrt", WRT]
-    r = subprocess.run([*base, "--of-index", "0,:,:,3", "--wrt-index", ":,:,:,3", "-o", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*base, "--of-index", "0,:,:,3", "--wrt-index", ":,:,:,3", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert np.load(out).shape == (24, 24, 5, 5, 1)
     r = subprocess.run([*base, "--wrt-index", "0,0,0"], capture_output=True, text=True, timeout=300)
@@ -156,8 +164,8 @@ def _png_size_and_text(data: bytes) -> tuple[int, int, dict[str, str]]:
     w, h = struct.unpack(">II", data[16:24])
     text, pos = {}, 8
     while pos < len(data):
-        n = struct.unpack(">I", data[pos:pos + 4])[0]
-        tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        n = struct.unpack(">I", data[pos : pos + 4])[0]
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
         if tag == b"tEXt":
             k, _, v = body.partition(b"\0")
             text[k.decode()] = v.decode("latin-1")
@@ -178,12 +186,12 @@ def test_png_figure_has_axes_names_and_colour_bar():
 
     k = w // 12
     assert w == 12 * k and h == 30 * k
-    np.testing.assert_array_equal(rgb[y + k // 2:y + h:k, x + k // 2:x + w:k], colorize(m))
+    np.testing.assert_array_equal(rgb[y + k // 2 : y + h : k, x + k // 2 : x + w : k], colorize(m))
     # text (dark pixels) left of and below the matrix: tick labels and the tensor names
     dark = rgb.sum(axis=2) < 200
-    assert dark[y:y + h, :x].sum() > 50 and dark[y + h + 2:, x:x + w].sum() > 50
+    assert dark[y : y + h, :x].sum() > 50 and dark[y + h + 2 :, x : x + w].sum() > 50
     # the colour bar: a column right of the matrix running from red (top) through white to blue
-    bar = rgb[y + 2:y + h - 2, x + w + 10:]
+    bar = rgb[y + 2 : y + h - 2, x + w + 10 :]
     reds = (bar[..., 0] > 150) & (bar[..., 2] < 80)
     blues = (bar[..., 2] > 140) & (bar[..., 0] < 80)
     assert reds.any() and blues.any()

@@ -93,13 +93,16 @@ def expected_verdicts(truth: dict[str, float], reference: list[str]) -> dict[str
     return out
 
 
-@pytest.mark.parametrize("example, expected", [
-    ("kind_vanishing.py", {"vanishing"}),
-    ("kind_exploding.py", {"exploding"}),
-    ("kind_cancelled_bias_before_norm.py", {"cancelled"}),
-    ("healthy_batchnorm.py", set()),
-    ("unet_healthy.py", set()),
-])
+@pytest.mark.parametrize(
+    "example, expected",
+    [
+        ("kind_vanishing.py", {"vanishing"}),
+        ("kind_exploding.py", {"exploding"}),
+        ("kind_cancelled_bias_before_norm.py", {"cancelled"}),
+        ("healthy_batchnorm.py", set()),
+        ("unet_healthy.py", set()),
+    ],
+)
 def test_the_flagged_variables_are_those_tensorflow_finds_out_of_scale(analyze_example, example, expected):
     report = analyze_example(example)
     truth, reference = tensorflow_sizes(EXAMPLES / example)
@@ -111,8 +114,9 @@ def test_the_flagged_variables_are_those_tensorflow_finds_out_of_scale(analyze_e
         # the rule measures what TensorFlow gives. A gradient of rounding noise, as a bias before a
         # normalization gets, is the sum's rounding error: oneDNN sums in an order that varies
         # between two runs of the same step, so only its scale is TensorFlow's (within 0.3 decades)
-        noise = max(truth[p] for p in truth if p.rsplit("/", 1)[0] == path.rsplit("/", 1)[0]) \
-            / size >= 10 ** (CANCELLED_GAP - MARGIN)
+        noise = max(
+            truth[p] for p in truth if p.rsplit("/", 1)[0] == path.rsplit("/", 1)[0]
+        ) / size >= 10 ** (CANCELLED_GAP - MARGIN)
         if noise:
             assert abs(math.log10(shown / size)) < 0.3
         else:
@@ -139,8 +143,12 @@ def test_the_flagged_variables_are_those_tensorflow_finds_out_of_scale(analyze_e
 def test_check_prints_the_warning_and_exits_0(tmp_path):
     if not TFVIZ.exists():
         pytest.skip("the tfviz command is not installed")
-    done = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "kind_vanishing.py")],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(EXAMPLES / "kind_vanishing.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()[0]
     assert re.search(r"-> gradients flow, \d+ vanishing$", first), first

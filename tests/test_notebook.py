@@ -19,16 +19,27 @@ SEED2 = EXAMPLES / "notebook_seed2_fit.ipynb"
 
 
 def _check(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(TFVIZ), "check", str(path), *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(TFVIZ), "check", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _as_script(path: Path, out: Path) -> Path:
     """The notebook as a script, made here without tfviz: code cells joined, IPython lines
     and a ``%%`` line left out (the oracle's own reading of the notebook)."""
     cells = nbformat.read(str(path), as_version=4).cells
-    lines = [ln for c in cells if c.cell_type == "code" for ln in c.source.splitlines()
-             if not ln.lstrip().startswith(("%", "!"))]
+    lines = [
+        ln
+        for c in cells
+        if c.cell_type == "code"
+        for ln in c.source.splitlines()
+        if not ln.lstrip().startswith(("%", "!"))
+    ]
     out.write_text("\n".join(lines) + "\n")
     return out
 
@@ -61,14 +72,20 @@ def test_seed2_notebook_names_the_frozen_copy_at_its_cell_and_agrees_with_tensor
 def test_the_text_report_says_cells_and_what_was_skipped():
     done = _check(SEED2)
     assert done.returncode == 1
-    assert "note: notebook_seed2_fit.ipynb cell 2 [1], line 2: skipped IPython syntax `%matplotlib inline`" \
+    assert (
+        "note: notebook_seed2_fit.ipynb cell 2 [1], line 2: skipped IPython syntax `%matplotlib inline`"
         in done.stdout
+    )
     assert "error frozen_copy" in done.stdout and "notebook_seed2_fit.ipynb cell 3 [2], line" in done.stdout
 
 
 def test_a_syntax_error_names_its_cell_and_line(tmp_path):
-    nb = new_notebook(cells=[new_code_cell("import tensorflow as tf\nw = tf.Variable(1.0)"),
-                             new_code_cell("def loss():\n    return w * 2 +\n", execution_count=3)])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("import tensorflow as tf\nw = tf.Variable(1.0)"),
+            new_code_cell("def loss():\n    return w * 2 +\n", execution_count=3),
+        ]
+    )
     path = tmp_path / "broken.ipynb"
     nbformat.write(nb, str(path))
     done = _check(path, "--json")
@@ -81,8 +98,12 @@ def test_a_syntax_error_names_its_cell_and_line(tmp_path):
 
 
 def test_a_cell_that_raises_is_named_and_a_file_that_is_no_notebook_is_refused(tmp_path):
-    nb = new_notebook(cells=[new_code_cell("import tensorflow as tf"),
-                             new_code_cell("x = 1\nraise RuntimeError('no data here')", execution_count=2)])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("import tensorflow as tf"),
+            new_code_cell("x = 1\nraise RuntimeError('no data here')", execution_count=2),
+        ]
+    )
     path = tmp_path / "raises.ipynb"
     nbformat.write(nb, str(path))
     done = _check(path)
@@ -97,8 +118,11 @@ def test_a_cell_that_raises_is_named_and_a_file_that_is_no_notebook_is_refused(t
 def test_a_shell_cell_is_left_out_and_cells_run_out_of_order_are_run_in_order():
     from tfviz.script.notebook import join
 
-    cells = [new_code_cell("%%bash\necho hi\nls", execution_count=3),
-             new_code_cell("x = 1", execution_count=1), new_code_cell("tf.reduce_sum?", execution_count=2)]
+    cells = [
+        new_code_cell("%%bash\necho hi\nls", execution_count=3),
+        new_code_cell("x = 1", execution_count=1),
+        new_code_cell("tf.reduce_sum?", execution_count=2),
+    ]
     nb = join("/x/nb.ipynb", cells)
     assert nb.source.splitlines()[:3] == ["", "", ""]  # the shell cell, line for line, blank
     assert nb.source.splitlines()[4].strip().startswith("pass")  # ``x?``: IPython help
@@ -118,14 +142,26 @@ def test_export_and_jacobian_take_a_notebook_and_display_is_defined(tmp_path):
     path = tmp_path / "seed3.ipynb"
     nbformat.write(nb, str(path))
     out = tmp_path / "seed3.json"
-    done = subprocess.run([str(TFVIZ), "export", str(path), "-o", str(out)], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "export", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["ok"] and doc["target"] == "loss" and "<tf.Variable 'W:0'" in doc["stdout"]
     assert any("`%time loss()`" in n for n in doc["notes"])
     j = tmp_path / "j.npy"
-    done = subprocess.run([str(TFVIZ), "jacobian", str(path), "--of", "y", "--wrt", "b", "-o", str(j)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "jacobian", str(path), "--of", "y", "--wrt", "b", "-o", str(j)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert np.load(j).shape == (1, 3, 3)

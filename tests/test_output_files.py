@@ -35,22 +35,41 @@ from tfviz.report import GraphEdge, GraphOp, Report, VariableReport
 TFVIZ = Path(sys.executable).with_name("tfviz")  # the installed command, beside this Python
 SPLIT = EXAMPLES / "seed3_chain_rule_split.py"  # a small script: analyzed in seconds
 #: Names no XML 1.0 file can hold as they are, and names XML and DOT must quote.
-HOSTILE = ["\x1b[31mrelu\x1b[0m", "nul\x00here", "\ufffe", "\uffff", "lone\udc80", "\ud800x",
-           "".join(map(chr, range(32))), "&<>\"'", "]]>", 'a" -> "b', "back\\slash", "tab\tnew\nline\r"]
+HOSTILE = [
+    "\x1b[31mrelu\x1b[0m",
+    "nul\x00here",
+    "\ufffe",
+    "\uffff",
+    "lone\udc80",
+    "\ud800x",
+    "".join(map(chr, range(32))),
+    "&<>\"'",
+    "]]>",
+    'a" -> "b',
+    "back\\slash",
+    "tab\tnew\nline\r",
+]
 
 pytestmark = pytest.mark.skipif(not TFVIZ.exists(), reason="the tfviz command is not installed")
 
 
 def tfviz(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
     """The installed command; a FIFO that blocks it fails the test instead of hanging it."""
-    return subprocess.run([str(TFVIZ), *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, **kw)
+    return subprocess.run(
+        [str(TFVIZ), *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw
+    )
 
 
 def tfviz_jacobian(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """``tfviz jacobian``, through the installed command, as a user runs it."""
-    return subprocess.run([str(TFVIZ), "jacobian", *args], capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=EXAMPLES)
+    return subprocess.run(
+        [str(TFVIZ), "jacobian", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=EXAMPLES,
+    )
 
 
 def one_line(r: subprocess.CompletedProcess) -> str:
@@ -64,11 +83,13 @@ def report_named(names: list[str], ops: int = 0) -> Report:
     plus ``ops`` plain ops (to make a file of some size)."""
     r = Report(script="s.py", target=names[0] if names else "loss", ok=True, tensorflow="2.16")
     r.variables = [VariableReport("w", "w:0", "float32", [2], "connected")]
-    r.graph.ops = [GraphOp(id="var:w", name="w", type="VarHandleOp", scope="", is_variable=True,
-                           on_path=True)]
+    r.graph.ops = [
+        GraphOp(id="var:w", name="w", type="VarHandleOp", scope="", is_variable=True, on_path=True)
+    ]
     for i, name in enumerate(names):
-        r.graph.ops.append(GraphOp(id=name, name=name, type=f"Op{i}", scope=f"group{i}/{name}",
-                                   on_path=True, message=name))
+        r.graph.ops.append(
+            GraphOp(id=name, name=name, type=f"Op{i}", scope=f"group{i}/{name}", on_path=True, message=name)
+        )
         r.graph.edges.append(GraphEdge("var:w", name, 0, i, "float32", [2], status="passes"))
     for i in range(ops):
         r.graph.ops.append(GraphOp(id=f"op{i}", name=f"op{i}", type="Mul", scope="", on_path=True))
@@ -95,6 +116,7 @@ def parses_as_dot(text: str, nodes: int) -> None:
 
 # -- 7: complete or not at all ---------------------------------------------------------
 
+
 def test_unencodable_name_over_an_old_dot_file(tmp_path):
     """The user's case: the old DOT was truncated to 0 bytes with a traceback and exit 1."""
     old = tmp_path / "old.dot"
@@ -111,11 +133,13 @@ def test_unencodable_name_over_an_old_dot_file(tmp_path):
 def _small_files_only(limit: int):
     """In the child: files past ``limit`` bytes cannot be written (EFBIG, as a full disk
     would refuse them), and that is an error, not a signal that kills the process."""
+
     def apply() -> None:
         import resource
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
@@ -178,9 +202,15 @@ def test_jacobian_files_are_replaced_only_when_complete(tmp_path, monkeypatch, e
 # -- 8: XML and DOT that any reader opens ---------------------------------------------
 
 #: Any character, lone surrogates and controls included, weighted toward the hostile ones.
-NAMES = st.text(st.one_of(st.characters(), st.characters(categories=["Cs", "Cc"]),
-                          st.sampled_from("\x00\x1b\x7f\ufffe\uffff&<>\"'\\\n\r\t")),
-                min_size=1, max_size=12)
+NAMES = st.text(
+    st.one_of(
+        st.characters(),
+        st.characters(categories=["Cs", "Cc"]),
+        st.sampled_from("\x00\x1b\x7f\ufffe\uffff&<>\"'\\\n\r\t"),
+    ),
+    min_size=1,
+    max_size=12,
+)
 #: Names that stay apart in every output (DOT drops a carriage return).
 DISTINCT = {"unique_by": lambda s: outputs.xml_safe(s).replace("\r", "")}
 
@@ -237,8 +267,12 @@ def test_svg_and_graphml_of_hostile_names_parse(tmp_path):
     ET.parse(tmp_path / "g.graphml")
 
 
-@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=3,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(names=st.lists(NAMES, min_size=1, max_size=12, **DISTINCT))
 def test_svg_holds_any_name(tmp_path, names):
     """Few examples, many names each, not shrunk: every one is an export in a child process."""
@@ -247,6 +281,7 @@ def test_svg_holds_any_name(tmp_path, names):
 
 
 # -- 9: regular files only, never opened for reading ------------------------------------
+
 
 @pytest.mark.parametrize("fmt", ["dot", "json", "svg"])
 def test_a_fifo_is_refused_not_waited_on(tmp_path, fmt):
@@ -308,11 +343,17 @@ def test_recognising_own_files_never_opens_special_ones(tmp_path):
     assert not outputs.written_by_tfviz(str(tmp_path / "link.dot"))  # O_NOFOLLOW; callers resolve
 
 
-@pytest.mark.parametrize("case, expect", [
-    ("missing/out.dot", "the folder"), ("folder", "a folder"), ("fifo", "FIFO"),
-    ("null", "character device"), ("foreign.dot", "not a file tfviz wrote"),
-    ("script.py", "script being analyzed"),
-])
+@pytest.mark.parametrize(
+    "case, expect",
+    [
+        ("missing/out.dot", "the folder"),
+        ("folder", "a folder"),
+        ("fifo", "FIFO"),
+        ("null", "character device"),
+        ("foreign.dot", "not a file tfviz wrote"),
+        ("script.py", "script being analyzed"),
+    ],
+)
 def test_check_output_refusals(tmp_path, case, expect):
     (tmp_path / "folder").mkdir()
     os.mkfifo(tmp_path / "fifo")
@@ -335,6 +376,7 @@ def test_check_output_allows_new_ours_and_forced(tmp_path):
 
 
 # -- 10: tfviz jacobian -o, as export --------------------------------------------------
+
 
 def test_jacobian_refusals_are_one_line_exit_2_before_running(tmp_path):
     foreign = tmp_path / "mine.csv"

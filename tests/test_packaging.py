@@ -45,12 +45,29 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src")
     for name in ("tfviz", "app", "resources", "pyproject.toml", "README.md", "LICENSE"):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
-        copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
-                                         if (ROOT / name).is_dir() else {}))
+        copy(
+            ROOT / name,
+            src / name,
+            **({"ignore": shutil.ignore_patterns("__pycache__")} if (ROOT / name).is_dir() else {}),
+        )
     out = tmp_path_factory.mktemp("dist")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "--quiet", "-w", str(out), str(src)],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     (whl,) = out.glob("tfviz-*.whl")
     return whl
@@ -73,8 +90,12 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     """The wheel installed into a folder of its own (its dependencies are this Python's), and an
     environment whose imports come from there first."""
     target = tmp_path_factory.mktemp("site")
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",
-                        str(target), str(wheel)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     env = dict(os.environ, PYTHONPATH=str(target), QT_QPA_PLATFORM="offscreen")
     return target, env
@@ -85,29 +106,51 @@ def test_the_installed_command_checks_a_bundled_example_and_exports_it(installed
     example = target / "tfviz" / "examples" / "kind_integer.py"
     tfviz = target / "bin" / "tfviz"
     assert example.is_file() and tfviz.is_file()
-    r = subprocess.run([str(tfviz), "check", str(example)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [str(tfviz), "check", str(example)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == 1, r.stdout + r.stderr[-2000:]
     # the example's own line is named though it sits in site-packages-like tfviz/examples
     assert "kind_integer.py:" in r.stdout and "integer" in r.stdout, r.stdout
     out = tmp_path / "g.json"
-    r = subprocess.run([str(tfviz), "export", str(example), "-o", str(out)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [str(tfviz), "export", str(example), "-o", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode in (0, 1) and out.stat().st_size > 0, r.stderr[-2000:]
 
 
 def test_the_installed_start_page_lists_the_examples_from_the_install(installed, tmp_path: Path):
     target, env = installed
-    code = ("import tfviz, tfviz_app.start_page as s, importlib.util as u\n"
-            "print(tfviz.__file__)\n"
-            "print(u.find_spec('app') is None)\n"
-            "print(len(s.bundled_examples()), s.bundled_examples()[0].parent)\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)
+    code = (
+        "import tfviz, tfviz_app.start_page as s, importlib.util as u\n"
+        "print(tfviz.__file__)\n"
+        "print(u.find_spec('app') is None)\n"
+        "print(len(s.bundled_examples()), s.bundled_examples()[0].parent)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     lib, no_app, listing = r.stdout.splitlines()
     assert Path(lib).is_relative_to(target) and no_app == "True"
     n, folder = listing.split(" ", 1)
-    assert int(n) == len([p for p in (ROOT / "resources" / "examples").iterdir()
-                          if p.suffix in (".py", ".ipynb") and not p.name.startswith("_")])
+    assert int(n) == len(
+        [
+            p
+            for p in (ROOT / "resources" / "examples").iterdir()
+            if p.suffix in (".py", ".ipynb") and not p.name.startswith("_")
+        ]
+    )
     assert Path(folder) == target / "tfviz" / "examples"

@@ -20,9 +20,9 @@ def _chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     assert data[:8] == pngfile.SIGNATURE
     out, i = [], 8
     while i < len(data):
-        (n,) = struct.unpack(">I", data[i:i + 4])
-        kind, body = data[i + 4:i + 8], data[i + 8:i + 8 + n]
-        (crc,) = struct.unpack(">I", data[i + 8 + n:i + 12 + n])
+        (n,) = struct.unpack(">I", data[i : i + 4])
+        kind, body = data[i + 4 : i + 8], data[i + 8 : i + 8 + n]
+        (crc,) = struct.unpack(">I", data[i + 8 + n : i + 12 + n])
         assert crc == zlib.crc32(kind + body), kind
         out.append((kind, body))
         i += 12 + n
@@ -58,8 +58,15 @@ def test_strided_pixels_and_metadata():
     padded[:, :36] = np.arange(36, dtype=np.uint8)
     view = padded[:, :36].reshape(5, 9, 4)
     buf = io.BytesIO()
-    pngfile.write_png(buf, 9, 5, [view[:2], view[2:]], (0, 1, 2), dots_per_meter=3780,
-                      text={"Title": "svd.py  ·  loss  —  1 broken", "Software": "tfviz"})
+    pngfile.write_png(
+        buf,
+        9,
+        5,
+        [view[:2], view[2:]],
+        (0, 1, 2),
+        dots_per_meter=3780,
+        text={"Title": "svd.py  ·  loss  —  1 broken", "Software": "tfviz"},
+    )
     rgb, chunks = _decode(buf.getvalue())
     assert np.array_equal(rgb, view[:, :, :3])
     kinds = dict(chunks)

@@ -74,8 +74,7 @@ def test_a_real_disagreement_inside_control_flow_still_shows(monkeypatch):
     report = analyze(str(EXAMPLES / "healthy_control_flow.py"))
     got = {v.name: (v.status, v.kind) for v in report.variables}
     # gate also multiplies tanh's output, so it keeps a path; the others are "cut".
-    assert got == {"w": ("connected", "other"), "table": ("connected", "other"),
-                   "gate": ("connected", None)}
+    assert got == {"w": ("connected", "other"), "table": ("connected", "other"), "gate": ("connected", None)}
     others = [p for p in report.problems if p.kind == "other"]
     assert {n for p in others for n in p.variables} == {"w", "table"}
     assert all(p.severity == "error" for p in others) and not report.ok
@@ -168,8 +167,9 @@ def test_norms_inside_nested_bodies_match_tape_gradient(tmp_path):
     assert then == {}
     assert any(k.endswith("/h") for k in call), call
     np.testing.assert_allclose(next(v for k, v in call.items() if k.endswith("/h")), dh.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(next(v for k, v in call.items() if k.endswith("/Identity")), dy.numpy(),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        next(v for k, v in call.items() if k.endswith("/Identity")), dy.numpy(), rtol=1e-5
+    )
     # The Mul that the body's Identity result copies has that same gradient;
     # the Tanh before it is out of the tape's reach and carries none.
     np.testing.assert_allclose(call[next(k for k in call if k.endswith("/mul"))], dy.numpy(), rtol=1e-5)
@@ -225,3 +225,29 @@ def test_zeros_inside_a_loop_name_the_branch_and_never_an_invented_join(analyze_
     # nothing in the loop body is measured: no op is blamed for W_h, and no "cancel" claimed
     h = by_var["W_h"]
     assert h.op == "" and "cannot tell" in h.message and "cancel" not in h.message
+
+
+def test_predict_inside_a_loss_target_is_named_at_its_line(tmp_path):
+    """A loss() that calls model.predict: eagerly TensorFlow gives every weight None (predict
+    returned NumPy); the report names the call, as it does for a program's step."""
+    import tensorflow as tf
+
+    from tfviz.analysis.diagnose import analyze
+
+    path = tmp_path / "predict_loss.py"
+    path.write_text(
+        "import numpy as np\nimport tensorflow as tf\nimport keras\n\n"
+        "model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        "x = np.ones((8, 3), 'float32')\n\n\n"
+        "def loss():\n"
+        "    return tf.reduce_mean(tf.square(model.predict(x, verbose=0) - 1.0))\n"
+    )
+    ns = runpy.run_path(str(path), run_name="tfviz_truth")
+    with tf.GradientTape() as tape:
+        value = ns["loss"]()
+    assert tape.gradient(value, ns["model"].trainable_variables) == [None, None]
+    report = analyze(str(path))
+    assert [(v.status, v.kind) for v in report.variables] == [("disconnected", "not_read")] * 2
+    assert all("the target calls model.predict() at line 10" in v.explanation for v in report.variables)
+    (p,) = report.problems
+    assert (p.kind, p.severity, p.source.line) == ("not_read", "error", 10)

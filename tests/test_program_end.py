@@ -21,9 +21,14 @@ TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def _check(program: str, out: Path, step: int = 1) -> tuple[int, dict]:
-    done = subprocess.run([str(TFVIZ), "check", str(PROGRAMS / program), "--json", "--step", str(step),
-                           "--", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(PROGRAMS / program), "--json", "--step", str(step), "--", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     return done.returncode, json.loads(done.stdout)
 
 
@@ -59,8 +64,11 @@ def test_the_variables_keep_their_values_from_before_the_steps_update(tmp_path):
 def _alive_in_group(group: int) -> list[str]:
     """The processes of a group still running (a zombie has ended; init reaps it)."""
     ps = subprocess.run(["ps", "-eo", "pid=,pgid=,stat=,args="], capture_output=True, text=True).stdout
-    return [line for line in ps.splitlines()
-            if int(line.split()[1]) == group and not line.split()[2].startswith("Z")]
+    return [
+        line
+        for line in ps.splitlines()
+        if int(line.split()[1]) == group and not line.split()[2].startswith("Z")
+    ]
 
 
 def _wait_for(path: Path, proc: subprocess.Popen) -> None:
@@ -105,9 +113,14 @@ def _running(pid: int) -> bool:
 def test_ending_tfviz_check_ends_everything_the_program_started(signame, tmp_path):
     import signal
 
-    proc = subprocess.Popen([str(TFVIZ), "check", str(PROGRAMS / "starts_helpers.py"), "--json", "--",
-                             str(tmp_path), "--hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, cwd=ROOT, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [str(TFVIZ), "check", str(PROGRAMS / "starts_helpers.py"), "--json", "--", str(tmp_path), "--hang"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        preexec_fn=default_sigint,
+    )
     pids_file = tmp_path / "pids.txt"
     try:
         _wait_for(pids_file, proc)

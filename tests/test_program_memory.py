@@ -24,8 +24,12 @@ print(done.report.ok, sorted(v.status for v in done.report.variables))
 
 
 def test_the_stopped_programs_tape_no_longer_holds_its_forward_pass() -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(EXAMPLES / "program_custom_loop_healthy.py")],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(EXAMPLES / "program_custom_loop_healthy.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     counts, verdict = done.stdout.strip().splitlines()[-2:]
     tapes, holding, watched = counts.split(" ", 2)
@@ -70,8 +74,9 @@ def test_a_fit_step_is_reached_in_a_trace_as_keras_runs_it(tmp_path) -> None:
     assert plain.returncode == 0, plain.stderr[-3000:]
     theirs = plain.stdout.split("fit\n", 1)[1].split()
     assert theirs and set(theirs) == {"traced"}  # Keras' fit runs the step as a graph
-    done = subprocess.run([str(TFVIZ), "check", str(program), "--json"], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(program), "--json"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     ours = report["stdout"].split("fit\n", 1)[1].split()

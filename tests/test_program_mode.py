@@ -33,10 +33,25 @@ def analyzed(path, args=(), step=1):
 
     key = (str(path), tuple(args), step)
     if key not in _reports:
-        if "mirrored" in args:
-            done = subprocess.run([sys.executable, "-m", "tfviz.cli", "check", str(path), "--json",
-                                   "--step", str(step), "--", *args],
-                                  capture_output=True, text=True, timeout=600, cwd=ROOT)
+        if any(a.startswith("mirrored") for a in args):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tfviz.cli",
+                    "check",
+                    str(path),
+                    "--json",
+                    "--step",
+                    str(step),
+                    "--",
+                    *args,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                cwd=ROOT,
+            )
             assert done.returncode in (0, 1), done.stderr[-3000:]
             _reports[key] = Report.from_dict(json.loads(done.stdout))
         else:
@@ -72,8 +87,9 @@ def ours(report) -> dict[str, str]:
 
 def theirs(t: dict) -> dict[str, str]:
     assert t["kind"] in ("tape.gradient", "exception"), t
-    return {_norm(s.get("expr") if s["name"] == s.get("expr") else s["name"]): s["status"]
-            for s in t["sources"]}
+    return {
+        _norm(s.get("expr") if s["name"] == s.get("expr") else s["name"]): s["status"] for s in t["sources"]
+    }
 
 
 CASES = {
@@ -92,9 +108,19 @@ CASES = {
     "dcgan_discriminator": (EXAMPLES / "dcgan_healthy.py", (), 2, False),
     "plain_eager": (EXAMPLES / "program_plain_eager.py", (), 1, False),
     "argv": (EXAMPLES / "program_argv.py", ("--lr", "0.1"), 1, False),
-    **{f"{api}{'_bug' if bug else ''}": (ENTRY, ("--api", api, *(["--bug"] if bug else [])), 1, False)
-       for api in ("tape", "train_on_batch", "fit", "fit_data", "custom_train_step", "mirrored")
-       for bug in (False, True)},
+    **{
+        f"{api}{'_bug' if bug else ''}": (ENTRY, ("--api", api, *(["--bug"] if bug else [])), 1, False)
+        for api in (
+            "tape",
+            "train_on_batch",
+            "fit",
+            "fit_data",
+            "custom_train_step",
+            "mirrored",
+            "mirrored_fit",
+        )
+        for bug in (False, True)
+    },
 }
 
 
@@ -127,7 +153,8 @@ def test_seed1_as_reported_names_op_line_and_every_watched_tensor():
     path = EXAMPLES / "program_seed1_svd.py"
     report = analyzed(path)
     assert report.target.startswith(
-        "NotImplementedError while a GradientTape recorded at program_seed1_svd.py:")
+        "NotImplementedError while a GradientTape recorded at program_seed1_svd.py:"
+    )
     svd = [p for p in report.problems if p.op_type == "Svd"]
     assert svd and all(p.kind == "unimplemented" for p in svd)
     assert all(p.source.line == _line_of(path, "tf.linalg.svd(tensor)") for p in svd)
@@ -216,11 +243,19 @@ def test_ctrl_c_stops_a_program_that_hangs_before_its_first_step(tmp_path):
 
     marker = tmp_path / "started"
     script = tmp_path / "hang.py"
-    script.write_text(f"import pathlib, time\nimport tensorflow as tf\n"
-                      f"pathlib.Path({str(marker)!r}).write_text('x')\ntime.sleep(600)\n")
+    script.write_text(
+        f"import pathlib, time\nimport tensorflow as tf\n"
+        f"pathlib.Path({str(marker)!r}).write_text('x')\ntime.sleep(600)\n"
+    )
     tfviz = Path(sys.executable).with_name("tfviz")  # as a user runs it
-    proc = subprocess.Popen([str(tfviz), "check", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [str(tfviz), "check", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=default_sigint,
+    )
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -233,21 +268,45 @@ def test_ctrl_c_stops_a_program_that_hangs_before_its_first_step(tmp_path):
 
 
 def test_cli_passes_arguments_after_double_dash():
-    done = subprocess.run([sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / "program_argv.py"),
-                           "--json", "--", "--lr", "0.1", "--epochs", "1"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfviz.cli",
+            "check",
+            str(EXAMPLES / "program_argv.py"),
+            "--json",
+            "--",
+            "--lr",
+            "0.1",
+            "--epochs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     doc = json.loads(done.stdout)
     assert doc["mode"] == "program" and doc["target"].startswith("tape.gradient at program_argv.py:")
     assert done.returncode == (0 if doc["ok"] else 1)
 
 
-@pytest.mark.parametrize("name,needles", [
-    ("program_seed1_svd.py", ["Svd", "tf.linalg.svd(tensor)", "upper[0]", "lower[4]", "unimplemented"]),
-    ("program_seed2_fit.py", ["frozen_copy", "weights2", "tf.reshape( weights"]),
-])
+@pytest.mark.parametrize(
+    "name,needles",
+    [
+        ("program_seed1_svd.py", ["Svd", "tf.linalg.svd(tensor)", "upper[0]", "lower[4]", "unimplemented"]),
+        ("program_seed2_fit.py", ["frozen_copy", "weights2", "tf.reshape( weights"]),
+    ],
+)
 def test_seed_programs_exactly_as_reported_exit_1(name, needles):
-    done = subprocess.run([sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / name)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 1, done.stderr[-2000:]
     for needle in needles:
         assert needle in done.stdout, needle

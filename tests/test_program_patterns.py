@@ -23,8 +23,14 @@ TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def _check(path: Path, *args: str) -> tuple[int, dict]:
-    done = subprocess.run([str(TFVIZ), "check", str(path), "--json", *args], capture_output=True,
-                          text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     return done.returncode, json.loads(done.stdout)
 
 
@@ -97,11 +103,18 @@ def test_style_transfer_names_the_frozen_network_by_its_layers_and_exports_the_i
     path = CORPUS / "trained_image_variable_style_transfer.py"
     report = analyzed(path)
     assert report.ok and not report.problems
-    assert report.read_not_trained and all("separate model `block" not in r.reason
-                                           for r in report.read_not_trained)
+    assert report.read_not_trained and all(
+        "separate model `block" not in r.reason for r in report.read_not_trained
+    )
     svg = tmp_path / "style.svg"
-    done = subprocess.run([str(TFVIZ), "export", str(path), "-o", str(svg)], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "export", str(path), "-o", str(svg)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert ">image<" in svg.read_text()
 
@@ -140,8 +153,10 @@ def test_a_layer_unfrozen_after_its_variables_were_listed_is_never_trained_and_s
     assert rc == 1
     stale = [p for p in out["problems"] if p["kind"] == "not_trained"]
     assert len(stale) == 4 and all(p["variables"][0].startswith("backbone.") for p in stale)
-    assert all("`model.trainable_variables` at gradient_accumulation_finetune_cnn.py:38" in p["message"]
-               for p in stale)
+    assert all(
+        "`model.trainable_variables` at gradient_accumulation_finetune_cnn.py:38" in p["message"]
+        for p in stale
+    )
     assert all("Read model.trainable_variables again" in p["hint"] for p in stale)
     rc, out = _check(path, "--step", "5")
     assert rc == 0 and not out["problems"]
@@ -151,9 +166,70 @@ def test_each_layer_scope_is_named_by_the_layer_keras_opened_it_for(tmp_path):
     """In a fresh process Keras names the layers ``dense``, ``dense_1``, ``dropout``; the
     trace runs them under ``dense_1``, ``dense_1_2``, ``dropout_1``."""
     out = tmp_path / "a.json"
-    done = subprocess.run([str(TFVIZ), "export", str(PROGRAMS / "auto_named_layers.py"), "-o", str(out)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "export", str(PROGRAMS / "auto_named_layers.py"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     scopes = json.loads(out.read_text())["graph"]["layer_scopes"]
     assert {k.rsplit("/", 1)[-1]: v for k, v in scopes.items() if "/" in k} == {
-        "dense_1": "dense", "dense_1_2": "dense_1", "dropout_1": "dropout"}
+        "dense_1": "dense",
+        "dense_1_2": "dense_1",
+        "dropout_1": "dropout",
+    }
+
+
+def test_predict_inside_the_tape_is_named_at_its_line():
+    """TensorFlow gives every weight None: predict() returned NumPy. The report says so at the
+    call, once, instead of a bare None and a failed trace; a teacher's predict() is no alarm."""
+    path = PROGRAMS / "predict_in_tape.py"
+    report = analyzed(path)
+    assert ours(report) == theirs(truth(path))
+    assert set(ours(report).values()) == {"disconnected"}
+    assert all(
+        v.kind == "not_read" and "student.predict() at line 26" in v.explanation for v in report.variables
+    )
+    (p,) = report.problems
+    assert (p.kind, p.severity, p.source.line) == ("not_read", "error", 26)
+    assert "student.predict(" in p.source.code and "model(x, training=True)" in p.hint
+    assert len(p.variables) == 4 and not report.ok
+
+    healthy = analyzed(path, ("--teacher",))
+    assert ours(healthy) == theirs(truth(path, ("--teacher",)))
+    assert healthy.ok and not healthy.problems
+
+
+def test_a_gradient_asked_of_non_trainable_statistics_is_explained_as_such():
+    """TensorFlow gives BatchNormalization's moving statistics None: they are not trainable.
+    Said once, as a warning with the fix, apart from variables the target never reads."""
+    path = PROGRAMS / "all_variables_bn.py"
+    report = analyzed(path)
+    assert ours(report) == theirs(truth(path))
+    stats = [v for v in report.variables if "moving_" in v.tf_name]
+    assert len(stats) == 2 and all(v.status == "disconnected" and v.kind == "not_read" for v in stats)
+    assert all("not trainable" in v.explanation and "assignment" in v.explanation for v in stats)
+    (p,) = [p for p in report.problems if p.kind == "not_read"]
+    assert p.severity == "warning" and sorted(p.variables) == sorted(v.name for v in stats)
+    assert "model.trainable_variables, not model.variables" in p.hint
+
+
+def test_a_variable_a_lambda_layer_uses_is_named_as_never_trained():
+    """fit differentiates model.trainable_variables, which TensorFlow's own run shows to leave
+    out the Lambda's variable: the loss reads it, training never moves it."""
+    path = PROGRAMS / "lambda_variable.py"
+    report = analyzed(path)
+    mine = ours(report)
+    t = theirs(truth(path))
+    assert "temperature" not in t and {k: mine[k] for k in t} == t  # fit never asks for it
+    (row,) = [v for v in report.variables if v.name == "temperature"]
+    assert row.kind == "not_trained" and "Lambda layer `soften`" in row.explanation
+    (p,) = [p for p in report.problems if p.kind == "not_trained"]
+    assert p.severity == "error" and p.variables == ["temperature"] and "add_weight" in p.hint
+    assert not report.ok
+
+    constant = analyzed(path, ("--constant",))
+    assert constant.ok and not constant.problems

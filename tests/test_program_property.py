@@ -25,11 +25,16 @@ def _program(n_vars: int, lines: list[str], outs: list[str], in_function: bool) 
     sources = "[" + ", ".join(f"v{i}" for i in range(n_vars)) + "]"
     step = f"{body}\nvalue = {total}"
     if in_function:
-        inner = textwrap.indent(f"with tf.GradientTape() as tape:\n{textwrap.indent(step, '    ')}\n"
-                                f"return tape.gradient(value, {sources})", "    ")
+        inner = textwrap.indent(
+            f"with tf.GradientTape() as tape:\n{textwrap.indent(step, '    ')}\n"
+            f"return tape.gradient(value, {sources})",
+            "    ",
+        )
         return f"{decl}\n\n\n@tf.function\ndef train_step():\n{inner}\n\n\ntrain_step()\n"
-    return (f"{decl}\n\nwith tf.GradientTape() as tape:\n{textwrap.indent(step, '    ')}\n"
-            f"grads = tape.gradient(value, {sources})\n")
+    return (
+        f"{decl}\n\nwith tf.GradientTape() as tape:\n{textwrap.indent(step, '    ')}\n"
+        f"grads = tape.gradient(value, {sources})\n"
+    )
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -84,8 +84,10 @@ def test_step_past_the_end_counts_every_execution(args, step, total):
 
     with pytest.raises(AnalysisError) as err:
         analyze(str(RELU), args=list(args), step=step)
-    assert f"ran to the end after {total} gradient computation(s); --step {step} asks for more" \
+    assert (
+        f"ran to the end after {total} gradient computation(s); --step {step} asks for more"
         in err.value.message
+    )
     assert truth(RELU, args, step)["gradient_computations"] == total
 
 
@@ -112,8 +114,9 @@ def test_fit_with_a_compiled_train_step_past_the_end():
     assert truth(KERAS, (), 9)["gradient_computations"] == 8
 
 
-GRAPH_ONLY = ROOT / "tests" / "programs" / "corpus" / (
-    "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py")
+GRAPH_ONLY = (
+    ROOT / "tests" / "programs" / "corpus" / ("custom_gradient_and_recompute_grad_lsq_quantized_mlp.py")
+)
 
 
 @pytest.mark.parametrize("step", [2, 4])

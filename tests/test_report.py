@@ -27,8 +27,11 @@ def test_plain_data_is_what_dataclasses_asdict_gives(analyze_example):
     from tests.bigdoc import big_document
     from tfviz.analysisfile import parse_analysis
 
-    reports = [analyze_example("healthy_control_flow.py"), analyze_example("kind_nan.py"),
-               parse_analysis(json.dumps(big_document(500)))]
+    reports = [
+        analyze_example("healthy_control_flow.py"),
+        analyze_example("kind_nan.py"),
+        parse_analysis(json.dumps(big_document(500))),
+    ]
     for report in reports:
         assert report.to_dict() == dataclasses.asdict(report)
         assert list(report.to_dict()) == list(dataclasses.asdict(report))  # the keys' order too
@@ -51,4 +54,5 @@ def test_strict_json_says_null_for_a_norm_that_is_not_finite_anywhere(analyze_ex
     doc = json.loads(report.to_json())  # strict JSON: Infinity would be refused by other readers
     assert doc["variables"][0]["grad_norm"] is None
     assert [e["grad_norm"] for e in doc["graph"]["edges"]] == [
-        None if n is None or math.isinf(n) else n for n in edges]
+        None if n is None or math.isinf(n) else n for n in edges
+    ]

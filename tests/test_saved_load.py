@@ -50,11 +50,29 @@ def test_a_large_document_resolves_type_hints_once_per_class_not_per_object(monk
 
 def test_the_rebuilt_report_is_the_one_report_from_dict_builds():
     doc = big_document(300, graph_every=3)
-    doc["problems"] = [{"kind": "stop_gradient", "severity": "error", "op": "loss", "op_type": "AddN",
-                        "message": "m", "variables": ["layer_0/kernel"],
-                        "source": {"file": "f.py", "line": 3, "code": "x"}, "hint": "h"}]
-    doc["graph"]["functions"] = [{"id": "fn", "name": "body", "kind": "while", "parent": "",
-                                  "call_op": "loss", "source": None, "call_type": "While"}]
+    doc["problems"] = [
+        {
+            "kind": "stop_gradient",
+            "severity": "error",
+            "op": "loss",
+            "op_type": "AddN",
+            "message": "m",
+            "variables": ["layer_0/kernel"],
+            "source": {"file": "f.py", "line": 3, "code": "x"},
+            "hint": "h",
+        }
+    ]
+    doc["graph"]["functions"] = [
+        {
+            "id": "fn",
+            "name": "body",
+            "kind": "while",
+            "parent": "",
+            "call_op": "loss",
+            "source": None,
+            "call_type": "While",
+        }
+    ]
     doc["graph"]["ops"][1]["group"] = "fn"
     doc["read_not_trained"] = [{"name": "t", "reason": "target network"}]
     expected = Report.from_dict(json.loads(json.dumps(doc)))
@@ -80,22 +98,35 @@ def test_progress_rises_to_one_and_cancelling_stops_the_load(tmp_path):
     with pytest.raises(LoadCancelled):
         load_analysis(path, progress=progress, cancelled=stop.is_set)
     with pytest.raises(LoadCancelled):  # while the JSON is being parsed, too
-        load_analysis(path, progress=lambda f, s: stop.set() if s == "parsing the JSON" else None,
-                      cancelled=stop.is_set)
+        load_analysis(
+            path, progress=lambda f, s: stop.set() if s == "parsing the JSON" else None, cancelled=stop.is_set
+        )
 
 
 def test_documents_past_the_limits_are_refused_before_being_checked():
     variable = {"name": "w", "tf_name": "w", "dtype": "float32", "shape": [], "status": "connected"}
-    doc = {"schema_version": 1, "script": "s.py", "target": "loss",
-           "variables": [variable] * (MAX_VARIABLES + 1)}  # one dict, many times: cheap to build
-    with pytest.raises(AnalysisFileError, match=f"lists 1,000,001 variables; tfviz opens analyses of"
-                                                f" at most {MAX_VARIABLES:,} variables"):
+    doc = {
+        "schema_version": 1,
+        "script": "s.py",
+        "target": "loss",
+        "variables": [variable] * (MAX_VARIABLES + 1),
+    }  # one dict, many times: cheap to build
+    with pytest.raises(
+        AnalysisFileError,
+        match=f"lists 1,000,001 variables; tfviz opens analyses of at most {MAX_VARIABLES:,} variables",
+    ):
         report_from_document(doc, "big.json")
     op = {"id": "a", "name": "a", "type": "T", "scope": ""}
-    doc = {"schema_version": 1, "script": "s.py", "target": "loss",
-           "graph": {"ops": [op] * (MAX_OPS + 1), "edges": [], "functions": []}}
-    with pytest.raises(AnalysisFileError, match=f"graph of {MAX_OPS + 1:,} ops; tfviz opens graphs of"
-                                                f" at most {MAX_OPS:,} ops"):
+    doc = {
+        "schema_version": 1,
+        "script": "s.py",
+        "target": "loss",
+        "graph": {"ops": [op] * (MAX_OPS + 1), "edges": [], "functions": []},
+    }
+    with pytest.raises(
+        AnalysisFileError,
+        match=f"graph of {MAX_OPS + 1:,} ops; tfviz opens graphs of at most {MAX_OPS:,} ops",
+    ):
         report_from_document(doc, "big.json")
 
 
@@ -106,36 +137,64 @@ def _nested(n_functions: int, scope_levels: int, loop: bool = False) -> dict:
     parent = ""
     for i in range(n_functions):
         call = f"{parent + '/' if parent else ''}call{i}"
-        ops.append({"id": call, "name": f"call{i}", "type": "PartitionedCall", "scope": "",
-                    "group": parent})
-        fns.append({"id": f"{call}#body", "name": f"f{i}", "kind": "function", "parent": parent,
-                    "call_op": call})
+        ops.append({"id": call, "name": f"call{i}", "type": "PartitionedCall", "scope": "", "group": parent})
+        fns.append(
+            {"id": f"{call}#body", "name": f"f{i}", "kind": "function", "parent": parent, "call_op": call}
+        )
         parent = f"{call}#body"
     if loop and fns:
         fns[0]["parent"] = parent  # the outermost body inside the innermost: a loop
     scope = "/".join(f"s{i}" for i in range(scope_levels))
     ops.append({"id": "deep", "name": "deep", "type": "Relu", "scope": scope, "group": parent})
-    return {"schema_version": 1, "script": "s.py", "target": "loss",
-            "graph": {"ops": ops, "edges": [], "functions": fns}}
+    return {
+        "schema_version": 1,
+        "script": "s.py",
+        "target": "loss",
+        "graph": {"ops": ops, "edges": [], "functions": fns},
+    }
 
 
 def test_nesting_past_the_limit_and_loops_of_function_bodies_are_refused():
     report_from_document(_nested(0, MAX_NESTING))  # exactly at the limit: fine
     report_from_document(_nested(MAX_NESTING // 2, MAX_NESTING // 2))
-    for doc, words in ((_nested(0, MAX_NESTING + 1), "op 'deep' is nested more than 64 deep"),
-                       (_nested(MAX_NESTING + 1, 0), "is nested more than 64 deep"),
-                       (_nested(40, 40), "op 'deep' is nested more than 64 deep"),
-                       (_nested(3, 0, loop=True), "loop of parents")):
+    for doc, words in (
+        (_nested(0, MAX_NESTING + 1), "op 'deep' is nested more than 64 deep"),
+        (_nested(MAX_NESTING + 1, 0), "is nested more than 64 deep"),
+        (_nested(40, 40), "op 'deep' is nested more than 64 deep"),
+        (_nested(3, 0, loop=True), "loop of parents"),
+    ):
         with pytest.raises(AnalysisFileError, match=words) as info:
             report_from_document(doc, "deep.json")
         assert str(info.value).startswith("deep.json is not a valid tfviz analysis: ")
 
 
-@pytest.mark.parametrize("text", [
-    '{"a": [1, {"b": [2]}], "c": {"d": {"e": [1, 2]}}}', ' [ 1 , 2 ] ', "[]", "{}", "1", '"x"',
-    '{"a": 1, "a": 2}', "[1,]", "[,1]", '{"a": 1,}', '{"a" 1}', "[1 2]", "", " ", "[1] x",
-    '{"a": [NaN]}', '{"a": NaN}', "[1e999]", '{"a": {"b": {"c": {"d": [[[]]]}}}}', '{"a"', "[",
-    '{"variables": [{"x": 1}, {"x": 2}], "graph": {"ops": [{"id": "a"}]}}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, {"b": [2]}], "c": {"d": {"e": [1, 2]}}}',
+        " [ 1 , 2 ] ",
+        "[]",
+        "{}",
+        "1",
+        '"x"',
+        '{"a": 1, "a": 2}',
+        "[1,]",
+        "[,1]",
+        '{"a": 1,}',
+        '{"a" 1}',
+        "[1 2]",
+        "",
+        " ",
+        "[1] x",
+        '{"a": [NaN]}',
+        '{"a": NaN}',
+        "[1e999]",
+        '{"a": {"b": {"c": {"d": [[[]]]}}}}',
+        '{"a"',
+        "[",
+        '{"variables": [{"x": 1}, {"x": 2}], "graph": {"ops": [{"id": "a"}]}}',
+    ],
+)
 def test_the_element_wise_parser_agrees_with_json_loads(text):
     run = analysisfile._Run(None, None)
     try:

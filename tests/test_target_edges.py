@@ -12,8 +12,9 @@ def test_a_variable_created_on_each_call_is_named_with_its_line(tmp_path):
     from tfviz.errors import AnalysisError
 
     script = tmp_path / "fresh.py"
-    script.write_text("import tensorflow as tf\n\n\ndef loss():\n    w = tf.Variable(2.0, name='w')\n"
-                      "    return w * w\n")
+    script.write_text(
+        "import tensorflow as tf\n\n\ndef loss():\n    w = tf.Variable(2.0, name='w')\n    return w * w\n"
+    )
     with pytest.raises(AnalysisError) as err:
         analyze(str(script))
     assert "creates tf.Variable 'w' on each call" in err.value.message
@@ -24,8 +25,10 @@ def test_a_target_returning_a_variable_is_read_as_its_value(tmp_path):
     from tfviz.analysis.diagnose import analyze
 
     script = tmp_path / "var.py"
-    script.write_text("import tensorflow as tf\n\nw = tf.Variable(2.0)\nu = tf.Variable(1.0)\n\n\n"
-                      "def loss():\n    return w\n")
+    script.write_text(
+        "import tensorflow as tf\n\nw = tf.Variable(2.0)\nu = tf.Variable(1.0)\n\n\n"
+        "def loss():\n    return w\n"
+    )
     report = analyze(str(script))
     got = {v.name: v.status for v in report.variables}
     assert got == tensorflow_truth(str(script), sorted(got))
@@ -62,7 +65,8 @@ def test_tf1_session_program_is_refused_at_its_gradient_line(tmp_path):
         "    grads = tf.compat.v1.gradients(loss, [w])\n"
         "    with tf.compat.v1.Session() as sess:\n"
         "        sess.run(tf.compat.v1.global_variables_initializer())\n"
-        "        print(sess.run(grads))\n")
+        "        print(sess.run(grads))\n"
+    )
     with pytest.raises(AnalysisError) as err:
         analyze(str(script))
     assert "graph mode" in err.value.message and err.value.line == 6

@@ -25,17 +25,20 @@ def _calls(probe: Path) -> list[str]:
 
 def _tfviz(name: str, tmp_path: Path, *extra: str) -> tuple[dict, list[str]]:
     probe = tmp_path / f"{name}.tfviz.calls"
-    done = subprocess.run([str(TFVIZ), "check", str(FIRST / f"{name}.py"), "--json", *extra],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TFVIZ_FIRST_PROBE": str(probe)})
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(FIRST / f"{name}.py"), "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TFVIZ_FIRST_PROBE": str(probe)},
+    )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout), _calls(probe)
 
 
 def _python(name: str, tmp_path: Path) -> tuple[dict[str, str], list[str]]:
     probe = tmp_path / f"{name}.python.calls"
-    done = forkserver.run([sys.executable, str(FIRST / f"{name}.py"), str(probe)], timeout=300,
-                          cwd=FIRST)
+    done = forkserver.run([sys.executable, str(FIRST / f"{name}.py"), str(probe)], timeout=300, cwd=FIRST)
     assert done.returncode == 0, done.stderr
     verdicts = dict(line.split() for line in done.stdout.splitlines())
     return verdicts, _calls(probe)
@@ -73,14 +76,14 @@ def test_a_target_with_a_branch_is_called_eagerly_too_and_says_how_the_two_diffe
     (other,) = [v for v in report["variables"] if v["name"] == "other"]
     assert other["kind"] == "zero" and "run eagerly, tape.gradient returns None" in other["explanation"]
     assert {k: v for k, v in _statuses(report).items() if k != "other"} == {
-        k: v for k, v in truth.items() if k != "other"}
+        k: v for k, v in truth.items() if k != "other"
+    }
 
 
 def test_a_variable_only_a_closure_holds_is_judged(tmp_path):
     # the script holds no name for it: the call finds it, as it reads it
     report, _ = _tfviz("hidden_variable", tmp_path, "--target", "loss")
-    assert {v["name"]: v["status"] for v in report["variables"]} == {"w": "connected",
-                                                                      "hidden": "connected"}
+    assert {v["name"]: v["status"] for v in report["variables"]} == {"w": "connected", "hidden": "connected"}
 
 
 def test_a_frozen_copy_made_by_a_lazy_build_is_made_eagerly_as_in_the_users_run(tmp_path):
@@ -92,3 +95,19 @@ def test_a_frozen_copy_made_by_a_lazy_build_is_made_eagerly_as_in_the_users_run(
     assert _statuses(report) == truth
     (flat,) = [v for v in report["variables"] if v["name"].endswith("flat")]
     assert flat["kind"] == "frozen_copy"
+
+
+def test_a_target_that_leaves_tensorflow_is_judged_as_its_eager_call_not_as_autograph_would(tmp_path):
+    """float(loss) eagerly is a Python float, and tape.gradient raises on it. Traced through
+    AutoGraph it would be a cast with a gradient: the trace before the first call must not
+    stand for the eager call there."""
+    truth, _ = _python("python_readout", tmp_path)
+    assert truth == {"w": "AttributeError"}
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(FIRST / "python_readout.py"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stdout
+    assert "returned float, not a tensor" in done.stderr and "python_readout.py:10" in done.stderr

@@ -19,11 +19,18 @@ import pytest
 from tests import forkserver
 from tests.conftest import EXAMPLES, ROOT
 
-BROKEN = ["untrained_raw_variable.py", "untrained_list_append.py", "untrained_forgotten_decoder.py",
-          "untrained_wrong_zip.py"]
-HEALTHY = [("healthy_dqn_target.py", 1, 1), ("healthy_distillation.py", 1, 1),
-           # (program, tfviz step, optimizer update): update 2 is the generator step
-           ("healthy_gan_generator.py", 2, 2)]
+BROKEN = [
+    "untrained_raw_variable.py",
+    "untrained_list_append.py",
+    "untrained_forgotten_decoder.py",
+    "untrained_wrong_zip.py",
+]
+HEALTHY = [
+    ("healthy_dqn_target.py", 1, 1),
+    ("healthy_distillation.py", 1, 1),
+    # (program, tfviz step, optimizer update): update 2 is the generator step
+    ("healthy_gan_generator.py", 2, 2),
+]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
@@ -31,15 +38,23 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 
 
 def check(name: str, step: int = 1) -> tuple[int, dict]:
-    done = _run([sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / name), "--json",
-                 "--step", str(step)])
+    done = _run(
+        [sys.executable, "-m", "tfviz.cli", "check", str(EXAMPLES / name), "--json", "--step", str(step)]
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     return done.returncode, json.loads(done.stdout)
 
 
 def truth(name: str, update: int = 1) -> dict:
-    done = _run([sys.executable, str(ROOT / "tests" / "update_truth.py"), str(EXAMPLES / name),
-                 "--update", str(update)])
+    done = _run(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "update_truth.py"),
+            str(EXAMPLES / name),
+            "--update",
+            str(update),
+        ]
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -107,7 +122,8 @@ def test_untracked_variable_in_a_loss_target_is_a_warning(tmp_path):
         "import tensorflow as tf\nimport keras\n\n\nclass Scale(keras.layers.Layer):\n"
         "    def __init__(self):\n        super().__init__()\n"
         "        self.gain = tf.Variable(2.0)\n\n    def call(self, x):\n        return x * self.gain\n\n\n"
-        "layer = Scale()\nx = tf.ones([3])\n\n\ndef loss():\n    return tf.reduce_sum(layer(x))\n")
+        "layer = Scale()\nx = tf.ones([3])\n\n\ndef loss():\n    return tf.reduce_sum(layer(x))\n"
+    )
     report = analyze(str(script))
     (v,) = [v for v in report.variables if v.name == "layer.gain"]
     assert (v.status, v.kind) == ("connected", "not_trained")  # loss() itself does differentiate it

@@ -31,8 +31,9 @@ MIRRORED = textwrap.dedent("""
 
 
 def test_a_mirrored_variable_is_found_in_cross_replica_context_where_its_handle_raises():
-    done = subprocess.run([sys.executable, "-c", MIRRORED], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", MIRRORED], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.split("\n")
     assert "handle raises" in lines  # the hazard is real in this context

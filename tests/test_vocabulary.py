@@ -31,11 +31,17 @@ def test_every_legend_entry_is_styled_ranked_and_reachable() -> None:
 def test_members_cross_json_as_their_words_and_compare_equal() -> None:
     r = Report(script="s.py", target="loss", ok=False)
     r.variables.append(VariableReport("w", "w:0", "float32", [2], Status.DISCONNECTED, Kind.STOP_GRADIENT))
-    r.problems.append(Problem(kind=Kind.STOP_GRADIENT, severity=Severity.ERROR, op="sg",
-                              op_type="StopGradient", message="m"))
+    r.problems.append(
+        Problem(
+            kind=Kind.STOP_GRADIENT, severity=Severity.ERROR, op="sg", op_type="StopGradient", message="m"
+        )
+    )
     r.graph.ops.append(GraphOp(id="sg", name="sg", type="StopGradient", scope="", status=Kind.STOP_GRADIENT))
-    r.graph.edges.append(GraphEdge(src="var:w", dst="sg", src_output=0, dst_input=0, dtype="float32",
-                                   shape=[2], status=Flow.PASSES))
+    r.graph.edges.append(
+        GraphEdge(
+            src="var:w", dst="sg", src_output=0, dst_input=0, dtype="float32", shape=[2], status=Flow.PASSES
+        )
+    )
     text = json.dumps(r.to_dict())
     assert '"status": "disconnected"' in text and '"kind": "stop_gradient"' in text
     assert "Status." not in text and "Kind." not in text

@@ -53,10 +53,16 @@ def _facts(tmp_path: Path, server: str | None, name: str, ignore_sigint: bool = 
     def preexec() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else signal.SIG_DFL)
 
-    done = subprocess.run([str(TFVIZ), "check", str(FACTS), "--", str(out), "second"],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env=_env(server, TFVIZ_FACTS_PROBE=name), preexec_fn=preexec,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(FACTS), "--", str(out), "second"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=_env(server, TFVIZ_FACTS_PROBE=name),
+        preexec_fn=preexec,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.exists(), done.stdout + done.stderr
     assert done.returncode == 2 and "without computing a gradient" in done.stderr, done
     return json.loads(out.read_text())
@@ -70,11 +76,22 @@ def test_a_forked_worker_is_the_process_a_started_one_is(warm_workers, tmp_path,
     again = _facts(tmp_path, server, "again", ignore_sigint)
     assert forked["probe"] == "forked" and again["probe"] == "again" and started["probe"] == "started"
     assert started["signals"]["SIGINT"] == ("SIG_IGN" if ignore_sigint else "default_int_handler")
-    for key in ("leads_its_group", "leads_its_session", "cwd", "umask", "path0", "signals",
-                "stdin", "faulthandler", "threads", "tensorflow"):
+    for key in (
+        "leads_its_group",
+        "leads_its_session",
+        "cwd",
+        "umask",
+        "path0",
+        "signals",
+        "stdin",
+        "faulthandler",
+        "threads",
+        "tensorflow",
+    ):
         assert forked[key] == started[key] == again[key], key
     assert [f["argv"] for f in (started, forked, again)] == [
-        [str(tmp_path / f"{name}.json"), "second"] for name in ("started", "forked", "again")]
+        [str(tmp_path / f"{name}.json"), "second"] for name in ("started", "forked", "again")
+    ]
     # each run draws its own random numbers, as fresh processes do
     assert len({started["random"], forked["random"], again["random"]}) == 3
     assert len({started["numpy_random"], forked["numpy_random"], again["numpy_random"]}) == 3
@@ -85,8 +102,7 @@ def test_a_forked_worker_is_the_process_a_started_one_is(warm_workers, tmp_path,
     assert forked["gc_frozen"] > 100_000 and again["gc_frozen"] == forked["gc_frozen"]
 
 
-def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(warm_workers,
-                                                                                monkeypatch):
+def test_the_client_gets_a_forked_worker_only_where_it_stands_for_a_started_one(warm_workers, monkeypatch):
     from tfviz.worker.client import WorkerClient
     from tfviz.worker.messages import Ready, Result
 
@@ -147,8 +163,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_a_client_killed_outright_takes_its_forked_worker_and_the_programs_children(warm_workers,
-                                                                                    tmp_path):
+def test_a_client_killed_outright_takes_its_forked_worker_and_the_programs_children(warm_workers, tmp_path):
     server = _server_ready(warm_workers)
     script = tmp_path / "hangs.py"
     pids = tmp_path / "pids"
@@ -156,9 +171,15 @@ def test_a_client_killed_outright_takes_its_forked_worker_and_the_programs_child
         "import os, subprocess, sys, time\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
-        "time.sleep(600)\n")
-    cli = subprocess.Popen([str(TFVIZ), "check", str(script)], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, env=_env(server), preexec_fn=default_sigint)
+        "time.sleep(600)\n"
+    )
+    cli = subprocess.Popen(
+        [str(TFVIZ), "check", str(script)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(server),
+        preexec_fn=default_sigint,
+    )
     try:
         deadline = time.monotonic() + 120
         while not (pids.exists() and " " in pids.read_text()) and time.monotonic() < deadline:
@@ -178,8 +199,14 @@ def _started_worker(server: str) -> tuple[subprocess.Popen[str], int]:
     """``python -m tfviz.worker`` as the window starts it, and the pid its ready message gives."""
     from tfviz.worker.launch import worker_command, worker_environment
 
-    proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=worker_environment(_env(server)))
+    proc = subprocess.Popen(
+        worker_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=worker_environment(_env(server)),
+    )
     assert proc.stdout is not None
     ready = json.loads(proc.stdout.readline())
     assert ready["type"] == "ready", ready
@@ -187,8 +214,7 @@ def _started_worker(server: str) -> tuple[subprocess.Popen[str], int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker_does(warm_workers,
-                                                                                    tmp_path):
+def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker_does(warm_workers, tmp_path):
     server = _server_ready(warm_workers)
     # answers come from the forked worker, and the started process exits with its status
     proc, pid = _started_worker(server)
@@ -216,8 +242,13 @@ def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker
     # no server named: the started process is the worker
     from tfviz.worker.launch import worker_command, worker_environment
 
-    proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, env=worker_environment(_env(None)))
+    proc = subprocess.Popen(
+        worker_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=worker_environment(_env(None)),
+    )
     assert proc.stdout is not None
     assert json.loads(proc.stdout.readline())["pid"] == proc.pid
     proc.communicate("", timeout=60)
@@ -225,9 +256,15 @@ def test_a_started_worker_hands_over_to_the_server_and_ends_as_its_forked_worker
 
 def _serve(socket_path: Path) -> subprocess.Popen[str]:
     """``tfviz serve`` through the installed command, as a user runs it, once it is ready."""
-    server = subprocess.Popen([str(TFVIZ), "serve", "--socket", str(socket_path)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                              env=_env(None), preexec_fn=default_sigint)
+    server = subprocess.Popen(
+        [str(TFVIZ), "serve", "--socket", str(socket_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=_env(None),
+        preexec_fn=default_sigint,
+    )
     assert server.stdout is not None
     line = server.stdout.readline().strip()
     assert line == f"{SERVER_VARIABLE}={socket_path}", (line, server.stderr and server.stderr.read())
@@ -244,21 +281,36 @@ def test_tfviz_serve_forks_the_workers_of_the_commands_that_name_it_and_ends_on_
         assert facts["probe"] == "served"
         # a client whose TensorFlow would load otherwise starts its own worker, and the server
         # says so where it runs
-        other = subprocess.run([str(TFVIZ), "check", str(FACTS), "--", str(tmp_path / "own.json")],
-                               capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                               env=_env(str(socket_path), TF_NUM_INTEROP_THREADS="3"),
-                               stdin=subprocess.DEVNULL)
+        other = subprocess.run(
+            [str(TFVIZ), "check", str(FACTS), "--", str(tmp_path / "own.json")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env=_env(str(socket_path), TF_NUM_INTEROP_THREADS="3"),
+            stdin=subprocess.DEVNULL,
+        )
         own = json.loads((tmp_path / "own.json").read_text())
         assert other.returncode == 2 and own["grandparent"] != server.pid
         # a second server on the same socket is refused
-        again = subprocess.run([str(TFVIZ), "serve", "--socket", str(socket_path)], capture_output=True,
-                               text=True, timeout=60, stdin=subprocess.DEVNULL)
+        again = subprocess.run(
+            [str(TFVIZ), "serve", "--socket", str(socket_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert again.returncode == 2 and "already exists" in again.stderr
         # a path no socket can have fails at once, before TensorFlow is imported
         deep = tmp_path / ("d" * 200)
         deep.mkdir()
-        too_long = subprocess.run([str(TFVIZ), "serve", "--socket", str(deep / "s")], capture_output=True,
-                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+        too_long = subprocess.run(
+            [str(TFVIZ), "serve", "--socket", str(deep / "s")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert too_long.returncode == 2 and "cannot listen there" in too_long.stderr, too_long.stderr
         assert "Traceback" not in too_long.stderr
         server.send_signal(signal.SIGINT)

@@ -61,9 +61,11 @@ def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int
                 per[key] = (name, has, next(f) if has else True, next(z) if has else False)
             notes.append((bool(loss_ok.numpy()), per))
 
-        args_ = [tf.reduce_all(tf.stack(loss)) if loss else tf.constant(True),
-                 tf.stack(finite) if finite else tf.zeros([0], tf.bool),
-                 tf.stack(zero) if zero else tf.zeros([0], tf.bool)]
+        args_ = [
+            tf.reduce_all(tf.stack(loss)) if loss else tf.constant(True),
+            tf.stack(finite) if finite else tf.zeros([0], tf.bool),
+            tf.stack(zero) if zero else tf.zeros([0], tf.bool),
+        ]
         if tf.executing_eagerly():
             note(*args_)
         else:
@@ -105,8 +107,9 @@ def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int
 
 
 def check(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
-    r = subprocess.run([str(TFVIZ), "check", *args, "--json"], capture_output=True, text=True,
-                       timeout=600, cwd=cwd)
+    r = subprocess.run(
+        [str(TFVIZ), "check", *args, "--json"], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
     return r.returncode, json.loads(r.stdout)
 
 
@@ -161,15 +164,19 @@ def test_overflow_is_told_from_a_domain_error() -> None:
 
 def test_healthy_control_runs_to_max_steps_and_passes(tmp_path: Path) -> None:
     record = tmp_path / "record.csv"
-    code, doc = check(str(EXAMPLES / "train_healthy_fit.py"), "--until", "all", "--max-steps", "20",
-                      "--record", str(record))
+    code, doc = check(
+        str(EXAMPLES / "train_healthy_fit.py"), "--until", "all", "--max-steps", "20", "--record", str(record)
+    )
     assert code == 0, doc
     watch = doc["watch"]
     assert watch["fired"] is None and watch["step"] == 20 and watch["steps"] == 20
     assert "epoch 2, batch 4" in watch["at"]  # 16 batches an epoch
     assert doc["ok"] is True
-    assert {x["name"] for x in watch["layers"]} == {"sequential/dense", "sequential/dense_1",
-                                                    "sequential/dense_2"}
+    assert {x["name"] for x in watch["layers"]} == {
+        "sequential/dense",
+        "sequential/dense_1",
+        "sequential/dense_2",
+    }
     rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
     assert record.read_text().startswith("# written by tfviz")
     assert sorted({int(r["step"]) for r in rows}) == list(range(1, 20))  # the 20th is diagnosed, not run
@@ -198,8 +205,13 @@ def test_a_jit_compiled_step_is_watched_without_xla() -> None:
 def test_a_fit_step_that_runs_only_as_a_graph_is_captured_at_max_steps() -> None:
     """A tf.custom_gradient that TensorFlow refuses eagerly: the batch at --max-steps is captured
     from a trace of Keras' graph step, and it is that batch, not a later one."""
-    code, doc = check(str(CORPUS / "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py"),
-                      "--until", "all", "--max-steps", "4")
+    code, doc = check(
+        str(CORPUS / "custom_gradient_and_recompute_grad_lsq_quantized_mlp.py"),
+        "--until",
+        "all",
+        "--max-steps",
+        "4",
+    )
     assert code in (0, 1), doc
     assert doc["watch"]["step"] == 4 and "epoch 1, batch 4" in doc["watch"]["at"]
     assert doc["variables"]
@@ -224,8 +236,9 @@ def test_record_matches_tensorflow(tmp_path: Path) -> None:
         for r in per.values():
             # the change is measured as after - before, in float32: rounding at the weight's scale
             rounding = 2e-7 * (1 + float(r["weight_norm"]))
-            assert math.isclose(float(r["update_norm"]), 0.12 * float(r["grad_norm"]), rel_tol=1e-4,
-                                abs_tol=rounding)
+            assert math.isclose(
+                float(r["update_norm"]), 0.12 * float(r["grad_norm"]), rel_tol=1e-4, abs_tol=rounding
+            )
     # step 1's gradient norms, computed here from the same model and data
     import keras
     import numpy as np
@@ -244,30 +257,52 @@ def test_record_matches_tensorflow(tmp_path: Path) -> None:
     assert got == pytest.approx([float(tf.norm(g)) for g in grads], rel=1e-5)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--max-steps", "3"], "--max-steps goes with --until"),
-    (["--until", "inf"], "unknown condition 'inf'"),
-    (["--until", "nan", "--step", "2"], "use --max-steps"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-steps", "3"], "--max-steps goes with --until"),
+        (["--until", "inf"], "unknown condition 'inf'"),
+        (["--until", "nan", "--step", "2"], "use --max-steps"),
+    ],
+)
 def test_bad_options_say_what_is_wrong(args: list[str], message: str) -> None:
-    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "train_nan_log.py"), *args],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(TFVIZ), "check", str(EXAMPLES / "train_nan_log.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
 
 
 def test_until_refuses_a_target_script() -> None:
-    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "kind_nan.py"), "--until", "nan"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(TFVIZ), "check", str(EXAMPLES / "kind_nan.py"), "--until", "nan"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 2 and "--run" in r.stderr and "Traceback" not in r.stderr
 
 
 # -- the rules, without TensorFlow ------------------------------------------------------
 
+
 def _observe(w: Watch, step: int, norms: list[float | None], loss_ok: bool = True) -> None:
     present = [n is not None for n in norms]
     known = [n for n in norms if n is not None]
-    w.observe(step, 1, list(range(len(norms))), [f"v{i}" for i in range(len(norms))], [4] * len(norms),
-              present, known, [math.isfinite(n) for n in known], loss_ok, [])
+    w.observe(
+        step,
+        1,
+        list(range(len(norms))),
+        [f"v{i}" for i in range(len(norms))],
+        [4] * len(norms),
+        present,
+        known,
+        [math.isfinite(n) for n in known],
+        loss_ok,
+        [],
+    )
 
 
 def test_zero_waits_for_k_steps_in_a_row() -> None:
@@ -313,11 +348,24 @@ def test_a_watched_run_saves_as_a_valid_analysis(tmp_path: Path) -> None:
     from tfviz.analysisfile import load_analysis
 
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__file__).parents[1] / "docs" / "schema" / "tfviz-analysis.schema.json")
-                        .read_text())
+    schema = json.loads(
+        (Path(__file__).parents[1] / "docs" / "schema" / "tfviz-analysis.schema.json").read_text()
+    )
     saved = tmp_path / "watched.json"
-    r = subprocess.run([str(TFVIZ), "check", str(EXAMPLES / "train_cond_branch.py"), "--until", "none",
-                        "--graph", str(saved)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            str(TFVIZ),
+            "check",
+            str(EXAMPLES / "train_cond_branch.py"),
+            "--until",
+            "none",
+            "--graph",
+            str(saved),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 1, r.stderr
     jsonschema.validate(json.loads(saved.read_text()), schema)
     report = load_analysis(saved)
@@ -337,12 +385,17 @@ def test_ctrl_c_keeps_the_record_of_the_steps_watched(tmp_path: Path) -> None:
         "w = tf.Variable(tf.ones([4, 1]), name='w')\nopt = tf.keras.optimizers.SGD(0.001)\n"
         "x = np.ones((8, 4), 'float32')\nwhile True:\n"
         "    with tf.GradientTape() as tape:\n        loss = tf.reduce_sum(x @ w)\n"
-        "    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))\n")
+        "    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))\n"
+    )
     record = tmp_path / "norms.csv"
-    proc = subprocess.Popen([str(TFVIZ), "check", str(script), "--until", "nan", "--record", str(record)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            # a shell's background job ignores SIGINT, and its children inherit that
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [str(TFVIZ), "check", str(script), "--until", "nan", "--record", str(record)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a shell's background job ignores SIGINT, and its children inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not any(p.name.endswith(".tfviz-tmp") for p in tmp_path.iterdir()):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
@@ -416,8 +469,11 @@ def test_quiet_graph_steps_keep_their_figures_in_the_graph_and_call_no_python() 
     for col, s in zip((1, 0, 2), rows):
         assert s.steps == 40 and s.had_gradient
         col_norms = oracle[:, col]
-        np.testing.assert_allclose([s.first, s.last, s.low, s.high],
-                                   [col_norms[0], col_norms[-1], col_norms.min(), col_norms.max()], rtol=1e-5)
+        np.testing.assert_allclose(
+            [s.first, s.last, s.low, s.high],
+            [col_norms[0], col_norms[-1], col_norms.min(), col_norms.max()],
+            rtol=1e-5,
+        )
 
 
 def test_a_suspect_graph_step_is_checked_before_its_update_with_the_quiet_history() -> None:
@@ -446,8 +502,14 @@ def test_a_parquet_record_holds_the_csv_records_rows_and_is_known_as_tfvizs(tmp_
         assert code == 1 and doc["watch"]["fired"] == "zero", doc.get("error")
     rows = list(csv.DictReader(line for line in as_csv.read_text().splitlines() if not line.startswith("#")))
     table = pq.read_table(as_parquet)
-    assert table.column_names == ["step", "variable", "grad_norm", "update_norm", "weight_norm",
-                                  "update_to_weight"]
+    assert table.column_names == [
+        "step",
+        "variable",
+        "grad_norm",
+        "update_norm",
+        "weight_norm",
+        "update_to_weight",
+    ]
     assert str(table.schema.field("step").type) == "int64" and table.num_rows == len(rows) > 0
     got = table.to_pylist()
     for r, g in zip(rows, got):
@@ -455,20 +517,29 @@ def test_a_parquet_record_holds_the_csv_records_rows_and_is_known_as_tfvizs(tmp_
         for name in ("grad_norm", "update_norm", "weight_norm", "update_to_weight"):
             assert g[name] == (float(r[name]) if r[name] else None), (name, r, g)
     assert written_by_tfviz(str(as_parquet)) and b"tfviz" in table.schema.metadata
-    code, _ = check(str(EXAMPLES / "train_dead_relu.py"), "--until", "zero", "--max-steps", "2",
-                    "--record", str(as_parquet))
+    code, _ = check(
+        str(EXAMPLES / "train_dead_relu.py"),
+        "--until",
+        "zero",
+        "--max-steps",
+        "2",
+        "--record",
+        str(as_parquet),
+    )
     assert code in (0, 1) and pq.read_table(as_parquet).column("step").to_pylist()[-1] <= 2
 
 
 def test_a_parquet_record_without_pyarrow_is_refused_before_anything_runs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import importlib.util
 
     from tfviz import cli
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a)
+    )
     script = tmp_path / "never_run.py"
     script.write_text("open('ran', 'w').write('yes')\n")
     code = cli.main(["check", str(script), "--until", "nan", "--record", str(tmp_path / "r.parquet")])

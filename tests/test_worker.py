@@ -23,9 +23,7 @@ def ask(request: dict) -> list[dict]:
 
 def test_worker_analyses_and_streams_progress(tmp_path):
     script = tmp_path / "talk.py"
-    script.write_text(
-        (EXAMPLES / "kind_integer.py").read_text() + "\nprint('loaded the data')\n"
-    )
+    script.write_text((EXAMPLES / "kind_integer.py").read_text() + "\nprint('loaded the data')\n")
     msgs = ask({"cmd": "analyze", "script": str(script), "target": None})
     types = [m["type"] for m in msgs]
     assert types[0] == "ready" and types[-1] == "result"
@@ -77,8 +75,16 @@ def test_worker_passes_run_args_and_step_to_the_program(tmp_path):
     |d/dw (w-3)^2| = 2, not 4 as at step 1 nor 2*1 as loss() would give)."""
     script = tmp_path / "stepping.py"
     script.write_text(STEPPING_PROGRAM)
-    msgs = ask({"cmd": "analyze", "script": str(script), "target": None,
-                "run": True, "args": ["--lr", "0.25"], "step": 2})
+    msgs = ask(
+        {
+            "cmd": "analyze",
+            "script": str(script),
+            "target": None,
+            "run": True,
+            "args": ["--lr", "0.25"],
+            "step": 2,
+        }
+    )
     assert msgs[-1]["type"] == "result", msgs[-1]
     report = msgs[-1]["report"]
     assert report["mode"] == "program"
@@ -99,13 +105,15 @@ def test_worker_rejects_malformed_program_options(tmp_path):
 
 
 def test_a_blank_request_line_is_answered_as_an_error_not_a_silent_exit():
-    r = subprocess.run(worker_command(), env=worker_environment(), input="  \n", capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        worker_command(), env=worker_environment(), input="  \n", capture_output=True, text=True, timeout=300
+    )
     msgs = [json.loads(line) for line in r.stdout.splitlines()]
     assert [m["type"] for m in msgs] == ["ready", "error"]
     assert "empty line" in msgs[-1]["error"]["message"]
     assert r.returncode == 2
     # stdin closed with no request at all is no request: the worker just ends
-    r = subprocess.run(worker_command(), env=worker_environment(), input="", capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        worker_command(), env=worker_environment(), input="", capture_output=True, text=True, timeout=300
+    )
     assert [json.loads(line)["type"] for line in r.stdout.splitlines()] == ["ready"] and r.returncode == 0

@@ -17,22 +17,38 @@ from tfviz.worker.messages import TYPES, Failure, JacobianAnswer, Names, Result,
 
 def _lines(request: list[dict], timeout: int = 300) -> list[dict]:
     text = "".join(json.dumps(r) + "\n" for r in request)
-    done = subprocess.run(worker_command(), input=text, capture_output=True, text=True, timeout=timeout,
-                          env=worker_environment())
+    done = subprocess.run(
+        worker_command(),
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=worker_environment(),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def test_every_line_of_a_watched_run_and_a_kept_session_is_a_typed_answer() -> None:
-    lines = _lines([
-        {"cmd": "analyze", "script": str(EXAMPLES / "program_custom_loop_healthy.py"), "run": True,
-         "until": ["nan"], "step": 3, "live": True},
-    ]) + _lines([
-        {"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule.py"), "keep": True},
-        {"cmd": "names", "id": 1},
-        {"cmd": "jacobian", "id": 2, "of": "target", "wrt": "w"},
-        {"cmd": "jacobian", "id": 3, "of": "target", "wrt": "no_such_variable"},
-    ])
+    lines = _lines(
+        [
+            {
+                "cmd": "analyze",
+                "script": str(EXAMPLES / "program_custom_loop_healthy.py"),
+                "run": True,
+                "until": ["nan"],
+                "step": 3,
+                "live": True,
+            },
+        ]
+    ) + _lines(
+        [
+            {"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule.py"), "keep": True},
+            {"cmd": "names", "id": 1},
+            {"cmd": "jacobian", "id": 2, "of": "target", "wrt": "w"},
+            {"cmd": "jacobian", "id": 3, "of": "target", "wrt": "no_such_variable"},
+        ]
+    )
     kinds = [m["type"] for m in lines]
     wanted = {"ready", "progress", "steps", "result", "names", "jacobian", "jacobian_error"}
     assert wanted <= set(kinds), kinds
@@ -56,13 +72,24 @@ def test_the_blocking_client_runs_one_analysis_and_the_worker_ends(script: str, 
 def test_a_kept_session_answers_in_order_and_a_dead_worker_is_a_failure() -> None:
     client = WorkerClient()
     try:
-        assert isinstance(client.analyze({"cmd": "analyze", "script": str(EXAMPLES / "seed3_chain_rule.py"),
-                                          "target": None, "keep": True}), Result)
+        assert isinstance(
+            client.analyze(
+                {
+                    "cmd": "analyze",
+                    "script": str(EXAMPLES / "seed3_chain_rule.py"),
+                    "target": None,
+                    "keep": True,
+                }
+            ),
+            Result,
+        )
         names = client.request({"cmd": "names", "id": "n"}, frozenset({Names.type}))
         assert isinstance(names, Names) and names.id == "n" and names.names
         wrt = names.names[1]  # after "target": the first variable
-        j = client.request({"cmd": "jacobian", "id": 7, "of": "target", "wrt": wrt},
-                           frozenset({JacobianAnswer.type, "jacobian_error"}))
+        j = client.request(
+            {"cmd": "jacobian", "id": 7, "of": "target", "wrt": wrt},
+            frozenset({JacobianAnswer.type, "jacobian_error"}),
+        )
         assert isinstance(j, JacobianAnswer) and j.id == 7 and j.result is not None
         client.proc.kill()
         client.proc.wait()
@@ -72,7 +99,7 @@ def test_a_kept_session_answers_in_order_and_a_dead_worker_is_a_failure() -> Non
         client.close()
 
 
-def test_the_window_starts_the_same_worker(qapp) -> None:  # noqa: ARG001 - a QApplication
+def test_the_window_starts_the_same_worker(qapp) -> None:  # a QApplication
     from app.worker_client import Worker
 
     w = Worker()

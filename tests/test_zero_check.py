@@ -67,3 +67,40 @@ def test_each_traced_zero_check_costs_two_ops():
     _, ten = _traced([g] * 10)
     _, twenty = _traced([g] * 20)
     assert twenty - ten == 20
+
+
+TINY = """
+import tensorflow as tf
+
+tiny = tf.Variable([1.0, 2.0], name="tiny")
+dead = tf.Variable([1.0, 2.0], name="dead")
+tiny64 = tf.Variable([1.0, 2.0], dtype=tf.float64, name="tiny64")
+dead64 = tf.Variable([1.0, 2.0], dtype=tf.float64, name="dead64")
+
+
+def loss():
+    wide = tf.reduce_sum(tiny64 * 1e-200) + tf.reduce_sum(tf.nn.relu(dead64 - 10.0))
+    return (tf.reduce_sum(tiny * 1e-30) + tf.reduce_sum(tf.nn.relu(dead - 10.0))
+            + tf.cast(wide, tf.float32))
+"""
+
+
+def test_a_traced_zero_is_told_from_a_gradient_whose_square_underflows(tmp_path):
+    """float32 gradients of 1e-30 square to 0 in float32 and float64 ones of 1e-200 in float64,
+    so their norms are 0; neither is a zero gradient, as TensorFlow's own count of non-zero
+    elements says. The dead ReLUs' gradients are."""
+    from tests.conftest import tensorflow_truth
+    from tfviz.analysis.diagnose import analyze
+
+    path = tmp_path / "tiny.py"
+    path.write_text(TINY)
+    names = ["tiny", "dead", "tiny64", "dead64"]
+    truth = tensorflow_truth(str(path), names, zeros=True)
+    assert truth == {"tiny": "connected", "dead": "zero", "tiny64": "connected", "dead64": "zero"}
+    report = analyze(str(path))
+    assert report.timings_s["call"] < 0.5  # judged from the trace before any call, not eagerly
+    got = {v.name: v for v in report.variables}
+    for name in names:
+        assert (got[name].kind == "zero") == (truth[name] == "zero"), name
+    # the norms say 0 for all four: only the element-wise check tells them apart
+    assert all(got[name].grad_norm == 0.0 for name in names)

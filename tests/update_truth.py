@@ -59,7 +59,7 @@ import sys
 import traceback
 from typing import Any
 
-from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # noqa: E402 - run as a script
+from truth_common import GraphStop, Stop, error_text, no_jit_patch, patched, shape_of  # run as a script
 
 
 def _tf_variable(obj):
@@ -388,8 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update", type=int, default=1, help="which optimizer update (1-based)")
     parser.add_argument("--indent", type=int, default=1)
     parser.add_argument(
-        "--no-jit", action="store_true",
-        help="create every tf.function with jit_compile=False (observe XLA steps)"
+        "--no-jit",
+        action="store_true",
+        help="create every tf.function with jit_compile=False (observe XLA steps)",
     )
     options = parser.parse_args(argv)
     result = update_truth(options.program, extra, options.update, options.no_jit)

@@ -111,9 +111,13 @@ def analysis_json(report: Report, indent: int | None = None) -> str:
     return json.dumps(analysis_document(report), indent=indent, allow_nan=False)
 
 
-def load_analysis(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, *,
-                  progress: Progress | None = None,
-                  cancelled: Callable[[], bool] | None = None) -> Report:
+def load_analysis(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_BYTES,
+    *,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Report:
     """Read a saved analysis from ``path``; raises :class:`AnalysisFileError`, or
     :class:`LoadCancelled` once ``cancelled()`` is true."""
     run = _Run(progress, cancelled)
@@ -121,8 +125,9 @@ def load_analysis(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, *,
     try:
         data = read_regular(path, max_bytes)
     except TooLarge:
-        raise AnalysisFileError(f"{path} is larger than {max_bytes // 2**20} MB;"
-                                " it is not a tfviz analysis this version can open") from None
+        raise AnalysisFileError(
+            f"{path} is larger than {max_bytes // 2**20} MB; it is not a tfviz analysis this version can open"
+        ) from None
     except NotReadable:  # a FIFO or a device blocks or never ends
         raise AnalysisFileError(f"{path} is not a regular file") from None
     except OSError as exc:
@@ -130,8 +135,13 @@ def load_analysis(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, *,
     return _parse(data, str(path), run)
 
 
-def parse_analysis(data: str | bytes, name: str = "the file", *, progress: Progress | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> Report:
+def parse_analysis(
+    data: str | bytes,
+    name: str = "the file",
+    *,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Report:
     """Check and rebuild a saved analysis from its text; raises :class:`AnalysisFileError`."""
     return _parse(data, name, _Run(progress, cancelled))
 
@@ -158,8 +168,13 @@ def _parse_and_check(data: str | bytes, name: str, run: _Run) -> Report:
     return _from_document(doc, name, run)
 
 
-def report_from_document(doc: Any, name: str = "the file", *, progress: Progress | None = None,
-                         cancelled: Callable[[], bool] | None = None) -> Report:
+def report_from_document(
+    doc: Any,
+    name: str = "the file",
+    *,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Report:
     """Check and rebuild a saved analysis from its parsed JSON (``doc`` is left as it was)."""
     with collector_paused():
         return _from_document(doc, name, _Run(progress, cancelled))
@@ -172,12 +187,16 @@ def _from_document(doc: Any, name: str, run: _Run) -> Report:
     if type(version) is not int or version < 1:
         raise AnalysisFileError(f"{name}: schema_version must be a whole number, got {_short(version)}")
     if version > SCHEMA_VERSION:
-        raise AnalysisFileError(f"{name} was written by a newer tfviz (schema {version}); this"
-                                f" tfviz reads schema {SCHEMA_VERSION}: upgrade tfviz to open it")
+        raise AnalysisFileError(
+            f"{name} was written by a newer tfviz (schema {version}); this"
+            f" tfviz reads schema {SCHEMA_VERSION}: upgrade tfviz to open it"
+        )
     graph = doc.get("graph")
     if isinstance(graph, dict) and type(graph.get("ops")) is int:
-        raise AnalysisFileError(f"{name} holds the graph's counts, not the graph (tfviz check --json"
-                                " output): save it with tfviz export -o FILE.json or check --graph")
+        raise AnalysisFileError(
+            f"{name} holds the graph's counts, not the graph (tfviz check --json"
+            " output): save it with tfviz export -o FILE.json or check --graph"
+        )
     run.total = _check_limits(doc, graph, name)
     run.stage("checking the analysis", _PARSE)
     try:
@@ -197,15 +216,18 @@ def _check_limits(doc: dict[str, Any], graph: Any, name: str) -> int:
         lists += [graph.get("ops"), graph.get("edges"), graph.get("functions")]
     n = [len(x) if isinstance(x, list) else 0 for x in lists]
     if n[0] > MAX_VARIABLES:
-        raise AnalysisFileError(f"{name} lists {n[0]:,} variables; tfviz opens analyses of at"
-                                f" most {MAX_VARIABLES:,} variables")
+        raise AnalysisFileError(
+            f"{name} lists {n[0]:,} variables; tfviz opens analyses of at most {MAX_VARIABLES:,} variables"
+        )
     if len(n) > 3 and n[3] > MAX_OPS:
-        raise AnalysisFileError(f"{name} holds a graph of {n[3]:,} ops; tfviz opens graphs of at"
-                                f" most {MAX_OPS:,} ops")
+        raise AnalysisFileError(
+            f"{name} holds a graph of {n[3]:,} ops; tfviz opens graphs of at most {MAX_OPS:,} ops"
+        )
     return sum(n)
 
 
 # -- progress and cancelling --------------------------------------------------------------
+
 
 class _Run:
     """One load's ``progress`` and ``cancelled`` callbacks, and how far it has got."""
@@ -237,6 +259,7 @@ class _Run:
 
 # -- parsing ----------------------------------------------------------------------------
 
+
 def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not allowed (norms that are not finite are written as null)")
 
@@ -257,15 +280,14 @@ def _loads(text: str, run: _Run) -> Any:
     size = len(text)
     seen = [0]
     # its key memo is per call
-    scan: Callable[[str, int], tuple[Any, int]] = (
-        json.JSONDecoder(parse_constant=_no_constant).scan_once)  # type: ignore[attr-defined]
+    scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(parse_constant=_no_constant).scan_once  # type: ignore[attr-defined]
 
     def err(msg: str, at: int) -> json.JSONDecodeError:
         return json.JSONDecodeError(msg, text, at)
 
     def value(at: int, depth: int) -> tuple[Any, int]:
         at = _SPACE(text, at).end()
-        ch = text[at:at + 1]
+        ch = text[at : at + 1]
         if depth < _SHALLOW - 1 and ch == "{":
             return obj(at + 1, depth + 1)
         if depth < _SHALLOW and ch == "[":
@@ -281,18 +303,18 @@ def _loads(text: str, run: _Run) -> Any:
     def obj(at: int, depth: int) -> tuple[dict[str, Any], int]:
         out: dict[str, Any] = {}
         at = _SPACE(text, at).end()
-        if text[at:at + 1] == "}":
+        if text[at : at + 1] == "}":
             return out, at + 1
         while True:
-            if text[at:at + 1] != '"':
+            if text[at : at + 1] != '"':
                 raise err("Expecting property name enclosed in double quotes", at)
             key, at = _STRING(text, at + 1)
             at = _SPACE(text, at).end()
-            if text[at:at + 1] != ":":
+            if text[at : at + 1] != ":":
                 raise err("Expecting ':' delimiter", at)
             out[key], at = value(at + 1, depth)
             at = _SPACE(text, at).end()
-            ch = text[at:at + 1]
+            ch = text[at : at + 1]
             if ch == "}":
                 return out, at + 1
             if ch != ",":
@@ -302,7 +324,7 @@ def _loads(text: str, run: _Run) -> Any:
     def arr(at: int) -> tuple[list[Any], int]:
         out: list[Any] = []
         at = _SPACE(text, at).end()
-        if text[at:at + 1] == "]":
+        if text[at : at + 1] == "]":
             return out, at + 1
         while True:
             item, at = element(_SPACE(text, at).end())
@@ -311,7 +333,7 @@ def _loads(text: str, run: _Run) -> Any:
             if not seen[0] % _SLICE:
                 run.parsed(at, size)
             at = _SPACE(text, at).end()
-            ch = text[at:at + 1]
+            ch = text[at : at + 1]
             if ch == "]":
                 return out, at + 1
             if ch != ",":
@@ -326,6 +348,7 @@ def _loads(text: str, run: _Run) -> Any:
 
 
 # -- checking ---------------------------------------------------------------------------
+
 
 class _Invalid(Exception):
     """What is wrong (``what``) and where (``path``, built innermost first on the way out)."""
@@ -371,9 +394,13 @@ def _table(cls: type) -> tuple[tuple[str, Check, bool, frozenset[str | None] | N
         for f in dataclasses.fields(cls):
             key = (cls.__name__, f.name)
             counted = _COUNTED.get((cls, f.name))
-            check = (_LINE if key == ("Source", "line")
-                     else _counted_list(_checker(counted)) if counted is not None
-                     else _checker(hints[f.name]))
+            check = (
+                _LINE
+                if key == ("Source", "line")
+                else _counted_list(_checker(counted))
+                if counted is not None
+                else _checker(hints[f.name])
+            )
             required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             rows.append((f.name, check, required, _VOCAB.get(key)))
         table = _TABLES[cls] = tuple(rows)
@@ -390,6 +417,7 @@ def _compile(hint: Any) -> Check:
 
         def optional(value: Any, run: _Run) -> Any:
             return None if value is None else inner_check(value, run)
+
         return optional
     if origin is list:
         return _list(_checker(args[0]))
@@ -410,6 +438,7 @@ def _compile(hint: Any) -> Check:
                 except _Invalid as exc:
                     raise exc.at(k) from None
             return out
+
         return mapping
     scalar = _SCALARS.get(hint)
     if scalar is None:  # pragma: no cover - a new dataclass field
@@ -450,6 +479,7 @@ def _list(item: Check) -> Check:
         except _Invalid:
             _locate(value, 0, item, run)
             raise  # pragma: no cover - _locate raises
+
     return check
 
 
@@ -457,21 +487,23 @@ def _counted_list(item: Check) -> Check:
     """A long list's checker: slice by slice, each counted (progress, cancelling) and, in
     a document this module parsed itself, released once checked (freeing 100 MB of
     parsed JSON at the end would be one long pause)."""
+
     def check(value: Any, run: _Run) -> list[Any]:
         if not isinstance(value, list):
             raise _Invalid("should be a list")
         out: list[Any] = []
         for start in range(0, len(value), _SLICE):
-            part = value[start:start + _SLICE]
+            part = value[start : start + _SLICE]
             try:
                 out += [item(v, run) for v in part]
             except _Invalid:
                 _locate(part, start, item, run)
             if run.consume:
-                value[start:start + len(part)] = [None] * len(part)
+                value[start : start + len(part)] = [None] * len(part)
             del part
             run.checked(min(_SLICE, len(value) - start))
         return out
+
     return check
 
 
@@ -539,13 +571,19 @@ def _check_graph(g: GraphDoc) -> None:
     for i, e in enumerate(g.edges):
         for end in (e.src, e.dst):
             if end not in ops:
-                raise _Invalid(f"joins {_short(end)}, which is not an op of the graph").at(f"[{i}]") \
-                    .at("edges").at("graph")
+                raise (
+                    _Invalid(f"joins {_short(end)}, which is not an op of the graph")
+                    .at(f"[{i}]")
+                    .at("edges")
+                    .at("graph")
+                )
     fns = {f.id: f for f in g.functions}
     for op in g.ops:
         if op.group and op.group not in fns:
-            raise _Invalid(f"op {_short(op.id)} is in group {_short(op.group)}, which is not a"
-                           " function of the graph", located=False)
+            raise _Invalid(
+                f"op {_short(op.id)} is in group {_short(op.group)}, which is not a function of the graph",
+                located=False,
+            )
     depth: dict[str, int] = {"": 0}
 
     def fn_depth(fid: str) -> int:
@@ -555,8 +593,11 @@ def _check_graph(g: GraphDoc) -> None:
         x = fid
         while x not in depth:
             if x in chain or len(chain) > MAX_NESTING:
-                raise _Invalid(f"function {_short(fid)} is nested more than {MAX_NESTING} deep"
-                               " (or in a loop of parents)", located=False)
+                raise _Invalid(
+                    f"function {_short(fid)} is nested more than {MAX_NESTING} deep"
+                    " (or in a loop of parents)",
+                    located=False,
+                )
             chain.append(x)
             fn = fns.get(x)
             x = fn.parent if fn is not None and fn.parent in fns else ""
@@ -570,12 +611,18 @@ def _check_graph(g: GraphDoc) -> None:
 
     for f in g.functions:
         if fn_depth(f.id) > MAX_NESTING:
-            raise _Invalid(f"function {_short(f.id)} is nested more than {MAX_NESTING} deep"
-                           " (function bodies and name scopes)", located=False)
+            raise _Invalid(
+                f"function {_short(f.id)} is nested more than {MAX_NESTING} deep"
+                " (function bodies and name scopes)",
+                located=False,
+            )
     for op in g.ops:
         if fn_depth(op.group) + _levels(op.scope) > MAX_NESTING:
-            raise _Invalid(f"op {_short(op.id)} is nested more than {MAX_NESTING} deep"
-                           " (function bodies and name scopes)", located=False)
+            raise _Invalid(
+                f"op {_short(op.id)} is nested more than {MAX_NESTING} deep"
+                " (function bodies and name scopes)",
+                located=False,
+            )
 
 
 def _levels(scope: str) -> int:

@@ -34,5 +34,6 @@ def examples() -> list[Path]:
     folder = examples_dir()
     if folder is None:
         return []
-    return sorted(p for p in folder.iterdir()
-                  if p.suffix in _KINDS and p.is_file() and not p.name.startswith("_"))
+    return sorted(
+        p for p in folder.iterdir() if p.suffix in _KINDS and p.is_file() and not p.name.startswith("_")
+    )

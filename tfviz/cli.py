@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     script_args: list[str] = []
     if "--" in argv:  # everything after it belongs to the user's program
         cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
+        argv, script_args = argv[:cut], argv[cut + 1 :]
     if argv and argv[0] not in BY_NAME and not argv[0].startswith("-"):
         argv.insert(0, "open")
     args = _parser().parse_args(argv)

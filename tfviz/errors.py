@@ -43,9 +43,7 @@ class AnalysisError(Exception):
     def __str__(self) -> str:
         self.in_cells()
         line = f" {self.cell_name}, line {self.cell_line}" if self.cell_name else f":{self.line}"
-        where = f"{self.file}{line}: " if self.file and self.line else (
-            f"{self.file}: " if self.file else ""
-        )
+        where = f"{self.file}{line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
         text = f"{where}{self.message}"
         if self.code:
             text += f"\n    {self.code}"

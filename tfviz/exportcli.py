@@ -46,29 +46,55 @@ def _scale(text: str) -> float:
 
 def add_parser(sub: Subparsers) -> None:
     e = sub.add_parser(
-        "export", help="analyze a script and write the graph as an image (PNG, SVG, PDF) or data"
-                       " (JSON, DOT, GraphML)",
+        "export",
+        help="analyze a script and write the graph as an image (PNG, SVG, PDF) or data (JSON, DOT, GraphML)",
         usage="tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml} [options] [-- ARGS...]",
         epilog="Images show the graph as the window does, with a title line and the legend; they"
-               " are drawn without a display. JSON is a saved analysis the app opens (tfviz OUT.json);"
-               " DOT opens in Graphviz, GraphML in Gephi or yEd. SCRIPT may be a saved analysis"
-               " (.json): nothing is run then. Arguments after -- go to the script.")
-    e.add_argument("script", help="the training script or notebook (or one that defines loss()),"
-                                  " or a saved analysis (.json)")
-    e.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="the file to write; its extension names the format")
-    e.add_argument("--format", choices=("json", "dot", "graphml", "png", "svg", "pdf"),
-                   help="the format, when the extension does not say it")
-    e.add_argument("--expand", choices=EXPANSIONS, default="default",
-                   help="images: which groups are open: default (as the window opens the graph),"
-                        " all, problems (only groups holding a problem), none")
-    e.add_argument("--scale", type=_scale, default=1.0, metavar="S",
-                   help="PNG: pixels per graph unit (default 1; at most 64 megapixels in all)")
+        " are drawn without a display. JSON is a saved analysis the app opens (tfviz OUT.json);"
+        " DOT opens in Graphviz, GraphML in Gephi or yEd. SCRIPT may be a saved analysis"
+        " (.json): nothing is run then. Arguments after -- go to the script.",
+    )
+    e.add_argument(
+        "script",
+        help="the training script or notebook (or one that defines loss()), or a saved analysis (.json)",
+    )
+    e.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the file to write; its extension names the format",
+    )
+    e.add_argument(
+        "--format",
+        choices=("json", "dot", "graphml", "png", "svg", "pdf"),
+        help="the format, when the extension does not say it",
+    )
+    e.add_argument(
+        "--expand",
+        choices=EXPANSIONS,
+        default="default",
+        help="images: which groups are open: default (as the window opens the graph),"
+        " all, problems (only groups holding a problem), none",
+    )
+    e.add_argument(
+        "--scale",
+        type=_scale,
+        default=1.0,
+        metavar="S",
+        help="PNG: pixels per graph unit (default 1; at most 64 megapixels in all)",
+    )
     add_step_options(e)
-    e.add_argument("--force", action="store_true",
-                   help="replace an existing file tfviz did not write (never the script itself)")
-    e.add_argument("--allow-empty", action="store_true",
-                   help="export a script that has no trainable variables instead of exit 2")
+    e.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing file tfviz did not write (never the script itself)",
+    )
+    e.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="export a script that has no trainable variables instead of exit 2",
+    )
     e.set_defaults(json=False, list_targets=False)
 
 
@@ -86,11 +112,17 @@ def run(args: argparse.Namespace) -> ExitStatus:
         except ValueError as exc:
             raise AnalysisError(str(exc), file=args.output) from None
         if args.target and (args.run or args.script_args):
-            raise AnalysisError("--target calls a function; --run and script arguments are for"
-                                " running the program: use one or the other", file=args.script)
+            raise AnalysisError(
+                "--target calls a function; --run and script arguments are for"
+                " running the program: use one or the other",
+                file=args.script,
+            )
         if saved and (args.target or args.run or args.script_args):
-            raise AnalysisError("a saved analysis is shown as it was saved: --target, --run and"
-                                " script arguments are for analyzing a script", file=args.script)
+            raise AnalysisError(
+                "a saved analysis is shown as it was saved: --target, --run and"
+                " script arguments are for analyzing a script",
+                file=args.script,
+            )
         check_output(args.output, args.script, args.force)
         if not saved:
             compile_script(args.script)  # a missing file or a syntax error fails before any worker
@@ -144,8 +176,9 @@ def _move_into_place(image: str, output: str) -> None:
         shutil.copyfileobj(src, dst, 1 << 20)
 
 
-def draw(report: Report, output: str, fmt: str, expand: str = "default",
-         scale: float = 1.0) -> tuple[bool, str]:
+def draw(
+    report: Report, output: str, fmt: str, expand: str = "default", scale: float = 1.0
+) -> tuple[bool, str]:
     """Draw ``report`` into ``output`` in a child process: (True, the renderer's one-line
     summary), or (False, why it failed). The child gets the analysis with every name made
     one XML can hold (:func:`~tfviz.outputs.xml_safe_tree`): Qt writes an escape
@@ -170,8 +203,19 @@ def draw(report: Report, output: str, fmt: str, expand: str = "default",
                 fh.write(json.dumps(safe, allow_nan=False))
         except OSError as exc:
             return False, f"cannot write a temporary file: {exc.strerror or exc}"
-        cmd = [sys.executable, "-m", "tfviz_app.graph.export.headless", path, image, "--format", fmt,
-               "--expand", expand, "--scale", repr(scale)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tfviz_app.graph.export.headless",
+            path,
+            image,
+            "--format",
+            fmt,
+            "--expand",
+            expand,
+            "--scale",
+            repr(scale),
+        ]
         try:
             # subprocess.run kills the renderer when tfviz is interrupted (SIGTERM is one).
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -44,8 +44,9 @@ def format_of(path: str) -> str:
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     ext = {"gv": "dot", "xml": "graphml"}.get(ext, ext)
     if ext not in DATA_FORMATS + IMAGE_FORMATS:
-        raise ValueError(f"cannot tell the format of {path!r}: use .json, .dot or .graphml"
-                         " (images: .png, .svg, .pdf)")
+        raise ValueError(
+            f"cannot tell the format of {path!r}: use .json, .dot or .graphml (images: .png, .svg, .pdf)"
+        )
     return ext
 
 
@@ -71,8 +72,11 @@ def verdict(report: Report) -> str:
         n = sum(v.status == Status.CONNECTED and v.kind == kind for v in report.variables)
         if n:
             parts.append(f"{n} with {words}")
-    sizes = [f"{n} {m}" for m in (Kind.VANISHING, Kind.EXPLODING)
-             if (n := sum(v.magnitude == m for v in report.variables))]
+    sizes = [
+        f"{n} {m}"
+        for m in (Kind.VANISHING, Kind.EXPLODING)
+        if (n := sum(v.magnitude == m for v in report.variables))
+    ]
     if parts:
         return ", ".join(parts + sizes)
     if not report.variables:
@@ -90,29 +94,65 @@ def to_networkx(report: Report) -> nx.MultiDiGraph[str]:
     string one XML 1.0 and UTF-8 can hold (:func:`~tfviz.outputs.xml_safe`): an op name
     with an escape sequence or a NUL made the GraphML unparsable and the DOT unwritable."""
     g: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    g.graph.update(_clean({"tfviz": report.tfviz or __version__, "tensorflow": report.tensorflow,
-                           "script": report.script, "target": report.target, "mode": report.mode,
-                           "ok": report.ok}))
+    g.graph.update(
+        _clean(
+            {
+                "tfviz": report.tfviz or __version__,
+                "tensorflow": report.tensorflow,
+                "script": report.script,
+                "target": report.target,
+                "mode": report.mode,
+                "ok": report.ok,
+            }
+        )
+    )
     h = Hierarchy.of_report(report)
     for op in report.graph.ops:
-        g.add_node(xml_safe(op.id), **_clean({
-            "label": h.display_name(op.id), "op_name": op.name, "layer": h.layer_of(op.id),
-            "type": op.type, "scope": op.scope,
-            "function": op.group, "status": op.status, "kind": kind_of(op.status),
-            "on_path": op.on_path, "is_variable": op.is_variable, "grad_norm": op.grad_norm,
-            "message": op.message, "cut_at": op.cut_at,
-            "outputs": "; ".join(f"{t.dtype}{_shape(t.shape)}" for t in op.outputs),
-            "file": op.source.file if op.source else None,
-            "line": op.source.line if op.source else None,
-            "color": _color(op.status),
-        }))
+        g.add_node(
+            xml_safe(op.id),
+            **_clean(
+                {
+                    "label": h.display_name(op.id),
+                    "op_name": op.name,
+                    "layer": h.layer_of(op.id),
+                    "type": op.type,
+                    "scope": op.scope,
+                    "function": op.group,
+                    "status": op.status,
+                    "kind": kind_of(op.status),
+                    "on_path": op.on_path,
+                    "is_variable": op.is_variable,
+                    "grad_norm": op.grad_norm,
+                    "message": op.message,
+                    "cut_at": op.cut_at,
+                    "outputs": "; ".join(f"{t.dtype}{_shape(t.shape)}" for t in op.outputs),
+                    "file": op.source.file if op.source else None,
+                    "line": op.source.line if op.source else None,
+                    "color": _color(op.status),
+                }
+            ),
+        )
     for i, e in enumerate(report.graph.edges):
-        g.add_edge(xml_safe(e.src), xml_safe(e.dst), key=i, **_clean({
-            "status": e.status, "kind": kind_of(e.status), "grad_norm": e.grad_norm,
-            "dtype": e.dtype, "shape": _shape(e.shape), "src_output": e.src_output,
-            "dst_input": e.dst_input, "back": e.back, "needed": e.needed, "cut_at": e.cut_at,
-            "color": _color(e.status),
-        }))
+        g.add_edge(
+            xml_safe(e.src),
+            xml_safe(e.dst),
+            key=i,
+            **_clean(
+                {
+                    "status": e.status,
+                    "kind": kind_of(e.status),
+                    "grad_norm": e.grad_norm,
+                    "dtype": e.dtype,
+                    "shape": _shape(e.shape),
+                    "src_output": e.src_output,
+                    "dst_input": e.dst_input,
+                    "back": e.back,
+                    "needed": e.needed,
+                    "cut_at": e.cut_at,
+                    "color": _color(e.status),
+                }
+            ),
+        )
     return g
 
 

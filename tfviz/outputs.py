@@ -37,9 +37,13 @@ HEAD_BYTES = 4096
 #: Characters XML 1.0 cannot hold, not even as ``&#...;``; surrogates are not characters
 #: (UTF-8 cannot encode them either).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class OutputError(OSError):
@@ -90,8 +94,9 @@ def destination(path: str) -> str:
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
         raise OutputError(path, getattr(exc, "strerror", None) or str(exc)) from None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise OutputError(path, f"it is {_kind(st.st_mode)}, not a regular file;"
-                                " tfviz writes only regular files")
+        raise OutputError(
+            path, f"it is {_kind(st.st_mode)}, not a regular file; tfviz writes only regular files"
+        )
     real = os.path.realpath(path) if os.path.islink(path) else path
     if st is None:
         folder = os.path.dirname(os.path.abspath(real))
@@ -106,8 +111,9 @@ def written_by_tfviz(path: str) -> bool:
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return False
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(
+            path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
     except OSError:
         return False
     try:
@@ -126,8 +132,9 @@ def written_by_tfviz(path: str) -> bool:
     return head.lstrip().startswith(b"{") and b'"tfviz"' in head  # a saved analysis (check --graph)
 
 
-def check_output(path: str, script: str | None = None, force: bool = False, flag: str = "-o",
-                 why_not_ours: str = "") -> None:
+def check_output(
+    path: str, script: str | None = None, force: bool = False, flag: str = "-o", why_not_ours: str = ""
+) -> None:
     """Refuse, before anything runs, an output ``flag`` must not write: not a regular file
     or a new name in an existing folder, the ``script`` itself, or (without ``force``) an
     existing file tfviz did not write. Raises :class:`tfviz.errors.AnalysisError` naming
@@ -141,11 +148,13 @@ def check_output(path: str, script: str | None = None, force: bool = False, flag
     if not os.path.lexists(real):
         return
     if script and os.path.exists(script) and os.path.samefile(real, script):
-        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it",
-                            file=path)
+        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it", file=path)
     if not force and not written_by_tfviz(real):
-        raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote"
-                            f"{why_not_ours}; use --force to replace it", file=path)
+        raise AnalysisError(
+            f"{flag} would overwrite {path}, which is not a file tfviz wrote"
+            f"{why_not_ours}; use --force to replace it",
+            file=path,
+        )
 
 
 @contextmanager
@@ -166,7 +175,7 @@ def temporary_beside(path: str) -> Iterator[str]:
         destination(path)  # still a regular file or nothing: never rename over a device
         os.replace(tmp, real)
     except UnicodeEncodeError as exc:
-        bad = exc.object[exc.start:exc.end]
+        bad = exc.object[exc.start : exc.end]
         raise OutputError(path, f"{bad!r} cannot be encoded as {exc.encoding}") from None
     except OutputError:
         raise

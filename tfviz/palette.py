@@ -32,21 +32,58 @@ STYLES: dict[str, Style] = {
         Style(Category.RAISES, "raises (tape.gradient fails)", "#D55E00", (4, 1.5, 1, 1.5), 2.6, "✕"),
         Style(Category.CUT, "cut (no gradient: kind)", "#E69F00", (5, 3), 2.2, "//"),
         Style(Category.STOP_GRADIENT, "stop_gradient", "#0072B2", (1, 2), 2.0, "⊘"),
-        Style(Category.INTEGER, "integer (not differentiable dtype)", "#CC79A7", (6, 2, 1, 2, 1, 2), 1.6,
-              "ℤ"),
+        Style(
+            Category.INTEGER, "integer (not differentiable dtype)", "#CC79A7", (6, 2, 1, 2, 1, 2), 1.6, "ℤ"
+        ),
         Style(Category.NAN, "NaN / Inf gradient", "#000000", (2, 1), 2.4, "!"),
-        Style(Category.ZERO, "zero (warning: the gradient is exactly 0 at these values)", "#56B4E9",
-              (8, 2), 2.4, "0"),
-        Style(Category.VANISHING, "vanishing (warning: the gradient arrives, over 5 decades smaller than near"
-              " the loss)", "#3F5FB0", (), 2.4, "↓"),
-        Style(Category.EXPLODING, "exploding (warning: the gradient arrives, over 5 decades larger than near"
-              " the loss)", "#A6266E", (), 2.4, "↑"),
-        Style(Category.NOT_TRAINED, "not trained (the loss reads it, but the step never updates it)",
-              "#B59A00", (6, 2, 2, 2), 2.4, "↺"),
-        Style(Category.STARVED, "no gradient (none arrives here: cut further toward the target)", "#A89F91",
-              (3, 3), 1.4, "∅"),
-        Style(Category.MUTED, "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
-              "#9AA3AD", (1, 3), 1.2, ""),
+        Style(
+            Category.ZERO,
+            "zero (warning: the gradient is exactly 0 at these values)",
+            "#56B4E9",
+            (8, 2),
+            2.4,
+            "0",
+        ),
+        Style(
+            Category.VANISHING,
+            "vanishing (warning: the gradient arrives, over 5 decades smaller than near the loss)",
+            "#3F5FB0",
+            (),
+            2.4,
+            "↓",
+        ),
+        Style(
+            Category.EXPLODING,
+            "exploding (warning: the gradient arrives, over 5 decades larger than near the loss)",
+            "#A6266E",
+            (),
+            2.4,
+            "↑",
+        ),
+        Style(
+            Category.NOT_TRAINED,
+            "not trained (the loss reads it, but the step never updates it)",
+            "#B59A00",
+            (6, 2, 2, 2),
+            2.4,
+            "↺",
+        ),
+        Style(
+            Category.STARVED,
+            "no gradient (none arrives here: cut further toward the target)",
+            "#A89F91",
+            (3, 3),
+            1.4,
+            "∅",
+        ),
+        Style(
+            Category.MUTED,
+            "harmless cut (no variable needs it: BatchNorm moments, shape arithmetic)",
+            "#9AA3AD",
+            (1, 3),
+            1.2,
+            "",
+        ),
         Style(Category.OFF_PATH, "off-path (no variable→target path)", "#BBBBBB", (), 1.0, ""),
     )
 }
@@ -55,8 +92,9 @@ STYLES: dict[str, Style] = {
 #: Statuses that are no cut (drawn per edge: built once).
 _FLOWS = frozenset(Flow)
 #: Kinds drawn in a look of their own; every other cut is drawn as ``cut``.
-_OWN_LOOK = frozenset({Kind.STOP_GRADIENT, Kind.INTEGER, Kind.NAN, Kind.ZERO, Kind.VANISHING,
-                       Kind.EXPLODING, Kind.NOT_TRAINED})
+_OWN_LOOK = frozenset(
+    {Kind.STOP_GRADIENT, Kind.INTEGER, Kind.NAN, Kind.ZERO, Kind.VANISHING, Kind.EXPLODING, Kind.NOT_TRAINED}
+)
 
 
 def category(status: str | None) -> Category:
@@ -81,9 +119,20 @@ def category(status: str | None) -> Category:
 #: Worst first: when several edges merge into one drawn edge, the worst wins. A gradient
 #: that passes outranks one that never arrives, and a harmless cut ranks below both.
 SEVERITY: tuple[Category, ...] = (
-    Category.RAISES, Category.NAN, Category.CUT, Category.NOT_TRAINED, Category.STOP_GRADIENT,
-    Category.INTEGER, Category.ZERO, Category.EXPLODING, Category.VANISHING, Category.PASSES,
-    Category.STARVED, Category.MUTED, Category.OFF_PATH)
+    Category.RAISES,
+    Category.NAN,
+    Category.CUT,
+    Category.NOT_TRAINED,
+    Category.STOP_GRADIENT,
+    Category.INTEGER,
+    Category.ZERO,
+    Category.EXPLODING,
+    Category.VANISHING,
+    Category.PASSES,
+    Category.STARVED,
+    Category.MUTED,
+    Category.OFF_PATH,
+)
 #: Categories that mark no bug (nor a warning) where they are drawn.
 QUIET = frozenset({Category.PASSES, Category.OFF_PATH, Category.STARVED, Category.MUTED})
 
@@ -133,15 +182,26 @@ NO_GRADIENT_COLOR = "#CCCCCC"
 
 
 STATUS_ICON_COLOR: dict[str, str] = {
-    Status.CONNECTED: STYLES[Category.PASSES].color, Status.DISCONNECTED: STYLES[Category.CUT].color,
-    Status.BROKEN: STYLES[Category.RAISES].color, Kind.NAN: STYLES[Category.NAN].color,
-    Kind.ZERO: STYLES[Category.ZERO].color, Kind.NOT_TRAINED: STYLES[Category.NOT_TRAINED].color,
-    Kind.VANISHING: STYLES[Category.VANISHING].color, Kind.EXPLODING: STYLES[Category.EXPLODING].color,
-    Kind.CANCELLED: "#98A9BC", "read_not_trained": "#B8B8B8"}
+    Status.CONNECTED: STYLES[Category.PASSES].color,
+    Status.DISCONNECTED: STYLES[Category.CUT].color,
+    Status.BROKEN: STYLES[Category.RAISES].color,
+    Kind.NAN: STYLES[Category.NAN].color,
+    Kind.ZERO: STYLES[Category.ZERO].color,
+    Kind.NOT_TRAINED: STYLES[Category.NOT_TRAINED].color,
+    Kind.VANISHING: STYLES[Category.VANISHING].color,
+    Kind.EXPLODING: STYLES[Category.EXPLODING].color,
+    Kind.CANCELLED: "#98A9BC",
+    "read_not_trained": "#B8B8B8",
+}
 #: Colours for text on white where the line colour is too light to read (sky blue: 2.2:1).
 TEXT_COLOR: dict[str, str] = {
-    Kind.ZERO: "#1F6FA3", Kind.CANCELLED: "#5F6B76", Kind.NOT_TRAINED: "#7A6800",
-    "read_not_trained": "#8A8A8A", Category.STARVED: "#6B645A", Category.MUTED: "#5F6B76"}
+    Kind.ZERO: "#1F6FA3",
+    Kind.CANCELLED: "#5F6B76",
+    Kind.NOT_TRAINED: "#7A6800",
+    "read_not_trained": "#8A8A8A",
+    Category.STARVED: "#6B645A",
+    Category.MUTED: "#5F6B76",
+}
 
 
 def text_color(key: str) -> str:

@@ -239,9 +239,12 @@ class Report:
         """The report as plain data (see :func:`plain`); without ``full_graph``, the graph
         as its counts."""
         with collector_paused():
-            return {name: self.graph.counts() if name == "graph" and not full_graph
-                    else plain(getattr(self, name), strict)
-                    for name in (f.name for f in dataclasses.fields(self))}
+            return {
+                name: self.graph.counts()
+                if name == "graph" and not full_graph
+                else plain(getattr(self, name), strict)
+                for name in (f.name for f in dataclasses.fields(self))
+            }
 
     def to_json(self, full_graph: bool = True, indent: int | None = None) -> str:
         """Strict JSON: a NaN or infinite norm becomes null (its kind says ``nan``).
@@ -261,16 +264,21 @@ class Report:
 
     @classmethod
     def _from_dict(cls, d: dict[str, Any]) -> Report:
-        return cls(**{
-            **{k: v for k, v in d.items() if k in _field_names(cls)},
-            "variables": [VariableReport(**{**v, "source": _source(v.get("source"))})
-                          for v in d.get("variables", [])],
-            "problems": [Problem(**{**p, "source": _source(p.get("source"))})
-                         for p in d.get("problems", [])],
-            "read_not_trained": [ReadNotTrained(**r) for r in d.get("read_not_trained", [])],
-            "graph": _graph(d.get("graph") or {}),
-            "watch": _watch(d.get("watch")),
-        })
+        return cls(
+            **{
+                **{k: v for k, v in d.items() if k in _field_names(cls)},
+                "variables": [
+                    VariableReport(**{**v, "source": _source(v.get("source"))})
+                    for v in d.get("variables", [])
+                ],
+                "problems": [
+                    Problem(**{**p, "source": _source(p.get("source"))}) for p in d.get("problems", [])
+                ],
+                "read_not_trained": [ReadNotTrained(**r) for r in d.get("read_not_trained", [])],
+                "graph": _graph(d.get("graph") or {}),
+                "watch": _watch(d.get("watch")),
+            }
+        )
 
 
 @contextlib.contextmanager
@@ -322,8 +330,7 @@ def plain(value: Any, strict: bool = False) -> Any:
         if not dataclasses.is_dataclass(value) or isinstance(value, type):
             return copy.deepcopy(value)
         names = _PLAIN_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
-    return {name: v if type(v := getattr(value, name)) in shared else plain(v, strict)
-            for name in names}
+    return {name: v if type(v := getattr(value, name)) in shared else plain(v, strict) for name in names}
 
 
 _PLAIN_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -351,13 +358,17 @@ def _list(d: dict[str, Any], key: str) -> list[Any]:
 def _graph(g: dict[str, Any]) -> GraphDoc:
     return GraphDoc(
         ops=[
-            GraphOp(**{**o, "outputs": [TensorInfo(**t) for t in o.get("outputs", [])],
-                       "source": _source(o.get("source"))})
+            GraphOp(
+                **{
+                    **o,
+                    "outputs": [TensorInfo(**t) for t in o.get("outputs", [])],
+                    "source": _source(o.get("source")),
+                }
+            )
             for o in _list(g, "ops")
         ],
         edges=[GraphEdge(**e) for e in _list(g, "edges")],
-        functions=[GraphFunction(**{**f, "source": _source(f.get("source"))})
-                   for f in _list(g, "functions")],
+        functions=[GraphFunction(**{**f, "source": _source(f.get("source"))}) for f in _list(g, "functions")],
         layer_scopes=dict(g.get("layer_scopes") or {}),
         layer_attributes={k: dict(v) for k, v in (g.get("layer_attributes") or {}).items()},
     )

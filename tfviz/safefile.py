@@ -45,8 +45,9 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         raise NotReadable(f"{name} is a kernel or device file, not a regular file")
     if not stat.S_ISREG(os.stat(name).st_mode):
         raise NotReadable(f"{name} is not a regular file")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
-        | getattr(os, "O_NOCTTY", 0)
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    )
     fd = os.open(name, flags)
     try:
         st = os.fstat(fd)

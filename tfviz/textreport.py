@@ -11,18 +11,31 @@ from tfviz.structure.hierarchy import Hierarchy
 from tfviz.vocabulary import Kind, Severity, Status
 
 _MARK: dict[str, str] = {
-    Status.CONNECTED: "ok ", Status.DISCONNECTED: "-- ", Status.BROKEN: "!! ", Kind.ZERO: "0  ",
-    Kind.VANISHING: "v  ", Kind.EXPLODING: "^  ", Kind.CANCELLED: "~  "}
+    Status.CONNECTED: "ok ",
+    Status.DISCONNECTED: "-- ",
+    Status.BROKEN: "!! ",
+    Kind.ZERO: "0  ",
+    Kind.VANISHING: "v  ",
+    Kind.EXPLODING: "^  ",
+    Kind.CANCELLED: "~  ",
+}
 _COLOR: dict[str, str] = {
-    Status.CONNECTED: "32", Status.DISCONNECTED: "33", Status.BROKEN: "31", Severity.ERROR: "31",
-    Severity.WARNING: "33", Kind.ZERO: "33", Kind.VANISHING: "33", Kind.EXPLODING: "33",
-    Severity.INFO: "36"}
+    Status.CONNECTED: "32",
+    Status.DISCONNECTED: "33",
+    Status.BROKEN: "31",
+    Severity.ERROR: "31",
+    Severity.WARNING: "33",
+    Kind.ZERO: "33",
+    Kind.VANISHING: "33",
+    Kind.EXPLODING: "33",
+    Severity.INFO: "36",
+}
 #: A NaN or an all-zero gradient is never shown with the plain "connected" tick.
 _STATE_OF_KIND: dict[str, str] = {Kind.NAN: Status.BROKEN, Kind.ZERO: Kind.ZERO}
 
 
 def magnitude_counts(report: Report) -> str:
-    """", 3 vanishing, 1 exploding": the variables whose gradient arrives at a size that cannot
+    """ ", 3 vanishing, 1 exploding": the variables whose gradient arrives at a size that cannot
     train them, for the verdict line ("" when there are none)."""
     counts = [(k, sum(v.magnitude == k for v in report.variables)) for k in (Kind.VANISHING, Kind.EXPLODING)]
     return "".join(f", {n} {k}" for k, n in counts if n)
@@ -45,15 +58,19 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
     conds = ", ".join(w.until)
     out = []
     if w.fired is not None:
-        out.append(_c(f"{w.fired} at gradient step {w.step:,} of {w.steps:,} watched", Severity.ERROR, color)
-                   + f" (--until {conds})")
+        out.append(
+            _c(f"{w.fired} at gradient step {w.step:,} of {w.steps:,} watched", Severity.ERROR, color)
+            + f" (--until {conds})"
+        )
         out.append(f"  at: {w.at}")
         if w.detail:
             out.extend(textwrap.wrap(w.detail, 100, initial_indent="  ", subsequent_indent="  "))
         out.append("  The program was stopped before this step's update; the step is diagnosed below.")
     elif w.step is not None:
-        out.append(f"no condition met (--until {conds}) in {w.steps:,} gradient steps;"
-                   f" the last one, step {w.step:,}, is diagnosed below")
+        out.append(
+            f"no condition met (--until {conds}) in {w.steps:,} gradient steps;"
+            f" the last one, step {w.step:,}, is diagnosed below"
+        )
     else:
         out.append(f"no condition met (--until {conds}): {w.at}")
     if w.min_norm is not None and w.max_norm is not None:
@@ -114,21 +131,38 @@ def render(report: Report, color: bool = False) -> str:
         h = Hierarchy.of_report(report) if report.graph.ops else None
         for p in report.problems:
             sev = _c(p.severity, p.severity, color)
-            where = (("" if not p.source else
-                      f"{_rel(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
-                      if p.source.cell_name else f"{_rel(p.source.file)}:{p.source.line}")
-                     or "(no source line)")
+            where = (
+                ""
+                if not p.source
+                else f"{_rel(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
+                if p.source.cell_name
+                else f"{_rel(p.source.file)}:{p.source.line}"
+            ) or "(no source line)"
             out.append(f"  {sev} {p.kind}{_op_words(p, h)} at {where}")
             if p.source and p.source.code:
                 out.append(f"      | {p.source.code}")
             if p.message:
                 out.append(f"      {p.message}")
             if h is not None and (way := _path_words(report, p, h)):
-                out.extend(textwrap.wrap(way, 100, initial_indent="      ", subsequent_indent="        ",
-                                         break_on_hyphens=False))
+                out.extend(
+                    textwrap.wrap(
+                        way,
+                        100,
+                        initial_indent="      ",
+                        subsequent_indent="        ",
+                        break_on_hyphens=False,
+                    )
+                )
             if p.variables:
-                out.extend(textwrap.wrap(", ".join(p.variables), 100, initial_indent="      affects: ",
-                                         subsequent_indent="               ", break_on_hyphens=False))
+                out.extend(
+                    textwrap.wrap(
+                        ", ".join(p.variables),
+                        100,
+                        initial_indent="      affects: ",
+                        subsequent_indent="               ",
+                        break_on_hyphens=False,
+                    )
+                )
             if p.hint:
                 out.append(f"      hint: {p.hint}")
     g = report.graph.counts()
@@ -148,8 +182,11 @@ def _op_words(p: Problem, h: Hierarchy | None) -> str:
     shown = h.display_name(p.op)
     layer = h.layer_of(p.op)
     box = f"layer {layer}" if layer else h.where(p.op)
-    return (f" {p.op_type} '{shown}'" + (f" in {box}" if box else "")
-            + (f" ({h.ops[p.op].name})" if h.ops[p.op].name != shown else ""))
+    return (
+        f" {p.op_type} '{shown}'"
+        + (f" in {box}" if box else "")
+        + (f" ({h.ops[p.op].name})" if h.ops[p.op].name != shown else "")
+    )
 
 
 def _path_words(report: Report, p: Problem, h: Hierarchy) -> str:

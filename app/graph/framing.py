@@ -83,10 +83,14 @@ class Framing:
         items = self.view.node_items
         on = {nid for nid in items if self._on_path(nid)}
         fed = {b for a, b in self.view.edge_routes if a in on}
-        starts = ([it for nid, it in items.items() if nid in on and nid not in fed]
-                  or [items[nid] for nid in on] or list(items.values()))
-        first = min(starts, key=lambda i: (i.sceneBoundingRect().top(), i.sceneBoundingRect().left()),
-                    default=None)
+        starts = (
+            [it for nid, it in items.items() if nid in on and nid not in fed]
+            or [items[nid] for nid in on]
+            or list(items.values())
+        )
+        first = min(
+            starts, key=lambda i: (i.sceneBoundingRect().top(), i.sceneBoundingRect().left()), default=None
+        )
         half = self.view.viewport().width() / (2 * s)
         if first is None:
             x = max(r.center().x(), r.left() + half - 20 / s)
@@ -155,8 +159,10 @@ class Framing:
         vw, vh = self.view.viewport().width() / s, self.view.viewport().height() / s
         if (r.width() > vw - 20 or r.height() > vh - 20) and center is not None:
             k = center.sceneBoundingRect()
-            c = QPointF(_clamp(c.x(), k.right() + 20 - vw / 2, k.left() - 20 + vw / 2, k.center().x()),
-                        _clamp(c.y(), k.bottom() + 20 - vh / 2, k.top() - 20 + vh / 2, k.center().y()))
+            c = QPointF(
+                _clamp(c.x(), k.right() + 20 - vw / 2, k.left() - 20 + vw / 2, k.center().x()),
+                _clamp(c.y(), k.bottom() + 20 - vh / 2, k.top() - 20 + vh / 2, k.center().y()),
+            )
         self.view.centerOn(c)
         self.later(lambda: self.view.centerOn(c))
 

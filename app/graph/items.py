@@ -34,7 +34,7 @@ class Tile(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsChildrenToShape, True)
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._rect
 
     def paint(self, painter, option, widget=None) -> None:  # ItemHasNoContents: never called
@@ -44,9 +44,19 @@ class Tile(QGraphicsItem):
 class NodeItem(QGraphicsItem):
     """An op, a variable, the target, or a collapsed group (with problem badges)."""
 
-    def __init__(self, node_id: str, rect: QRectF, title: str, subtitle: str, *, kind: str,
-                 status: str = "passes", on_path: bool = True, badges: dict[str, int] | None = None,
-                 tooltip: str = ""):
+    def __init__(
+        self,
+        node_id: str,
+        rect: QRectF,
+        title: str,
+        subtitle: str,
+        *,
+        kind: str,
+        status: str = "passes",
+        on_path: bool = True,
+        badges: dict[str, int] | None = None,
+        tooltip: str = "",
+    ):
         super().__init__()
         self.node_id = node_id
         self.kind = kind  # op | variable | target | group
@@ -70,8 +80,10 @@ class NodeItem(QGraphicsItem):
             self._fill, self._text = QColor(theme.OFF_PATH_FILL), QColor(theme.OFF_PATH_NODE_INK)
         self._problem = cat not in QUIET
         self.starved = cat == "starved"
-        self._border = QPen(QColor(STYLES[cat].color) if self._problem else QColor(theme.QUIET_LINE),
-                            3.0 if self._problem else 1.0)
+        self._border = QPen(
+            QColor(STYLES[cat].color) if self._problem else QColor(theme.QUIET_LINE),
+            3.0 if self._problem else 1.0,
+        )
         if self._problem and STYLES[cat].dash:
             self._border.setDashPattern([max(1.0, d / 1.5) for d in STYLES[cat].dash])
         self._marker = STYLES[cat].marker if self._problem else ""
@@ -87,7 +99,7 @@ class NodeItem(QGraphicsItem):
         if self.far_cat:
             self.setZValue(1)  # problems are drawn on top
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._rect.adjusted(-3, -3, 3, 3)
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
@@ -95,8 +107,14 @@ class NodeItem(QGraphicsItem):
         r = self._rect
         sel = self.isSelected() or self.highlight
         if lod < LOD_TEXT:
-            painter.fillRect(r, QColor(theme.SELECTION_FILL) if sel else QColor(STYLES[self.far_cat].color)
-                             if self.far_cat else self._fill.darker(115))
+            painter.fillRect(
+                r,
+                QColor(theme.SELECTION_FILL)
+                if sel
+                else QColor(STYLES[self.far_cat].color)
+                if self.far_cat
+                else self._fill.darker(115),
+            )
             return
         painter.setBrush(self._fill)
         painter.setPen(QPen(QColor(theme.SELECTION_LINE), 3.5) if sel else self._border)
@@ -114,18 +132,24 @@ class NodeItem(QGraphicsItem):
         painter.setPen(self._text)
         painter.setFont(_BOLD if self.kind in ("group", "target") else _FONT)
         tr = r.adjusted(8, 3, -22 if self._marker else -8, -r.height() / 2)
-        painter.drawText(tr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
-                         path_elided(self.title, QFontMetricsF(painter.font()), tr.width()))
+        painter.drawText(
+            tr,
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
+            path_elided(self.title, QFontMetricsF(painter.font()), tr.width()),
+        )
         painter.setFont(_SUBTITLE)
         sr = r.adjusted(8, r.height() / 2 + 1, -8, -2)
-        painter.drawText(sr, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                         painter.fontMetrics().elidedText(self.subtitle, Qt.TextElideMode.ElideRight,
-                                                          int(sr.width())))
+        painter.drawText(
+            sr,
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+            painter.fontMetrics().elidedText(self.subtitle, Qt.TextElideMode.ElideRight, int(sr.width())),
+        )
         if self._marker:
             painter.setPen(self._border.color())
             painter.setFont(_BOLD)
-            painter.drawText(QRectF(r.right() - 22, r.top() + 2, 20, 16), Qt.AlignmentFlag.AlignCenter,
-                             self._marker)
+            painter.drawText(
+                QRectF(r.right() - 22, r.top() + 2, 20, 16), Qt.AlignmentFlag.AlignCenter, self._marker
+            )
         if self.badges:
             x = r.right() - 6
             painter.setFont(_SMALL)
@@ -136,8 +160,9 @@ class NodeItem(QGraphicsItem):
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(QColor(STYLES[cat].color))
                 painter.drawRoundedRect(br, 6, 6)
-                painter.setPen(QColor("black") if cat in ("off_path", "zero", "starved", "muted")
-                               else QColor("white"))
+                painter.setPen(
+                    QColor("black") if cat in ("off_path", "zero", "starved", "muted") else QColor("white")
+                )
                 painter.drawText(br, Qt.AlignmentFlag.AlignCenter, badge_text(cat, n))
 
 
@@ -183,7 +208,7 @@ class FrameItem(QGraphicsItem):
         self.setToolTip(f"{title} — double-click the title to collapse")
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._rect.adjusted(-1, -1, 1, 1)
 
     def title_rect(self) -> QRectF:
@@ -197,8 +222,11 @@ class FrameItem(QGraphicsItem):
             painter.setPen(QColor(theme.SOFT_INK))
             painter.setFont(_BOLD)
             box = self._rect.adjusted(10, 3, -10, 0)
-            painter.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                             frame_title(self.title, box.width()))
+            painter.drawText(
+                box,
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                frame_title(self.title, box.width()),
+            )
 
 
 class EdgeBatch(QGraphicsPathItem):
@@ -238,7 +266,7 @@ class ProblemMarks(QGraphicsItem):
             self.prepareGeometryChange()
             self._margin = m
 
-    def boundingRect(self) -> QRectF:
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         m = self._margin
         return self._rect.adjusted(-m, -m, m, m)
 

@@ -52,8 +52,10 @@ MAX_SIDE = 4096
 MAX_AREA = 4096 * 1024
 #: The scroll indicator: how far from the edge a press hits it, and its drawn width.
 TRACK, TRACK_W = 7, 3
-EMPTY_TEXT = ("The whole graph appears here, small, once a script is analyzed: problem ops"
-              " in their colours, the part shown in the graph outlined. Click or drag to go there.")
+EMPTY_TEXT = (
+    "The whole graph appears here, small, once a script is analyzed: problem ops"
+    " in their colours, the part shown in the graph outlined. Click or drag to go there."
+)
 VIEW_PEN = QColor(theme.SELECTION_LINE)
 #: Outside the part in view, the minimap is shaded.
 SHADE = QColor(40, 50, 60, 34)
@@ -74,8 +76,9 @@ class Minimap(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip("Overview: click or drag to move the graph view; the wheel scrolls it,"
-                        " the arrow keys pan it")
+        self.setToolTip(
+            "Overview: click or drag to move the graph view; the wheel scrolls it, the arrow keys pan it"
+        )
         self.setAccessibleName("Graph overview")
         self.renders = 0  # how many times the cached image was drawn (tests check it stays cached)
         self.paints = 0  # how many times the widget was painted (tests check a scroll repaints it)
@@ -183,8 +186,10 @@ class Minimap(QWidget):
         share = VIEW_SHARE * (w, h)[a] * zoom / max((vp.width(), vp.height())[a], 1)
         share = 2 ** (math.floor(math.log2(share) * 4) / 4)
         dpr = self.devicePixelRatioF()
-        cap = min((MAX_SIDE / dpr - 2 * MARGIN) / max(sr.width(), sr.height()),
-                  math.sqrt(MAX_AREA / sr.width() / sr.height()) / dpr)
+        cap = min(
+            (MAX_SIDE / dpr - 2 * MARGIN) / max(sr.width(), sr.height()),
+            math.sqrt(MAX_AREA / sr.width() / sr.height()) / dpr,
+        )
         return max(fit, min(fill, share, cap))
 
     # -- the cached image ---------------------------------------------------------
@@ -195,9 +200,12 @@ class Minimap(QWidget):
         self.update()
 
     def _stale(self) -> bool:
-        return (self._image is None or self.view.node_items is not self._drawn_items
-                or self.view.scene().sceneRect() != self._drawn_rect
-                or not math.isclose(self.wanted_scale(), self._scale, rel_tol=1e-6))
+        return (
+            self._image is None
+            or self.view.node_items is not self._drawn_items
+            or self.view.scene().sceneRect() != self._drawn_rect
+            or not math.isclose(self.wanted_scale(), self._scale, rel_tol=1e-6)
+        )
 
     def refresh(self) -> None:
         """Draw the image again now (the view was rebuilt, or the widget resized)."""
@@ -228,9 +236,11 @@ class Minimap(QWidget):
             f = p.font()
             f.setItalic(True)
             p.setFont(f)
-            p.drawText(self.rect().adjusted(12, 10, -12, -10),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
-                       EMPTY_TEXT)
+            p.drawText(
+                self.rect().adjusted(12, 10, -12, -10),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
+                EMPTY_TEXT,
+            )
             p.end()
             return
         if self._stale():
@@ -240,8 +250,12 @@ class Minimap(QWidget):
         p.drawImage(o, self._image)
         r = self.viewport_rect()
         c = r.center()  # never smaller than a few pixels: zoomed in, it still says where
-        r = QRectF(c.x() - max(r.width(), 6) / 2, c.y() - max(r.height(), 6) / 2,
-                   max(r.width(), 6), max(r.height(), 6))
+        r = QRectF(
+            c.x() - max(r.width(), 6) / 2,
+            c.y() - max(r.height(), 6) / 2,
+            max(r.width(), 6),
+            max(r.height(), 6),
+        )
         graph, seen = QPainterPath(), QPainterPath()
         graph.addRect(self._graph_rect())
         seen.addRect(r)
@@ -274,8 +288,12 @@ class Minimap(QWidget):
         start, length = (tr.left(), tr.width()) if a == 0 else (tr.top(), tr.height())
 
         def span(lo: float, hi: float, grow: float = 0) -> QRectF:  # lo..hi along, the track across
-            return QRectF(lo, tr.top() - grow, hi - lo, tr.height() + 2 * grow) if a == 0 \
+            return (
+                QRectF(lo, tr.top() - grow, hi - lo, tr.height() + 2 * grow)
+                if a == 0
                 else QRectF(tr.left() - grow, lo, tr.width() + 2 * grow, hi - lo)
+            )
+
         t = -(o.x() if a == 0 else o.y())
         p.setPen(Qt.PenStyle.NoPen)
         p.fillRect(tr, TRACK_BG)
@@ -304,8 +322,9 @@ class Minimap(QWidget):
         """Centre the view on the part of the graph at ``pos``'s fraction of the indicator."""
         tr, sr, c = self._track(a), self._drawn_rect, self._visible().center()
         f = _clamp((pos.y() - tr.top()) / tr.height() if a else (pos.x() - tr.left()) / tr.width(), 0, 1)
-        self.view.centerOn(QPointF(c.x(), sr.top() + sr.height() * f) if a
-                           else QPointF(sr.left() + sr.width() * f, c.y()))
+        self.view.centerOn(
+            QPointF(c.x(), sr.top() + sr.height() * f) if a else QPointF(sr.left() + sr.width() * f, c.y())
+        )
 
     def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt's name
         if e.button() != Qt.MouseButton.LeftButton or self.is_empty():
@@ -355,8 +374,12 @@ class Minimap(QWidget):
         QApplication.sendEvent(bar, e)
 
     def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt's name
-        steps = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1),
-                 Qt.Key.Key_Down: (0, 1)}
+        steps = {
+            Qt.Key.Key_Left: (-1, 0),
+            Qt.Key.Key_Right: (1, 0),
+            Qt.Key.Key_Up: (0, -1),
+            Qt.Key.Key_Down: (0, 1),
+        }
         if e.key() not in steps or self.is_empty():
             super().keyPressEvent(e)
             return

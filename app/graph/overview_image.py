@@ -25,8 +25,14 @@ MIN_MARK = 7.0
 MIN_TARGET = 5.0
 MARGIN = 6.0
 #: Node fills by kind (problem ops are drawn over them in their status colour).
-FILLS = {"op": theme.OVERVIEW_OP, "group": theme.OVERVIEW_GROUP, "variable": theme.OVERVIEW_VARIABLE,
-         "target": theme.INK, "off_path": theme.OVERVIEW_OFF_PATH, "starved": STYLES["starved"].color}
+FILLS = {
+    "op": theme.OVERVIEW_OP,
+    "group": theme.OVERVIEW_GROUP,
+    "variable": theme.OVERVIEW_VARIABLE,
+    "target": theme.INK,
+    "off_path": theme.OVERVIEW_OFF_PATH,
+    "starved": STYLES["starved"].color,
+}
 #: Group frames (fill, outline) as the main view draws them: function bodies cream, scopes grey-blue.
 FRAMES = {"function": theme.OVERVIEW_FUNCTION, "scope": theme.OVERVIEW_SCOPE}
 
@@ -54,9 +60,16 @@ def draw_overview(view, scene_rect: QRectF, s: float, dpr: float) -> Overview:
     p = QPainter(img)
     p.translate(MARGIN - sr.left() * s, MARGIN - sr.top() * s)
     p.scale(s, s)
-    frames = [(f.sceneBoundingRect(), "function" if h is not None and f.group_id in h.groups
-               and h.groups[f.group_id].kind == "function" else "scope")
-              for f in view.scene().items() if isinstance(f, FrameItem)]
+    frames = [
+        (
+            f.sceneBoundingRect(),
+            "function"
+            if h is not None and f.group_id in h.groups and h.groups[f.group_id].kind == "function"
+            else "scope",
+        )
+        for f in view.scene().items()
+        if isinstance(f, FrameItem)
+    ]
     for r, kind in sorted(frames, key=lambda rk: -rk[0].width() * rk[0].height()):  # outer first
         fill, line = FRAMES[kind]
         p.setPen(QPen(QColor(line), 0))  # width 0: one pixel, whatever the scale

@@ -27,9 +27,27 @@ from tfviz.palette import (
     worst,
 )
 
-__all__ = ["CARRIES", "NO_GRADIENT_COLOR", "QUIET", "SEVERITY", "STATUS_ICON_COLOR", "STYLES", "TEXT_COLOR",
-           "UNMEASURED_COLOR", "Style", "badge_text", "carried_norm", "category", "look",
-           "magnitude_pen", "pen_for", "status_icon", "text_color", "variable_look", "worst"]
+__all__ = [
+    "CARRIES",
+    "NO_GRADIENT_COLOR",
+    "QUIET",
+    "SEVERITY",
+    "STATUS_ICON_COLOR",
+    "STYLES",
+    "TEXT_COLOR",
+    "UNMEASURED_COLOR",
+    "Style",
+    "badge_text",
+    "carried_norm",
+    "category",
+    "look",
+    "magnitude_pen",
+    "pen_for",
+    "status_icon",
+    "text_color",
+    "variable_look",
+    "worst",
+]
 
 
 _PENS: dict[str, QPen] = {}
@@ -99,16 +117,20 @@ def status_icon(status: str) -> QIcon:
             f.setBold(True)
             p.setFont(f)
             p.setPen(QColor("white"))
-            p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter,
-                       "↺" if status == "not_trained" else "R")
+            p.drawText(
+                QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter, "↺" if status == "not_trained" else "R"
+            )
         elif status in ("vanishing", "exploding", "cancelled"):
             f = QFont("DejaVu Sans")
             f.setPixelSize(19)
             f.setBold(True)
             p.setFont(f)
             p.setPen(QColor("white"))
-            p.drawText(QRect(2, 1, 24, 25), Qt.AlignmentFlag.AlignCenter,
-                       {"vanishing": "↓", "exploding": "↑", "cancelled": "≈"}[status])
+            p.drawText(
+                QRect(2, 1, 24, 25),
+                Qt.AlignmentFlag.AlignCenter,
+                {"vanishing": "↓", "exploding": "↑", "cancelled": "≈"}[status],
+            )
         elif status == "connected":
             p.drawPolyline([QPointF(8, 14.5), QPointF(12.5, 19), QPointF(20, 9.5)])
         elif status == "disconnected":

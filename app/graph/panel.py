@@ -19,8 +19,11 @@ def legend_icon(key: str) -> QPixmap:
     pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(pen_for(key if key not in ("raises", "cut") else
-                       {"raises": "unimplemented", "cut": "frozen_copy"}[key]))
+    pen = QPen(
+        pen_for(
+            key if key not in ("raises", "cut") else {"raises": "unimplemented", "cut": "frozen_copy"}[key]
+        )
+    )
     p.setPen(pen)
     p.drawLine(QPointF(1, size.height() / 2), QPointF(size.width() - 1, size.height() / 2))
     p.end()
@@ -28,10 +31,21 @@ def legend_icon(key: str) -> QPixmap:
 
 
 #: Legend words; the full sentence of each status is the entry's tooltip.
-SHORT = {"passes": "passes", "raises": "raises", "cut": "cut", "stop_gradient": "stop_gradient",
-         "integer": "integer", "nan": "NaN/Inf", "zero": "zero", "starved": "no gradient",
-         "vanishing": "vanishing", "exploding": "exploding", "not_trained": "not trained",
-         "muted": "harmless cut", "off_path": "off-path"}
+SHORT = {
+    "passes": "passes",
+    "raises": "raises",
+    "cut": "cut",
+    "stop_gradient": "stop_gradient",
+    "integer": "integer",
+    "nan": "NaN/Inf",
+    "zero": "zero",
+    "starved": "no gradient",
+    "vanishing": "vanishing",
+    "exploding": "exploding",
+    "not_trained": "not trained",
+    "muted": "harmless cut",
+    "off_path": "off-path",
+}
 
 
 class Legend(QWidget):
@@ -93,8 +107,16 @@ class GraphPanel(QWidget):
         bar = FlowLayout(spacing=4, row_spacing=2)
         bar.setContentsMargins(4, 3, 4, 1)
         bar.add_stretching(self.search)
-        for w in (self.prev_btn, self.next_btn, self.match_label, self.only_path, self.magnitude,
-                  expand, collapse, fit):
+        for w in (
+            self.prev_btn,
+            self.next_btn,
+            self.match_label,
+            self.only_path,
+            self.magnitude,
+            expand,
+            collapse,
+            fit,
+        ):
             bar.addWidget(w)
         self.legend = Legend()
         lay = QVBoxLayout(self)
@@ -149,11 +171,11 @@ class GraphPanel(QWidget):
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
 
-    def keyPressEvent(self, e) -> None:
-        if (e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-                and e.modifiers() & Qt.KeyboardModifier.ShiftModifier):
+    def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        if (
+            e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and e.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
             self.find_prev()
             return
         super().keyPressEvent(e)
-
-

@@ -171,8 +171,9 @@ class GraphScene(QGraphicsScene):
         self.last_layout_s = placed.layout_s
         for f in placed.frames:
             g = self.hierarchy.groups[f.id]
-            item = FrameItem(f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops",
-                             g.kind == "function")
+            item = FrameItem(
+                f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops", g.kind == "function"
+            )
             self.addItem(item)
             self.frames[f.id] = item
         tiles: dict[tuple[int, int], list[NodeItem]] = {}
@@ -210,20 +211,31 @@ class GraphScene(QGraphicsScene):
         rect = QRectF(p.x, p.y, p.w, p.h)
         if p.kind == "group":
             g = self.hierarchy.groups[p.id]
-            what = {"layer": "layer", "function": "function",
-                    "gradient": "tape.gradient"}.get(g.kind, "scope")
+            what = {"layer": "layer", "function": "function", "gradient": "tape.gradient"}.get(
+                g.kind, "scope"
+            )
             out = self._group_outputs.get(p.id)
             # what a layer is and the shape it hands on (its dtype where it is not float32, so
             # the shape fits the box); else how big the box is
             dtype = "" if out is None or out[0] == "float32" else out[0]
             cls = layer_attributes(self.hierarchy, p.id).get("class") or what
-            sub = (f"{cls} → {dtype}{_fmt_shape(out[1])}"
-                   if out and g.kind == "layer" else f"{what} · {g.n_ops} ops")
-            return NodeItem(p.id, rect, g.label, sub, kind="group",
-                            on_path=g.on_path, badges=g.problems,
-                            tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
-                            + (f", output {out[0]}{_fmt_shape(out[1])}" if out else "")
-                            + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()))
+            sub = (
+                f"{cls} → {dtype}{_fmt_shape(out[1])}"
+                if out and g.kind == "layer"
+                else f"{what} · {g.n_ops} ops"
+            )
+            return NodeItem(
+                p.id,
+                rect,
+                g.label,
+                sub,
+                kind="group",
+                on_path=g.on_path,
+                badges=g.problems,
+                tooltip=f"{g.kind} {g.label}: {g.n_ops} ops"
+                + (f", output {out[0]}{_fmt_shape(out[1])}" if out else "")
+                + "".join(f"\n{n} × {STYLES[c].label}" for c, n in g.problems.items()),
+            )
         op = self.hierarchy.ops[p.id]
         kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
         outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
@@ -237,8 +249,7 @@ class GraphScene(QGraphicsScene):
             # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
             # node is the value the program differentiates, so it says so, and the tooltip says where
             label, tip = "loss", f"the loss of the gradient step\n{self.report.target}\n{tip}"
-        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path,
-                        tooltip=tip)
+        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path, tooltip=tip)
 
     def _build_edges(self, placed: Scene) -> None:
         assert self.hierarchy is not None and self.report is not None  # called by build, with a report
@@ -263,8 +274,16 @@ class GraphScene(QGraphicsScene):
             jump = placed.jumps.get((a, b))
             if jump is not None:  # into the next column of a wrapped group: up its gutter
                 lane, low, high = jump
-                path = _rounded([start, QPointF(start.x(), low), QPointF(lane, low),
-                                 QPointF(lane, high), QPointF(end.x(), high), end])
+                path = _rounded(
+                    [
+                        start,
+                        QPointF(start.x(), low),
+                        QPointF(lane, low),
+                        QPointF(lane, high),
+                        QPointF(end.x(), high),
+                        end,
+                    ]
+                )
             else:
                 pts = [start, *(QPointF(x, y) for x, y in placed.routes.get((a, b), ())), end]
                 path = QPainterPath(pts[0])

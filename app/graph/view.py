@@ -31,7 +31,7 @@ DIM = 0.22
 
 def _delegate(name: str, settable: bool = False) -> property:
     """A view attribute that is the scene's (``view.node_items`` is ``view.scene().node_items``)."""
-    get = lambda self: getattr(self.scene(), name)  # noqa: E731
+    get = lambda self: getattr(self.scene(), name)
     put = (lambda self, v: setattr(self.scene(), name, v)) if settable else None
     return property(get, put, doc=f"The scene's ``{name}``.")
 
@@ -100,8 +100,11 @@ class GraphView(QGraphicsView):
         f.setItalic(True)
         f.setPointSizeF(f.pointSizeF() * 1.15)
         painter.setFont(f)
-        painter.drawText(self.viewport().rect().adjusted(40, 40, -40, -40),
-                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.placeholder)
+        painter.drawText(
+            self.viewport().rect().adjusted(40, 40, -40, -40),
+            Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+            self.placeholder,
+        )
         painter.restore()
 
     def magnitude_range(self) -> tuple[float, float]:
@@ -139,6 +142,17 @@ class GraphView(QGraphicsView):
     def set_report(self, report: Report | None) -> None:
         self._overlay, self._path_items, self.path = None, [], None
         self.scene().set_report(report)
+        if report is not None and not report.graph.ops:
+            # the run that drew "Analyzing…" is over: say why there is no graph to draw
+            what = "step" if report.mode == "program" else "target"
+            self.set_placeholder(
+                f"No graph: the {what} could not be traced by tf.function, so its verdicts come from"
+                " running it eagerly. The Problems panel says why."
+                if not report.traced
+                else f"No graph: the {what} makes no op."
+            )
+        elif report is not None:
+            self.set_placeholder("")  # nothing stale shows through a view filtered to nothing
         if self.hierarchy is None:
             return
         self.rebuild()
@@ -313,8 +327,14 @@ class GraphView(QGraphicsView):
         reps = self.path_reps()
         on = bool(reps)
         self.highlighted_edges = 0
-        ends = {self.hierarchy.representative(o, self.expanded) if o in self.hierarchy.ops else o
-                for o in (self.path.start, self.path.end)} if on and self.path is not None else set()
+        ends = (
+            {
+                self.hierarchy.representative(o, self.expanded) if o in self.hierarchy.ops else o
+                for o in (self.path.start, self.path.end)
+            }
+            if on and self.path is not None
+            else set()
+        )
         for nid, it in self.node_items.items():
             it.setOpacity(DIM if on and nid not in reps else 1.0)
             if it.highlight != (nid in ends):
@@ -359,29 +379,34 @@ class GraphView(QGraphicsView):
             self.scale(factor, factor)
             self.update_lod()
 
-    def mousePressEvent(self, event) -> None:
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self.framing.touched()
         self._press = event.position()
         super().mousePressEvent(event)
 
-    def mouseReleaseEvent(self, event) -> None:
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().mouseReleaseEvent(event)
         press = getattr(self, "_press", None)
-        if self.path is not None and press is not None and event.button() == Qt.MouseButton.LeftButton \
-                and (event.position() - press).manhattanLength() < 4 \
-                and not any(isinstance(i, NodeItem) for i in self.items_at(event.position().toPoint())):
+        if (
+            self.path is not None
+            and press is not None
+            and event.button() == Qt.MouseButton.LeftButton
+            and (event.position() - press).manhattanLength() < 4
+            and not any(isinstance(i, NodeItem) for i in self.items_at(event.position().toPoint()))
+        ):
             self.show_path(None)  # a click on the background shows everything again
 
-    def wheelEvent(self, event) -> None:
+    def wheelEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self.zoom_by(1.0015 ** event.angleDelta().y())
 
-    def mouseDoubleClickEvent(self, event) -> None:
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 - Qt's name
         for it in self.items_at(event.position().toPoint()):
             if isinstance(it, NodeItem) and it.kind == "group":
                 self.toggle_group(it.node_id)
                 return
-            if isinstance(it, FrameItem) and it.title_rect().contains(it.mapFromScene(
-                    self.mapToScene(event.position().toPoint()))):
+            if isinstance(it, FrameItem) and it.title_rect().contains(
+                it.mapFromScene(self.mapToScene(event.position().toPoint()))
+            ):
                 self.toggle_group(it.group_id)
                 return
         super().mouseDoubleClickEvent(event)

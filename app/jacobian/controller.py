@@ -30,8 +30,13 @@ class JacobianController(QObject):
 
     shown = Signal()  # the panel is to be seen: the window raises its dock and gives it room
 
-    def __init__(self, analysis: AnalysisController, view: GraphView, variables: VariablesPanel,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        analysis: AnalysisController,
+        view: GraphView,
+        variables: VariablesPanel,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.analysis = analysis
         self.worker: Worker | None = None
@@ -43,7 +48,8 @@ class JacobianController(QObject):
         self.budget_mb: float | None = None  # None: the worker's default (512 MiB)
         self.panel = JacobianPanel()
         self.panel.computeRequested.connect(
-            lambda of, wrt, via: self.open(of, wrt, via, *(None, None), *self.panel.slices()))
+            lambda of, wrt, via: self.open(of, wrt, via, *(None, None), *self.panel.slices())
+        )
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
         self.panel.opClicked.connect(lambda op: view.select_op(op))
@@ -116,8 +122,11 @@ class JacobianController(QObject):
             self.current = None
             self.panel.idle()
             msg = w.exit_error().get("message") or "the analysis worker ended"
-            self.panel.set_message(f"The analysis worker ended while computing: {html.escape(msg)}."
-                                   " Press F5 to analyze the script again.", "error")
+            self.panel.set_message(
+                f"The analysis worker ended while computing: {html.escape(msg)}."
+                " Press F5 to analyze the script again.",
+                "error",
+            )
 
     def alive(self) -> bool:
         return self.worker is not None and self.worker.session_alive()
@@ -126,9 +135,16 @@ class JacobianController(QObject):
     def show(self) -> None:
         self.shown.emit()
 
-    def open(self, of: str, wrt: str, via: str = "", out_range: list[int] | None = None,
-             in_range: list[int] | None = None, of_index: list | None = None,
-             wrt_index: list | None = None) -> int | None:
+    def open(
+        self,
+        of: str,
+        wrt: str,
+        via: str = "",
+        out_range: list[int] | None = None,
+        in_range: list[int] | None = None,
+        of_index: list | None = None,
+        wrt_index: list | None = None,
+    ) -> int | None:
         """Show the panel and compute J(of, wrt) (or the split through ``via``), optionally a
         structured slice of it (``of_index`` / ``wrt_index``: an index or None per dimension);
         returns the request id, or None when it waits for the analysis or there is no session."""
@@ -137,8 +153,15 @@ class JacobianController(QObject):
         self.panel.set_request(of, wrt, via)
         if via:
             of_index = wrt_index = None  # the split compares whole Jacobians
-        req = {"of": of, "wrt": wrt, "via": via or "", "out_range": out_range, "in_range": in_range,
-               "of_index": of_index, "wrt_index": wrt_index}
+        req = {
+            "of": of,
+            "wrt": wrt,
+            "via": via or "",
+            "out_range": out_range,
+            "in_range": in_range,
+            "of_index": of_index,
+            "wrt_index": wrt_index,
+        }
         w = self.worker
         if w is None or w.proc.state() == QProcess.ProcessState.NotRunning:
             self.panel.show_empty(NO_SESSION)
@@ -149,8 +172,16 @@ class JacobianController(QObject):
             return None
         if self.current is not None:
             w.cancel_request(self.current["id"])
-        rid = w.jacobian_request(of, wrt, via or None, out_range=out_range, in_range=in_range,
-                                 budget_mb=self.budget_mb, of_index=of_index, wrt_index=wrt_index)
+        rid = w.jacobian_request(
+            of,
+            wrt,
+            via or None,
+            out_range=out_range,
+            in_range=in_range,
+            budget_mb=self.budget_mb,
+            of_index=of_index,
+            wrt_index=wrt_index,
+        )
         self.current = dict(req, id=rid)
         what = f"J({of}, {wrt})" + (f" through {via}" if via else "")
         self.panel.computing(f"Computing {what}…")
@@ -174,8 +205,9 @@ class JacobianController(QObject):
             return
         req, self.current = self.current, None
         assert req is not None  # _mine: the current request
-        self.last_request = {k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range",
-                                                 "of_index", "wrt_index")}
+        self.last_request = {
+            k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range", "of_index", "wrt_index")
+        }
         self.panel.show_result(res)
 
     def _error(self, rid, err: dict) -> None:
@@ -193,5 +225,12 @@ class JacobianController(QObject):
         if req is None or not (0 <= k < len(self.panel.offers)):
             return
         o = self.panel.offers[k]
-        self.open(req["of"], req["wrt"], "", o.get("out_range"), o.get("in_range"), o.get("of_index"),
-                  o.get("wrt_index"))
+        self.open(
+            req["of"],
+            req["wrt"],
+            "",
+            o.get("out_range"),
+            o.get("in_range"),
+            o.get("of_index"),
+            o.get("wrt_index"),
+        )

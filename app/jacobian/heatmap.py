@@ -86,8 +86,9 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def __init__(self, parent=None, title: str = "", compact: bool = False):
         super().__init__(parent)
         self.setBackground("w")
-        self.plot = self.addPlot(title=title, axisItems={"left": IndexAxis("left"),
-                                                          "bottom": IndexAxis("bottom")})
+        self.plot = self.addPlot(
+            title=title, axisItems={"left": IndexAxis("left"), "bottom": IndexAxis("bottom")}
+        )
         self.plot.setMenuEnabled(False)
         self.plot.invertY(True)  # row 0 (the first output element) at the top
         self.plot.setAspectLocked(False)
@@ -98,8 +99,9 @@ class Heatmap(pg.GraphicsLayoutWidget):
             ax.setTextPen(pg.mkPen(theme.INK))
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
-        self.bar = pg.ColorBarItem(values=(-1, 1), colorMap=DIVERGING, interactive=False,
-                                   width=12 if compact else 16)
+        self.bar = pg.ColorBarItem(
+            values=(-1, 1), colorMap=DIVERGING, interactive=False, width=12 if compact else 16
+        )
         self.bar.axis.enableAutoSIPrefix(False)
         self.bar.setImageItem(self.image, insert_in=self.plot)
         self.grid = QGraphicsPathItem()
@@ -120,8 +122,14 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self._lut_seq = SEQUENTIAL.getLookupTable(0.0, 1.0, LUT_SIZE, alpha=False)
 
     # -- data ---------------------------------------------------------------------
-    def set_matrix(self, matrix: np.ndarray, out_shape: list[int] | None = None,
-                   in_shape: list[int] | None = None, *, log: bool | None = None) -> None:
+    def set_matrix(
+        self,
+        matrix: np.ndarray,
+        out_shape: list[int] | None = None,
+        in_shape: list[int] | None = None,
+        *,
+        log: bool | None = None,
+    ) -> None:
         """Show ``matrix`` (rows: output elements, cols: input elements). ``out_shape`` /
         ``in_shape`` (the tensors' shapes, unsliced) give the block lines."""
         m = np.asarray(matrix)
@@ -141,8 +149,11 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.image.clear()
         self.zoom.setText("pooling…")
         token = self._token
-        threading.Thread(target=lambda: self._pooled.emit((token, *pool_max_abs(m, rows, cols))),
-                         name="tfviz-heatmap-pool", daemon=True).start()
+        threading.Thread(
+            target=lambda: self._pooled.emit((token, *pool_max_abs(m, rows, cols))),
+            name="tfviz-heatmap-pool",
+            daemon=True,
+        ).start()
 
     def pixels(self) -> tuple[int, int]:
         """The plot's drawing area in device pixels (rows, cols): the pooling target."""

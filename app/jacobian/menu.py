@@ -61,16 +61,19 @@ def upstream(report: Report, node_id: str) -> list[str]:
     return order
 
 
-def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
-                         selected: list[str] | None = None) -> None:
+def add_jacobian_actions(
+    menu: QMenu, controller, node_id: str, output: int = 0, selected: list[str] | None = None
+) -> None:
     """“Jacobian of this w.r.t. ▸ …” for the tensor ``node_id:output``; with two nodes
     selected, the downstream one w.r.t. the other; with a Jacobian shown, split it here."""
     report = controller.analysis.report
     if report is None:
         return
     if node_id.startswith("var:"):
-        menu.addAction("Jacobian of the loss w.r.t. this",
-                       lambda: controller.open("target", tensor_name(report, node_id)))
+        menu.addAction(
+            "Jacobian of the loss w.r.t. this",
+            lambda: controller.open("target", tensor_name(report, node_id)),
+        )
         return
     this = tensor_name(report, node_id, output)
     ups = upstream(report, node_id)
@@ -81,8 +84,10 @@ def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
     tensors = [tensor_name(report, u) for u in ups if not u.startswith("var:")]
     if variables or tensors:
         sub.addSeparator()
-        sub.addAction("Other variable or upstream tensor…",
-                      lambda: _pick(controller, this, [v[4:] for v in variables] + tensors))
+        sub.addAction(
+            "Other variable or upstream tensor…",
+            lambda: _pick(controller, this, [v[4:] for v in variables] + tensors),
+        )
     else:
         sub.setEnabled(False)
         sub.setTitle("Jacobian of this w.r.t. … (nothing upstream)")
@@ -90,15 +95,21 @@ def add_jacobian_actions(menu: QMenu, controller, node_id: str, output: int = 0,
     if len(other) == 1:
         a = other[0]
         if a in ups:  # the other one is upstream: d this / d other
-            menu.addAction(f"Jacobian of this w.r.t. {tensor_name(report, a)} (selected)",
-                           lambda: controller.open(this, tensor_name(report, a)))
+            menu.addAction(
+                f"Jacobian of this w.r.t. {tensor_name(report, a)} (selected)",
+                lambda: controller.open(this, tensor_name(report, a)),
+            )
         elif node_id in upstream(report, a) and not a.startswith("var:"):
-            menu.addAction(f"Jacobian of {tensor_name(report, a)} (selected) w.r.t. this",
-                           lambda: controller.open(tensor_name(report, a), this))
+            menu.addAction(
+                f"Jacobian of {tensor_name(report, a)} (selected) w.r.t. this",
+                lambda: controller.open(tensor_name(report, a), this),
+            )
     shown = controller.last_request
     if shown and shown["of"] != this and shown["wrt"] != this:
-        menu.addAction(f"Split J({shown['of']}, {shown['wrt']}) through this (chain rule)",
-                       lambda: controller.open(shown["of"], shown["wrt"], this))
+        menu.addAction(
+            f"Split J({shown['of']}, {shown['wrt']}) through this (chain rule)",
+            lambda: controller.open(shown["of"], shown["wrt"], this),
+        )
 
 
 def _pick(controller, of: str, names: list[str]) -> None:
@@ -112,8 +123,9 @@ def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
     stroker = QPainterPathStroker()
     stroker.setWidth(8.0 / max(view.transform().m11(), 1e-3))
     for ab, path in view.edge_routes.items():
-        if path.controlPointRect().adjusted(-8, -8, 8, 8).contains(scene_pos) \
-                and stroker.createStroke(path).contains(scene_pos):
+        if path.controlPointRect().adjusted(-8, -8, 8, 8).contains(scene_pos) and stroker.createStroke(
+            path
+        ).contains(scene_pos):
             return ab
     return None
 
@@ -145,6 +157,7 @@ def _install(widget, make) -> None:
         menu = make(pos)
         if menu is not None:
             menu.exec(widget.viewport().mapToGlobal(pos))
+
     widget.customContextMenuRequested.connect(show)
 
 

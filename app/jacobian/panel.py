@@ -41,9 +41,11 @@ from .. import theme
 from . import saving
 from .heatmap import Heatmap
 
-EMPTY = ("No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
-         "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "
-         "Or name the tensors above and press Compute.")
+EMPTY = (
+    "No Jacobian yet. Right-click a node or an edge in the graph and choose “Jacobian of this "
+    "w.r.t. …”, select two nodes and right-click one, or right-click a variable in Variables. "
+    "Or name the tensors above and press Compute."
+)
 NO_SESSION = "Open and analyze a script first: the Jacobian is computed from the analyzed step."
 
 
@@ -134,12 +136,15 @@ class JacobianPanel(QWidget):
         super().__init__(parent)
         self.shown: Jacobian | ChainSplit | None = None
         self.offers: list[dict] = []
-        self.of = _combo("The output tensor: an op id of the graph (:k for its output k), or target",
-                         "target")
-        self.wrt = _combo("The input: a variable (as in Variables) or an upstream tensor",
-                          "variable or tensor")
-        self.via = _combo("Optional: a tensor between them, to split J(of, wrt) by the chain rule",
-                          "(no split)")
+        self.of = _combo(
+            "The output tensor: an op id of the graph (:k for its output k), or target", "target"
+        )
+        self.wrt = _combo(
+            "The input: a variable (as in Variables) or an upstream tensor", "variable or tensor"
+        )
+        self.via = _combo(
+            "Optional: a tensor between them, to split J(of, wrt) by the chain rule", "(no split)"
+        )
         self.compute_btn = QPushButton("Compute")
         self.compute_btn.clicked.connect(self._compute)
         for c in (self.of, self.wrt, self.via):
@@ -157,8 +162,17 @@ class JacobianPanel(QWidget):
         self.export_btn.setEnabled(False)
         top = QHBoxLayout()
         top.setContentsMargins(6, 4, 6, 0)
-        for w in (QLabel("∂"), self.of, QLabel("/ ∂"), self.wrt, QLabel("via"), self.via,
-                  self.compute_btn, self.log_box, self.export_btn):
+        for w in (
+            QLabel("∂"),
+            self.of,
+            QLabel("/ ∂"),
+            self.wrt,
+            QLabel("via"),
+            self.via,
+            self.compute_btn,
+            self.log_box,
+            self.export_btn,
+        ):
             top.addWidget(w)
         top.setStretch(1, 2)
         top.setStretch(3, 2)
@@ -172,8 +186,10 @@ class JacobianPanel(QWidget):
         slices = QHBoxLayout()
         slices.setContentsMargins(6, 0, 6, 0)
         title = QLabel("Slice:")
-        title.setToolTip("Per dimension, one index or all. Press Compute to compute that slice;"
-                         " one batch element of the output only differentiates its own elements.")
+        title.setToolTip(
+            "Per dimension, one index or all. Press Compute to compute that slice;"
+            " one batch element of the output only differentiates its own elements."
+        )
         for piece in (title, QLabel("∂"), self.of_dims, QLabel("/ ∂"), self.wrt_dims, self.slice_size):
             slices.addWidget(piece)
         slices.addStretch(1)
@@ -206,8 +222,10 @@ class JacobianPanel(QWidget):
         self.empty.setStyleSheet(f"color: {theme.FAINT}; font-style: italic; padding: 24px;")
         self.single = Heatmap()
         self.single.hovered.connect(lambda r, c, v: self._hover(0, r, c, v))
-        self.parts = [Heatmap(title=t, compact=True)
-                      for t in ("J(y,h)", "J(h,x)", "J(y,h) · J(h,x)", "J(y,x)", "difference")]
+        self.parts = [
+            Heatmap(title=t, compact=True)
+            for t in ("J(y,h)", "J(h,x)", "J(y,h) · J(h,x)", "J(y,x)", "difference")
+        ]
         chain = QWidget()
         row = QHBoxLayout(chain)
         row.setContentsMargins(0, 0, 0, 0)
@@ -251,11 +269,22 @@ class JacobianPanel(QWidget):
         self.via.setEditText(via or "")
 
     def request(self) -> tuple[str, str, str]:
-        return (self.of.currentText().strip() or "target", self.wrt.currentText().strip(),
-                self.via.currentText().strip())
+        return (
+            self.of.currentText().strip() or "target",
+            self.wrt.currentText().strip(),
+            self.via.currentText().strip(),
+        )
 
-    def set_dims(self, of_name: str, wrt_name: str, of_shape: list[int], wrt_shape: list[int],
-                 of_spec: Spec | None = None, wrt_spec: Spec | None = None, itemsize: int = 4) -> None:
+    def set_dims(
+        self,
+        of_name: str,
+        wrt_name: str,
+        of_shape: list[int],
+        wrt_shape: list[int],
+        of_spec: Spec | None = None,
+        wrt_spec: Spec | None = None,
+        itemsize: int = 4,
+    ) -> None:
         """Show one control per dimension of the two tensors (named as requested)."""
         if any(d < 0 for d in (*of_shape, *wrt_shape)):
             self.slice_row.hide()
@@ -324,14 +353,23 @@ class JacobianPanel(QWidget):
         self.stack.setCurrentWidget(self.single)
         of, wrt, _via = self.request()
         if not (res.out_range or res.in_range):
-            self.set_dims(of, wrt, res.of.shape, res.wrt.shape, res.out_index, res.in_index,
-                          saving.values_of(res).dtype.itemsize)
+            self.set_dims(
+                of,
+                wrt,
+                res.of.shape,
+                res.wrt.shape,
+                res.out_index,
+                res.in_index,
+                saving.values_of(res).dtype.itemsize,
+            )
         self._fill(self.single, res)
         a = saving.values_of(res)
-        self.set_message(f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
-                         f"{tuple(a.shape)}, {res.mode} mode, {res.chunks} chunk"
-                         f"{'s' if res.chunks != 1 else ''}, {res.seconds:.2f} s. Largest |J| = "
-                         f"{self.single.scale:.4g}.")
+        self.set_message(
+            f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
+            f"{tuple(a.shape)}, {res.mode} mode, {res.chunks} chunk"
+            f"{'s' if res.chunks != 1 else ''}, {res.seconds:.2f} s. Largest |J| = "
+            f"{self.single.scale:.4g}."
+        )
         self.export_btn.setEnabled(True)
 
     def _show_chain(self, split: ChainSplit) -> None:
@@ -346,10 +384,15 @@ class JacobianPanel(QWidget):
         self.slice_row.hide()
         self.stack.setCurrentIndex(2)
         y, h, x = split.j_yx.of, split.j_yh.wrt, split.j_yx.wrt
-        short = (lambda r: r.name if len(r.name) <= 14 else "…" + r.name[-13:])
+        short = lambda r: r.name if len(r.name) <= 14 else "…" + r.name[-13:]
         ys, hs, xs = short(y), short(h), short(x)
-        titles = (f"J({ys}, {hs})", f"J({hs}, {xs})", f"J({ys}, {hs}) · J({hs}, {xs})", f"J({ys}, {xs})",
-                  "product − J: the difference")
+        titles = (
+            f"J({ys}, {hs})",
+            f"J({hs}, {xs})",
+            f"J({ys}, {hs}) · J({hs}, {xs})",
+            f"J({ys}, {xs})",
+            "product − J: the difference",
+        )
         assert split.product is not None  # a split without a message has its product
         product = Jacobian(y, x, values=split.product)
         # drawn on its own scale, so rounding shows
@@ -362,15 +405,20 @@ class JacobianPanel(QWidget):
         good = diff <= 1e-5 * max(1.0, self.parts[3].scale)
         self.set_message(
             f"<b>max |J({y.name},{h.name}) · J({h.name},{x.name}) − J({y.name},{x.name})| = {diff:.3g}</b>"
-            f" ({'the chain rule holds' if good else 'they differ'}). " + html.escape(
-                split.message.split(";", 1)[1].strip() if ";" in split.message else ""),
-            "ok" if good else "error")
+            f" ({'the chain rule holds' if good else 'they differ'}). "
+            + html.escape(split.message.split(";", 1)[1].strip() if ";" in split.message else ""),
+            "ok" if good else "error",
+        )
         self.export_btn.setEnabled(True)
 
     def _fill(self, heat: Heatmap, j: Jacobian, short: bool = False) -> None:
-        whole = (lambda rng, spec, ref: None if rng else kept_shape(spec, ref.shape))
-        heat.set_matrix(saving.matrix_of(j), whole(j.out_range, j.out_index, j.of),
-                        whole(j.in_range, j.in_index, j.wrt), log=self.log_box.isChecked())
+        whole = lambda rng, spec, ref: None if rng else kept_shape(spec, ref.shape)
+        heat.set_matrix(
+            saving.matrix_of(j),
+            whole(j.out_range, j.out_index, j.of),
+            whole(j.in_range, j.in_index, j.wrt),
+            log=self.log_box.isChecked(),
+        )
         heat.jacobian = j
         # the tensors' flat index of each row and column (for the hover readout)
         heat.rows_flat = select(j.out_index, j.of.shape, "", "").flat if j.out_index else None
@@ -378,8 +426,10 @@ class JacobianPanel(QWidget):
         if short:
             heat.set_labels(f"{j.of.name} {tuple(j.of.shape)}", f"{j.wrt.name} {tuple(j.wrt.shape)}")
         else:
-            heat.set_labels(axis_label(j.of, j.out_range, "output", j.out_index),
-                            axis_label(j.wrt, j.in_range, "input", j.in_index))
+            heat.set_labels(
+                axis_label(j.of, j.out_range, "output", j.out_index),
+                axis_label(j.wrt, j.in_range, "input", j.in_index),
+            )
 
     def _not_a_matrix(self, j: Jacobian, links: bool = False) -> str:
         if j.cut is not None:
@@ -403,11 +453,17 @@ class JacobianPanel(QWidget):
             if err.get("of_shape") is not None and err.get("wrt_shape") is not None:
                 spec_o, spec_i = self.slices()
                 self.set_dims(of, wrt, err["of_shape"], err["wrt_shape"], spec_o, spec_i)
-            links = [f"<a href='offer:{k}'>{html.escape(self._offer_text(o, of, wrt))}"
-                     f" ({fmt_bytes(int(o['bytes']))})</a>" for k, o in enumerate(self.offers)]
-            msg = (f"<b>Too big.</b> {msg}. Pick an index per dimension above, or compute a slice: "
-                   + " · ".join(links)
-                   if links else f"<b>Too big.</b> {msg}.")
+            links = [
+                f"<a href='offer:{k}'>{html.escape(self._offer_text(o, of, wrt))}"
+                f" ({fmt_bytes(int(o['bytes']))})</a>"
+                for k, o in enumerate(self.offers)
+            ]
+            msg = (
+                f"<b>Too big.</b> {msg}. Pick an index per dimension above, or compute a slice: "
+                + " · ".join(links)
+                if links
+                else f"<b>Too big.</b> {msg}."
+            )
         elif kind == "not_found" and err.get("candidates"):
             msg += ". Close matches: " + ", ".join(html.escape(c) for c in err["candidates"][:8])
         elif kind == "not_reachable" and err.get("op"):
@@ -417,14 +473,16 @@ class JacobianPanel(QWidget):
 
     @staticmethod
     def _offer_text(o: dict, of: str, wrt: str) -> str:
-        short = (lambda s: s if len(s) <= 24 else "…" + s[-23:])
+        short = lambda s: s if len(s) <= 24 else "…" + s[-23:]
         parts = []
         for key, name in (("of_index", of), ("wrt_index", wrt)):
             if o.get(key):
                 parts.append(f"{short(name)}[{format_spec(o[key])}]")
         if o.get("out_range"):
-            parts.append(f"outputs {o['out_range'][0]:,}–{o['out_range'][1] - 1:,}"
-                         f" × inputs {o['in_range'][0]:,}–{o['in_range'][1] - 1:,}")
+            parts.append(
+                f"outputs {o['out_range'][0]:,}–{o['out_range'][1] - 1:,}"
+                f" × inputs {o['in_range'][0]:,}–{o['in_range'][1] - 1:,}"
+            )
         return " × ".join(parts) if not o.get("out_range") else ", ".join(parts)
 
     def _link(self, href: str) -> None:
@@ -450,8 +508,9 @@ class JacobianPanel(QWidget):
         rows, cols = getattr(heat, "rows_flat", None), getattr(heat, "cols_flat", None)
         o = int(rows[o]) if rows is not None else o  # the tensor's flat index of a sliced row
         i = int(cols[i]) if cols is not None else i
-        self.readout.setText(f"∂ {element(j.of, o)} / ∂ {element(j.wrt, i)} = {v:.6g}"
-                             f"    (row {o:,}, column {i:,})")
+        self.readout.setText(
+            f"∂ {element(j.of, o)} / ∂ {element(j.wrt, i)} = {v:.6g}    (row {o:,}, column {i:,})"
+        )
 
     def export_target(self) -> Jacobian | None:
         """What Export saves: the Jacobian shown (for a split, J(of, wrt), as the CLI does)."""
@@ -461,8 +520,9 @@ class JacobianPanel(QWidget):
         j = self.export_target()
         if j is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export the Jacobian", saving.default_name(j, ext),
-                                              saving.FORMATS[ext])
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the Jacobian", saving.default_name(j, ext), saving.FORMATS[ext]
+        )
         if path:
             if not path.lower().endswith(ext):
                 path += ext

@@ -46,5 +46,5 @@ def save(j: Jacobian, path: str) -> str:
 
 
 def default_name(j: Jacobian, ext: str = ".npy") -> str:
-    safe = (lambda s: "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s))
+    safe = lambda s: "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)
     return f"jacobian_{safe(j.of.name)}_wrt_{safe(j.wrt.name)}{ext}"

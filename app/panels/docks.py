@@ -25,15 +25,14 @@ from .layer_details import group_html
 
 ROLE = Qt.ItemDataRole.UserRole
 #: How the Details panel names an op's gradient status, where the kind alone says too little.
-OP_STATUS_WORDS = {"zero": "zero — a warning: the gradient is exactly 0 at these values",
-                   "nan": "NaN/Inf at these values",
-                   "vanishing": "vanishing — a warning: the gradient arrives, over 5 decades smaller"
-                                " than near the loss",
-                   "exploding": "exploding — a warning: the gradient arrives, over 5 decades larger"
-                                " than near the loss",
-                   "starved": "none arrives here (cut further toward the target)",
-                   "not_trained": "not trained — the loss reads this variable, but the step never"
-                                  " updates it"}
+OP_STATUS_WORDS = {
+    "zero": "zero — a warning: the gradient is exactly 0 at these values",
+    "nan": "NaN/Inf at these values",
+    "vanishing": "vanishing — a warning: the gradient arrives, over 5 decades smaller than near the loss",
+    "exploding": "exploding — a warning: the gradient arrives, over 5 decades larger than near the loss",
+    "starved": "none arrives here (cut further toward the target)",
+    "not_trained": "not trained — the loss reads this variable, but the step never updates it",
+}
 
 
 def _base(report: Report | None) -> str | None:
@@ -53,7 +52,7 @@ class Tree(QTreeWidget):
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.header().setStretchLastSection(True)
 
-    def paintEvent(self, e) -> None:
+    def paintEvent(self, e) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(e)
         if self.topLevelItemCount() == 0 and self.placeholder:
             p = QPainter(self.viewport())
@@ -62,9 +61,11 @@ class Tree(QTreeWidget):
             f.setItalic(True)
             p.setFont(f)
             r = self.viewport().rect().adjusted(12, 10, -12, -10)
-            p.drawText(QRect(r),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
-                       self.placeholder)
+            p.drawText(
+                QRect(r),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap,
+                self.placeholder,
+            )
             p.end()
 
 
@@ -76,8 +77,10 @@ class DetailsPanel(QTextBrowser):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setHtml(f"<i style='color:{theme.MUTED}'>Open a script, then select an op in the graph to see"
-                     " its inputs, outputs and gradient status.</i>")
+        self.setHtml(
+            f"<i style='color:{theme.MUTED}'>Open a script, then select an op in the graph to see"
+            " its inputs, outputs and gradient status.</i>"
+        )
 
     def show_op(self, report: Report | None, op_id: str, group_label: str = "", hierarchy=None) -> None:
         """Describe op ``op_id``; a group id (with the view's ``hierarchy``) gets the
@@ -104,9 +107,11 @@ class DetailsPanel(QTextBrowser):
             h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
         status = OP_STATUS_WORDS.get(op.status, op.status)
         mark = "" if st.marker.isdigit() else st.marker  # "0 zero" would say it twice
-        h.append(f"<p>Gradient: <span style='color:{color}'><b>{mark} {status}</b></span>"
-                 f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
-                 f" · grad norm: {norm_text(op.grad_norm)}</p>")
+        h.append(
+            f"<p>Gradient: <span style='color:{color}'><b>{mark} {status}</b></span>"
+            f" · on a variable→target path: {'yes' if op.on_path else 'no'}"
+            f" · grad norm: {norm_text(op.grad_norm)}</p>"
+        )
         if op.message:
             h.append(f"<p style='color:{color}'>{esc(op.message)}</p>")
         if op.source:
@@ -128,10 +133,12 @@ class DetailsPanel(QTextBrowser):
                     word = f"no gradient: cut at {cut.type if cut else ''} {cut.name if cut else e.cut_at}"
                 elif ecat == "muted":
                     word = f"{e.status} (no variable needs this cut)"
-                h.append(f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
-                         f"<td>{e.dtype}{shape_text(e.shape)}</td>"
-                         f"<td style='color:{text_color(ecat)}'>{est.marker} {esc(word)}</td>"
-                         f"<td>{norm_text(e.grad_norm)}</td></tr>")
+                h.append(
+                    f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
+                    f"<td>{e.dtype}{shape_text(e.shape)}</td>"
+                    f"<td style='color:{text_color(ecat)}'>{est.marker} {esc(word)}</td>"
+                    f"<td>{norm_text(e.grad_norm)}</td></tr>"
+                )
             h.append("</table>")
         if op.outputs:
             h.append("<b>Outputs</b><table cellspacing=4>")
@@ -185,8 +192,9 @@ class LogPanel(QPlainTextEdit):
 
     def note(self, text: str) -> None:
         """A line of tfviz's own (what runs, how it ended), set apart from the program's output."""
-        self.append_text("stdout", ("" if self._line_start else "\n") + f"── {text}\n",
-                         bold=True, color=theme.ACCENT)
+        self.append_text(
+            "stdout", ("" if self._line_start else "\n") + f"── {text}\n", bold=True, color=theme.ACCENT
+        )
 
     def toPlainText(self) -> str:  # noqa: N802 - Qt's name
         """Everything appended so far, including what is still queued."""
@@ -253,14 +261,18 @@ class LogPanel(QPlainTextEdit):
         doc = self.document()
         if doc.blockCount() > self.MAX_LINES + self.MAX_LINES // 10:
             trim = QTextCursor(doc)
-            trim.setPosition(doc.findBlockByNumber(doc.blockCount() - self.MAX_LINES).position(),
-                             QTextCursor.MoveMode.KeepAnchor)
+            trim.setPosition(
+                doc.findBlockByNumber(doc.blockCount() - self.MAX_LINES).position(),
+                QTextCursor.MoveMode.KeepAnchor,
+            )
             trim.removeSelectedText()
             self._skipped = True
         if self._skipped:
             top = QTextCursor(doc)
-            top.insertText(f"── earlier output not kept: the Log keeps the last {self.MAX_LINES:,} lines\n",
-                           self._format(("stdout", True, theme.ACCENT)))
+            top.insertText(
+                f"── earlier output not kept: the Log keeps the last {self.MAX_LINES:,} lines\n",
+                self._format(("stdout", True, theme.ACCENT)),
+            )
             self._skipped = False
         if follow:
             bar.setValue(bar.maximum())

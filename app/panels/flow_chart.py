@@ -47,8 +47,9 @@ def log_size(v: VariableReport) -> float | None:
     return math.log10(g / math.sqrt(size)) if size > 0 else None
 
 
-def spaced_ticks(starts: list[tuple[int, str]], px_per_bar: float, metrics: QFontMetrics,
-                 gap: float = 12.0) -> list[tuple[int, str]]:
+def spaced_ticks(
+    starts: list[tuple[int, str]], px_per_bar: float, metrics: QFontMetrics, gap: float = 12.0
+) -> list[tuple[int, str]]:
     """The layer labels that fit side by side: each at its layer's first bar, kept only where
     it clears the label before it.
 
@@ -104,8 +105,11 @@ class FlowChart(QWidget):
         self.names, self.heights, self.markers, self.looks = [], {}, {}, {}
         self.reference, self.layer_starts, self._rows = None, [], []
         if report is None or not report.variables:
-            self.caption.setText("Open a script to see each variable's gradient."
-                                 if report is None else "No trainable variable.")
+            self.caption.setText(
+                "Open a script to see each variable's gradient."
+                if report is None
+                else "No trainable variable."
+            )
             return
         vs = self._rows = list(report.variables)
         self.names = [v.name for v in vs]
@@ -136,33 +140,64 @@ class FlowChart(QWidget):
                 self.markers[v.name] = kind
                 marks[kind].append((i, self.base + 0.3))
         if xs:
-            self.bars = pg.BarGraphItem(x=np.array(xs, float), y0=self.base, y1=np.array(tops),
-                                        width=0.8, brushes=brushes, pen=None)
+            self.bars = pg.BarGraphItem(
+                x=np.array(xs, float), y0=self.base, y1=np.array(tops), width=0.8, brushes=brushes, pen=None
+            )
             self.plot.addItem(self.bars)
-        for kind, symbol, color in (("none", "x", STATUS_ICON_COLOR["disconnected"]),
-                                    ("zero", "o", STATUS_ICON_COLOR["zero"]),
-                                    ("never updated", "t", STATUS_ICON_COLOR["not_trained"])):
+        for kind, symbol, color in (
+            ("none", "x", STATUS_ICON_COLOR["disconnected"]),
+            ("zero", "o", STATUS_ICON_COLOR["zero"]),
+            ("never updated", "t", STATUS_ICON_COLOR["not_trained"]),
+        ):
             pts = marks[kind]
             if pts:
-                self.plot.addItem(pg.ScatterPlotItem(
-                    x=[p[0] for p in pts], y=[p[1] for p in pts], symbol=symbol, size=11,
-                    brush=pg.mkBrush(color), pen=pg.mkPen(theme.INK if kind != "none" else color, width=1.5),
-                    name=kind))
+                self.plot.addItem(
+                    pg.ScatterPlotItem(
+                        x=[p[0] for p in pts],
+                        y=[p[1] for p in pts],
+                        symbol=symbol,
+                        size=11,
+                        brush=pg.mkBrush(color),
+                        pen=pg.mkPen(theme.INK if kind != "none" else color, width=1.5),
+                        name=kind,
+                    )
+                )
         ref = self.reference
         if ref is not None:
             where = "nearest the loss" if measured and measured.nearest else "median"
             for y, style, label, color, at, anchor in (
-                    (ref, Qt.PenStyle.DashLine, f"reference ({where})", theme.LABEL_INK, 0.99, (1, 1)),
-                    (ref + DECADES, Qt.PenStyle.DotLine, f"+{DECADES:g} decades: exploding",
-                     STATUS_ICON_COLOR["exploding"], 0.01, (0, 0)),
-                    (ref - DECADES, Qt.PenStyle.DotLine, f"−{DECADES:g} decades: vanishing",
-                     STATUS_ICON_COLOR["vanishing"], 0.01, (0, 1))):
+                (ref, Qt.PenStyle.DashLine, f"reference ({where})", theme.LABEL_INK, 0.99, (1, 1)),
+                (
+                    ref + DECADES,
+                    Qt.PenStyle.DotLine,
+                    f"+{DECADES:g} decades: exploding",
+                    STATUS_ICON_COLOR["exploding"],
+                    0.01,
+                    (0, 0),
+                ),
+                (
+                    ref - DECADES,
+                    Qt.PenStyle.DotLine,
+                    f"−{DECADES:g} decades: vanishing",
+                    STATUS_ICON_COLOR["vanishing"],
+                    0.01,
+                    (0, 1),
+                ),
+            ):
                 # inside the plot, never clipped at its edge: the top line's label under it, the
                 # others above theirs; the reference's at the right, clear of the other two
-                line = pg.InfiniteLine(pos=y, angle=0, pen=pg.mkPen(color, width=1, style=style),
-                                       label=label, labelOpts={"position": at, "color": color,
-                                                               "fill": (255, 255, 255, 200),
-                                                               "anchors": [anchor, anchor]})
+                line = pg.InfiniteLine(
+                    pos=y,
+                    angle=0,
+                    pen=pg.mkPen(color, width=1, style=style),
+                    label=label,
+                    labelOpts={
+                        "position": at,
+                        "color": color,
+                        "fill": (255, 255, 255, 200),
+                        "anchors": [anchor, anchor],
+                    },
+                )
                 self.plot.addItem(line)
         highs = tops + ([ref + DECADES] if ref is not None else [])
         top = max(highs) + 1.0 if highs else 1.0
@@ -178,8 +213,11 @@ class FlowChart(QWidget):
         looks = list(self.looks.values())
         sized = {k: looks.count(k) for k in ("vanishing", "exploding", "cancelled")}
         ref = self.reference
-        parts = ([f"reference 1e{ref:.1f} per element"] if judged and ref is not None
-                 else ["too few variables with a gradient to judge their sizes"])
+        parts = (
+            [f"reference 1e{ref:.1f} per element"]
+            if judged and ref is not None
+            else ["too few variables with a gradient to judge their sizes"]
+        )
         parts += [f"↓ {sized['vanishing']} vanishing"] if sized["vanishing"] else []
         parts += [f"↑ {sized['exploding']} exploding"] if sized["exploding"] else []
         parts += [f"≈ {sized['cancelled']} cancelled (rounding noise)"] if sized["cancelled"] else []
@@ -210,10 +248,14 @@ class FlowChart(QWidget):
             return
         v = self._rows[i]
         y = log_size(v)
-        size = "no gradient" if y is None else f"{10 ** y:.3g} per element (|grad| {v.grad_norm:.3g})"
+        size = "no gradient" if y is None else f"{10**y:.3g} per element (|grad| {v.grad_norm:.3g})"
         layer = layer_of(v)
-        self.plot.setToolTip(f"{v.name}" + (f"\nlayer: {layer}" if layer else "") + f"\n{size}"
-                             + (f"\n{v.explanation}" if v.explanation else ""))
+        self.plot.setToolTip(
+            f"{v.name}"
+            + (f"\nlayer: {layer}" if layer else "")
+            + f"\n{size}"
+            + (f"\n{v.explanation}" if v.explanation else "")
+        )
 
     def _index_at(self, scene_pos) -> int | None:
         if not self.names:

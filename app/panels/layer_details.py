@@ -31,12 +31,24 @@ from ..graph.palette import QUIET, STYLES, category, look, text_color, variable_
 
 #: Rows listed per table before "… and N more".
 MAX_ROWS = 12
-KIND_WORDS = {"layer": "Keras layer", "scope": "name scope", "root": "the whole graph",
-              "gradient": "the ops of a gradient computation (tape.gradient) the graph holds"}
+KIND_WORDS = {
+    "layer": "Keras layer",
+    "scope": "name scope",
+    "root": "the whole graph",
+    "gradient": "the ops of a gradient computation (tape.gradient) the graph holds",
+}
 #: Short words for a variable's gradient (as in the Variables panel).
-VAR_WORDS = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero",
-             "nan": "NaN", "not_trained": "not trained", "vanishing": "vanishing", "exploding": "exploding",
-             "cancelled": "cancelled"}
+VAR_WORDS = {
+    "connected": "flows",
+    "disconnected": "none",
+    "broken": "raises",
+    "zero": "zero",
+    "nan": "NaN",
+    "not_trained": "not trained",
+    "vanishing": "vanishing",
+    "exploding": "exploding",
+    "cancelled": "cancelled",
+}
 
 
 def _short(cat: str) -> str:
@@ -73,7 +85,6 @@ def group_type(h, gid: str) -> str:
         what = layer_attributes(h, gid).get("class") or "Keras layer"
         return f"{what} with {sub} inner layer{'s' if sub > 1 else ''}" if sub else what
     return KIND_WORDS.get(g.kind, g.kind)
-
 
 
 def _owned(v: VariableReport, layer: str) -> bool:
@@ -120,8 +131,10 @@ def _status_cell(es: list[GraphEdge], ops) -> str:
         cut = next((ops.get(e.cut_at) for e in es if e.cut_at), None)
         word = f"no gradient: cut at {cut.type} {cut.name}" if cut else word
     grad = max((e.grad_norm for e in es if e.grad_norm is not None), default=None)
-    return (f"<td style='color:{text_color(cat)}'>{STYLES[cat].marker} {html.escape(word)}</td>"
-            f"<td align=right>{norm_text(grad)}</td>")
+    return (
+        f"<td style='color:{text_color(cat)}'>{STYLES[cat].marker} {html.escape(word)}</td>"
+        f"<td align=right>{norm_text(grad)}</td>"
+    )
 
 
 def _table(*headers: str) -> str:
@@ -169,21 +182,27 @@ def group_html(report: Report, h, gid: str) -> str:
 
     bad = [(c, n) for c, n in sorted(g.problems.items(), key=lambda cn: -cn[1])]
     if bad:
-        parts = [f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} × {esc(_short(c))}</b>"
-                 "</span>" if c != "starved" else  # the hierarchy counts starved *variables* only
-                 f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} "
-                 f"variable{'s' if n > 1 else ''} no gradient reaches</b></span>" for c, n in bad]
+        parts = [
+            f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} × {esc(_short(c))}</b></span>"
+            if c != "starved"
+            # the hierarchy counts starved *variables* only
+            else f"<span style='color:{text_color(c)}'><b>{STYLES[c].marker} {n} "
+            f"variable{'s' if n > 1 else ''} no gradient reaches</b></span>"
+            for c, n in bad
+        ]
         out.append("<p>Inside: " + ", ".join(parts) + "</p>")
-        probs = [o for o in (ops[m] for m in order if m in ops)
-                 if category(o.status) not in QUIET]
+        probs = [o for o in (ops[m] for m in order if m in ops) if category(o.status) not in QUIET]
         if probs:
             out.append(_table())
             for o in probs[:MAX_ROWS]:
                 cat = category(o.status)
                 msg = o.message.split("\n", 1)[0]
-                out.append(f"<tr><td style='color:{text_color(cat)}'>{STYLES[cat].marker} {esc(o.status)}"
-                           f"</td><td>{esc(o.type)} <b>{esc(h.title(o.id))}</b>"
-                           + (f"<br><small>{esc(msg)}</small>" if msg else "") + "</td></tr>")
+                out.append(
+                    f"<tr><td style='color:{text_color(cat)}'>{STYLES[cat].marker} {esc(o.status)}"
+                    f"</td><td>{esc(o.type)} <b>{esc(h.title(o.id))}</b>"
+                    + (f"<br><small>{esc(msg)}</small>" if msg else "")
+                    + "</td></tr>"
+                )
             out.append(_more(len(probs) - MAX_ROWS, 2) + "</table>")
     else:
         out.append("<p>No problem ops inside.</p>")
@@ -194,31 +213,39 @@ def group_html(report: Report, h, gid: str) -> str:
         for v in variables[:MAX_ROWS]:
             vl = variable_look(v.status, v.kind, v.magnitude)
             word = VAR_WORDS.get(vl, vl) + (f": {v.kind}" if v.kind and vl == v.status else "")
-            name = v.name[len(obj) + 1:] if obj and v.name.startswith(obj + ".") else v.name
-            out.append(f"<tr><td>{esc(name)}</td><td nowrap>{shape_text(v.shape)}</td>"
-                       f"<td nowrap style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
-                       f"<td align=right>{norm_text(v.grad_norm)}</td></tr>")
+            name = v.name[len(obj) + 1 :] if obj and v.name.startswith(obj + ".") else v.name
+            out.append(
+                f"<tr><td>{esc(name)}</td><td nowrap>{shape_text(v.shape)}</td>"
+                f"<td nowrap style='color:{text_color(vl)}'><b>{esc(word)}</b></td>"
+                f"<td align=right>{norm_text(v.grad_norm)}</td></tr>"
+            )
         out.append(_more(len(variables) - MAX_ROWS, 4) + "</table>")
     else:
         out.append(f"<i style='color:{theme.MUTED}'>none: it holds and reads no trainable variable</i>")
 
     ins, outs = _crossing(report, h, members)
     fed = {e.dst for e in report.graph.edges}
-    captured = [o for o in (ops[m] for m in order if m in ops)
-                if o.type == "Placeholder" and o.id not in fed and o.outputs
-                and o.outputs[0].dtype != "resource"]
+    captured = [
+        o
+        for o in (ops[m] for m in order if m in ops)
+        if o.type == "Placeholder" and o.id not in fed and o.outputs and o.outputs[0].dtype != "resource"
+    ]
     out.append(_heading("Inputs", len(ins) + len(captured)))
     if ins or captured:
         out.append(_table("from", "tensor", "gradient", "|grad|"))
         rows = []
         for (src, i), es in ins.items():
             name = _where(h, src)
-            rows.append(f"<tr><td>{esc(name)}{f':{i}' if i else ''}</td>"
-                        f"<td>{es[0].dtype}{shape_text(es[0].shape)}</td>{_status_cell(es, ops)}</tr>")
+            rows.append(
+                f"<tr><td>{esc(name)}{f':{i}' if i else ''}</td>"
+                f"<td>{es[0].dtype}{shape_text(es[0].shape)}</td>{_status_cell(es, ops)}</tr>"
+            )
         for o in captured:
             t = o.outputs[0]
-            rows.append(f"<tr><td>{esc(h.display_name(o.id))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
-                        f"<td style='color:{theme.MUTED}'>captured input</td><td></td></tr>")
+            rows.append(
+                f"<tr><td>{esc(h.display_name(o.id))}</td><td>{t.dtype}{shape_text(t.shape)}</td>"
+                f"<td style='color:{theme.MUTED}'>captured input</td><td></td></tr>"
+            )
         out.extend(rows[:MAX_ROWS])
         out.append(_more(len(rows) - MAX_ROWS, 4) + "</table>")
     out.append(_heading("Outputs", len(outs)))
@@ -228,8 +255,10 @@ def group_html(report: Report, h, gid: str) -> str:
             dsts = sorted({_where(h, e.dst) for e in es})
             to = dsts[0] + (f" +{len(dsts) - 1}" if len(dsts) > 1 else "")
             name = (h.title(src) if src in ops else src) + (f":{i}" if i else "")  # inside: no group
-            out.append(f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{shape_text(es[0].shape)}</td>"
-                       f"{_status_cell(es, ops)}</tr>")
+            out.append(
+                f"<tr><td>{esc(name)} → {esc(to)}</td><td>{es[0].dtype}{shape_text(es[0].shape)}</td>"
+                f"{_status_cell(es, ops)}</tr>"
+            )
         out.append(_more(len(outs) - MAX_ROWS, 4) + "</table>")
     out.append(f"<p style='color:{theme.MUTED}'><i>Double-click the box to expand it.</i></p>")
     return "".join(out)

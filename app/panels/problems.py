@@ -65,8 +65,9 @@ class ProblemsPanel(Tree):
     def set_report(self, report: Report | None, names: Hierarchy | None = None) -> None:
         """``names``: the graph's hierarchy, whose display names the op column uses."""
         self.clear()
-        self.placeholder = (EMPTY_PROBLEMS if report is None else
-                            "No problems: the gradient reaches every variable.")
+        self.placeholder = (
+            EMPTY_PROBLEMS if report is None else "No problems: the gradient reaches every variable."
+        )
         base = _base(report)
         previous = None
         for p in report.problems if report else []:
@@ -79,8 +80,12 @@ class ProblemsPanel(Tree):
             it = QTreeWidgetItem([f"{st.marker} {p.kind}", shown, where, p.message])
             it.setForeground(0, QBrush(QColor(text_color(cat))))
             it.setToolTip(0, f"{p.severity}: {st.label}")
-            it.setToolTip(1, f"{p.op_type} {p.op} (TensorFlow's name)" if p.op else
-                          "Not at one op" + (f": about {', '.join(p.variables)}" if p.variables else ""))
+            it.setToolTip(
+                1,
+                f"{p.op_type} {p.op} (TensorFlow's name)"
+                if p.op
+                else "Not at one op" + (f": about {', '.join(p.variables)}" if p.variables else ""),
+            )
             if shown != label or not p.op:
                 it.setForeground(1, QBrush(QColor(theme.QUIET_LINE)))
             if p.severity == "error":

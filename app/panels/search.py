@@ -40,10 +40,10 @@ def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:
             rx = re.compile(text[1:-1], re.I)
         except re.error:
             return []
-        test = lambda *s: any(rx.search(x or "") for x in s)  # noqa: E731
+        test = lambda *s: any(rx.search(x or "") for x in s)
     else:
         low = text.lower()
-        test = lambda *s: any(low in (x or "").lower() for x in s)  # noqa: E731
+        test = lambda *s: any(low in (x or "").lower() for x in s)
     out = []
     if hierarchy is not None:
         for g in hierarchy.groups.values():
@@ -66,8 +66,7 @@ class SearchPanel(QWidget):
     """Find layers, variables and ops of the analysis shown; a hit is selected in ``view``
     or in ``variables``."""
 
-    def __init__(self, analysis: AnalysisController, view: GraphView, variables: VariablesPanel,
-                 parent=None):
+    def __init__(self, analysis: AnalysisController, view: GraphView, variables: VariablesPanel, parent=None):
         super().__init__(parent)
         self.analysis, self.view, self.variables = analysis, view, variables
         self.field = QLineEdit(placeholderText="Find layers, variables and ops: name, type or /regex/")

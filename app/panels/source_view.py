@@ -51,7 +51,7 @@ class PythonHighlighter(QSyntaxHighlighter):
         (re.compile(r"#.*$"), _fmt(theme.SYNTAX_COMMENT, italic=True)),
     ]
 
-    def highlightBlock(self, text: str) -> None:
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
         for rx, fmt in self.RULES:
             for m in rx.finditer(text):
                 self.setFormat(m.start(), m.end() - m.start(), fmt)
@@ -71,8 +71,10 @@ class SourceView(QPlainTextEdit):
         self._report: Report | None = None
         self._carried: dict[str, dict[int, str]] | None = None  # file -> line -> code, lazily
         self._rows: dict[int, int] | None = None  # line -> block, when showing carried lines
-        self.setPlaceholderText("Open a script to see its source here; selecting an op or a problem"
-                                " highlights the line of your code that created it.")
+        self.setPlaceholderText(
+            "Open a script to see its source here; selecting an op or a problem"
+            " highlights the line of your code that created it."
+        )
 
     def load(self, path: str) -> None:
         """Show the script the user chose to analyze; only this file is ever read from disk."""
@@ -154,7 +156,7 @@ class SourceView(QPlainTextEdit):
             return text.lstrip().split("  ", 1)[-1]  # without the line number
         return self.document().findBlockByLineNumber(self.marked_line - 1).text()
 
-    def keyPressEvent(self, e) -> None:  # keep Esc/F5 for the window
+    def keyPressEvent(self, e) -> None:  # keep Esc/F5 for the window  # noqa: N802 - Qt's name
         if e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_F5):
             e.ignore()
             return

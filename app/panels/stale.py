@@ -21,8 +21,10 @@ from ..banner import ErrorBanner
 
 #: How strongly stale panels are turned grey (1: no colour left).
 OPACITY = 0.85
-STALE_NOTE = ("<i>The graph and lists below are from the previous analysis ({what}) and are out of date;"
-              " they are greyed until an analysis succeeds.</i>")
+STALE_NOTE = (
+    "<i>The graph and lists below are from the previous analysis ({what}) and are out of date;"
+    " they are greyed until an analysis succeeds.</i>"
+)
 
 
 class StaleMarker:
@@ -43,8 +45,9 @@ class StaleMarker:
                 w.setGraphicsEffect(eff)
             elif isinstance(w.graphicsEffect(), QGraphicsColorizeEffect):
                 w.setGraphicsEffect(None)  # type: ignore[arg-type]  # None removes it (Qt's null pointer)
-            w.setToolTip("Out of date: from the previous analysis, which the last one failed to replace"
-                         if on else "")
+            w.setToolTip(
+                "Out of date: from the previous analysis, which the last one failed to replace" if on else ""
+            )
         if on and report is not None:
             what = f"{report.target}()" if report.mode == "target" else f"program: {report.target}"
             note = STALE_NOTE.format(what=html.escape(what))

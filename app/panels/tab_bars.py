@@ -26,15 +26,21 @@ def is_live(bar: QTabBar, docks: dict[str, QDockWidget]) -> bool:
     if dock is None or not dock.isVisible() or dock.isFloating():
         return False
     d, b = dock.geometry(), bar.geometry()
-    return abs(d.left() - b.left()) <= 2 and abs(d.width() - b.width()) <= 2 \
+    return (
+        abs(d.left() - b.left()) <= 2
+        and abs(d.width() - b.width()) <= 2
         and (abs(b.top() - d.bottom() - 1) <= 4 or abs(d.top() - b.bottom() - 1) <= 4)
+    )
 
 
 def hide_stale_tab_bars(window) -> int:
     """Hide duplicates of a live tab bar; how many were hidden."""
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
-    bars = [b for b in window.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
-            if not b.isHidden() and b.count()]
+    bars = [
+        b
+        for b in window.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        if not b.isHidden() and b.count()
+    ]
     hidden = 0
     for tabs in {_tabs(b) for b in bars}:
         same = [b for b in bars if _tabs(b) == tabs]
@@ -51,8 +57,10 @@ def hide_stale_tab_bars(window) -> int:
 def keep_tab_bars_clean(window) -> Callable[[], None]:
     """Sweep again whenever a dock moves; returns the sweep, for the window to call once
     it is laid out."""
+
     def later() -> None:
         QTimer.singleShot(0, lambda: hide_stale_tab_bars(window))
+
     for d in window.findChildren(QDockWidget):
         d.dockLocationChanged.connect(later)
         d.topLevelChanged.connect(later)

@@ -218,7 +218,7 @@ def power_of_ten(exponent: float, minor: tuple[int, ...] = (2, 5)) -> str:
     e = round(exponent)
     if abs(exponent - e) > 1e-6:
         mantissa = round(10 ** (exponent - math.floor(exponent)))
-        return f"{10 ** exponent:.2g}" if mantissa in minor else ""
+        return f"{10**exponent:.2g}" if mantissa in minor else ""
     return {0: "1", 1: "10"}.get(e) or "10" + str(e).translate(_SUPERSCRIPT)
 
 
@@ -277,8 +277,10 @@ class TrainingPanel(QWidget):
         self.ratio_plot = self.plots.addPlot(row=1, col=0, axisItems={"left": LogAxis()})
         self.ratio_plot.setXLink(self.grad_plot)
         # Titles, not axis labels: a vertical label longer than a short plot is cut off.
-        for plot, title in ((self.grad_plot, "‖gradient‖ per layer, log scale"),
-                            (self.ratio_plot, "‖update‖ / ‖weight‖ per layer, log scale")):
+        for plot, title in (
+            (self.grad_plot, "‖gradient‖ per layer, log scale"),
+            (self.ratio_plot, "‖update‖ / ‖weight‖ per layer, log scale"),
+        ):
             plot.setLogMode(x=False, y=True)
             plot.setMenuEnabled(False)
             plot.hideButtons()
@@ -289,10 +291,20 @@ class TrainingPanel(QWidget):
         self.grad_plot.getAxis("bottom").setStyle(showValues=False)
         self.ratio_plot.setLabel("bottom", "gradient step")
         # Updates near a thousandth of the weights is the usual rule of thumb for a healthy step.
-        self.ratio_plot.addItem(pg.InfiniteLine(
-            pos=-3, angle=0, pen=pg.mkPen(theme.GUIDE, width=1, style=Qt.PenStyle.DotLine),
-            label="typical ≈ 10⁻³", labelOpts={"position": 0.99, "color": theme.MUTED,
-                                               "fill": (255, 255, 255, 200), "anchors": [(1, 1), (1, 1)]}))
+        self.ratio_plot.addItem(
+            pg.InfiniteLine(
+                pos=-3,
+                angle=0,
+                pen=pg.mkPen(theme.GUIDE, width=1, style=Qt.PenStyle.DotLine),
+                label="typical ≈ 10⁻³",
+                labelOpts={
+                    "position": 0.99,
+                    "color": theme.MUTED,
+                    "fill": (255, 255, 255, 200),
+                    "anchors": [(1, 1), (1, 1)],
+                },
+            )
+        )
         scene = self.plots.scene()
         scene.sigMouseClicked.connect(self._clicked)
         scene.sigMouseMoved.connect(self._hovered)
@@ -308,11 +320,13 @@ class TrainingPanel(QWidget):
         self.layers.itemChanged.connect(self._layer_toggled)
 
         self.empty = QWidget()
-        hint = QLabel(f"<p><b>Run until…</b> ({SHORTCUT}) to watch training.</p>"
-                      f"<p style='color:{theme.MUTED}'>"
-                      "The program runs as usual; every gradient step's norms per layer appear here"
-                      " as it trains, and it stops at the first step where a gradient goes NaN,"
-                      " None, zero, vanishing or exploding: that step is diagnosed.</p>")
+        hint = QLabel(
+            f"<p><b>Run until…</b> ({SHORTCUT}) to watch training.</p>"
+            f"<p style='color:{theme.MUTED}'>"
+            "The program runs as usual; every gradient step's norms per layer appear here"
+            " as it trains, and it stops at the first step where a gradient goes NaN,"
+            " None, zero, vanishing or exploding: that step is diagnosed.</p>"
+        )
         hint.setWordWrap(True)
         hint.setTextFormat(Qt.TextFormat.RichText)
         run = QPushButton("Run until…")
@@ -456,16 +470,21 @@ class TrainingPanel(QWidget):
         finite = grads[np.isfinite(grads) & (grads > 0)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (1.0, 1.0)
         colors = layer_colors(len(rec.layers))
-        for kind, bad, y in (("nan", np.isnan(grads) | np.isinf(grads), hi * 10 ** 0.5),
-                             ("zero", grads == 0, lo / 10 ** 0.5)):
+        for kind, bad, y in (
+            ("nan", np.isnan(grads) | np.isinf(grads), hi * 10**0.5),
+            ("zero", grads == 0, lo / 10**0.5),
+        ):
             for i, row in enumerate(bad):
                 steps = rec.steps[row] if self._visible[i] else rec.steps[:0]
                 item = self._marks.get((kind, i))
                 if item is None and steps.size:
                     item = self._marks[(kind, i)] = self.grad_plot.plot(
-                        pen=None, symbol="x" if kind == "nan" else "o", symbolSize=10 if kind == "nan" else 7,
+                        pen=None,
+                        symbol="x" if kind == "nan" else "o",
+                        symbolSize=10 if kind == "nan" else 7,
                         symbolPen=pg.mkPen(colors[i], width=1.5),
-                        symbolBrush=pg.mkBrush(colors[i] if kind == "nan" else theme.PAPER))
+                        symbolBrush=pg.mkBrush(colors[i] if kind == "nan" else theme.PAPER),
+                    )
                     item.setZValue(5)  # over the fired step's line, which is often at the same step
                     # a long run of zero steps: a symbol per pixel, not per step
                     item.setClipToView(True)
@@ -496,18 +515,33 @@ class TrainingPanel(QWidget):
         if w is not None and w.step is not None:
             color = condition_color(w.fired)
             for plot, label in ((self.grad_plot, f"{w.fired} · step {w.step:,}"), (self.ratio_plot, None)):
-                line = pg.InfiniteLine(pos=w.step, angle=90, pen=pg.mkPen(color, width=2),
-                                       label=label, labelOpts={"position": 0.6, "color": color,
-                                                               "fill": (255, 255, 255, 220),
-                                                               "anchors": [(1, 0.5), (1, 0.5)]})
+                line = pg.InfiniteLine(
+                    pos=w.step,
+                    angle=90,
+                    pen=pg.mkPen(color, width=2),
+                    label=label,
+                    labelOpts={
+                        "position": 0.6,
+                        "color": color,
+                        "fill": (255, 255, 255, 220),
+                        "anchors": [(1, 0.5), (1, 0.5)],
+                    },
+                )
                 plot.addItem(line, ignoreBounds=True)
                 self._lines.append(line)
         if self.diagnosed is not None and (w is None or self.diagnosed != w.step):
-            line = pg.InfiniteLine(pos=self.diagnosed, angle=90,
-                                   pen=pg.mkPen(theme.SOFT_INK, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=f"diagnosed · step {self.diagnosed:,}",
-                                   labelOpts={"position": 0.3, "color": theme.TITLE_INK,
-                                              "fill": (255, 255, 255, 220), "anchors": [(0, 0.5), (0, 0.5)]})
+            line = pg.InfiniteLine(
+                pos=self.diagnosed,
+                angle=90,
+                pen=pg.mkPen(theme.SOFT_INK, width=1.5, style=Qt.PenStyle.DashLine),
+                label=f"diagnosed · step {self.diagnosed:,}",
+                labelOpts={
+                    "position": 0.3,
+                    "color": theme.TITLE_INK,
+                    "fill": (255, 255, 255, 220),
+                    "anchors": [(0, 0.5), (0, 0.5)],
+                },
+            )
             self.grad_plot.addItem(line, ignoreBounds=True)
             self._lines.append(line)
 
@@ -525,11 +559,15 @@ class TrainingPanel(QWidget):
             text = f"<b>Watching for {what}</b> · {n:,} steps · {last}"
         elif w is not None and w.step is not None:
             color = condition_color(w.fired)
-            text = (f"<b style='color:{color}'>{esc(str(w.fired))} at step {w.step:,}</b> ({esc(w.at)})"
-                    f" — {esc(w.detail)} · {w.steps:,} steps watched")
+            text = (
+                f"<b style='color:{color}'>{esc(str(w.fired))} at step {w.step:,}</b> ({esc(w.at)})"
+                f" — {esc(w.detail)} · {w.steps:,} steps watched"
+            )
         elif w is not None:
-            text = (f"<b>No {esc(' or '.join(w.until))} in {w.steps:,} steps</b>: {esc(w.at)};"
-                    " nothing to diagnose")
+            text = (
+                f"<b>No {esc(' or '.join(w.until))} in {w.steps:,} steps</b>: {esc(w.at)};"
+                " nothing to diagnose"
+            )
         elif self.ended:
             text = f"<b>Run {self.ended}</b> after {n:,} steps · {last}"
         else:
@@ -554,8 +592,7 @@ class TrainingPanel(QWidget):
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one per click
         text = f"Diagnose step {step:,}" + (" (stops this run)" if self.running else "")
         act = menu.addAction(text)
-        act.setStatusTip("Run the program again to that gradient step and show its graph;"
-                         " this record stays")
+        act.setStatusTip("Run the program again to that gradient step and show its graph; this record stays")
         act.triggered.connect(lambda: self.diagnoseRequested.emit(step))
         return menu
 
@@ -575,11 +612,16 @@ class TrainingPanel(QWidget):
         assert i is not None  # a step was found, so the record has rows
         rec = self.record
         shown = [(name, rec.grad(j)[i], rec.ratio(j)[i]) for j, name in enumerate(rec.layers)][:6]
-        parts = [f"{html.escape(name)} {_fmt(g)} ({_fmt(MISSING if math.isnan(r) else r)})"
-                 for name, g, r in shown]
+        parts = [
+            f"{html.escape(name)} {_fmt(g)} ({_fmt(MISSING if math.isnan(r) else r)})" for name, g, r in shown
+        ]
         more = " …" if len(rec.layers) > len(shown) else ""
-        self.readout.setText(f"step {step:,} — ‖gradient‖ (update/weight): " + " · ".join(parts) + more
-                             + " — click to diagnose this step")
+        self.readout.setText(
+            f"step {step:,} — ‖gradient‖ (update/weight): "
+            + " · ".join(parts)
+            + more
+            + " — click to diagnose this step"
+        )
 
 
 def _fmt(x: float) -> str:
@@ -613,8 +655,10 @@ class RunUntilDialog(QDialog):
         saved = settings.value("watch/until", "nan,zero")
         chosen = set(str(saved).split(",")) if saved else {"nan"}
         form = QFormLayout(self)
-        intro = QLabel("Run the program, watching every gradient step, and stop before the first"
-                       " step where one of these holds; that step is diagnosed.")
+        intro = QLabel(
+            "Run the program, watching every gradient step, and stop before the first"
+            " step where one of these holds; that step is diagnosed."
+        )
         intro.setWordWrap(True)
         form.addRow(intro)
         self.boxes: dict[str, QCheckBox] = {}
@@ -657,8 +701,9 @@ class RunUntilDialog(QDialog):
 
     def request(self) -> WatchRequest:
         until = tuple(n for n, b in self.boxes.items() if b.isChecked())
-        return WatchRequest(until, self.max_spin.value() or None,
-                            self.zero_spin.value() if "zero" in until else None)
+        return WatchRequest(
+            until, self.max_spin.value() or None, self.zero_spin.value() if "zero" in until else None
+        )
 
     def accept(self) -> None:
         r = self.request()

@@ -33,25 +33,45 @@ from ..graph.palette import status_icon, text_color, variable_look
 from .docks import ROLE, Tree
 
 #: Short words for the gradient column: the kind follows, the full sentence is in the tooltip.
-STATUS_WORD = {"connected": "flows", "disconnected": "none", "broken": "raises", "zero": "zero", "nan": "NaN",
-               "vanishing": "vanishing", "exploding": "exploding", "cancelled": "cancelled",
-               "not_trained": "not trained", "read_not_trained": "read, not trained here"}
+STATUS_WORD = {
+    "connected": "flows",
+    "disconnected": "none",
+    "broken": "raises",
+    "zero": "zero",
+    "nan": "NaN",
+    "vanishing": "vanishing",
+    "exploding": "exploding",
+    "cancelled": "cancelled",
+    "not_trained": "not trained",
+    "read_not_trained": "read, not trained here",
+}
 
 #: Tooltips of the icon.
-LOOK_TIP = {"zero": "connected, but its gradient is exactly zero at these values (warning)",
-            "nan": "connected, but its gradient is NaN or Inf at these values",
-            "vanishing": "connected, but its gradient is over 5 decades smaller than near the loss:"
-                         " too small to train it (warning)",
-            "exploding": "connected, but its gradient is over 5 decades larger than near the loss"
-                         " (warning)",
-            "cancelled": "connected, but its gradient is rounding noise next to its own layer's:"
-                         " something after the layer cancels it (information)",
-            "not_trained": "not trained: the loss reads it, but this training step never updates it",
-            "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)"}
+LOOK_TIP = {
+    "zero": "connected, but its gradient is exactly zero at these values (warning)",
+    "nan": "connected, but its gradient is NaN or Inf at these values",
+    "vanishing": "connected, but its gradient is over 5 decades smaller than near the loss:"
+    " too small to train it (warning)",
+    "exploding": "connected, but its gradient is over 5 decades larger than near the loss (warning)",
+    "cancelled": "connected, but its gradient is rounding noise next to its own layer's:"
+    " something after the layer cancels it (information)",
+    "not_trained": "not trained: the loss reads it, but this training step never updates it",
+    "read_not_trained": "read on purpose, not trained in this step: a separate model (no problem)",
+}
 
 #: Worst first: a layer's header shows its worst variable's icon.
-SEVERITY = ["broken", "nan", "disconnected", "not_trained", "zero", "exploding", "vanishing", "cancelled",
-            "connected", "read_not_trained"]
+SEVERITY = [
+    "broken",
+    "nan",
+    "disconnected",
+    "not_trained",
+    "zero",
+    "exploding",
+    "vanishing",
+    "cancelled",
+    "connected",
+    "read_not_trained",
+]
 #: The layer's name, drawn grey beside the Python path (flat list) or as the header's text.
 LAYER_ROLE = Qt.ItemDataRole.UserRole + 1
 #: A row's sort key for a column (columns 0..4).
@@ -259,16 +279,30 @@ class VariablesPanel(Tree):
         tip = LOOK_TIP.get(look, v.status)
         layer = layer_of(v)
         it.setToolTip(0, tip)
-        it.setToolTip(1, f"{v.name}\n{v.tf_name} · {v.dtype}{shape_text(v.shape)}"
-                      + (f"\nlayer: {layer}" if layer else ""))
-        it.setToolTip(2, tip + (f" ({v.kind})" if v.kind and look == v.status else "")
-                      + (f"\n{v.explanation}" if v.explanation else ""))
+        it.setToolTip(
+            1,
+            f"{v.name}\n{v.tf_name} · {v.dtype}{shape_text(v.shape)}"
+            + (f"\nlayer: {layer}" if layer else ""),
+        )
+        it.setToolTip(
+            2,
+            tip
+            + (f" ({v.kind})" if v.kind and look == v.status else "")
+            + (f"\n{v.explanation}" if v.explanation else ""),
+        )
         for col in (3, 4):
             it.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         it.setData(0, ROLE, v)
         g = v.grad_norm if v.grad_norm is not None else -1.0
-        for col, key in enumerate((SEVERITY.index(look) * 1e6 + order if look in SEVERITY else order,
-                                   v.name.lower(), f"{text}\0{order:06d}", _numel(v.shape), g)):
+        for col, key in enumerate(
+            (
+                SEVERITY.index(look) * 1e6 + order if look in SEVERITY else order,
+                v.name.lower(),
+                f"{text}\0{order:06d}",
+                _numel(v.shape),
+                g,
+            )
+        ):
             it.setData(col, SORT_ROLE, key)
         it.setData(1, SORT_ROLE + 2, order)
         return it
@@ -334,12 +368,16 @@ class VariablesPanel(Tree):
         return out
 
     def layers(self) -> list[QTreeWidgetItem]:
-        return [self.topLevelItem(i) for i in range(self.topLevelItemCount())
-                if self.topLevelItem(i).data(0, ROLE) is None]
+        return [
+            self.topLevelItem(i)
+            for i in range(self.topLevelItemCount())
+            if self.topLevelItem(i).data(0, ROLE) is None
+        ]
 
     def visible_rows(self) -> list[QTreeWidgetItem]:
-        return [it for it in self.rows()
-                if not it.isHidden() and not (it.parent() and it.parent().isHidden())]
+        return [
+            it for it in self.rows() if not it.isHidden() and not (it.parent() and it.parent().isHidden())
+        ]
 
     def current_variable(self) -> VariableReport | None:
         it = self.currentItem()

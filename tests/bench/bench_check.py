@@ -65,12 +65,15 @@ def main(names: list[str]) -> None:
             b_wall, b_mem, _ = run([env_py, bare])
             t_wall, t_mem, code = run([*tfviz, script])
             rows.append((name, b_wall, t_wall, b_mem, t_mem, code))
-    print(f"{'model':<15}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}{'bare MiB':>10}"
-          f"{'tfviz MiB':>10}{'ratio':>7}  verdict")
+    print(
+        f"{'model':<15}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}{'bare MiB':>10}"
+        f"{'tfviz MiB':>10}{'ratio':>7}  verdict"
+    )
     for name, bw, tw, bm, tm, code in rows:
         verdict = "ok" if code == 0 else f"exit {code}"
-        print(f"{name:<15}{bw:>8.1f}{tw:>9.1f}{tw / bw:>7.2f}{bm:>10.0f}{tm:>10.0f}{tm / bm:>7.2f}"
-              f"  {verdict}")
+        print(
+            f"{name:<15}{bw:>8.1f}{tw:>9.1f}{tw / bw:>7.2f}{bm:>10.0f}{tm:>10.0f}{tm / bm:>7.2f}  {verdict}"
+        )
     print("target (ResNet50): time ratio <= 2.00, memory ratio <= 1.50")
 
 

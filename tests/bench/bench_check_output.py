@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-SCRIPT = '''\
+SCRIPT = """\
 import tensorflow as tf
 
 LINE = "x" * 91
@@ -26,15 +26,16 @@ w = tf.Variable(2.0)
 with tf.GradientTape() as tape:
     loss = w * w
 tape.gradient(loss, [w])
-'''
+"""
 TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     """Seconds to run ``cmd`` with both pipes drained, and the bytes it wrote."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, stdin=subprocess.DEVNULL
+    )
     sizes = [0, 0]
 
     def drain(stream, slot: int) -> None:

@@ -37,8 +37,10 @@ def main() -> None:
     unbounded = time.perf_counter() - start
     discover._MAX_CHILDREN, discover._plain_data = bounded, plain
     print(f"{'measure':<44}{'tfviz':>10}{'unbounded':>11}{'target':>10}")
-    print(f"{'find_variables, 3M floats + 2M list items':<44}{statistics.median(times):>9.3f}s"
-          f"{unbounded:>10.1f}s{TARGET_S:>9.1f}s")
+    print(
+        f"{'find_variables, 3M floats + 2M list items':<44}{statistics.median(times):>9.3f}s"
+        f"{unbounded:>10.1f}s{TARGET_S:>9.1f}s"
+    )
     print(f"variables found: {[f.path for f in found]}")
 
 

@@ -64,8 +64,20 @@ def resnet_analysis() -> Path:
     if not out.exists():
         out.parent.mkdir(exist_ok=True)
         print(f"analyzing healthy_resnet50.py once (cached in {out.relative_to(ROOT)}) …", flush=True)
-        subprocess.run([sys.executable, "-m", "tfviz.cli", "export", "resources/examples/healthy_resnet50.py",
-                        "-o", str(out)], cwd=ROOT, capture_output=True, timeout=1200)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tfviz.cli",
+                "export",
+                "resources/examples/healthy_resnet50.py",
+                "-o",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=1200,
+        )
     return out
 
 
@@ -101,6 +113,7 @@ def scrolled_paint(view: GraphView) -> tuple[float, int]:
 
 def detail_paint(sc: GraphScene, w: int = 1400, h: int = 900) -> float:
     """The whole scene, every item in full detail, drawn into one screen-sized image."""
+
     def draw():
         img = QImage(w, h, QImage.Format_RGB32)
         img.fill(QColor("white"))
@@ -131,8 +144,12 @@ def on_screen(report: Report) -> dict[str, float | int]:
             view.set_all_expanded(True)  # expands, lays out, builds, fits
 
         gc.collect()
-        got = {"build": _s(build)[0], "fit": _s(lambda view=view: view.viewport().grab())[0],
-               "boxes": len(view.node_items), "detail": detail_paint(view.scene())}
+        got = {
+            "build": _s(build)[0],
+            "fit": _s(lambda view=view: view.viewport().grab())[0],
+            "boxes": len(view.node_items),
+            "detail": detail_paint(view.scene()),
+        }
         if not best or got["build"] + got["fit"] < best["build"] + best["fit"]:
             best.update(build=got["build"], fit=got["fit"], boxes=got["boxes"])
         best["detail"] = min(best.get("detail", math.inf), got["detail"])
@@ -145,6 +162,7 @@ def on_screen(report: Report) -> dict[str, float | int]:
 def exported(report: Report, fmt: str, folder: str, scale: float) -> tuple[float, float, str]:
     """(scene build, drawing and writing) in seconds, the best of :data:`REPEAT` by their
     sum, and what was written."""
+
     def build():
         sc = GraphScene()
         sc.set_report(report)
@@ -190,10 +208,12 @@ def encoding(sc: GraphScene, page: Page, scale: float) -> None:
 
         t_ours = min(_s(encode)[0] for _ in range(REPEAT))
         t_qt = min(_s(lambda: img.save(qt, "PNG"))[0] for _ in range(REPEAT))
-        mb = lambda f: os.path.getsize(f) / 2**20  # noqa: E731
-        print(f"{'  png, of which':<22} drawing {t_draw:6.2f} s   encoding {t_ours:6.2f} s"
-              f" ({threads()} threads, zlib {LEVEL}, {mb(ours):.1f} MB);"
-              f" Qt's encoder would take {t_qt:6.2f} s ({mb(qt):.1f} MB)")
+        mb = lambda f: os.path.getsize(f) / 2**20
+        print(
+            f"{'  png, of which':<22} drawing {t_draw:6.2f} s   encoding {t_ours:6.2f} s"
+            f" ({threads()} threads, zlib {LEVEL}, {mb(ours):.1f} MB);"
+            f" Qt's encoder would take {t_qt:6.2f} s ({mb(qt):.1f} MB)"
+        )
 
 
 def main() -> int:
@@ -208,12 +228,18 @@ def main() -> int:
         "full detail": build + got["detail"],
     }
     print(f"{'on screen':<22} layout+build {build:6.2f} s   ({got['boxes']} boxes, 1400x900 window)")
-    print(f"{'  paint, fit':<22} {got['fit']:6.2f} s   overview paths at the fitted zoom:"
-          f" total {screens['fit']:6.2f} s  <- the target's baseline")
-    print(f"{'  paint, scrolled':<22} {got['scrolled']:6.2f} s   {got['grabs']} screenfuls at readable"
-          f" zoom {readable_scale():.2f}: total {screens['scrolled']:6.2f} s")
-    print(f"{'  paint, full detail':<22} {got['detail']:6.2f} s   whole scene in full detail into"
-          f" 1400x900: total {screens['full detail']:6.2f} s")
+    print(
+        f"{'  paint, fit':<22} {got['fit']:6.2f} s   overview paths at the fitted zoom:"
+        f" total {screens['fit']:6.2f} s  <- the target's baseline"
+    )
+    print(
+        f"{'  paint, scrolled':<22} {got['scrolled']:6.2f} s   {got['grabs']} screenfuls at readable"
+        f" zoom {readable_scale():.2f}: total {screens['scrolled']:6.2f} s"
+    )
+    print(
+        f"{'  paint, full detail':<22} {got['detail']:6.2f} s   whole scene in full detail into"
+        f" 1400x900: total {screens['full detail']:6.2f} s"
+    )
     sc = GraphScene()
     sc.set_report(report)
     sc.expanded = sc.expansion("all")
@@ -234,8 +260,10 @@ def main() -> int:
             total = b + w
             verdict = "ok" if total <= 2 * screens["fit"] else "OVER"
             ratios = "  ".join(f"{total / v:4.2f}x {k}" for k, v in screens.items())
-            print(f"{'export ' + fmt + (f' @{s:g}' if fmt == 'png' else ''):<22} layout+build {b:6.2f} s"
-                  f"   draw+write {w:6.2f} s   total {total:6.2f} s   {what}")
+            print(
+                f"{'export ' + fmt + (f' @{s:g}' if fmt == 'png' else ''):<22} layout+build {b:6.2f} s"
+                f"   draw+write {w:6.2f} s   total {total:6.2f} s   {what}"
+            )
             print(f"{'':<22} = {ratios}   (target ≤ 2x fit: {verdict})")
     return 0
 

@@ -27,13 +27,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np  # noqa: E402
-import pyqtgraph as pg  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QApplication
 
-from app.jacobian.heatmap import Heatmap  # noqa: E402
-from app.jacobian.panel import JacobianPanel  # noqa: E402
-from tfviz.jacobian.data import Array, Jacobian, TensorRef  # noqa: E402
+from app.jacobian.heatmap import Heatmap
+from app.jacobian.panel import JacobianPanel
+from tfviz.jacobian.data import Array, Jacobian, TensorRef
 
 
 def timed(fn, widgets, repeat: int) -> float:
@@ -87,13 +87,16 @@ def one_size(n: int, repeat: int, rng) -> tuple[float, float, float]:
     panel.show()
     results = []
     for d in data:
-        j = Jacobian(TensorRef("y", "tensor", "y", 0, "float32", [n]),
-                     TensorRef("W", "variable", "var:W", 0, "float32", [n]),
-                     values=Array.from_numpy(d), mode="reverse", chunks=1)
+        j = Jacobian(
+            TensorRef("y", "tensor", "y", 0, "float32", [n]),
+            TensorRef("W", "variable", "var:W", 0, "float32", [n]),
+            values=Array.from_numpy(d),
+            mode="reverse",
+            chunks=1,
+        )
         j.array()  # decoded on the worker client's parse thread, as in the app
         results.append(j)
-    t_panel = timed(lambda k: panel.show_result(results[k % 3]), [panel, panel.single.viewport()],
-                    repeat)
+    t_panel = timed(lambda k: panel.show_result(results[k % 3]), [panel, panel.single.viewport()], repeat)
     assert img.qimage is not None and heat.image.qimage is not None
     assert panel.single.image.qimage is not None
     for w in (bare, heat, panel):

@@ -103,9 +103,17 @@ def bench(label: str, source: str, wrt: str, sample: int, repeat: int) -> dict:
 
     loop_s, _ = timed(naive)
     loop_total = loop_s * n_out / rows
-    return {"case": label, "shape": "x".join(map(str, want.shape)), "mode": j.mode,
-            "analysis": analysis, "cold": cold, "warm": warm, "pfor": pfor_s,
-            "loop": loop_total, "loop_note": "" if rows == n_out else f"~ ({rows} rows timed)"}
+    return {
+        "case": label,
+        "shape": "x".join(map(str, want.shape)),
+        "mode": j.mode,
+        "analysis": analysis,
+        "cold": cold,
+        "warm": warm,
+        "pfor": pfor_s,
+        "loop": loop_total,
+        "loop_note": "" if rows == n_out else f"~ ({rows} rows timed)",
+    }
 
 
 def main() -> int:
@@ -117,18 +125,27 @@ def main() -> int:
     from tfviz.script.quiet import import_tensorflow
 
     import_tensorflow()
-    rows = [bench(f"tanh(Wx) n={n}", DENSE.format(n=n), "x", n if n <= 500 else args.sample,
-                  args.repeat) for n in map(int, args.sizes.split(","))]
+    rows = [
+        bench(f"tanh(Wx) n={n}", DENSE.format(n=n), "x", n if n <= 500 else args.sample, args.repeat)
+        for n in map(int, args.sizes.split(","))
+    ]
     rows.append(bench("conv 16x16x3 -> 8", CONV, "img", 2048, args.repeat))
-    head = (f"{'case':<20}{'J shape':<18}{'mode':<9}{'tfviz cold':>11}{'warm':>8}{'pfor':>8}"
-            f"{'cold/pfor':>10}{'naive loop':>13}{'loop/cold':>11}")
+    head = (
+        f"{'case':<20}{'J shape':<18}{'mode':<9}{'tfviz cold':>11}{'warm':>8}{'pfor':>8}"
+        f"{'cold/pfor':>10}{'naive loop':>13}{'loop/cold':>11}"
+    )
     print(head)
     for r in rows:
-        print(f"{r['case']:<20}{r['shape']:<18}{r['mode']:<9}{r['cold']:>10.3f}s{r['warm']:>7.3f}s"
-              f"{r['pfor']:>7.3f}s{r['cold'] / r['pfor']:>9.2f}x{r['loop']:>12.2f}s"
-              f"{r['loop'] / r['cold']:>10.0f}x {r['loop_note']}")
-    print("(analysis before the first request, not counted: "
-          + ", ".join(f"{r['case']} {r['analysis']:.2f}s" for r in rows) + ")")
+        print(
+            f"{r['case']:<20}{r['shape']:<18}{r['mode']:<9}{r['cold']:>10.3f}s{r['warm']:>7.3f}s"
+            f"{r['pfor']:>7.3f}s{r['cold'] / r['pfor']:>9.2f}x{r['loop']:>12.2f}s"
+            f"{r['loop'] / r['cold']:>10.0f}x {r['loop_note']}"
+        )
+    print(
+        "(analysis before the first request, not counted: "
+        + ", ".join(f"{r['case']} {r['analysis']:.2f}s" for r in rows)
+        + ")"
+    )
     big = next((r for r in rows if r["case"].endswith("2000")), None)
     ok = all(r["cold"] <= 1.2 * r["pfor"] for r in rows) and (big is None or big["loop"] >= 100 * big["cold"])
     print("targets (cold <= 1.2x pfor; >= 100x the naive loop at 2000):", "met" if ok else "NOT met")

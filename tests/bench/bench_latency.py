@@ -58,9 +58,13 @@ SMALL = ROOT / "resources" / "examples" / "seed3_chain_rule.py"
 TIMEOUT_S = 300.0
 #: the issue's figures (2 loaded cores), and this benchmark's first run, one run each, before
 #: the pool kept two spares and the worker imported the engine before ``ready``
-BASELINE = {"warm": "11.9 s issue; 0.50 s here", "cold": "11.9 s issue; 4.26 s here",
-            "first F5": "0.57 s here", "second F5": "10-20 s issue; 4.17 s here",
-            "saved": "~10 s issue; 0.52 s here"}
+BASELINE = {
+    "warm": "11.9 s issue; 0.50 s here",
+    "cold": "11.9 s issue; 4.26 s here",
+    "first F5": "0.57 s here",
+    "second F5": "10-20 s issue; 4.17 s here",
+    "saved": "~10 s issue; 0.52 s here",
+}
 
 
 def resnet_analysis() -> Path:
@@ -69,8 +73,21 @@ def resnet_analysis() -> Path:
     if not out.exists():
         out.parent.mkdir(exist_ok=True)
         print(f"analyzing healthy_resnet50.py once (cached in {out.relative_to(ROOT)}) …", flush=True)
-        subprocess.run([sys.executable, "-m", "tfviz.cli", "export", "resources/examples/healthy_resnet50.py",
-                        "-o", str(out)], cwd=ROOT, capture_output=True, timeout=1200, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tfviz.cli",
+                "export",
+                "resources/examples/healthy_resnet50.py",
+                "-o",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=1200,
+            check=True,
+        )
     return out
 
 
@@ -163,7 +180,8 @@ def open_saved_from_menu(path: Path, importing: bool = False) -> dict[str, float
         if w.saved.current is not None:  # the reader thread takes far longer than this line
             w.saved.current.reader.loaded.connect(
                 lambda _r: marks.setdefault("read and checked", time.perf_counter() - t0),
-                Qt.ConnectionType.DirectConnection)
+                Qt.ConnectionType.DirectConnection,
+            )
         loaded = wait(lambda: w.saved.current is None, "the saved analysis")
         if w.analysis.report is None:
             raise RuntimeError(f"{path} was not shown: {w.stage.text()}")
@@ -194,16 +212,20 @@ def main() -> None:
     args = ap.parse_args()
     qapp()
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, float]]] = {k: [] for k in (
-        "saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second")}
+    runs: dict[str, list[dict[str, float]]] = {
+        k: [] for k in ("saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second")
+    }
     if not args.skip_saved:
         saved = resnet_analysis()
         for i in range(args.repeat):
             runs["load"].append(load_alone(saved))
             runs["saved"].append(open_saved_from_menu(saved))
             runs["saved importing"].append(open_saved_from_menu(saved, importing=True))
-            print(f"saved ResNet50 run {i + 1}: {runs['saved'][-1]['painted']:.2f} s, with a spare"
-                  f" importing TensorFlow {runs['saved importing'][-1]['painted']:.2f} s", flush=True)
+            print(
+                f"saved ResNet50 run {i + 1}: {runs['saved'][-1]['painted']:.2f} s, with a spare"
+                f" importing TensorFlow {runs['saved importing'][-1]['painted']:.2f} s",
+                flush=True,
+            )
     if not args.skip_scripts:
         for i in range(args.repeat):
             w = new_window(spare=True)
@@ -220,10 +242,13 @@ def main() -> None:
                 runs["cold"].append(open_small(w))
             finally:
                 w.close()
-            print(f"script run {i + 1}: warm {runs['warm'][-1]['report shown']:.2f} s,"
-                  f" cold {runs['cold'][-1]['report shown']:.2f} s,"
-                  f" F5 {runs['f5 first'][-1]['report shown']:.2f} s then"
-                  f" {runs['f5 second'][-1]['report shown']:.2f} s", flush=True)
+            print(
+                f"script run {i + 1}: warm {runs['warm'][-1]['report shown']:.2f} s,"
+                f" cold {runs['cold'][-1]['report shown']:.2f} s,"
+                f" F5 {runs['f5 first'][-1]['report shown']:.2f} s then"
+                f" {runs['f5 second'][-1]['report shown']:.2f} s",
+                flush=True,
+            )
     load_after = os.getloadavg()
 
     rows: list[tuple[str, str, str, str, bool | None]] = []
@@ -235,21 +260,38 @@ def main() -> None:
             ("small script, Open, cold (context)", f"{cold:.2f} s", "-", BASELINE["cold"], None),
             # to the millisecond: the two are often within a few of each other
             ("F5, first", f"{first:.3f} s", "-", BASELINE["first F5"], None),
-            ("F5, second in a row", f"{second:.3f} s", f"<= first ({first:.3f} s)", BASELINE["second F5"],
-             second <= first),
+            (
+                "F5, second in a row",
+                f"{second:.3f} s",
+                f"<= first ({first:.3f} s)",
+                BASELINE["second F5"],
+                second <= first,
+            ),
         ]
     if runs["saved"]:
         painted = median(runs["saved"], "painted")
         rows += [
-            ("saved ResNet50, File > Open, drawn", f"{painted:.2f} s", "<= 1 s", BASELINE["saved"],
-             painted <= 1.0),
-            ("  same, a spare importing TF (context)", f"{median(runs['saved importing'], 'painted'):.2f} s",
-             "-", "-", None),
+            (
+                "saved ResNet50, File > Open, drawn",
+                f"{painted:.2f} s",
+                "<= 1 s",
+                BASELINE["saved"],
+                painted <= 1.0,
+            ),
+            (
+                "  same, a spare importing TF (context)",
+                f"{median(runs['saved importing'], 'painted'):.2f} s",
+                "-",
+                "-",
+                None,
+            ),
             ("  load_analysis alone", f"{median(runs['load'], 'load_analysis'):.2f} s", "-", "-", None),
         ]
     print()
-    print(f"median of {args.repeat} runs; load average (1, 5, 15 min) {_load(load_before)} before,"
-          f" {_load(load_after)} after, on {os.cpu_count()} cores")
+    print(
+        f"median of {args.repeat} runs; load average (1, 5, 15 min) {_load(load_before)} before,"
+        f" {_load(load_after)} after, on {os.cpu_count()} cores"
+    )
     header = ("what", "measured", "target", "baseline")
     widths = [max(len(c) for c in column) for column in zip(header, *(r[:4] for r in rows), strict=True)]
     print(" | ".join(h.ljust(n) for h, n in zip(header, widths, strict=True)))
@@ -259,9 +301,14 @@ def main() -> None:
         print(" | ".join(c.ljust(n) for c, n in zip(cells, widths, strict=True)) + mark)
 
     print("\nwhere the time goes (median seconds from the call, per stage):")
-    for name, key in (("warm Open", "warm"), ("cold Open", "cold"), ("F5 first", "f5 first"),
-                      ("F5 second", "f5 second"), ("saved ResNet50", "saved"),
-                      ("saved, TF importing", "saved importing")):
+    for name, key in (
+        ("warm Open", "warm"),
+        ("cold Open", "cold"),
+        ("F5 first", "f5 first"),
+        ("F5 second", "f5 second"),
+        ("saved ResNet50", "saved"),
+        ("saved, TF importing", "saved importing"),
+    ):
         if runs[key]:
             stages = [s for s in runs[key][0] if all(s in r for r in runs[key])]
             print(f"  {name:19} " + ", ".join(f"{s} {median(runs[key], s):.2f}" for s in stages))

@@ -36,8 +36,11 @@ from tfviz.analysisfile import load_analysis  # noqa: E402
 from tfviz.report import Report  # noqa: E402
 from tfviz.structure.hierarchy import Hierarchy, layer_names  # noqa: E402
 
-MODELS = (("ResNet50", "healthy_resnet50.py"), ("MobileNetV2", "healthy_mobilenet_v2.py"),
-          ("Transformer", "transformer_stop_gradient.py"))
+MODELS = (
+    ("ResNet50", "healthy_resnet50.py"),
+    ("MobileNetV2", "healthy_mobilenet_v2.py"),
+    ("Transformer", "transformer_stop_gradient.py"),
+)
 CACHE = ROOT / "out" / "bench_layout"
 DOT_TIMEOUT_S = 60.0
 CROSS_RATIO = 2.0
@@ -51,10 +54,26 @@ def report_for(script: str) -> Report | None:
         if not (ROOT / "resources" / "examples" / script).exists():
             return None
         CACHE.mkdir(parents=True, exist_ok=True)
-        print(f"analyzing {script} with tfviz export (once, about a minute; cached in "
-              f"{out.relative_to(ROOT)}) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "tfviz.cli", "export", f"resources/examples/{script}",
-                        "-o", str(out), "--force"], cwd=ROOT, capture_output=True, timeout=900)
+        print(
+            f"analyzing {script} with tfviz export (once, about a minute; cached in "
+            f"{out.relative_to(ROOT)}) ...",
+            flush=True,
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tfviz.cli",
+                "export",
+                f"resources/examples/{script}",
+                "-o",
+                str(out),
+                "--force",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=900,
+        )
     return load_analysis(out) if out.exists() else None
 
 
@@ -75,8 +94,9 @@ def dot_crossings(jobs: dict) -> tuple[int | None, float]:
     t = time.perf_counter()
     total, keys = 0, list(jobs)
     for i in range(0, len(keys), dot_order.MAX_JOBS):
-        batch = {k: (*jobs[k], dict.fromkeys(jobs[k][0], (170.0, 38.0)))
-                 for k in keys[i:i + dot_order.MAX_JOBS]}
+        batch = {
+            k: (*jobs[k], dict.fromkeys(jobs[k][0], (170.0, 38.0))) for k in keys[i : i + dot_order.MAX_JOBS]
+        }
         got = dot_order.dot_orderings(batch, timeout_s=DOT_TIMEOUT_S, effort=False)
         if len(got) < len(batch):
             return None, (time.perf_counter() - t) * 1000
@@ -134,8 +154,11 @@ def grouped_rows(name: str, rep: Report, quick: bool) -> tuple[list[tuple], floa
     h = Hierarchy(rep.graph, layer_names(rep.variables))
     default = h.default_expanded(focus=first_problem(rep)[:1])
     rows = []
-    views = [(default, False, "layer-level view"), (set(h.groups), True, "expanded, gradient paths"),
-             (set(h.groups), False, "expanded, all ops")]
+    views = [
+        (default, False, "layer-level view"),
+        (set(h.groups), True, "expanded, gradient paths"),
+        (set(h.groups), False, "expanded, all ops"),
+    ]
     for expanded, only_path, what in views:
         runs = []
         for _ in range(5):
@@ -158,12 +181,16 @@ def grouped_rows(name: str, rep: Report, quick: bool) -> tuple[list[tuple], floa
 def main() -> int:
     quick = "--quick" in sys.argv
     have_dot = dot_order.dot_program() is not None
-    print(f"Graphviz dot: {'installed' if have_dot else 'not installed (no dot columns)'}; "
-          f"targets: on gradient views, ours <= {CROSS_RATIO:g}x dot's crossings where dot finishes in "
-          f"{DOT_TIMEOUT_S:.0f} s (all-ops rows: for information, verdict in parentheses); "
-          f"layer-level view laid out in <= {LAYER_VIEW_MS:.0f} ms\n")
-    head = (f"{'crossings':46} {'nodes':>6} {'ours':>6} {'dot':>6} {'ratio':>6} {'verdict':>8} "
-            f"{'ours ms':>8} {'dot ms':>8} {'app':>5}")
+    print(
+        f"Graphviz dot: {'installed' if have_dot else 'not installed (no dot columns)'}; "
+        f"targets: on gradient views, ours <= {CROSS_RATIO:g}x dot's crossings where dot finishes in "
+        f"{DOT_TIMEOUT_S:.0f} s (all-ops rows: for information, verdict in parentheses); "
+        f"layer-level view laid out in <= {LAYER_VIEW_MS:.0f} ms\n"
+    )
+    head = (
+        f"{'crossings':46} {'nodes':>6} {'ours':>6} {'dot':>6} {'ratio':>6} {'verdict':>8} "
+        f"{'ours ms':>8} {'dot ms':>8} {'app':>5}"
+    )
     flat, grouped, timing = [], [], []
     for name, script in MODELS:
         rep = report_for(script)
@@ -178,16 +205,20 @@ def main() -> int:
         print(title)
         for what, n, ours, dot, ms, dot_ms, app in rows:
             ratio, v = verdict(what, ours, dot)
-            print(f"{what:46} {n:>6} {ours:>6} {dot if dot is not None else '-':>6} {ratio:>6} {v:>8} "
-                  f"{ms:>8.1f} {dot_ms:>8.0f} {app if app is not None else '':>5}")
+            print(
+                f"{what:46} {n:>6} {ours:>6} {dot if dot is not None else '-':>6} {ratio:>6} {v:>8} "
+                f"{ms:>8.1f} {dot_ms:>8.0f} {app if app is not None else '':>5}"
+            )
         print()
     print(f"{'layer-level view, cold layout as the app opens it':50} {'groups':>6} {'ms':>7} {'target':>7}")
     for name, n, ms in timing:
         ok = "ok" if ms <= LAYER_VIEW_MS else "MISSED"
         print(f"{name:50} {n:>6} {ms:>7.1f} {LAYER_VIEW_MS:>7.0f}  {ok}")
-    print("\nmedians of 5 runs. ours ms: order + coordinates (flat), a cold place() without dot (grouped);"
-          " app: crossings as the window lays the view out (dot for small groups ours leaves"
-          " crossings in, when installed)")
+    print(
+        "\nmedians of 5 runs. ours ms: order + coordinates (flat), a cold place() without dot (grouped);"
+        " app: crossings as the window lays the view out (dot for small groups ours leaves"
+        " crossings in, when installed)"
+    )
     return 0
 
 

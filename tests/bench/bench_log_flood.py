@@ -25,7 +25,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-SCRIPT = '''\
+SCRIPT = """\
 import tensorflow as tf
 
 LINE = "x" * 91
@@ -38,13 +38,14 @@ w = tf.Variable(2.0, name="w")
 
 def loss():
     return w * w
-'''
+"""
 
 
 def plain_python(script: Path) -> float:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=script.parent)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=script.parent
+    )
     assert proc.stdout is not None
     while proc.stdout.read(1 << 16):
         pass
@@ -109,10 +110,14 @@ def in_window(script: Path) -> dict:
     # While the output streams in (up to the result's arrival), and while the result is drawn.
     streaming = sorted(g for t, g in gaps if t <= window.analysis.result_at)
     drawing = sorted(g for t, g in gaps if t > window.analysis.result_at)
-    return {"total": total, "stall": streaming[-1] * 1000,
-            "p99": streaming[int(len(streaming) * 0.99)] * 1000,
-            "result_stall": max(drawing, default=0.0) * 1000,
-            "messages": messages["log"], "log_lines": text.count("\n")}
+    return {
+        "total": total,
+        "stall": streaming[-1] * 1000,
+        "p99": streaming[int(len(streaming) * 0.99)] * 1000,
+        "result_stall": max(drawing, default=0.0) * 1000,
+        "messages": messages["log"],
+        "log_lines": text.count("\n"),
+    }
 
 
 def main() -> None:

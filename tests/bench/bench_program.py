@@ -69,8 +69,11 @@ def main(repeats: int) -> int:
     for i in range(repeats):
         wall, mem, code, _ = run(plain_cmd)
         plain.append((wall, mem, code))
-        print(f"  run {i + 1}/{repeats}  plain python  {wall:6.1f} s  {mem:6.0f} MiB  exit {code}",
-              file=sys.stderr, flush=True)
+        print(
+            f"  run {i + 1}/{repeats}  plain python  {wall:6.1f} s  {mem:6.0f} MiB  exit {code}",
+            file=sys.stderr,
+            flush=True,
+        )
         wall, mem, code, out = run(tfviz_cmd)
         tfviz.append((wall, mem, code))
         try:
@@ -79,8 +82,11 @@ def main(repeats: int) -> int:
             target = f"{doc.get('mode')}: {doc.get('target')}  ok={doc.get('ok')}"
         except ValueError:
             target = "no JSON document (see stderr)"
-        print(f"  run {i + 1}/{repeats}  tfviz check   {wall:6.1f} s  {mem:6.0f} MiB  exit {code}",
-              file=sys.stderr, flush=True)
+        print(
+            f"  run {i + 1}/{repeats}  tfviz check   {wall:6.1f} s  {mem:6.0f} MiB  exit {code}",
+            file=sys.stderr,
+            flush=True,
+        )
     load_after = os.getloadavg()[0]
 
     p_wall = statistics.median(r[0] for r in plain)
@@ -88,15 +94,19 @@ def main(repeats: int) -> int:
     p_mem = statistics.median(r[1] for r in plain)
     t_mem = statistics.median(r[1] for r in tfviz)
     ratio = t_wall / p_wall
-    print(f"ResNet50 fit program, batch 8, 224x224, 1000 classes; median of {repeats} runs each, "
-          f"{os.cpu_count()} CPUs, load average {load_before:.1f} -> {load_after:.1f}")
+    print(
+        f"ResNet50 fit program, batch 8, 224x224, 1000 classes; median of {repeats} runs each, "
+        f"{os.cpu_count()} CPUs, load average {load_before:.1f} -> {load_after:.1f}"
+    )
     print(f"{'':<22}{'tfviz check':>12}{'plain python':>14}{'ratio':>8}")
     print(f"{'wall time, s':<22}{t_wall:>12.1f}{p_wall:>14.1f}{ratio:>7.2f}x")
     print(f"{'peak memory, MiB':<22}{t_mem:>12.0f}{p_mem:>14.0f}{t_mem / p_mem:>7.2f}x")
-    print(f"each run (s): tfviz {', '.join(f'{r[0]:.1f}' for r in tfviz)};"
-          f" plain {', '.join(f'{r[0]:.1f}' for r in plain)}"
-          f"  (exit codes: tfviz {', '.join(str(r[2]) for r in tfviz)};"
-          f" plain {', '.join(str(r[2]) for r in plain)})")
+    print(
+        f"each run (s): tfviz {', '.join(f'{r[0]:.1f}' for r in tfviz)};"
+        f" plain {', '.join(f'{r[0]:.1f}' for r in plain)}"
+        f"  (exit codes: tfviz {', '.join(str(r[2]) for r in tfviz)};"
+        f" plain {', '.join(str(r[2]) for r in plain)})"
+    )
     if stages:
         keys = [k for k in ("import", "load", "call", "trace", "probe", "judge") if k in stages[0]]
         med = {k: statistics.median(s.get(k, 0.0) for s in stages) for k in keys}

@@ -51,18 +51,33 @@ def stages(path: str) -> dict[str, float]:
 
     report = load_analysis(path, progress=progress)
     total = time.perf_counter() - t0
-    read, parse, check = (marks.get(s, 0.0) for s in ("reading the file", "parsing the JSON",
-                                                      "checking the analysis"))
+    read, parse, check = (
+        marks.get(s, 0.0) for s in ("reading the file", "parsing the JSON", "checking the analysis")
+    )
     assert len(report.variables) > 0
-    return {"read": parse - read, "parse": check - parse, "check": total - check, "total": total,
-            "objects": _objects(report)}
+    return {
+        "read": parse - read,
+        "parse": check - parse,
+        "check": total - check,
+        "total": total,
+        "objects": _objects(report),
+    }
 
 
 def _objects(report) -> int:
     g = report.graph
     sources = sum(x.source is not None for x in [*report.variables, *g.ops, *g.functions])
-    return (1 + len(report.variables) + len(report.problems) + 1 + len(g.ops) + len(g.edges)
-            + sum(len(o.outputs) for o in g.ops) + len(g.functions) + sources)
+    return (
+        1
+        + len(report.variables)
+        + len(report.problems)
+        + 1
+        + len(g.ops)
+        + len(g.edges)
+        + sum(len(o.outputs) for o in g.ops)
+        + len(g.functions)
+        + sources
+    )
 
 
 def hint_cost(objects: int) -> float:
@@ -88,8 +103,10 @@ def in_window(path: str) -> dict[str, float]:
     w.show()
     shown: list[float] = []
     kept: list = []  # the report lives on, as in the window
-    app.saved._show = lambda window, p, report, quiet: (shown.append(time.perf_counter()),  # not drawn
-                                                         kept.append(report))
+    app.saved._show = lambda window, p, report, quiet: (
+        shown.append(time.perf_counter()),  # not drawn
+        kept.append(report),
+    )
     last = [time.perf_counter()]
     worst = [0.0]
 
@@ -121,8 +138,7 @@ def in_window(path: str) -> dict[str, float]:
         time.sleep(0.001)
     timer.stop()
     w.close()
-    return {"seconds": elapsed, "stall_ms": 1000 * during, "after_ms": 1000 * worst[0],
-            "shown": bool(shown)}
+    return {"seconds": elapsed, "stall_ms": 1000 * during, "after_ms": 1000 * worst[0], "shown": bool(shown)}
 
 
 def main() -> None:
@@ -143,19 +159,26 @@ def main() -> None:
         objects = int(best["objects"])
         baseline = BASELINE_S * args.variables / BASELINE_VARIABLES
         print(f"document: {args.variables:,} variables, {mb:.0f} MB, {objects:,} dataclass objects")
-        print(f"load_analysis (best of {args.repeat}): {best['total']:.2f} s  = read {best['read']:.2f}"
-              f" + parse {best['parse']:.2f} + check {best['check']:.2f}"
-              f"  ({1e6 * best['total'] / objects:.1f} us per object)")
+        print(
+            f"load_analysis (best of {args.repeat}): {best['total']:.2f} s  = read {best['read']:.2f}"
+            f" + parse {best['parse']:.2f} + check {best['check']:.2f}"
+            f"  ({1e6 * best['total'] / objects:.1f} us per object)"
+        )
         exact = "" if args.variables == BASELINE_VARIABLES else ", scaled linearly"
-        print(f"baseline, the earlier checker: {baseline:.1f} s{exact}"
-              f"  -> {baseline / best['total']:.0f}x faster")
-        print(f"  its per-object typing.get_type_hints calls alone, measured here:"
-              f" {hint_cost(objects):.1f} s")
+        print(
+            f"baseline, the earlier checker: {baseline:.1f} s{exact}"
+            f"  -> {baseline / best['total']:.0f}x faster"
+        )
+        print(
+            f"  its per-object typing.get_type_hints calls alone, measured here: {hint_cost(objects):.1f} s"
+        )
         if not args.no_window:
             r = in_window(path)
-            print(f"in the window (read on a thread, not drawn): {r['seconds']:.2f} s; longest"
-                  f" event-loop stall {r['stall_ms']:.0f} ms while loading, {r['after_ms']:.0f} ms in"
-                  f" the 2 s after{'' if r['shown'] else ' (NOT shown)'}")
+            print(
+                f"in the window (read on a thread, not drawn): {r['seconds']:.2f} s; longest"
+                f" event-loop stall {r['stall_ms']:.0f} ms while loading, {r['after_ms']:.0f} ms in"
+                f" the 2 s after{'' if r['shown'] else ' (NOT shown)'}"
+            )
 
 
 if __name__ == "__main__":

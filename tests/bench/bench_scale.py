@@ -120,15 +120,17 @@ def main() -> None:
     py = sys.executable
     tfviz = str(Path(py).with_name("tfviz"))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    header = (f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}"
-              f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}  {'load':>5}{'call':>6}{'trace':>7}"
-              f"{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}")
+    header = (
+        f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}"
+        f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}  {'load':>5}{'call':>6}{'trace':>7}"
+        f"{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for family in families:
             template, sizes = FAMILIES[family]
             ratios = []
             print(header)
-            for n in (QUICK[family] if args.quick else sizes):
+            for n in QUICK[family] if args.quick else sizes:
                 script = os.path.join(tmp, f"{family}_{n}.py")
                 bare = os.path.join(tmp, f"{family}_{n}_bare.py")
                 graph = os.path.join(tmp, f"{family}_{n}_graph.json")
@@ -144,17 +146,21 @@ def main() -> None:
                 judge = t.get("judge", 0.0)
                 if code in (0, 1):
                     ratios.append(t_wall / b_wall)
-                print(f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}{t_wall / b_wall:>7.2f}"
-                      f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}  "
-                      f"{t.get('load', 0):>5.1f}{t.get('call', 0):>6.1f}{t.get('trace', 0):>7.1f}"
-                      f"{t.get('probe', 0):>6.1f}{judge:>6.2f}{ops / max(judge, 1e-9):>11.0f}"
-                      f"{layout:>12.0f}" + ("" if code in (0, 1) else f"  exit {code}"))
+                print(
+                    f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}{t_wall / b_wall:>7.2f}"
+                    f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}  "
+                    f"{t.get('load', 0):>5.1f}{t.get('call', 0):>6.1f}{t.get('trace', 0):>7.1f}"
+                    f"{t.get('probe', 0):>6.1f}{judge:>6.2f}{ops / max(judge, 1e-9):>11.0f}"
+                    f"{layout:>12.0f}" + ("" if code in (0, 1) else f"  exit {code}")
+                )
             if len(ratios) < 2:
                 print(f"{family}: too few sizes ran to compare\n")
                 continue
             growth = ratios[-1] / ratios[0] - 1
-            print(f"{family}: time ratio {ratios[0]:.2f} at the smallest, {ratios[-1]:.2f} at the largest:"
-                  f" {growth:+.0%} (target: within ±10 %)\n")
+            print(
+                f"{family}: time ratio {ratios[0]:.2f} at the smallest, {ratios[-1]:.2f} at the largest:"
+                f" {growth:+.0%} (target: within ±10 %)\n"
+            )
 
 
 if __name__ == "__main__":

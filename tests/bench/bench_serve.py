@@ -22,8 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TFVIZ = Path(sys.executable).with_name("tfviz")
-EXAMPLES = ["kind_stop_gradient.py", "kind_frozen_copy_import.py", "healthy_batchnorm.py",
-            "program_seed1_svd.py"]
+EXAMPLES = [
+    "kind_stop_gradient.py",
+    "kind_frozen_copy_import.py",
+    "healthy_batchnorm.py",
+    "program_seed1_svd.py",
+]
 VARIABLE = "TFVIZ_WORKER_SERVER"
 
 
@@ -32,8 +36,14 @@ def check(example: str, server: str | None) -> tuple[float, list[str]]:
     if server:
         env[VARIABLE] = server
     start = time.perf_counter()
-    done = subprocess.run([str(TFVIZ), "check", "--json", str(ROOT / "resources" / "examples" / example)],
-                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600)
+    done = subprocess.run(
+        [str(TFVIZ), "check", "--json", str(ROOT / "resources" / "examples" / example)],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
     took = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{example}: exit {done.returncode}: {done.stderr[-2000:]}")
@@ -44,8 +54,12 @@ def main(repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "s")
         start = time.perf_counter()
-        server = subprocess.Popen([str(TFVIZ), "serve", "--socket", path], stdout=subprocess.PIPE,
-                                  text=True, stdin=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [str(TFVIZ), "serve", "--socket", path],
+            stdout=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         assert server.stdout is not None
         server.stdout.readline()
         print(f"tfviz serve ready in {time.perf_counter() - start:.1f} s (once)")

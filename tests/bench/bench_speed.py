@@ -38,8 +38,9 @@ def main(quick: bool) -> int:
         start = time.perf_counter()
         code = subprocess.run([sys.executable, str(HERE / script), *args]).returncode
         failed += code != 0
-        print(f"   ({time.perf_counter() - start:.0f} s{'' if code == 0 else f', exit {code}'})\n",
-              flush=True)
+        print(
+            f"   ({time.perf_counter() - start:.0f} s{'' if code == 0 else f', exit {code}'})\n", flush=True
+        )
     return 1 if failed else 0
 
 

@@ -90,16 +90,22 @@ def _step_seconds(text: str) -> float:
 
 
 def plain(path: Path) -> float:
-    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=1800,
-                       cwd=path.parent)
+    r = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=1800, cwd=path.parent
+    )
     if r.returncode:
         raise RuntimeError(r.stderr[-3000:])
     return _step_seconds(r.stdout)
 
 
 def watched(path: Path) -> tuple[float, int]:
-    r = subprocess.run([str(TFVIZ), "check", str(path), "--until", "all", "--json"], capture_output=True,
-                       text=True, timeout=1800, cwd=path.parent)
+    r = subprocess.run(
+        [str(TFVIZ), "check", str(path), "--until", "all", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=path.parent,
+    )
     doc = json.loads(r.stdout)
     if r.returncode != 0 or not doc.get("watch"):
         raise RuntimeError(f"exit {r.returncode}: {r.stdout[-2000:]} {r.stderr[-2000:]}")
@@ -113,8 +119,10 @@ def main() -> int:
     opts = ap.parse_args()
     names = [opts.only] if opts.only else list(PROGRAMS)
     print(f"watched training step against the plain step; target <= {TARGET}x, goal <= {GOAL}x")
-    print(f"{'program':<10} {'plain s/step':>13} {'watched s/step':>15} {'ratio':>7}  {'rounds':>6}  steps"
-          "  verdict")
+    print(
+        f"{'program':<10} {'plain s/step':>13} {'watched s/step':>15} {'ratio':>7}  {'rounds':>6}  steps"
+        "  verdict"
+    )
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:

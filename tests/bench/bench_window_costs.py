@@ -46,8 +46,9 @@ w.close()
 
 
 def start_up(kind: str) -> float:
-    out = subprocess.run([sys.executable, "-c", START, kind], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", START, kind], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
     return float(out.stdout.split()[0])
 
 
@@ -69,12 +70,22 @@ def training_dock() -> tuple[float, float, float]:
     layers = [f"layer_{i}" for i in range(8)]
     cpu, wall = [], []
     for b in range(100):
-        batch = [{"step": s,
-                  "grad": {name: (float("nan") if s % 997 == 0 and i == 3 else
-                                  float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random())))
-                           for i, name in enumerate(layers)},
-                  "update": {name: 0.01 for name in layers}, "weight": {name: 2.0 for name in layers}}
-                 for s in range(b * 100 + 1, b * 100 + 101)]
+        batch = [
+            {
+                "step": s,
+                "grad": {
+                    name: (
+                        float("nan")
+                        if s % 997 == 0 and i == 3
+                        else float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random()))
+                    )
+                    for i, name in enumerate(layers)
+                },
+                "update": {name: 0.01 for name in layers},
+                "weight": {name: 2.0 for name in layers},
+            }
+            for s in range(b * 100 + 1, b * 100 + 101)
+        ]
         t, c = time.perf_counter(), time.thread_time()
         p.add_points(batch)
         p.redraw()
@@ -97,10 +108,12 @@ def main() -> None:
         ours.append(start_up("app"))
         bare.append(start_up("bare"))
     cpu, wall, paint = training_dock()
-    rows = [(f"window start-up (median of {n})", statistics.median(ours), statistics.median(bare), 1.0),
-            ("Training dock: CPU per batch (max)", cpu, None, 0.05),
-            ("Training dock: wall per batch (median)", wall, None, 0.05),
-            ("Training dock: paint of 10,000 steps", paint, None, 0.5)]
+    rows = [
+        (f"window start-up (median of {n})", statistics.median(ours), statistics.median(bare), 1.0),
+        ("Training dock: CPU per batch (max)", cpu, None, 0.05),
+        ("Training dock: wall per batch (median)", wall, None, 0.05),
+        ("Training dock: paint of 10,000 steps", paint, None, 0.5),
+    ]
     print("| what | tfviz s | baseline s | target s | met |")
     print("|---|---|---|---|---|")
     for what, value, base, target in rows:

@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="tfviz-gui-settings-")
 
-import pytest  # noqa: E402
+import pytest
 
 #: GUI-test-only scripts (segfault, hang, raise) must never be imported by collection.
 collect_ignore = ["scripts"]

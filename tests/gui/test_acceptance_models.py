@@ -43,8 +43,21 @@ MODELS = {
     "resnet50": ("healthy_resnet50.py", True),
 }
 #: name scopes TensorFlow and Keras open around ops: they stand for no user object
-OP_SCOPES = {"Cast", "ReadVariableOp", "strided_slice", "BiasAdd", "MatMul", "Reshape", "moments",
-             "batchnorm", "convolution", "Shape", "GatherV2", "Less", "add"}
+OP_SCOPES = {
+    "Cast",
+    "ReadVariableOp",
+    "strided_slice",
+    "BiasAdd",
+    "MatMul",
+    "Reshape",
+    "moments",
+    "batchnorm",
+    "convolution",
+    "Shape",
+    "GatherV2",
+    "Less",
+    "add",
+}
 #: ... and those Keras opens inside a layer (a user's own tf.einsum or tf.tensordot is theirs)
 LAYER_OP_SCOPES = {"Tensordot", "einsum"}
 
@@ -56,8 +69,6 @@ def _text_px(view) -> float:
 def _in_viewport(view, item) -> bool:
     r = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
     return QRectF(view.viewport().rect()).intersects(QRectF(r))
-
-
 
 
 def _members(view) -> dict[tuple[str, str], list]:
@@ -101,14 +112,18 @@ def test_opens_as_layers_named_after_user_objects(opened):
     boxes = [g for g in shown if h.groups[g].kind != "root"]
     assert boxes, f"{name}: no layer, model or function box in the default view"
     report = window.analysis.report
-    layers = {p for v in [*report.variables, *report.read_not_trained]
-              for p in getattr(v, "tf_name", "").split("/")[:-1]}  # every Keras layer the step reads
+    layers = {
+        p
+        for v in [*report.variables, *report.read_not_trained]
+        for p in getattr(v, "tf_name", "").split("/")[:-1]
+    }  # every Keras layer the step reads
     for gid in boxes:
         g = h.groups[gid]
         stem = re.sub(r"_\d+$", "", g.label)
         in_layer = any(h.groups[a].kind == "layer" for a in h.group_chain(gid)[:-1])
-        assert stem not in OP_SCOPES | (LAYER_OP_SCOPES if in_layer else set()), \
+        assert stem not in OP_SCOPES | (LAYER_OP_SCOPES if in_layer else set()), (
             f"{name}: a box titled after an op-name prefix: {g.label}"
+        )
         assert not (stem != g.label and stem in layers), f"{name}: trace suffix kept: {g.label}"
         assert "_rewritten" not in g.label and not g.label.startswith("while_body"), g.label
     for g in h.groups.values():  # opened, too: TensorFlow's op scopes are never called layers
@@ -118,9 +133,11 @@ def test_opens_as_layers_named_after_user_objects(opened):
     # layers stay boxes, except those holding the first problem
     focus = {gid for op in view.first_problem() for gid in h.chain.get(h.alias.get(op, op), [])}
     opened_layers = {g for g in view.frames if h.groups[g].kind == "layer"} - focus
-    assert not {g for g in opened_layers if not any(h.groups[c].kind == "layer"
-                                                     for c in h.groups[g].children if c in h.groups)}, \
-        f"{name}: plain layers opened by default: {opened_layers}"
+    assert not {
+        g
+        for g in opened_layers
+        if not any(h.groups[c].kind == "layer" for c in h.groups[g].children if c in h.groups)
+    }, f"{name}: plain layers opened by default: {opened_layers}"
 
 
 def test_opens_on_the_cut_readable_and_in_the_right_colours(opened):
@@ -132,8 +149,9 @@ def test_opens_on_the_cut_readable_and_in_the_right_colours(opened):
     cut = view.node_items.get(view.hierarchy.representative(problem.op, view.expanded))
     assert cut is not None and _in_viewport(view, cut), f"{name}: the cut {problem.op} is not in view"
     h = view.hierarchy
-    assert h.representative(problem.op, view.expanded) == h.alias.get(problem.op, problem.op), \
+    assert h.representative(problem.op, view.expanded) == h.alias.get(problem.op, problem.op), (
         f"{name}: the cut op is hidden inside a collapsed box"
+    )
     var = view.node_items.get(view.hierarchy.representative(f"var:{problem.variables[0]}", view.expanded))
     assert var is not None and _in_viewport(view, var), f"{name}: {problem.variables[0]} is not in view"
     assert _text_px(view) >= READABLE_PX - 1e-6, f"{name}: text {_text_px(view):.1f} px"
@@ -236,9 +254,13 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
     finally:
         window.graph.magnitude.setChecked(False)
     h = view.hierarchy
-    starved = [g for g in h.groups.values() if g.kind == "layer"
-               and (ops := [h.ops[o] for o in h.members(g.id) if h.ops[o].on_path])
-               and all(o.status == "starved" for o in ops)]
+    starved = [
+        g
+        for g in h.groups.values()
+        if g.kind == "layer"
+        and (ops := [h.ops[o] for o in h.members(g.id) if h.ops[o].on_path])
+        and all(o.status == "starved" for o in ops)
+    ]
     if name == "transformer":
         assert starved, "the attention layer, which no gradient reaches, is not a starved box"
     for g in starved:

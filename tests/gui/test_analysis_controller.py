@@ -18,8 +18,16 @@ def analysis(qapp, worker_pool, tmp_path):
 
     a = AnalysisController(worker_pool, QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     seen: list[str] = []
-    for name in ("scriptOpened", "starting", "workerTaken", "reportReady", "failed", "crashed",
-                 "cancelled", "ended"):
+    for name in (
+        "scriptOpened",
+        "starting",
+        "workerTaken",
+        "reportReady",
+        "failed",
+        "crashed",
+        "cancelled",
+        "ended",
+    ):
         getattr(a, name).connect(lambda *args, name=name: seen.append(name))
     a.seen = seen  # type: ignore[attr-defined]
     yield a

@@ -40,8 +40,7 @@ def _report(names: list[str]) -> Report:
     """A chain of ops named ``names``, each fed by the one before."""
     r = Report(script="s.py", target="loss", ok=False, tensorflow="2.16")
     r.graph.ops = [GraphOp(n, n, "Relu", "", outputs=F32, on_path=True) for n in names]
-    r.graph.edges = [GraphEdge(a, b, 0, 0, "float32", [2], status="passes")
-                     for a, b in zip(names, names[1:])]
+    r.graph.edges = [GraphEdge(a, b, 0, 0, "float32", [2], status="passes") for a, b in zip(names, names[1:])]
     return r
 
 
@@ -69,29 +68,58 @@ _LAYOUT = textwrap.dedent("""
 
 
 def test_an_op_whose_scope_is_its_own_name_is_laid_out_not_looped_on(tmp_path):
-    doc = {"schema_version": 1, "script": "s.py", "target": "loss",
-           "graph": {"ops": [{"id": "a/b", "name": "a/b", "type": "Identity", "scope": "a/b", "group": ""},
-                             {"id": "relu", "name": "relu", "type": "Relu", "scope": "", "group": ""}],
-                     "edges": [{"src": "a/b", "dst": "relu", "src_output": 0, "dst_input": 0,
-                                "dtype": "float32", "shape": [2]}],
-                     "functions": []}}
+    doc = {
+        "schema_version": 1,
+        "script": "s.py",
+        "target": "loss",
+        "graph": {
+            "ops": [
+                {"id": "a/b", "name": "a/b", "type": "Identity", "scope": "a/b", "group": ""},
+                {"id": "relu", "name": "relu", "type": "Relu", "scope": "", "group": ""},
+            ],
+            "edges": [
+                {
+                    "src": "a/b",
+                    "dst": "relu",
+                    "src_output": 0,
+                    "dst_input": 0,
+                    "dtype": "float32",
+                    "shape": [2],
+                }
+            ],
+            "functions": [],
+        },
+    }
     path, svg = tmp_path / "hostile.json", tmp_path / "hostile.svg"
     path.write_text(json.dumps(doc))
     # the timeouts only guard against the hang this test is about
-    done = subprocess.run([sys.executable, "-c", _LAYOUT, str(path), str(svg)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-c", _LAYOUT, str(path), str(svg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     # its scope stood for nothing but itself: the op sits in the group above, as its own node
     assert done.stdout.split() == ["f:", "-", "2"]
     ET.parse(svg)
     cli_svg = tmp_path / "cli.svg"
-    cli = subprocess.run([sys.executable, "-m", "tfviz.cli", "export", str(path), "-o", str(cli_svg)],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    cli = subprocess.run(
+        [sys.executable, "-m", "tfviz.cli", "export", str(path), "-o", str(cli_svg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert cli.returncode in (0, 1) and "Traceback" not in cli.stderr, cli.stderr[-3000:]
     ET.parse(cli_svg)
 
 
 # -- File > Save analysis… ---------------------------------------------------------------
+
 
 def test_save_analysis_replaces_the_file_only_once_complete(tmp_path, monkeypatch):
     from app.saved import save
@@ -127,9 +155,15 @@ def test_save_analysis_refuses_a_fifo_instead_of_blocking_on_it(tmp_path):
 
 # -- the Jacobian panel's export -----------------------------------------------------------
 
+
 def _jacobian(values: np.ndarray) -> SimpleNamespace:
-    return SimpleNamespace(array=lambda: values, _array=None, out_range=None, in_range=None,
-                           of=SimpleNamespace(size=values.shape[0]))
+    return SimpleNamespace(
+        array=lambda: values,
+        _array=None,
+        out_range=None,
+        in_range=None,
+        of=SimpleNamespace(size=values.shape[0]),
+    )
 
 
 def test_jacobian_csv_is_signed_as_the_commands_is(tmp_path):
@@ -157,6 +191,7 @@ def test_jacobian_export_leaves_the_old_file_when_the_write_fails(tmp_path, monk
 
 
 # -- File > Export image… ------------------------------------------------------------------
+
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_image_export_refuses_a_fifo_and_leaves_it(qapp, tmp_path):

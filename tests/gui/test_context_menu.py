@@ -21,8 +21,9 @@ def _menu_at(qtbot, window, item):
 
 def _collapsed_layer(view) -> str:
     groups = view.hierarchy.groups
-    return next(g for g in view.node_items if g in groups and groups[g].kind == "layer"
-                and g not in view.expanded)
+    return next(
+        g for g in view.node_items if g in groups and groups[g].kind == "layer" and g not in view.expanded
+    )
 
 
 def test_a_collapsed_layer_expands_and_its_subtree_opens(qtbot, window):

@@ -63,8 +63,15 @@ def _int_graph(layers: list[list[str]], edges: list[tuple[str, str]]):
 # must pass to reach bias_add: one crossing. Sliding b1 alone past d moves the crossing up a
 # layer, sliding b0 alone past relu adds one, so sweeps and transpose both stop there.
 BIAS_LAYERS = [["b0", "relu", "k0"], ["b1", "d", "conv"], ["out", "bias_add"]]
-BIAS_EDGES = [("b0", "b1"), ("relu", "d"), ("relu", "conv"), ("k0", "conv"), ("d", "out"),
-              ("conv", "bias_add"), ("b1", "bias_add")]
+BIAS_EDGES = [
+    ("b0", "b1"),
+    ("relu", "d"),
+    ("relu", "conv"),
+    ("k0", "conv"),
+    ("d", "out"),
+    ("conv", "bias_add"),
+    ("b1", "bias_add"),
+]
 
 
 def test_only_sliding_the_side_chain_untangles_a_bias_read_behind_the_shortcut(monkeypatch):
@@ -96,11 +103,31 @@ def test_transpose_swaps_neighbours_a_sweep_has_no_reason_to_move(monkeypatch):
 # Where ResNet50's conv2_block1 ends and conv2_block2 starts (op names shortened, order as
 # in the graph): the layout before this change left one crossing here, repeated at every
 # stage; 102 over the whole gradient view, against none for dot.
-BLOCK_NODES = ["add0", "relu", "k_resource", "k_read", "conv", "b_resource", "b_read", "b_reshape",
-               "b_squeeze", "bias_add", "add1"]
-BLOCK_EDGES = [("add0", "relu"), ("relu", "conv"), ("relu", "add1"), ("k_resource", "k_read"),
-               ("k_read", "conv"), ("conv", "bias_add"), ("b_resource", "b_read"), ("b_read", "b_reshape"),
-               ("b_reshape", "b_squeeze"), ("b_squeeze", "bias_add")]
+BLOCK_NODES = [
+    "add0",
+    "relu",
+    "k_resource",
+    "k_read",
+    "conv",
+    "b_resource",
+    "b_read",
+    "b_reshape",
+    "b_squeeze",
+    "bias_add",
+    "add1",
+]
+BLOCK_EDGES = [
+    ("add0", "relu"),
+    ("relu", "conv"),
+    ("relu", "add1"),
+    ("k_resource", "k_read"),
+    ("k_read", "conv"),
+    ("conv", "bias_add"),
+    ("b_resource", "b_read"),
+    ("b_read", "b_reshape"),
+    ("b_reshape", "b_squeeze"),
+    ("b_squeeze", "bias_add"),
+]
 
 
 def _blocks(n: int) -> tuple[list[str], list[tuple[str, str]]]:
@@ -132,8 +159,9 @@ def test_chained_block_transitions_stay_without_crossings():
 
 def test_grouped_placement_reports_no_crossings_for_the_block_transition():
     ops = [GraphOp(n, n, "Op", "", on_path=True) for n in BLOCK_NODES]
-    doc = GraphDoc(ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes")
-                                   for u, v in BLOCK_EDGES])
+    doc = GraphDoc(
+        ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes") for u, v in BLOCK_EDGES]
+    )
     gl = GraphLayout(Hierarchy(doc), use_dot=False)
     scene = gl.place({ROOT})
     assert set(scene.nodes) == set(BLOCK_NODES)
@@ -159,11 +187,25 @@ def test_x_placement_keeps_a_gradient_chain_straight_beside_wide_shape_arithmeti
     # top-down pass left var at the far left and bent its chain into the trunk's column;
     # the priority sweeps keep var above its reshape, the trunk straight and the merge
     # between the two, and never change the order or overlap two boxes.
-    layers = [[*(f"a{i}" for i in range(6)), "t0"], [*(f"s{i}" for i in range(6)), "t1"],
-              ["var", "shape", "t2"], ["reshape", "t3"], ["einsum"], ["cut"]]
+    layers = [
+        [*(f"a{i}" for i in range(6)), "t0"],
+        [*(f"s{i}" for i in range(6)), "t1"],
+        ["var", "shape", "t2"],
+        ["reshape", "t3"],
+        ["einsum"],
+        ["cut"],
+    ]
     edges = [(f"a{i}", f"s{i}") for i in range(6)] + [(f"s{i}", "shape") for i in range(6)]
-    edges += [("t0", "t1"), ("t1", "t2"), ("t2", "t3"), ("t3", "einsum"), ("shape", "reshape"),
-              ("var", "reshape"), ("reshape", "einsum"), ("einsum", "cut")]
+    edges += [
+        ("t0", "t1"),
+        ("t1", "t2"),
+        ("t2", "t3"),
+        ("t3", "einsum"),
+        ("shape", "reshape"),
+        ("var", "reshape"),
+        ("reshape", "einsum"),
+        ("einsum", "cut"),
+    ]
     on_path = {"var", "reshape", "einsum", "cut", "t0", "t1", "t2", "t3"}
     w = 170.0
     size = {n: (w, 38.0) for L in layers for n in L}
@@ -177,4 +219,3 @@ def test_x_placement_keeps_a_gradient_chain_straight_beside_wide_shape_arithmeti
     # without the path to prefer, the off-path shape input pulls the reshape aside
     xy = layered.coordinates(layered.Ordering(layers, edges), size)
     assert xy["var"][0] != xy["reshape"][0]
-

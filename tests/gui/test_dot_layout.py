@@ -31,8 +31,16 @@ def _tangled() -> GraphDoc:
     wrong side of p and q they add five more."""
     names = ["p", "q", "r", "s", "m", "n", "__target__"]
     ops = [GraphOp(n, n, "Target" if n == "__target__" else "Op", "", on_path=True) for n in names]
-    pairs = [("p", "m"), ("p", "n"), ("q", "m"), ("q", "n"), ("r", "m"), ("s", "n"),
-             ("m", "__target__"), ("n", "__target__")]
+    pairs = [
+        ("p", "m"),
+        ("p", "n"),
+        ("q", "m"),
+        ("q", "n"),
+        ("r", "m"),
+        ("s", "n"),
+        ("m", "__target__"),
+        ("n", "__target__"),
+    ]
     return GraphDoc(ops=ops, edges=[GraphEdge(u, v, 0, 0, "float32", [], status="passes") for u, v in pairs])
 
 
@@ -74,8 +82,9 @@ def test_dot_is_not_started_where_our_ordering_has_no_crossing(monkeypatch):
 
 
 def test_dot_ordering_with_more_crossings_is_not_kept(monkeypatch):
-    bad = layered.Ordering([["s", "p", "q", "r"], ["m", "n"], ["__target__"]],
-                          [(u, v) for u, v in _edges(_tangled())], {})
+    bad = layered.Ordering(
+        [["s", "p", "q", "r"], ["m", "n"], ["__target__"]], [(u, v) for u, v in _edges(_tangled())], {}
+    )
     assert layered.crossings(bad) == 6
     monkeypatch.setattr(dot_order, "dot_orderings", lambda jobs, *a, **k: dict.fromkeys(jobs, bad))
     monkeypatch.setattr(dot_order, "dot_program", lambda: "/usr/bin/dot")
@@ -130,10 +139,16 @@ def test_failing_dot_falls_back(monkeypatch):
 
 def test_parse_plain_places_dummies_where_the_spline_crosses():
     nodes, edges = ["u", "m", "v"], [("u", "m"), ("m", "v"), ("u", "v")]
-    plain = "\n".join(["graph 1 3 3", "node n0 1 3 1 0.5 \"\" solid box black lightgrey",
-                       "node n1 0.5 2 1 0.5 \"\" solid box black lightgrey",
-                       "node n2 1 1 1 0.5 \"\" solid box black lightgrey",
-                       "edge n0 n2 4 1 3 2 2.5 2 1.5 1 1 solid black", "stop"])
+    plain = "\n".join(
+        [
+            "graph 1 3 3",
+            'node n0 1 3 1 0.5 "" solid box black lightgrey',
+            'node n1 0.5 2 1 0.5 "" solid box black lightgrey',
+            'node n2 1 1 1 0.5 "" solid box black lightgrey',
+            "edge n0 n2 4 1 3 2 2.5 2 1.5 1 1 solid black",
+            "stop",
+        ]
+    )
     o = dot_order.parse_plain(plain, nodes, edges)
     assert o.layers[0] == ["u"] and o.layers[2] == ["v"]
     assert o.layers[1][0] == "m" and o.layers[1][1].startswith("\0")  # the skip edge passes right of m

@@ -37,8 +37,9 @@ def test_segfault_is_reported_with_trace(qtbot, window):
 def test_os_exit_says_how_the_process_ended(qtbot, window):
     run_analysis(qtbot, window, SCRIPTS / "os_exit.py")
     text = window.banner.plain_text()
-    assert ("the script ended its process with exit status 3 (os._exit) before tfviz could answer"
-            in text), text
+    assert "the script ended its process with exit status 3 (os._exit) before tfviz could answer" in text, (
+        text
+    )
     assert "run it again" in text  # a program's banner: edit the arguments and press Enter
     assert "about to call os._exit(3)" in window.log.toPlainText()  # printed just before: not lost
 

@@ -13,14 +13,30 @@ from tfviz.report import GraphDoc, GraphEdge, GraphOp, Problem, Report
 
 def _report(before: int = 12, after: int = 30) -> Report:
     """A chain: the variable, ``before`` ops, the raising Svd, ``after`` ops, the loss."""
-    names = ["var:w", *[f"a{i}" for i in range(before)], "svd", *[f"b{i}" for i in range(after)],
-             "__target__"]
-    ops = [GraphOp(n, n, {"var:w": "Variable", "svd": "Svd", "__target__": "Target"}.get(n, "Tanh"),
-                   "", on_path=True, is_variable=n == "var:w",
-                   status="unimplemented" if n == "svd" else "ok",
-                   message="no gradient" if n == "svd" else "") for n in names]
-    edges = [GraphEdge(a, b, 0, 0, "float32", [3], status="unimplemented" if b == "svd" else "passes")
-             for a, b in zip(names, names[1:])]
+    names = [
+        "var:w",
+        *[f"a{i}" for i in range(before)],
+        "svd",
+        *[f"b{i}" for i in range(after)],
+        "__target__",
+    ]
+    ops = [
+        GraphOp(
+            n,
+            n,
+            {"var:w": "Variable", "svd": "Svd", "__target__": "Target"}.get(n, "Tanh"),
+            "",
+            on_path=True,
+            is_variable=n == "var:w",
+            status="unimplemented" if n == "svd" else "ok",
+            message="no gradient" if n == "svd" else "",
+        )
+        for n in names
+    ]
+    edges = [
+        GraphEdge(a, b, 0, 0, "float32", [3], status="unimplemented" if b == "svd" else "passes")
+        for a, b in zip(names, names[1:])
+    ]
     problem = Problem("unimplemented", "error", "svd", "Svd", "no gradient", variables=["w"])
     return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges), problems=[problem])
 

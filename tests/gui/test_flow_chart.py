@@ -14,18 +14,24 @@ from tfviz.report import Report, VariableReport
 
 
 def test_bars_markers_and_lines_from_a_report(qapp):
-    vs = [VariableReport("a", "a", "float32", [4], "connected", None, 3.0),
-          VariableReport("b", "b", "float32", [4], "disconnected", "stop_gradient", None),
-          VariableReport("c", "c", "float32", [4], "connected", "zero", 0.0),
-          VariableReport("d", "d", "float32", [4], "disconnected", "not_trained", 0.02),
-          VariableReport("e", "e", "float32", [4], "connected", None, 1e-7),
-          VariableReport("f", "f", "float32", [4], "connected", None, 0.5)]
+    vs = [
+        VariableReport("a", "a", "float32", [4], "connected", None, 3.0),
+        VariableReport("b", "b", "float32", [4], "disconnected", "stop_gradient", None),
+        VariableReport("c", "c", "float32", [4], "connected", "zero", 0.0),
+        VariableReport("d", "d", "float32", [4], "disconnected", "not_trained", 0.02),
+        VariableReport("e", "e", "float32", [4], "connected", None, 1e-7),
+        VariableReport("f", "f", "float32", [4], "connected", None, 0.5),
+    ]
     chart = FlowChart()
     chart.set_report(Report(script="x.py", target="loss", variables=vs))
     assert chart.names == list("abcdef")
     half = math.log10(0.5)  # sqrt(4) elements: the bar is the gradient per element
-    want = {"a": math.log10(3.0) + half, "d": math.log10(0.02) + half, "e": -7.0 + half,
-            "f": math.log10(0.5) + half}
+    want = {
+        "a": math.log10(3.0) + half,
+        "d": math.log10(0.02) + half,
+        "e": -7.0 + half,
+        "f": math.log10(0.5) + half,
+    }
     assert chart.heights == pytest.approx(want)
     assert list(chart.bars.opts["y1"]) == pytest.approx(list(want.values()))
     assert chart.markers == {"b": "none", "c": "zero", "d": "never updated"}
@@ -46,8 +52,10 @@ def test_bars_past_the_lines_are_the_variables_the_rule_flags(qapp):
     from tfviz.engine.magnitude import judge_magnitudes
 
     norms = [1.0, 0.5, 2.0, 1e-7, 3e5, 0.8]
-    vs = [VariableReport(f"v{i}", f"layer{i}/kernel", "float32", [1], "connected", None, g)
-          for i, g in enumerate(norms)]
+    vs = [
+        VariableReport(f"v{i}", f"layer{i}/kernel", "float32", [1], "connected", None, g)
+        for i, g in enumerate(norms)
+    ]
     report = Report(script="x.py", target="loss", variables=vs)
     report.problems = judge_magnitudes(report.variables, report.graph)
     chart = FlowChart()

@@ -35,8 +35,9 @@ def _report() -> Report:
     ops = [
         GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
         GraphOp("enc/read", "enc/read", "ReadVariableOp", "enc", on_path=True),
-        GraphOp("enc/svd", "enc/svd", "Svd", "enc", on_path=True, status="unimplemented",
-                message="no gradient"),
+        GraphOp(
+            "enc/svd", "enc/svd", "Svd", "enc", on_path=True, status="unimplemented", message="no gradient"
+        ),
         *(GraphOp(f"shape/s{i}", f"shape/s{i}", "StridedSlice", "shape") for i in range(8)),
         GraphOp("__target__", "loss", "Target", "", on_path=True),
     ]
@@ -48,8 +49,13 @@ def _report() -> Report:
         GraphEdge("shape/s7", "__target__", 0, 1, "int32", []),
     ]
     var = VariableReport("w", "w:0", "float32", [3, 3], "broken", "unimplemented", blocked_at=["enc/svd"])
-    return Report(script="/somewhere/svd_bug.py", target="loss", tensorflow="2.99.0", variables=[var],
-                  graph=GraphDoc(ops=ops, edges=edges))
+    return Report(
+        script="/somewhere/svd_bug.py",
+        target="loss",
+        tensorflow="2.99.0",
+        variables=[var],
+        graph=GraphDoc(ops=ops, edges=edges),
+    )
 
 
 @pytest.fixture
@@ -67,8 +73,12 @@ def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
 
 def _count(img: QImage, x0: float, y0: float, ref: QColor, r: int = 6, tol: int = 40) -> int:
     x0, y0 = round(x0), round(y0)
-    return sum(_near(img.pixelColor(x, y), ref, tol) for x in range(x0 - r, x0 + r + 1)
-               for y in range(y0 - r, y0 + r + 1) if 0 <= x < img.width() and 0 <= y < img.height())
+    return sum(
+        _near(img.pixelColor(x, y), ref, tol)
+        for x in range(x0 - r, x0 + r + 1)
+        for y in range(y0 - r, y0 + r + 1)
+        if 0 <= x < img.width() and 0 <= y < img.height()
+    )
 
 
 def _texts(path) -> list[str]:

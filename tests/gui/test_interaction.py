@@ -38,14 +38,16 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
     assert banner.isVisible() and "without computing a gradient" in banner.plain_text()
     assert "Or differentiate one of its functions" in banner.plain_text()
     assert [window.target_combo.itemText(i) for i in range(window.target_combo.count())] == [
-        "First gradient step", "a()", "b()"]
+        "First gradient step",
+        "a()",
+        "b()",
+    ]
     assert [banner.targets.itemText(i) for i in range(banner.targets.count())] == ["a", "b"]
     assert banner.pick.isVisible()
     banner.targets.setCurrentText("b")
     qtbot.mouseClick(banner.pick, Qt.LeftButton)
     a = window.analysis
-    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error), timeout=ANALYSIS_TIMEOUT_MS)
     assert window.analysis.last_error is None, window.analysis.last_error
     assert window.analysis.report.target == "b" and not banner.isVisible()
     assert window.target_combo.isVisible() and window.target_combo.currentText() == "b()"
@@ -57,24 +59,29 @@ def test_target_picker_then_reanalysis_on_save(qtbot, window, tmp_path):
     time.sleep(0.05)
     script.write_text(TWO_TARGETS.format(scale=10.0))
     a = window.analysis
-    qtbot.waitUntil(lambda: a.report is not first and a.report is not None and not a.busy(),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: a.report is not first and a.report is not None and not a.busy(), timeout=ANALYSIS_TIMEOUT_MS
+    )
     assert window.analysis.report.target == "b"
     assert math.isclose(window.analysis.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)
 
 
 def _report() -> Report:
-    ops = [GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
-           GraphOp("read", "read", "Identity", "", on_path=True),  # a weight read would be drawn as w
-           GraphOp("mul", "mul", "Mul", "", on_path=True),
-           GraphOp("shape", "shape", "Shape", "", on_path=False),
-           GraphOp("__target__", "loss", "Target", "", on_path=True)]
-    edges = [GraphEdge("var:w", "read", 0, 0, "resource", [], status="passes", grad_norm=1e-4),
-             GraphEdge("read", "mul", 0, 0, "float32", [3], status="passes", grad_norm=1e-2),
-             GraphEdge("mul", "__target__", 0, 0, "float32", [], status="passes", grad_norm=1e2),
-             GraphEdge("read", "shape", 0, 0, "float32", [3], status="off_path"),
-             # the tensor's norm, from its other reader: no gradient arrives along this edge
-             GraphEdge("read", "starved", 0, 0, "float32", [3], status="starved", grad_norm=1e3)]
+    ops = [
+        GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
+        GraphOp("read", "read", "Identity", "", on_path=True),  # a weight read would be drawn as w
+        GraphOp("mul", "mul", "Mul", "", on_path=True),
+        GraphOp("shape", "shape", "Shape", "", on_path=False),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
+    edges = [
+        GraphEdge("var:w", "read", 0, 0, "resource", [], status="passes", grad_norm=1e-4),
+        GraphEdge("read", "mul", 0, 0, "float32", [3], status="passes", grad_norm=1e-2),
+        GraphEdge("mul", "__target__", 0, 0, "float32", [], status="passes", grad_norm=1e2),
+        GraphEdge("read", "shape", 0, 0, "float32", [3], status="off_path"),
+        # the tensor's norm, from its other reader: no gradient arrives along this edge
+        GraphEdge("read", "starved", 0, 0, "float32", [3], status="starved", grad_norm=1e3),
+    ]
     ops.append(GraphOp("starved", "starved", "Exp", "", on_path=True, status="starved"))
     return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
 

@@ -62,7 +62,7 @@ def pixels(img: QImage) -> np.ndarray:
     """(height, width, 3) ints."""
     img = img.convertToFormat(QImage.Format.Format_RGB888)
     w, h, bpl = img.width(), img.height(), img.bytesPerLine()
-    a = np.frombuffer(img.constBits(), np.uint8, count=h * bpl).reshape(h, bpl)[:, :3 * w]
+    a = np.frombuffer(img.constBits(), np.uint8, count=h * bpl).reshape(h, bpl)[:, : 3 * w]
     return a.reshape(h, w, 3).astype(int)
 
 
@@ -80,8 +80,11 @@ def test_one_batch_element_shows_structure_decoded_off_the_gui_thread(qtbot, con
     heat = c.panel.single
     joined: list[int] = []  # its 20 MB of base64 come in pieces, joined and decoded off the GUI thread
     decode = Worker._decode_in_background
-    monkeypatch.setattr(Worker, "_decode_in_background",
-                        lambda self, msg, pieces: (joined.append(len(pieces)), decode(self, msg, pieces))[1])
+    monkeypatch.setattr(
+        Worker,
+        "_decode_in_background",
+        lambda self, msg, pieces: (joined.append(len(pieces)), decode(self, msg, pieces))[1],
+    )
     threads = Threads(monkeypatch)
     threads.watch(worker_client, "decode_jacobian")
     threads.watch(heatmap, "pool_max_abs")
@@ -168,11 +171,11 @@ def test_export_off_the_gui_thread_and_png_figure(qtbot, conv, tmp_path, monkeyp
     assert img.width() > x + w + 60 and img.height() > y + h + 30 and x > 40 and y > 30
     a = pixels(img)
     dark = a.sum(axis=2) < 250
-    assert dark[y:y + h, :x - 6].sum() > 200  # row index labels and the output's name
-    assert dark[y + h + 6:, x:x + w].sum() > 200  # column index labels and the input's name
-    assert dark[:y - 4, :].sum() > 200  # the title
-    bar = a[y:y + h, x + w + 10:]
+    assert dark[y : y + h, : x - 6].sum() > 200  # row index labels and the output's name
+    assert dark[y + h + 6 :, x : x + w].sum() > 200  # column index labels and the input's name
+    assert dark[: y - 4, :].sum() > 200  # the title
+    bar = a[y : y + h, x + w + 10 :]
     red = (bar[..., 0] > 150) & (bar[..., 2] < 90)
     blue = (bar[..., 2] > 140) & (bar[..., 0] < 90)
     assert red.any() and blue.any() and np.argwhere(red)[:, 0].mean() < np.argwhere(blue)[:, 0].mean()
-    assert (np.abs(a[y:y + h, x:x + w] - 247).max(axis=2) > 12).mean() > 0.1  # the matrix is not blank
+    assert (np.abs(a[y : y + h, x : x + w] - 247).max(axis=2) > 12).mean() > 0.1  # the matrix is not blank

@@ -59,9 +59,11 @@ def hover(heat, row: int, col: int) -> None:
 
 def hover_until(qtbot, heat, row: int, col: int, cond) -> None:
     """Hover the element until ``cond()``: the view may still be settling after a resize."""
+
     def moved() -> bool:
         hover(heat, row, col)
         return cond()
+
     qtbot.waitUntil(moved, timeout=5000)
 
 
@@ -90,8 +92,10 @@ def test_open_from_node_hover_and_colours(qtbot, seed3):
     for r, col in {lo, hi, (0, 1), (2, 11), (1, 7)}:
         p = heat.element_center(int(r), int(col)).toPoint()
         got, want = img.pixelColor(p), heat.color_of(float(m[r, col]))
-        assert max(abs(got.red() - want.red()), abs(got.green() - want.green()),
-                   abs(got.blue() - want.blue())) <= 6, (r, col, got.name(), want.name())
+        assert (
+            max(abs(got.red() - want.red()), abs(got.green() - want.green()), abs(got.blue() - want.blue()))
+            <= 6
+        ), (r, col, got.name(), want.name())
     assert heat.color_of(float(m.max())).red() > 150 and heat.color_of(float(m.min())).blue() > 150
     assert img.pixelColor(heat.element_center(0, 1).toPoint()).name() in ("#f7f7f7", "#f6f6f6", "#f8f8f8")
     c.panel.log_box.setChecked(True)  # log magnitude: zeros blank, the colour bar says log10
@@ -127,11 +131,13 @@ def test_chain_split_four_heatmaps(qtbot, seed3):
     assert [h.matrix.shape for h in c.panel.parts] == [(3, 3), (3, 12), (3, 12), (3, 12), (3, 12)]
     np.testing.assert_allclose(c.panel.parts[2].matrix, c.panel.parts[3].matrix, atol=1e-6)
     # the fifth heatmap: the difference itself, element by element
-    np.testing.assert_allclose(c.panel.parts[4].matrix, c.panel.parts[2].matrix - c.panel.parts[3].matrix,
-                               atol=1e-7)
+    np.testing.assert_allclose(
+        c.panel.parts[4].matrix, c.panel.parts[2].matrix - c.panel.parts[3].matrix, atol=1e-7
+    )
     assert np.abs(c.panel.parts[4].matrix).max() == pytest.approx(split.max_abs_diff, abs=1e-7)
-    np.testing.assert_allclose(c.panel.parts[0].matrix @ c.panel.parts[1].matrix, c.panel.parts[3].matrix,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        c.panel.parts[0].matrix @ c.panel.parts[1].matrix, c.panel.parts[3].matrix, atol=1e-6
+    )
     assert split.max_abs_diff < 1e-5
     text = c.panel.message.text()
     assert f"= {split.max_abs_diff:.3g}" in text and "chain rule holds" in text
@@ -168,7 +174,7 @@ def test_too_big_offers_slices(qtbot, seed3):
     assert c.panel.single.matrix.shape == (n_out, n_in)
     qtbot.wait(50)
     o, i = offer["out_range"][1] - 1, offer["in_range"][1] - 1
-    idx = (lambda flat, shape: ", ".join(str(int(v)) for v in np.unravel_index(flat, shape)))
+    idx = lambda flat, shape: ", ".join(str(int(v)) for v in np.unravel_index(flat, shape))
     want = f"∂ y[{idx(o, (1, 3))}] / ∂ W[{idx(i, (4, 3))}] = "
     hover_until(qtbot, c.panel.single, n_out - 1, n_in - 1, lambda: c.panel.readout.text().startswith(want))
     assert f"row {o}, column {i}" in c.panel.readout.text()

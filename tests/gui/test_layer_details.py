@@ -21,16 +21,35 @@ def _t(shape, dtype="float32"):
 def _dense(ops, edges, scope, var, x, x_shape, out_shape, status, cut=""):
     """A Keras Dense layer as traced: the kernel's resource placeholder and read, MatMul."""
     res, read, mm = f"{scope}/Cast/ReadVariableOp/resource", f"{scope}/Cast/ReadVariableOp", f"{scope}/MatMul"
-    ops += [GraphOp(res, res, "Placeholder", f"{scope}/Cast/ReadVariableOp", outputs=_t([], "resource"),
-                    on_path=True, status=status, cut_at=cut),
-            GraphOp(read, read, "ReadVariableOp", f"{scope}/Cast", outputs=_t([8, 16]), on_path=True,
-                    status=status, cut_at=cut),
-            GraphOp(mm, mm, "MatMul", scope, outputs=_t(out_shape), on_path=True, status=status, cut_at=cut)]
-    edges += [GraphEdge(var, res, 0, 0, "resource", [], status=status, cut_at=cut),
-              GraphEdge(res, read, 0, 0, "resource", [], status=status, cut_at=cut),
-              GraphEdge(read, mm, 0, 1, "float32", [8, 16], status=status, cut_at=cut),
-              GraphEdge(x, mm, 0, 0, "float32", x_shape, status="off_path" if "/a" in x else status,
-                        cut_at=cut)]
+    ops += [
+        GraphOp(
+            res,
+            res,
+            "Placeholder",
+            f"{scope}/Cast/ReadVariableOp",
+            outputs=_t([], "resource"),
+            on_path=True,
+            status=status,
+            cut_at=cut,
+        ),
+        GraphOp(
+            read,
+            read,
+            "ReadVariableOp",
+            f"{scope}/Cast",
+            outputs=_t([8, 16]),
+            on_path=True,
+            status=status,
+            cut_at=cut,
+        ),
+        GraphOp(mm, mm, "MatMul", scope, outputs=_t(out_shape), on_path=True, status=status, cut_at=cut),
+    ]
+    edges += [
+        GraphEdge(var, res, 0, 0, "resource", [], status=status, cut_at=cut),
+        GraphEdge(res, read, 0, 0, "resource", [], status=status, cut_at=cut),
+        GraphEdge(read, mm, 0, 1, "float32", [8, 16], status=status, cut_at=cut),
+        GraphEdge(x, mm, 0, 0, "float32", x_shape, status="off_path" if "/a" in x else status, cut_at=cut),
+    ]
     return mm
 
 
@@ -42,21 +61,48 @@ def _layers_report() -> Report:
     ops.append(GraphOp(x, x, "Placeholder", "encoder_1/enc_1_1/MatMul", outputs=_t([32, 8])))
     k1, k2 = "var:encoder.layers[0].kernel", "var:head.kernel"
     enc = _dense(ops, edges, "encoder_1/enc_1_1", k1, x, [32, 8], [32, 16], "starved", "sg")
-    ops.append(GraphOp("sg", "StopGradient", "StopGradient", "", outputs=_t([32, 16]), on_path=True,
-                       status="stop_gradient"))
+    ops.append(
+        GraphOp(
+            "sg",
+            "StopGradient",
+            "StopGradient",
+            "",
+            outputs=_t([32, 16]),
+            on_path=True,
+            status="stop_gradient",
+        )
+    )
     edges.append(GraphEdge(enc, "sg", 0, 0, "float32", [32, 16], status="stop_gradient"))
     head = _dense(ops, edges, "head_1", k2, "sg", [32, 16], [32, 1], "passes")
     edges[-1].grad_norm = 0.25
     ops.append(GraphOp("__target__", "loss", "Target", "", outputs=_t([]), on_path=True))
     edges.append(GraphEdge(head, "__target__", 0, 0, "float32", [32, 1], status="passes", grad_norm=0.5))
-    ops += [GraphOp(k1, "encoder.layers[0].kernel", "Variable", "", on_path=True, is_variable=True,
-                    status="starved", cut_at="sg"),
-            GraphOp(k2, "head.kernel", "Variable", "", on_path=True, is_variable=True)]
-    variables = [VariableReport("encoder.layers[0].kernel", "encoder/enc_1/kernel", "float32", [8, 16],
-                                "disconnected", "stop_gradient", blocked_at=["sg"]),
-                 VariableReport("head.kernel", "head/kernel", "float32", [16, 1], "connected", None, 1.25)]
-    return Report(script="x.py", target="loss", variables=variables,
-                  graph=GraphDoc(ops=ops, edges=edges))
+    ops += [
+        GraphOp(
+            k1,
+            "encoder.layers[0].kernel",
+            "Variable",
+            "",
+            on_path=True,
+            is_variable=True,
+            status="starved",
+            cut_at="sg",
+        ),
+        GraphOp(k2, "head.kernel", "Variable", "", on_path=True, is_variable=True),
+    ]
+    variables = [
+        VariableReport(
+            "encoder.layers[0].kernel",
+            "encoder/enc_1/kernel",
+            "float32",
+            [8, 16],
+            "disconnected",
+            "stop_gradient",
+            blocked_at=["sg"],
+        ),
+        VariableReport("head.kernel", "head/kernel", "float32", [16, 1], "connected", None, 1.25),
+    ]
+    return Report(script="x.py", target="loss", variables=variables, graph=GraphDoc(ops=ops, edges=edges))
 
 
 def _group(h: Hierarchy, label: str) -> str:
@@ -93,12 +139,39 @@ def test_healthy_layer_shows_norms_and_where_its_tensors_go(qapp):
 
 def test_model_holding_layers_is_named_a_model(qapp):
     report = _layers_report()
-    report.variables.append(VariableReport("encoder.layers[1].kernel", "encoder/enc_2/kernel", "float32",
-                                           [16, 16], "disconnected", "stop_gradient"))
-    mm = _dense(report.graph.ops, report.graph.edges, "encoder_1/enc_2_1", "var:encoder.layers[1].kernel",
-                "encoder_1/enc_1_1/MatMul", [32, 16], [32, 16], "starved", "sg")
-    report.graph.ops.append(GraphOp("var:encoder.layers[1].kernel", "encoder.layers[1].kernel", "Variable",
-                                    "", on_path=True, is_variable=True, status="starved", cut_at="sg"))
+    report.variables.append(
+        VariableReport(
+            "encoder.layers[1].kernel",
+            "encoder/enc_2/kernel",
+            "float32",
+            [16, 16],
+            "disconnected",
+            "stop_gradient",
+        )
+    )
+    mm = _dense(
+        report.graph.ops,
+        report.graph.edges,
+        "encoder_1/enc_2_1",
+        "var:encoder.layers[1].kernel",
+        "encoder_1/enc_1_1/MatMul",
+        [32, 16],
+        [32, 16],
+        "starved",
+        "sg",
+    )
+    report.graph.ops.append(
+        GraphOp(
+            "var:encoder.layers[1].kernel",
+            "encoder.layers[1].kernel",
+            "Variable",
+            "",
+            on_path=True,
+            is_variable=True,
+            status="starved",
+            cut_at="sg",
+        )
+    )
     for e in report.graph.edges:  # enc_2 now sits between enc_1 and the stop_gradient
         if e.dst == "sg":
             e.src = mm
@@ -176,12 +249,16 @@ def test_a_layer_box_names_the_tensor_it_hands_on_not_its_statistics(qapp):
     from tfviz.structure.hierarchy import Hierarchy
     from tfviz.structure.naming import group_outputs
 
-    ops = [GraphOp("bn/moments/mean", "bn/moments/mean", "Mean", "bn", on_path=True),
-           GraphOp("bn/batchnorm/add_1", "bn/batchnorm/add_1", "AddV2", "bn", on_path=True),
-           GraphOp("assign", "assign", "AssignSubVariableOp", ""),
-           GraphOp("act/Relu", "act/Relu", "Relu", "act", on_path=True)]
-    edges = [GraphEdge("bn/moments/mean", "assign", 0, 1, "float32", [256], status="off_path"),
-             GraphEdge("bn/batchnorm/add_1", "act/Relu", 0, 0, "float32", [16, 256], status="passes")]
+    ops = [
+        GraphOp("bn/moments/mean", "bn/moments/mean", "Mean", "bn", on_path=True),
+        GraphOp("bn/batchnorm/add_1", "bn/batchnorm/add_1", "AddV2", "bn", on_path=True),
+        GraphOp("assign", "assign", "AssignSubVariableOp", ""),
+        GraphOp("act/Relu", "act/Relu", "Relu", "act", on_path=True),
+    ]
+    edges = [
+        GraphEdge("bn/moments/mean", "assign", 0, 1, "float32", [256], status="off_path"),
+        GraphEdge("bn/batchnorm/add_1", "act/Relu", 0, 0, "float32", [16, 256], status="passes"),
+    ]
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), {"bn", "act"})
     (bn,) = [g for g in h.groups.values() if g.scope == "bn"]
     assert group_outputs(h)[bn.id] == ("float32", [16, 256])

@@ -11,8 +11,7 @@ F32 = [TensorInfo("float32", [8, 4])]
 
 def _op(name, typ="Identity", group="", outputs=F32, **kw) -> GraphOp:
     scope = name.rpartition("/")[0]
-    return GraphOp(f"{group}/{name}" if group else name, name, typ, scope, group=group,
-                   outputs=outputs, **kw)
+    return GraphOp(f"{group}/{name}" if group else name, name, typ, scope, group=group, outputs=outputs, **kw)
 
 
 def _edges(*pairs, dtype="float32") -> list[GraphEdge]:
@@ -20,16 +19,22 @@ def _edges(*pairs, dtype="float32") -> list[GraphEdge]:
 
 
 def _random_normal(extra_ops=(), extra_edges=(), status="off_path"):
-    ops = [_op("random_normal/shape", "Const", outputs=[TensorInfo("int32", [2])]),
-           _op("random_normal/mean", "Const", outputs=[TensorInfo("float32", [])]),
-           _op("random_normal/RandomStandardNormal", "RandomStandardNormal", status=status),
-           _op("random_normal/mul", "Mul"),
-           _op("random_normal", "AddV2"),
-           _op("MatMul", "MatMul"), *extra_ops]
-    edges = _edges(("random_normal/shape", "random_normal/RandomStandardNormal"),
-                   ("random_normal/RandomStandardNormal", "random_normal/mul"),
-                   ("random_normal/mean", "random_normal"), ("random_normal/mul", "random_normal"),
-                   ("random_normal", "MatMul")) + list(extra_edges)
+    ops = [
+        _op("random_normal/shape", "Const", outputs=[TensorInfo("int32", [2])]),
+        _op("random_normal/mean", "Const", outputs=[TensorInfo("float32", [])]),
+        _op("random_normal/RandomStandardNormal", "RandomStandardNormal", status=status),
+        _op("random_normal/mul", "Mul"),
+        _op("random_normal", "AddV2"),
+        _op("MatMul", "MatMul"),
+        *extra_ops,
+    ]
+    edges = _edges(
+        ("random_normal/shape", "random_normal/RandomStandardNormal"),
+        ("random_normal/RandomStandardNormal", "random_normal/mul"),
+        ("random_normal/mean", "random_normal"),
+        ("random_normal/mul", "random_normal"),
+        ("random_normal", "MatMul"),
+    ) + list(extra_edges)
     return Hierarchy(GraphDoc(ops=ops, edges=edges))
 
 
@@ -53,12 +58,19 @@ def test_an_api_call_read_from_outside_or_holding_a_problem_stays_open():
 
 
 def test_a_user_scope_named_like_an_api_keeps_its_box_when_it_holds_layers():
-    ops = [_op("random_normal_1/dense_1/MatMul", "MatMul"), _op("random_normal_1/out_1/MatMul", "MatMul"),
-           _op("random_normal", "AddV2")]
-    edges = _edges(("random_normal_1/dense_1/MatMul", "random_normal_1/out_1/MatMul"),
-                   ("random_normal_1/out_1/MatMul", "random_normal"))
-    variables = [VariableReport(f"m.{n}.kernel", f"random_normal/{n}/kernel", "float32", [4, 4], "connected")
-                 for n in ("dense", "out")]
+    ops = [
+        _op("random_normal_1/dense_1/MatMul", "MatMul"),
+        _op("random_normal_1/out_1/MatMul", "MatMul"),
+        _op("random_normal", "AddV2"),
+    ]
+    edges = _edges(
+        ("random_normal_1/dense_1/MatMul", "random_normal_1/out_1/MatMul"),
+        ("random_normal_1/out_1/MatMul", "random_normal"),
+    )
+    variables = [
+        VariableReport(f"m.{n}.kernel", f"random_normal/{n}/kernel", "float32", [4, 4], "connected")
+        for n in ("dense", "out")
+    ]
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     labels = {g.label: g.kind for g in h.groups.values()}
     assert labels == {"graph": "root", "random_normal": "layer", "dense": "layer", "out": "layer"}
@@ -67,11 +79,14 @@ def test_a_user_scope_named_like_an_api_keeps_its_box_when_it_holds_layers():
 
 def test_constants_the_trace_named_say_what_they_hold():
     int2 = [TensorInfo("int32", [2])]
-    ops = [_op("strided_slice/stack_1", "Const", outputs=int2), _op("sliced", "StridedSlice"),
-           _op("Const_3", "Const", outputs=[TensorInfo("float32", [])]),
-           _op("221", "Const", outputs=[TensorInfo("float32", [576])]),
-           _op("scale", "Const", outputs=[TensorInfo("float32", [])]),
-           _op("mul", "Mul")]
+    ops = [
+        _op("strided_slice/stack_1", "Const", outputs=int2),
+        _op("sliced", "StridedSlice"),
+        _op("Const_3", "Const", outputs=[TensorInfo("float32", [])]),
+        _op("221", "Const", outputs=[TensorInfo("float32", [576])]),
+        _op("scale", "Const", outputs=[TensorInfo("float32", [])]),
+        _op("mul", "Mul"),
+    ]
     edges = _edges(("strided_slice/stack_1", "sliced"), ("Const_3", "mul"), ("221", "mul"), ("scale", "mul"))
     h = Hierarchy(GraphDoc(ops=ops, edges=edges))
     assert h.title("strided_slice/stack_1") == "const int32[2]"  # no result op to fold into
@@ -89,37 +104,58 @@ def test_repeated_calls_lose_the_trace_suffix_and_are_told_apart_by_call_order()
         edges += _edges(*zip(names, names[1:]))
     for scope in ("disc_1", "disc_3", "x_1"):
         ops.append(_op(f"{scope}/MatMul", "MatMul"))
-    variables = [VariableReport("d.k", "disc/k", "float32", [4], "connected"),
-                 VariableReport("x.k", "x_1/k", "float32", [4], "connected")]
+    variables = [
+        VariableReport("d.k", "disc/k", "float32", [4], "connected"),
+        VariableReport("x.k", "x_1/k", "float32", [4], "connected"),
+    ]
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     by_scope = {g.scope: g.label for g in h.groups.values() if g.scope}
-    assert by_scope == {"bce": "bce", "bce_1": "bce (2nd call)", "bce_2": "bce (3rd call)",
-                        "loss_1": "loss_1",  # alone: nothing shows the trace numbered it
-                        "disc_1": "disc", "disc_3": "disc (2nd call)",  # a layer, called twice
-                        "x_1": "x_1"}  # a layer the user named x_1
+    assert by_scope == {
+        "bce": "bce",
+        "bce_1": "bce (2nd call)",
+        "bce_2": "bce (3rd call)",
+        "loss_1": "loss_1",  # alone: nothing shows the trace numbered it
+        "disc_1": "disc",
+        "disc_3": "disc (2nd call)",  # a layer, called twice
+        "x_1": "x_1",
+    }  # a layer the user named x_1
 
 
 def _loop():
     body = GraphFunction("while#body", "while_body_646", "body", "", "while", call_type="While")
     call = GraphFunction("f#call", "__inference_step_9", "call", "", "f")
     i32, f32 = [TensorInfo("int32", [4])], [TensorInfo("float32", [4, 20])]
-    ops = [_op("while/Placeholder_1", "Placeholder", "while#body", outputs=i32),
-           _op("while/while/loop_counter", "Placeholder", "while#body", outputs=[TensorInfo("int32", [])]),
-           _op("while/GatherNd/params", "Placeholder", "while#body", outputs=f32),
-           _op("while/GatherNd", "GatherNd", "while#body"),
-           _op("while/add", "AddV2", "while#body", outputs=i32),
-           _op("while/Identity_3", "Identity", "while#body", outputs=i32),
-           _op("x", "Placeholder", "f#call"), _op("Tanh", "Tanh", "f#call"),
-           _op("576", "Placeholder", outputs=f32), _op("ReadVariableOp", "ReadVariableOp"),
-           _op("zeros", "Const", outputs=i32), _op("while", "While"), _op("f", "PartitionedCall"),
-           _op("w", "Placeholder", outputs=[TensorInfo("resource", [])])]
-    edges = _edges(("zeros", "while#body/while/Placeholder_1"), ("576", "while#body/while/GatherNd/params"),
-                   ("while#body/while/GatherNd/params", "while#body/while/GatherNd"),
-                   ("while#body/while/Placeholder_1", "while#body/while/add"),
-                   ("while#body/while/add", "while#body/while/Identity_3"),
-                   ("zeros", "f#call/x"), ("f#call/x", "f#call/Tanh"), ("w", "ReadVariableOp"))
-    edges.append(GraphEdge("while#body/while/Identity_3", "while#body/while/Placeholder_1", 0, 0, "int32",
-                           [4], back=True))
+    ops = [
+        _op("while/Placeholder_1", "Placeholder", "while#body", outputs=i32),
+        _op("while/while/loop_counter", "Placeholder", "while#body", outputs=[TensorInfo("int32", [])]),
+        _op("while/GatherNd/params", "Placeholder", "while#body", outputs=f32),
+        _op("while/GatherNd", "GatherNd", "while#body"),
+        _op("while/add", "AddV2", "while#body", outputs=i32),
+        _op("while/Identity_3", "Identity", "while#body", outputs=i32),
+        _op("x", "Placeholder", "f#call"),
+        _op("Tanh", "Tanh", "f#call"),
+        _op("576", "Placeholder", outputs=f32),
+        _op("ReadVariableOp", "ReadVariableOp"),
+        _op("zeros", "Const", outputs=i32),
+        _op("while", "While"),
+        _op("f", "PartitionedCall"),
+        _op("w", "Placeholder", outputs=[TensorInfo("resource", [])]),
+    ]
+    edges = _edges(
+        ("zeros", "while#body/while/Placeholder_1"),
+        ("576", "while#body/while/GatherNd/params"),
+        ("while#body/while/GatherNd/params", "while#body/while/GatherNd"),
+        ("while#body/while/Placeholder_1", "while#body/while/add"),
+        ("while#body/while/add", "while#body/while/Identity_3"),
+        ("zeros", "f#call/x"),
+        ("f#call/x", "f#call/Tanh"),
+        ("w", "ReadVariableOp"),
+    )
+    edges.append(
+        GraphEdge(
+            "while#body/while/Identity_3", "while#body/while/Placeholder_1", 0, 0, "int32", [4], back=True
+        )
+    )
     return Hierarchy(GraphDoc(ops=ops, edges=edges, functions=[body, call]))
 
 
@@ -161,14 +197,26 @@ def test_a_captured_tensor_is_titled_by_the_python_path_the_worker_found():
     from tfviz.structure.hierarchy import Hierarchy
 
     t = [TensorInfo("float32", [784, 10])]
-    ops = [GraphOp("var:w", "w", "Variable", "", is_variable=True),
-           GraphOp("fc/MatMul/b", "fc/MatMul/b", "Placeholder", "fc/MatMul", outputs=t,
-                   label="model.layers[0].weights2"),
-           GraphOp("fc/x", "fc/x", "Placeholder", "fc", outputs=t),
-           GraphOp("fc/MatMul", "fc/MatMul", "MatMul", "fc", outputs=t)]
-    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [784, 10])  # noqa: E731
-    h = Hierarchy(GraphDoc(ops=ops, edges=[e("var:w", "fc/MatMul/b"), e("fc/MatMul/b", "fc/MatMul"),
-                                           e("fc/x", "fc/MatMul")]), {})
+    ops = [
+        GraphOp("var:w", "w", "Variable", "", is_variable=True),
+        GraphOp(
+            "fc/MatMul/b",
+            "fc/MatMul/b",
+            "Placeholder",
+            "fc/MatMul",
+            outputs=t,
+            label="model.layers[0].weights2",
+        ),
+        GraphOp("fc/x", "fc/x", "Placeholder", "fc", outputs=t),
+        GraphOp("fc/MatMul", "fc/MatMul", "MatMul", "fc", outputs=t),
+    ]
+    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [784, 10])
+    h = Hierarchy(
+        GraphDoc(
+            ops=ops, edges=[e("var:w", "fc/MatMul/b"), e("fc/MatMul/b", "fc/MatMul"), e("fc/x", "fc/MatMul")]
+        ),
+        {},
+    )
     assert h.title("fc/MatMul/b") == "model.layers[0].weights2"
     assert h.title("fc/x") != "model.layers[0].weights2"  # no label: named as before
 
@@ -176,20 +224,31 @@ def test_a_captured_tensor_is_titled_by_the_python_path_the_worker_found():
 def test_layers_are_titled_by_the_layer_that_opened_each_scope_not_by_its_traced_name():
     """``dense`` runs under ``dense_1`` and the layer ``dense_1`` under ``dense_1_2``: the
     names alone read as one layer called twice; the graph's map says which is which."""
-    ops = [_op("vq_1/dense_1/MatMul", "MatMul"), _op("vq_1/dropout_1/Identity", "Identity"),
-           _op("vq_1/dense_1_2/MatMul", "MatMul"),
-           _op("gradient_tape/vq_1/dense_1_2/MatMul", "MatMul")]
-    edges = _edges(("vq_1/dense_1/MatMul", "vq_1/dropout_1/Identity"),
-                   ("vq_1/dropout_1/Identity", "vq_1/dense_1_2/MatMul"),
-                   ("vq_1/dense_1_2/MatMul", "gradient_tape/vq_1/dense_1_2/MatMul"))
-    variables = [VariableReport(f"m.{n}.kernel", f"vq/{n}/kernel", "float32", [4, 4], "connected")
-                 for n in ("dense", "dense_1")]
+    ops = [
+        _op("vq_1/dense_1/MatMul", "MatMul"),
+        _op("vq_1/dropout_1/Identity", "Identity"),
+        _op("vq_1/dense_1_2/MatMul", "MatMul"),
+        _op("gradient_tape/vq_1/dense_1_2/MatMul", "MatMul"),
+    ]
+    edges = _edges(
+        ("vq_1/dense_1/MatMul", "vq_1/dropout_1/Identity"),
+        ("vq_1/dropout_1/Identity", "vq_1/dense_1_2/MatMul"),
+        ("vq_1/dense_1_2/MatMul", "gradient_tape/vq_1/dense_1_2/MatMul"),
+    )
+    variables = [
+        VariableReport(f"m.{n}.kernel", f"vq/{n}/kernel", "float32", [4, 4], "connected")
+        for n in ("dense", "dense_1")
+    ]
     doc = GraphDoc(ops=ops, edges=edges)
     guessed = Hierarchy(doc, layer_names(variables))
     titles = {g.scope: g.label for g in guessed.groups.values() if g.scope}
     assert titles["vq_1/dense_1"] == "dense_1"  # what the names alone say: wrong
-    doc.layer_scopes = {"vq_1": "vq", "vq_1/dense_1": "dense", "vq_1/dense_1_2": "dense_1",
-                        "vq_1/dropout_1": "dropout"}
+    doc.layer_scopes = {
+        "vq_1": "vq",
+        "vq_1/dense_1": "dense",
+        "vq_1/dense_1_2": "dense_1",
+        "vq_1/dropout_1": "dropout",
+    }
     h = Hierarchy(doc, layer_names(variables))
     groups = {g.scope: g for g in h.groups.values() if g.scope}
     titles = {s: g.label for s, g in groups.items()}
@@ -203,14 +262,24 @@ def test_another_gradient_calls_ops_are_one_closed_box():
     box titled as a gradient computation, closed in the first view, not a model of layers."""
     from tfviz.structure.hierarchy import GRADIENT_TITLE
 
-    ops = [_op("gen_1/g_1/MatMul", "MatMul"), _op("gen_1/g_2_1/MatMul", "MatMul"),
-           _op("gradient_tape/gen_1/g_1/MatMul", "MatMul"), _op("gradient_tape/gen_1/g_2_1/MatMul", "MatMul"),
-           _op("gradient_tape/gen_1/g_2_1/MatMul_1", "MatMul"), _op("loss", "AddV2")]
-    edges = _edges(("gen_1/g_1/MatMul", "gen_1/g_2_1/MatMul"), ("gen_1/g_2_1/MatMul", "loss"),
-                   ("gradient_tape/gen_1/g_2_1/MatMul", "gradient_tape/gen_1/g_1/MatMul"),
-                   ("gradient_tape/gen_1/g_1/MatMul", "loss"))
-    variables = [VariableReport(f"m.{n}.kernel", f"gen/{n}/kernel", "float32", [4, 4], "connected")
-                 for n in ("g_1", "g_2")]
+    ops = [
+        _op("gen_1/g_1/MatMul", "MatMul"),
+        _op("gen_1/g_2_1/MatMul", "MatMul"),
+        _op("gradient_tape/gen_1/g_1/MatMul", "MatMul"),
+        _op("gradient_tape/gen_1/g_2_1/MatMul", "MatMul"),
+        _op("gradient_tape/gen_1/g_2_1/MatMul_1", "MatMul"),
+        _op("loss", "AddV2"),
+    ]
+    edges = _edges(
+        ("gen_1/g_1/MatMul", "gen_1/g_2_1/MatMul"),
+        ("gen_1/g_2_1/MatMul", "loss"),
+        ("gradient_tape/gen_1/g_2_1/MatMul", "gradient_tape/gen_1/g_1/MatMul"),
+        ("gradient_tape/gen_1/g_1/MatMul", "loss"),
+    )
+    variables = [
+        VariableReport(f"m.{n}.kernel", f"gen/{n}/kernel", "float32", [4, 4], "connected")
+        for n in ("g_1", "g_2")
+    ]
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     (grad,) = [g for g in h.groups.values() if g.scope == "gradient_tape"]
     assert grad.kind == "gradient" and grad.label == GRADIENT_TITLE

@@ -118,8 +118,9 @@ def test_loop_bodies_named_as_written_and_healthy_opens_readable(qtbot, window):
     assert _text_px(view) >= 9.0
     view = _open(qtbot, window, EXAMPLES / "healthy_batchnorm.py")
     assert view.transform().m11() >= readable_scale() - 1e-6
-    assert not any(lb.endswith("_1") for lb in (g.label for g in view.hierarchy.groups.values()
-                                                  if g.kind == "layer"))
+    assert not any(
+        lb.endswith("_1") for lb in (g.label for g in view.hierarchy.groups.values() if g.kind == "layer")
+    )
 
 
 def test_grouping_follows_layers_not_op_name_prefixes():
@@ -127,36 +128,86 @@ def test_grouping_follows_layers_not_op_name_prefixes():
     from tfviz.structure.hierarchy import Hierarchy
 
     f32 = [TensorInfo("float32", [2, 4])]
-    ops = [GraphOp("var:k", "model.dense.kernel", "Variable", "", is_variable=True, on_path=True),
-           GraphOp("model_1/dense_1/Cast/ReadVariableOp/resource", "r", "Placeholder",
-                   "model_1/dense_1/Cast/ReadVariableOp", on_path=True,
-                   outputs=[TensorInfo("resource", [])]),
-           GraphOp("model_1/dense_1/Cast/ReadVariableOp", "model_1/dense_1/Cast/ReadVariableOp",
-                   "ReadVariableOp", "model_1/dense_1/Cast", on_path=True, outputs=f32),
-           GraphOp("model_1/dense_1/MatMul", "model_1/dense_1/MatMul", "MatMul", "model_1/dense_1",
-                   on_path=True, outputs=f32),
-           GraphOp("model_1/flatten_1/Reshape", "model_1/flatten_1/Reshape", "Reshape",
-                   "model_1/flatten_1", on_path=True, outputs=f32),
-           GraphOp("model_1/out_1/MatMul", "model_1/out_1/MatMul", "MatMul", "model_1/out_1",
-                   on_path=True, outputs=f32),
-           GraphOp("strided_slice/stack", "strided_slice/stack", "Const", "strided_slice", outputs=f32),
-           GraphOp("strided_slice", "strided_slice", "StridedSlice", "", on_path=True, outputs=f32),
-           GraphOp("x", "x", "Placeholder", "", outputs=f32),
-           GraphOp("__target__", "loss", "Target", "", on_path=True)]
-    chain = ["var:k", "model_1/dense_1/Cast/ReadVariableOp/resource", "model_1/dense_1/Cast/ReadVariableOp",
-             "model_1/dense_1/MatMul", "model_1/flatten_1/Reshape", "model_1/out_1/MatMul", "strided_slice",
-             "__target__"]
-    edges = [GraphEdge(a, b, 0, 0, "resource" if i < 2 else "float32", [], status="passes")
-             for i, (a, b) in enumerate(zip(chain, chain[1:]))]
-    edges += [GraphEdge("x", "model_1/dense_1/MatMul", 0, 1, "float32", [2, 4]),
-              GraphEdge("strided_slice/stack", "strided_slice", 0, 1, "int32", [1])]
-    variables = [VariableReport("model.dense.kernel", "model/dense/kernel", "float32", [4, 4], "connected"),
-                 VariableReport("model.out.kernel", "model/out/kernel", "float32", [4, 1], "connected")]
+    ops = [
+        GraphOp("var:k", "model.dense.kernel", "Variable", "", is_variable=True, on_path=True),
+        GraphOp(
+            "model_1/dense_1/Cast/ReadVariableOp/resource",
+            "r",
+            "Placeholder",
+            "model_1/dense_1/Cast/ReadVariableOp",
+            on_path=True,
+            outputs=[TensorInfo("resource", [])],
+        ),
+        GraphOp(
+            "model_1/dense_1/Cast/ReadVariableOp",
+            "model_1/dense_1/Cast/ReadVariableOp",
+            "ReadVariableOp",
+            "model_1/dense_1/Cast",
+            on_path=True,
+            outputs=f32,
+        ),
+        GraphOp(
+            "model_1/dense_1/MatMul",
+            "model_1/dense_1/MatMul",
+            "MatMul",
+            "model_1/dense_1",
+            on_path=True,
+            outputs=f32,
+        ),
+        GraphOp(
+            "model_1/flatten_1/Reshape",
+            "model_1/flatten_1/Reshape",
+            "Reshape",
+            "model_1/flatten_1",
+            on_path=True,
+            outputs=f32,
+        ),
+        GraphOp(
+            "model_1/out_1/MatMul",
+            "model_1/out_1/MatMul",
+            "MatMul",
+            "model_1/out_1",
+            on_path=True,
+            outputs=f32,
+        ),
+        GraphOp("strided_slice/stack", "strided_slice/stack", "Const", "strided_slice", outputs=f32),
+        GraphOp("strided_slice", "strided_slice", "StridedSlice", "", on_path=True, outputs=f32),
+        GraphOp("x", "x", "Placeholder", "", outputs=f32),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
+    chain = [
+        "var:k",
+        "model_1/dense_1/Cast/ReadVariableOp/resource",
+        "model_1/dense_1/Cast/ReadVariableOp",
+        "model_1/dense_1/MatMul",
+        "model_1/flatten_1/Reshape",
+        "model_1/out_1/MatMul",
+        "strided_slice",
+        "__target__",
+    ]
+    edges = [
+        GraphEdge(a, b, 0, 0, "resource" if i < 2 else "float32", [], status="passes")
+        for i, (a, b) in enumerate(zip(chain, chain[1:]))
+    ]
+    edges += [
+        GraphEdge("x", "model_1/dense_1/MatMul", 0, 1, "float32", [2, 4]),
+        GraphEdge("strided_slice/stack", "strided_slice", 0, 1, "int32", [1]),
+    ]
+    variables = [
+        VariableReport("model.dense.kernel", "model/dense/kernel", "float32", [4, 4], "connected"),
+        VariableReport("model.out.kernel", "model/out/kernel", "float32", [4, 1], "connected"),
+    ]
     from tfviz.structure.hierarchy import layer_names
+
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables))
     labels = {g.label: g.kind for g in h.groups.values()}
-    assert labels == {"graph": "root", "model": "layer", "dense": "layer", "flatten": "layer",
-                      "out": "layer"}  # strided_slice flattened, Cast › ReadVariableOp gone
+    assert labels == {
+        "graph": "root",
+        "model": "layer",
+        "dense": "layer",
+        "flatten": "layer",
+        "out": "layer",
+    }  # strided_slice flattened, Cast › ReadVariableOp gone
     assert h.representative("model_1/dense_1/Cast/ReadVariableOp", set(h.groups)) == "var:k"
     assert h.title("x") == "captured float32[2,4]"
     assert h.title("model_1/dense_1/MatMul") == "MatMul"
@@ -173,21 +224,33 @@ def test_a_variable_stays_in_the_layer_that_owns_it(qapp):
     def op(oid, scope, kind="MatMul"):
         return GraphOp(oid, oid, kind, scope, on_path=True, outputs=f32)
 
-    ops = [GraphOp("var:d.kernel", "d.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
-           GraphOp("var:g.kernel", "g.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
-           op("gen/g_dense/MatMul", "gen/g_dense"),
-           op("disc/d_dense/MatMul", "disc/d_dense"), op("disc/d_out/MatMul", "disc/d_out"),
-           op("disc_1/d_dense/MatMul", "disc_1/d_dense"), op("disc_1/d_out/MatMul", "disc_1/d_out"),
-           op("gradient_tape/gen/g_dense/MatMul_1", "gradient_tape/gen/g_dense"),
-           op("__target__", "", "Target")]
-    pairs = [("var:d.kernel", "disc/d_dense/MatMul"), ("var:d.kernel", "disc_1/d_dense/MatMul"),
-             ("var:g.kernel", "gen/g_dense/MatMul"), ("var:g.kernel", "gradient_tape/gen/g_dense/MatMul_1"),
-             ("gen/g_dense/MatMul", "disc_1/d_dense/MatMul"),
-             ("disc/d_dense/MatMul", "disc/d_out/MatMul"), ("disc_1/d_dense/MatMul", "disc_1/d_out/MatMul"),
-             ("disc/d_out/MatMul", "__target__"), ("disc_1/d_out/MatMul", "__target__")]
+    ops = [
+        GraphOp("var:d.kernel", "d.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
+        GraphOp("var:g.kernel", "g.kernel", "VarHandleOp", "", on_path=True, is_variable=True),
+        op("gen/g_dense/MatMul", "gen/g_dense"),
+        op("disc/d_dense/MatMul", "disc/d_dense"),
+        op("disc/d_out/MatMul", "disc/d_out"),
+        op("disc_1/d_dense/MatMul", "disc_1/d_dense"),
+        op("disc_1/d_out/MatMul", "disc_1/d_out"),
+        op("gradient_tape/gen/g_dense/MatMul_1", "gradient_tape/gen/g_dense"),
+        op("__target__", "", "Target"),
+    ]
+    pairs = [
+        ("var:d.kernel", "disc/d_dense/MatMul"),
+        ("var:d.kernel", "disc_1/d_dense/MatMul"),
+        ("var:g.kernel", "gen/g_dense/MatMul"),
+        ("var:g.kernel", "gradient_tape/gen/g_dense/MatMul_1"),
+        ("gen/g_dense/MatMul", "disc_1/d_dense/MatMul"),
+        ("disc/d_dense/MatMul", "disc/d_out/MatMul"),
+        ("disc_1/d_dense/MatMul", "disc_1/d_out/MatMul"),
+        ("disc/d_out/MatMul", "__target__"),
+        ("disc_1/d_out/MatMul", "__target__"),
+    ]
     edges = [GraphEdge(a, b, 0, 0, "float32", [2, 2], status="passes") for a, b in pairs]
-    variables = [VariableReport("d.kernel", "disc/d_dense/kernel", "float32", [2, 2], "connected"),
-                 VariableReport("g.kernel", "gen/g_dense/kernel", "float32", [2, 2], "connected")]
+    variables = [
+        VariableReport("d.kernel", "disc/d_dense/kernel", "float32", [2, 2], "connected"),
+        VariableReport("g.kernel", "gen/g_dense/kernel", "float32", [2, 2], "connected"),
+    ]
     h = Hierarchy(GraphDoc(ops=ops, edges=edges), layer_names(variables), variable_owners(variables))
     for var, layer in (("var:d.kernel", "d_dense"), ("var:g.kernel", "g_dense")):
         home = h.groups[h.parent[var]]

@@ -47,12 +47,21 @@ def test_empty_panels_say_what_they_are_for(qapp):
 
 def _report(folder: str) -> Report:
     src = Source(os.path.join(folder, "model.py"), 21, "s = tf.linalg.svd(x)")
-    ops = [GraphOp("svd", "svd", "Svd", "", on_path=True, status="unimplemented", source=src),
-           GraphOp("__target__", "loss", "Target", "", on_path=True)]
-    return Report(script=os.path.join(folder, "model.py"), target="loss", graph=GraphDoc(ops=ops),
-                  variables=[VariableReport("model.layers[0].trainable_variables[0]", "w:0", "float32",
-                                            [3, 3], "broken", "unimplemented")],
-                  problems=[Problem("unimplemented", "error", "svd", "Svd", "no gradient", source=src)])
+    ops = [
+        GraphOp("svd", "svd", "Svd", "", on_path=True, status="unimplemented", source=src),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
+    return Report(
+        script=os.path.join(folder, "model.py"),
+        target="loss",
+        graph=GraphDoc(ops=ops),
+        variables=[
+            VariableReport(
+                "model.layers[0].trainable_variables[0]", "w:0", "float32", [3, 3], "broken", "unimplemented"
+            )
+        ],
+        problems=[Problem("unimplemented", "error", "svd", "Svd", "no gradient", source=src)],
+    )
 
 
 def test_paths_are_shown_relative_to_the_script(qapp, tmp_path):
@@ -80,3 +89,14 @@ def test_error_banner_shows_the_file_name_only(qtbot, window, tmp_path):
     visible = shown.split("'>", 1)[-1]  # the link target may hold the path; the text may not
     assert str(tmp_path) not in visible
     run_analysis(qtbot, window, SEED1)  # leave the window on a normal report for later tests
+
+
+def test_a_report_without_a_graph_says_why_in_place_of_the_graph(qapp):
+    """An untraceable step (model.predict inside the tape) leaves no graph: the view says so
+    rather than keep "Analyzing…" from the run that ended."""
+    view = GraphView()
+    view.set_placeholder("Analyzing x.py…")
+    view.set_report(Report(script="x.py", target="tape.gradient", mode="program", traced=False))
+    assert view.placeholder.startswith("No graph: the step could not be traced")
+    view.set_report(Report(script="x.py", target="loss"))
+    assert view.placeholder == "No graph: the target makes no op."

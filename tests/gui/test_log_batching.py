@@ -12,7 +12,7 @@ import time
 from conftest import ROOT
 
 #: 2 MB in 20,000 lines, one stderr line in the middle, then a line and a pause.
-FLOOD = '''\
+FLOOD = """\
 import sys, time
 import tensorflow as tf
 
@@ -29,17 +29,27 @@ w = tf.Variable(1.0, name="w")
 
 def loss():
     return w * 3.0
-'''
+"""
 
 
 def test_worker_batches_output_in_order_in_bounded_timely_messages(tmp_path):
     script = tmp_path / "flood.py"
     script.write_text(FLOOD)
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tfviz.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-    proc.stdin.write((json.dumps({"cmd": "analyze", "script": str(script), "target": None,
-                                  "result_output": "tail"}) + "\n").encode())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfviz.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
+    proc.stdin.write(
+        (
+            json.dumps({"cmd": "analyze", "script": str(script), "target": None, "result_output": "tail"})
+            + "\n"
+        ).encode()
+    )
     proc.stdin.flush()
     messages, sizes, arrived = [], [], {}
     for raw in proc.stdout:
@@ -63,7 +73,7 @@ def test_worker_batches_output_in_order_in_bounded_timely_messages(tmp_path):
     streams = [(m["stream"], m["text"]) for m in logs]
     err_at = next(i for i, (s, t) in enumerate(streams) if s == "stderr")
     assert "out 09999" in "".join(t for s, t in streams[:err_at])
-    assert "out 10000" in "".join(t for s, t in streams[err_at + 1:])
+    assert "out 10000" in "".join(t for s, t in streams[err_at + 1 :])
     # ~2 MB in messages of at most 64 KB: a few dozen, not 40,000
     assert max(sizes) <= 64 * 1024
     assert len(logs) < 120, len(logs)

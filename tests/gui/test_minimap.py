@@ -23,8 +23,16 @@ def _chain_report(n: int = 40, bad: int = 20) -> Report:
     prev = "var:w"
     for i in range(n):
         status = "unimplemented" if i == bad else "passes"
-        ops.append(GraphOp(f"op{i}", f"blk{i // 10}/op{i}", "MatMul" if i != bad else "Svd",
-                           f"blk{i // 10}", on_path=True, status=status))
+        ops.append(
+            GraphOp(
+                f"op{i}",
+                f"blk{i // 10}/op{i}",
+                "MatMul" if i != bad else "Svd",
+                f"blk{i // 10}",
+                on_path=True,
+                status=status,
+            )
+        )
         edges.append(GraphEdge(prev, f"op{i}", 0, 0, "float32", [4, 4], status=status))
         prev = f"op{i}"
     ops.append(GraphOp("__target__", "loss", "Target", "", on_path=True))
@@ -151,8 +159,7 @@ def test_empty_state_says_what_it_will_show(qapp):
     mini.resize(240, 160)
     assert mini.is_empty()
     img = mini.grab().toImage()
-    grey = sum(1 for x in range(img.width()) for y in range(0, 40)
-               if img.pixelColor(x, y).red() < 200)
+    grey = sum(1 for x in range(img.width()) for y in range(0, 40) if img.pixelColor(x, y).red() < 200)
     assert grey > 30, "the empty minimap says nothing"
     view.set_report(_chain_report())
     assert not mini.is_empty()
@@ -176,6 +183,7 @@ def test_window_has_the_overview_dock_in_the_view_menu(qapp):
 
 
 # -- long and wide graphs: filled across, a band scrolled with the view ---------------------
+
 
 def _long(qapp, n: int = 300, bad: int = 250, report: Report | None = None, size=(370, 110)):
     """A long graph in a minimap of the Overview dock's shape, the view at a readable zoom."""
@@ -207,8 +215,12 @@ def _fan_report(n: int = 60) -> Report:
 
 
 def _inside(mini: Minimap, r) -> bool:
-    return r.left() >= -0.5 and r.top() >= -0.5 and r.right() <= mini.width() + 0.5 \
+    return (
+        r.left() >= -0.5
+        and r.top() >= -0.5
+        and r.right() <= mini.width() + 0.5
         and r.bottom() <= mini.height() + 0.5
+    )
 
 
 def test_a_long_graph_is_drawn_across_the_widget_not_as_a_strip(qapp):
@@ -287,8 +299,9 @@ def test_the_wheel_scrolls_the_view_and_does_not_zoom(qapp):
     bar, zoom = view.verticalScrollBar(), view.transform().m11()
     before = bar.value()
     at = QPointF(50, 50)
-    ev = QWheelEvent(at, at, QPoint(0, 0), QPoint(0, -120), Qt.NoButton, Qt.NoModifier,
-                     Qt.NoScrollPhase, False)  # one notch down
+    ev = QWheelEvent(
+        at, at, QPoint(0, 0), QPoint(0, -120), Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False
+    )  # one notch down
     QApplication.sendEvent(mini, ev)
     assert bar.value() > before and view.transform().m11() == zoom
 

@@ -8,16 +8,27 @@ from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report, VariableReport
 
 
 def _report() -> Report:
-    ops = [GraphOp("var:w", "w", "VarHandleOp", "", on_path=True, is_variable=True),
-           GraphOp("dense/read", "dense/read", "ReadVariableOp", "dense", on_path=True),
-           GraphOp("dense/MatMul", "dense/MatMul", "MatMul", "dense", on_path=True),
-           GraphOp("dense/Relu", "dense/Relu", "Relu", "dense", on_path=True),
-           GraphOp("__target__", "loss", "Target", "", on_path=True)]
-    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [2], "passes")  # noqa: E731
-    edges = [e("var:w", "dense/read"), e("dense/read", "dense/MatMul"), e("dense/MatMul", "dense/Relu"),
-             e("dense/Relu", "__target__")]
-    return Report(script="/x/m.py", target="loss", ok=True, graph=GraphDoc(ops=ops, edges=edges),
-                  variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)])
+    ops = [
+        GraphOp("var:w", "w", "VarHandleOp", "", on_path=True, is_variable=True),
+        GraphOp("dense/read", "dense/read", "ReadVariableOp", "dense", on_path=True),
+        GraphOp("dense/MatMul", "dense/MatMul", "MatMul", "dense", on_path=True),
+        GraphOp("dense/Relu", "dense/Relu", "Relu", "dense", on_path=True),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
+    e = lambda a, b: GraphEdge(a, b, 0, 0, "float32", [2], "passes")
+    edges = [
+        e("var:w", "dense/read"),
+        e("dense/read", "dense/MatMul"),
+        e("dense/MatMul", "dense/Relu"),
+        e("dense/Relu", "__target__"),
+    ]
+    return Report(
+        script="/x/m.py",
+        target="loss",
+        ok=True,
+        graph=GraphDoc(ops=ops, edges=edges),
+        variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)],
+    )
 
 
 def test_search_lists_layers_variables_and_ops(qtbot, window):
@@ -26,8 +37,10 @@ def test_search_lists_layers_variables_and_ops(qtbot, window):
     window.show_report(r)
     panel = window.search_panel
     panel.field.setText("dense")
-    rows = [(panel.list.topLevelItem(i).text(0), panel.list.topLevelItem(i).text(1))
-            for i in range(panel.list.topLevelItemCount())]
+    rows = [
+        (panel.list.topLevelItem(i).text(0), panel.list.topLevelItem(i).text(1))
+        for i in range(panel.list.topLevelItemCount())
+    ]
     kinds = {k for k, _ in rows}
     assert kinds == {"layer", "variable", "op"}, rows
     # an op by the name its box shows, with the layer that holds it; TensorFlow's in the tooltip
@@ -47,7 +60,7 @@ def test_keys_move_along_edges_zoom_and_collapse(qtbot, window):
     window.show_report(r)
     view = window.graph.view
     assert view.select_op("dense/MatMul", center=False)
-    sel = lambda: [i.node_id for i in view.scene().selectedItems()]  # noqa: E731
+    sel = lambda: [i.node_id for i in view.scene().selectedItems()]
     qtbot.keyClick(view, Qt.Key_Down)
     assert sel() == ["dense/Relu"]
     qtbot.keyClick(view, Qt.Key_Up)

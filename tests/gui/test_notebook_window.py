@@ -42,8 +42,12 @@ def test_saving_the_notebook_runs_it_again(qtbot, window, tmp_path):
     from nbformat.v4 import new_code_cell, new_notebook
 
     def write(scale: float) -> None:
-        nb = new_notebook(cells=[new_code_cell("import tensorflow as tf\nw = tf.Variable(2.0)"),
-                                 new_code_cell(f"def loss():\n    return {scale} * w ** 2")])
+        nb = new_notebook(
+            cells=[
+                new_code_cell("import tensorflow as tf\nw = tf.Variable(2.0)"),
+                new_code_cell(f"def loss():\n    return {scale} * w ** 2"),
+            ]
+        )
         nbformat.write(nb, str(path))
 
     path = tmp_path / "scaled.ipynb"
@@ -55,6 +59,7 @@ def test_saving_the_notebook_runs_it_again(qtbot, window, tmp_path):
     time.sleep(0.05)
     write(10.0)
     a = window.analysis
-    qtbot.waitUntil(lambda: a.report is not first and a.report is not None and not a.busy(),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: a.report is not first and a.report is not None and not a.busy(), timeout=ANALYSIS_TIMEOUT_MS
+    )
     assert math.isclose(window.analysis.report.variables[0].grad_norm, 40.0, rel_tol=1e-4)

@@ -12,12 +12,25 @@ from tfviz.report import Problem, ReadNotTrained, Report, VariableReport
 def _report(n_layers: int = 8) -> Report:
     vs = []
     for i in range(n_layers):
-        for w, g in (("kernel", 10.0 ** -i), ("bias", 2.0 ** i)):
+        for w, g in (("kernel", 10.0**-i), ("bias", 2.0**i)):
             status, kind = ("disconnected", "frozen_copy") if i == 3 else ("connected", None)
-            vs.append(VariableReport(f"model.layers[{i}].{w}", f"dense_{i}/{w}", "float32", [4, i + 1],
-                                     status, kind, None if status != "connected" else g))
-    return Report(script="/x/m.py", target="loss", variables=vs,
-                  read_not_trained=[ReadNotTrained("target.kernel", "a separate model")])
+            vs.append(
+                VariableReport(
+                    f"model.layers[{i}].{w}",
+                    f"dense_{i}/{w}",
+                    "float32",
+                    [4, i + 1],
+                    status,
+                    kind,
+                    None if status != "connected" else g,
+                )
+            )
+    return Report(
+        script="/x/m.py",
+        target="loss",
+        variables=vs,
+        read_not_trained=[ReadNotTrained("target.kernel", "a separate model")],
+    )
 
 
 def test_many_variables_are_grouped_by_layer_with_worst_status(qapp):
@@ -37,8 +50,11 @@ def test_many_variables_are_grouped_by_layer_with_worst_status(qapp):
     v.set_report(_report())
     heads = v.layers()
     assert heads[3].icon(0).cacheKey() != heads[0].icon(0).cacheKey()
-    assert [r.text(1) for r in v.rows()][:3] == ["model.layers[0].kernel", "model.layers[0].bias",
-                                                 "model.layers[1].kernel"]
+    assert [r.text(1) for r in v.rows()][:3] == [
+        "model.layers[0].kernel",
+        "model.layers[0].bias",
+        "model.layers[1].kernel",
+    ]
     assert v.rows()[-1].text(1) == "target.kernel"  # greyed, after the others
     # a layer row is no variable: the Jacobian menu and the graph get None
     got = []
@@ -79,9 +95,11 @@ def test_problems_name_each_op_once(qapp):
     assert op_label("Svd", "f/Svd") == "Svd"
     assert op_label("StopGradient", "StopGradient_2") == "StopGradient_2"
     assert op_label("Cast", "rnn/to_int") == "Cast to_int"
-    probs = [Problem("unimplemented", "error", "f/Svd", "Svd", "no gradient"),
-             Problem("nan", "error", "f/Svd", "Svd", "NaN"),
-             Problem("stop_gradient", "error", "g/StopGradient", "StopGradient", "cut")]
+    probs = [
+        Problem("unimplemented", "error", "f/Svd", "Svd", "no gradient"),
+        Problem("nan", "error", "f/Svd", "Svd", "NaN"),
+        Problem("stop_gradient", "error", "g/StopGradient", "StopGradient", "cut"),
+    ]
     p = ProblemsPanel()
     p.set_report(Report(script="/x/m.py", target="loss", problems=probs))
     col = [p.topLevelItem(i).text(1) for i in range(3)]

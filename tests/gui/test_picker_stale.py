@@ -33,8 +33,12 @@ def test_picker_ranks_loss_first_and_hides_builders(qtbot):
 
 
 def test_failed_analysis_greys_previous_results(qtbot, window):
-    report = Report(script="/x/m.py", target="gen_loss", ok=True,
-                    variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)])
+    report = Report(
+        script="/x/m.py",
+        target="gen_loss",
+        ok=True,
+        variables=[VariableReport("w", "dense/w", "float32", [2], "connected", None, 1.0)],
+    )
     window.analysis.report = report
     window.show_report(report)
     assert window.graph.view.graphicsEffect() is None

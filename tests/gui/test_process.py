@@ -33,8 +33,13 @@ def test_gui_process_never_imports_tensorflow():
               any(k.startswith(("tfviz.analysis.diagnose", "tfviz.engine.trace")) for k in sys.modules))
         w.close()
     """)
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "resources/examples/kind_integer.py")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=240)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "resources/examples/kind_integer.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["2", "False", "False"]
 
@@ -53,8 +58,7 @@ def test_window_opens_without_tensorflow():
         w.close()
         print(n)
     """)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 1  # the start page lists the bundled examples
 
@@ -74,9 +78,14 @@ def test_many_none_returning_qt_calls_do_not_crash():
 
 
 def test_without_a_display_the_app_says_so_instead_of_aborting():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    out = subprocess.run([sys.executable, "-m", "app.launch", "some_script.py"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run(
+        [sys.executable, "-m", "app.launch", "some_script.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2
     assert "no display" in out.stderr and "tfviz check some_script.py" in out.stderr

@@ -24,8 +24,7 @@ def _open(qtbot, window, script, **kw) -> None:
 
 def _wait_done(qtbot, window) -> None:
     a = window.analysis
-    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error), timeout=ANALYSIS_TIMEOUT_MS)
 
 
 def _focus_window(qtbot, window) -> None:
@@ -93,8 +92,10 @@ def test_picker_switches_between_program_and_named_target(qtbot, window):
     _wait_done(qtbot, window)
     assert window.analysis.last_error is None, window.analysis.last_error
     assert window.analysis.report.mode == "target" and window.analysis.report.target == "probe"
-    assert {v.name: v.status for v in window.analysis.report.variables} == {"w_main": "connected",
-                                                                  "w_side": "connected"}
+    assert {v.name: v.status for v in window.analysis.report.variables} == {
+        "w_main": "connected",
+        "w_side": "connected",
+    }
     assert bar.combo.currentText() == "probe()"
     assert not bar.is_shown("args") and not bar.is_shown("step")  # a function has no command line
     assert window.stage.text().startswith("probe() — all gradients flow")
@@ -136,10 +137,13 @@ def test_program_arguments_from_the_bar_are_used_and_remembered(qtbot, window):
 
     # remembered per script, across restarts: another process reads them from the settings file
     window.settings.sync()
-    code = ('from PySide6.QtCore import QSettings; import sys; '
-            'print(QSettings("tfviz", "tfviz").value("program_args", {}).get(sys.argv[1]))')
-    out = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True,
-                         timeout=60, env=os.environ)
+    code = (
+        "from PySide6.QtCore import QSettings; import sys; "
+        'print(QSettings("tfviz", "tfviz").value("program_args", {}).get(sys.argv[1]))'
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(script)], capture_output=True, text=True, timeout=60, env=os.environ
+    )
     assert out.stdout.strip() == "--lr 0.1", out.stderr
     assert window.analysis.saved_args(str(script)) == ["--lr", "0.1"]
     assert window.analysis.saved_args(str(EXAMPLES / "program_seed1_svd.py")) == []
@@ -179,8 +183,9 @@ def test_esc_cancels_a_program_that_hangs_before_its_first_step(qtbot, window):
     window.open_script(str(SCRIPTS / "program_hang.py"), args=["--epochs", "2"])
     worker = window.analysis.worker
     assert worker is not None and window.analysis.mode == "program"
-    qtbot.waitUntil(lambda: "waiting for the data loader" in window.log.toPlainText(),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: "waiting for the data loader" in window.log.toPlainText(), timeout=ANALYSIS_TIMEOUT_MS
+    )
     pid = worker.pid
     assert _alive(pid)
     t0 = time.perf_counter()
@@ -213,9 +218,11 @@ def test_command_line_passes_program_arguments_to_the_window(monkeypatch):
     assert app.launch.main([path, "--", "--lr", "0.1"]) == 0
     assert app.launch.main(["open", path, "--run", "--step", "3", "--", "--lr", "0.1"]) == 0
     assert app.launch.main([path]) == 0
-    assert calls == [((path, None), {"run": False, "args": ["--lr", "0.1"], "step": 1}),
-                     ((path, None), {"run": True, "args": ["--lr", "0.1"], "step": 3}),
-                     ((path, None), {"run": False, "args": None, "step": 1})]
+    assert calls == [
+        ((path, None), {"run": False, "args": ["--lr", "0.1"], "step": 1}),
+        ((path, None), {"run": True, "args": ["--lr", "0.1"], "step": 3}),
+        ((path, None), {"run": False, "args": None, "step": 1}),
+    ]
     assert app.launch.main(["open", path, "--target", "loss", "--", "--lr", "0.1"]) == 2
 
 

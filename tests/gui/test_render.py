@@ -41,9 +41,12 @@ def render_view(view) -> QImage:
 
 
 def _count(img: QImage, x0: int, y0: int, ref: QColor, r: int = 6) -> int:
-    return sum(_near(img.pixelColor(x, y), ref) for x in range(x0 - r, x0 + r + 1)
-               for y in range(y0 - r, y0 + r + 1)
-               if 0 <= x < img.width() and 0 <= y < img.height())
+    return sum(
+        _near(img.pixelColor(x, y), ref)
+        for x in range(x0 - r, x0 + r + 1)
+        for y in range(y0 - r, y0 + r + 1)
+        if 0 <= x < img.width() and 0 <= y < img.height()
+    )
 
 
 def test_broken_edge_drawn_in_its_status_colour(qapp):

@@ -26,9 +26,21 @@ from tfviz.report import Problem
 def saved(tmp_path_factory):
     """A real export, made in another process: the GUI tests' process never imports TensorFlow."""
     path = tmp_path_factory.mktemp("saved") / "bug.json"
-    done = subprocess.run([sys.executable, "-m", "tfviz.cli", "export",
-                           str(ROOT / "resources" / "examples" / "kind_stop_gradient.py"), "-o", str(path)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfviz.cli",
+            "export",
+            str(ROOT / "resources" / "examples" / "kind_stop_gradient.py"),
+            "-o",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     report = load_analysis(str(path))
     return path, report
@@ -105,16 +117,23 @@ def test_save_then_reopen_gives_the_same_problems(fresh, saved, tmp_path, qtbot)
     out = tmp_path / "again.json"
     assert saved_mod.save(fresh.analysis.report, str(out)) is None
     again = load_analysis(out)
-    assert [(p.kind, p.op, p.variables) for p in again.problems] == \
-        [(p.kind, p.op, p.variables) for p in report.problems]
+    assert [(p.kind, p.op, p.variables) for p in again.problems] == [
+        (p.kind, p.op, p.variables) for p in report.problems
+    ]
     assert again == fresh.analysis.report
 
 
-@pytest.mark.parametrize("content", [b"{not json", b'{"schema_version": 1, "script": 3}',
-                                     b"[" * 100_000, json.dumps({"schema_version": 7}).encode()])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b'{"schema_version": 1, "script": 3}',
+        b"[" * 100_000,
+        json.dumps({"schema_version": 7}).encode(),
+    ],
+)
 def test_bad_file_gets_a_message_and_nothing_else_happens(fresh, saved, tmp_path, content, qtbot):
     from PySide6.QtWidgets import QMessageBox
-
 
     path, report = saved
     _open(qtbot, fresh, path)
@@ -163,11 +182,11 @@ class _FileAccess:
             if isinstance(path, (str, bytes, os.PathLike)):
                 self.paths.append(os.fsdecode(path))
             return real(path, *args, **kwargs)
+
         return call
 
 
-def test_a_saved_analysis_never_makes_the_window_read_a_file_it_names(fresh, tmp_path, qtbot,
-                                                                     monkeypatch):
+def test_a_saved_analysis_never_makes_the_window_read_a_file_it_names(fresh, tmp_path, qtbot, monkeypatch):
     """An op's source pointing at /proc/kmsg froze the window when it was
     clicked (the read waits for the kernel); one pointing at any readable file showed it."""
     secret = tmp_path / "id_rsa"
@@ -277,8 +296,7 @@ def test_a_saved_analysis_loads_off_the_gui_thread_with_progress(fresh, tmp_path
     assert "big.json" in fresh.windowTitle()
 
 
-def test_cancel_stops_the_load_and_leaves_the_window_as_it_was(fresh, saved, tmp_path, qtbot,
-                                                               monkeypatch):
+def test_cancel_stops_the_load_and_leaves_the_window_as_it_was(fresh, saved, tmp_path, qtbot, monkeypatch):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QProgressDialog, QPushButton
 
@@ -286,8 +304,13 @@ def test_cancel_stops_the_load_and_leaves_the_window_as_it_was(fresh, saved, tmp
 
     path, _ = saved
     _open(qtbot, fresh, path)
-    before = (fresh.analysis.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent.files(),
-              fresh.log.toPlainText())
+    before = (
+        fresh.analysis.report,
+        fresh.windowTitle(),
+        fresh.stage.text(),
+        fresh.recent.files(),
+        fresh.log.toPlainText(),
+    )
     big = tmp_path / "big.json"
     big.write_bytes(big_json(20_000, graph_every=200))
     _, threads = _held_load(monkeypatch)
@@ -300,8 +323,13 @@ def test_cancel_stops_the_load_and_leaves_the_window_as_it_was(fresh, saved, tmp
     # the thread stops at its next check, and is deleted once it has
     qtbot.waitUntil(lambda: not fresh.findChildren(_Reader), timeout=5_000)
     qtbot.wait(100)  # nothing arrives late
-    after = (fresh.analysis.report, fresh.windowTitle(), fresh.stage.text(), fresh.recent.files(),
-             fresh.log.toPlainText())
+    after = (
+        fresh.analysis.report,
+        fresh.windowTitle(),
+        fresh.stage.text(),
+        fresh.recent.files(),
+        fresh.log.toPlainText(),
+    )
     assert after == before and not [d for d in fresh.findChildren(QProgressDialog) if d.isVisible()]
     assert os.path.abspath(big) not in fresh.recent.files() and len(threads) == 1
 
@@ -326,15 +354,22 @@ def test_tfviz_saved_json_opens_without_tensorflow_or_worker(saved, tmp_path):
         w.close()
     """)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT, env=env)
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["tf"] is False and out["workers"] == 0 and out["problems"] == 1 and out["ops"] > 5
 
 
 def test_the_source_opens_on_the_first_problem_and_a_problem_at_no_op_selects_its_variable(
-        fresh, saved, tmp_path, qtbot):
+    fresh, saved, tmp_path, qtbot
+):
     from dataclasses import replace
 
     from app import saved as saved_mod

@@ -17,8 +17,11 @@ def test_seed1_lists_svd_problem_and_selects_node_and_line(qtbot, window):
     first = next(p.source for p in window.analysis.report.problems if p.source)
     assert window.source.marked_line == first.line  # opened where the first problem is
     probs = window.problems
-    svd_rows = [probs.topLevelItem(i) for i in range(probs.topLevelItemCount())
-                if "Svd" in probs.topLevelItem(i).text(1)]
+    svd_rows = [
+        probs.topLevelItem(i)
+        for i in range(probs.topLevelItemCount())
+        if "Svd" in probs.topLevelItem(i).text(1)
+    ]
     assert svd_rows, "no Svd problem listed"
     problem = svd_rows[0].data(0, 0x0100)
     probs.setCurrentItem(svd_rows[0])

@@ -10,8 +10,9 @@ from app.panels.tab_bars import hide_stale_tab_bars, is_live
 
 
 def _shown_bars(w) -> list[QTabBar]:
-    return [b for b in w.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly)
-            if b.isVisible() and b.count()]
+    return [
+        b for b in w.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly) if b.isVisible() and b.count()
+    ]
 
 
 def _new_window(qtbot, before_show=None):

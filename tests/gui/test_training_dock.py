@@ -31,8 +31,12 @@ NAN, INF = float("nan"), float("inf")
 
 
 def _point(step: int, grad: dict, update: dict | None = None, weight: dict | None = None) -> dict:
-    return {"step": step, "grad": grad, "update": update if update is not None else {k: 0.01 for k in grad},
-            "weight": weight if weight is not None else {k: 2.0 for k in grad}}
+    return {
+        "step": step,
+        "grad": grad,
+        "update": update if update is not None else {k: 0.01 for k in grad},
+        "weight": weight if weight is not None else {k: 2.0 for k in grad},
+    }
 
 
 def _xs(item) -> list[float]:
@@ -61,10 +65,13 @@ def test_empty_dock_says_how_to_start(qtbot):
 def test_curves_per_layer_on_log_scales_with_nan_zero_and_the_fired_step(qtbot):
     p = _panel(qtbot)
     p.begin("/x/train.py", WatchRequest(("nan", "zero")))
-    p.add_points([_point(1, {"dense": 4.0, "out": 1.0}, weight={"dense": 0.0, "out": 2.0}),
-                  _point(2, {"dense": 2.0, "out": 0.0}),
-                  _point(3, {"dense": NAN, "out": INF}, update={}),  # the step that fired: no update
-                  ])
+    p.add_points(
+        [
+            _point(1, {"dense": 4.0, "out": 1.0}, weight={"dense": 0.0, "out": 2.0}),
+            _point(2, {"dense": 2.0, "out": 0.0}),
+            _point(3, {"dense": NAN, "out": INF}, update={}),  # the step that fired: no update
+        ]
+    )
     p.add_points([_point(4, {"dense": 1.0, "out": 0.5, "late": 3.0})])  # a layer seen late
     p.redraw()
     assert p.record.layers == ["dense", "out", "late"]
@@ -91,8 +98,14 @@ def test_curves_per_layer_on_log_scales_with_nan_zero_and_the_fired_step(qtbot):
     assert "Watching for nan or zero" in p.header.text() and "4 steps" in p.header.text()
     p.grab()  # draws without a warning about NaN on a log axis turning into an exception
 
-    watch = WatchSummary(until=["nan", "zero"], steps=3, fired="nan", step=3, at="train_step, call 3",
-                         detail="the loss is not finite")
+    watch = WatchSummary(
+        until=["nan", "zero"],
+        steps=3,
+        fired="nan",
+        step=3,
+        at="train_step, call 3",
+        detail="the loss is not finite",
+    )
     p.show_report(Report(script="/x/train.py", target="t", mode="program", watch=watch))
     assert not p.running and p.fired_step() == 3
     assert [line.value() for line in p._lines] == [3, 3]  # both plots
@@ -132,10 +145,24 @@ def test_ten_thousand_steps_in_batches_are_drawn_clipped_and_downsampled(qtbot):
     layers = [f"layer_{i}" for i in range(8)]
     for b in range(100):
         steps = range(b * 100 + 1, b * 100 + 101)
-        p.add_points([_point(s, {name: (NAN if s % 997 == 0 and i == 3 else
-                                        0.0 if s > 9000 and i == 0 else
-                                        float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random())))
-                                 for i, name in enumerate(layers)}) for s in steps])
+        p.add_points(
+            [
+                _point(
+                    s,
+                    {
+                        name: (
+                            NAN
+                            if s % 997 == 0 and i == 3
+                            else 0.0
+                            if s > 9000 and i == 0
+                            else float(np.exp(-s / 3000 * (i + 1)) * (1 + 0.3 * rng.random()))
+                        )
+                        for i, name in enumerate(layers)
+                    },
+                )
+                for s in steps
+            ]
+        )
         p.redraw()
     qtbot.wait(0)
     assert p.record.n == 10_000
@@ -191,14 +218,27 @@ def test_worker_request_and_large_steps_messages(qtbot):
     sent: list[bytes] = []
     fake = types.SimpleNamespace(busy=False, proc=types.SimpleNamespace(write=sent.append))
     Worker.analyze(fake, "/x/t.py", None, run=True, args=["--lr", "1"], until=("nan",), live=True)  # type: ignore[arg-type]
-    Worker.analyze(fake, "/x/t.py", None, run=True, until=("zero",), live=True, zero_steps=3,  # type: ignore[arg-type]
-                   max_steps=40)
+    Worker.analyze(
+        fake,
+        "/x/t.py",
+        None,
+        run=True,
+        until=("zero",),
+        live=True,
+        zero_steps=3,  # type: ignore[arg-type]
+        max_steps=40,
+    )
     Worker.analyze(fake, "/x/t.py", None, run=True, step=4)  # type: ignore[arg-type]
     import json
 
     a, b, c = (json.loads(x) for x in sent)
-    assert (a["until"], a["step"], a["live"], a["args"], "zero_steps" in a) == (["nan"], UNBOUNDED, True,
-                                                                                ["--lr", "1"], False)
+    assert (a["until"], a["step"], a["live"], a["args"], "zero_steps" in a) == (
+        ["nan"],
+        UNBOUNDED,
+        True,
+        ["--lr", "1"],
+        False,
+    )
     assert (b["until"], b["step"], b["zero_steps"]) == (["zero"], 40, 3)
     assert c["step"] == 4 and "until" not in c and "live" not in c
 
@@ -207,8 +247,10 @@ def test_worker_request_and_large_steps_messages(qtbot):
     w.kill()
     got: list[list] = []
     w.steps.connect(got.append)
-    points = [{"step": s, "grad": {f"layer_{i}": 0.5 for i in range(200)}, "update": {}, "weight": {}}
-              for s in range(1, 80)]
+    points = [
+        {"step": s, "grad": {f"layer_{i}": 0.5 for i in range(200)}, "update": {}, "weight": {}}
+        for s in range(1, 80)
+    ]
     line = json.dumps({"type": "steps", "points": points}).encode()
     assert len(line) > 256 * 1024
     w._consume(line + b"\n" + b'{"type": "steps", "points": [{"step": 80, "grad": {"a": NaN}}]}\n')
@@ -252,8 +294,7 @@ def test_training_dock_is_saved_with_the_layout(qtbot, monkeypatch):
 # -- through a real worker ------------------------------------------------------------------
 def _wait_answer(qtbot, window) -> None:
     a = window.analysis
-    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error),
-                    timeout=ANALYSIS_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not a.busy() and bool(a.report or a.last_error), timeout=ANALYSIS_TIMEOUT_MS)
 
 
 def test_watched_run_draws_live_marks_the_fired_step_then_diagnoses_an_earlier_one(qtbot, window):
@@ -299,7 +340,7 @@ def test_watched_run_draws_live_marks_the_fired_step_then_diagnoses_an_earlier_o
     assert f"running train_dead_relu.py to its gradient step {n}" in window.log.toPlainText()
 
 
-ENDLESS = '''
+ENDLESS = """
 import time
 import tensorflow as tf
 
@@ -316,7 +357,7 @@ while True:
     if step % 50 == 0:
         print("step", step, flush=True)
     time.sleep(0.005)
-'''
+"""
 
 
 def test_cancel_stops_a_watched_run_and_keeps_its_record(qtbot, window, tmp_path):

@@ -15,8 +15,17 @@ from tfviz.structure.hierarchy import Hierarchy
 
 def _starved_report() -> Report:
     ops = [
-        GraphOp("var:w", "w", "Variable", "enc", on_path=True, is_variable=True, status="starved",
-                cut_at="sg", message="no gradient arrives here: cut at StopGradient 'sg'"),
+        GraphOp(
+            "var:w",
+            "w",
+            "Variable",
+            "enc",
+            on_path=True,
+            is_variable=True,
+            status="starved",
+            cut_at="sg",
+            message="no gradient arrives here: cut at StopGradient 'sg'",
+        ),
         GraphOp("mm", "mm", "MatMul", "enc", on_path=True, status="starved", cut_at="sg"),
         GraphOp("sg", "sg", "StopGradient", "", on_path=True, status="stop_gradient"),
         GraphOp("__target__", "loss", "Target", "", on_path=True),
@@ -27,8 +36,6 @@ def _starved_report() -> Report:
         GraphEdge("sg", "__target__", 0, 0, "float32", [], status="passes"),
     ]
     return Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
-
-
 
 
 def test_starved_edge_is_not_green(qapp):
@@ -56,16 +63,20 @@ def test_group_badge_counts_starved_variables(qapp):
 
 
 def test_merged_edge_ignores_off_path_members_and_unneeded_cuts(qapp):
-    ops = [GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
-           GraphOp("a", "a", "MatMul", "blk", on_path=True),
-           GraphOp("shape", "shape", "Shape", "blk", on_path=False),
-           GraphOp("sg", "sg", "StopGradient", "blk", on_path=True),
-           GraphOp("__target__", "loss", "Target", "", on_path=True)]
-    edges = [GraphEdge("var:w", "a", 0, 0, "float32", [4], status="passes"),
-             GraphEdge("a", "sg", 0, 0, "float32", [4], status="stop_gradient", needed=False),
-             GraphEdge("a", "__target__", 0, 1, "float32", [], status="passes"),
-             GraphEdge("sg", "__target__", 0, 2, "float32", [], status="passes"),
-             GraphEdge("shape", "__target__", 0, 0, "int32", [], status="off_path")]
+    ops = [
+        GraphOp("var:w", "w", "Variable", "", on_path=True, is_variable=True),
+        GraphOp("a", "a", "MatMul", "blk", on_path=True),
+        GraphOp("shape", "shape", "Shape", "blk", on_path=False),
+        GraphOp("sg", "sg", "StopGradient", "blk", on_path=True),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
+    edges = [
+        GraphEdge("var:w", "a", 0, 0, "float32", [4], status="passes"),
+        GraphEdge("a", "sg", 0, 0, "float32", [4], status="stop_gradient", needed=False),
+        GraphEdge("a", "__target__", 0, 1, "float32", [], status="passes"),
+        GraphEdge("sg", "__target__", 0, 2, "float32", [], status="passes"),
+        GraphEdge("shape", "__target__", 0, 0, "int32", [], status="off_path"),
+    ]
     view = GraphView()
     view.set_report(Report(script="x.py", target="loss", graph=GraphDoc(ops=ops, edges=edges)))
     blk = next(g for g in view.hierarchy.groups if view.hierarchy.groups[g].label == "blk")

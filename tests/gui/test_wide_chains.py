@@ -32,27 +32,57 @@ def _sequential(n: int = 30, cut_after: int | None = None) -> Report:
     for i in range(n):
         name, mm = f"model.layers[{i}].kernel", f"model/dense_{i}/MatMul"
         cut = cut_after is not None and i <= cut_after
-        variables.append(VariableReport(name, f"model/dense_{i}/kernel", "float32", [16, 16],
-                                        "broken" if cut else "connected",
-                                        "unimplemented" if cut else None))
-        ops += [GraphOp(f"var:{name}", name, "VarHandleOp", "", on_path=True, is_variable=True),
-                GraphOp(mm, mm, "MatMul", f"model/dense_{i}", on_path=True, outputs=F32)]
+        variables.append(
+            VariableReport(
+                name,
+                f"model/dense_{i}/kernel",
+                "float32",
+                [16, 16],
+                "broken" if cut else "connected",
+                "unimplemented" if cut else None,
+            )
+        )
+        ops += [
+            GraphOp(f"var:{name}", name, "VarHandleOp", "", on_path=True, is_variable=True),
+            GraphOp(mm, mm, "MatMul", f"model/dense_{i}", on_path=True, outputs=F32),
+        ]
         link(f"var:{name}", mm)
         link(prev, mm)
         prev = mm
         if i == cut_after:
-            ops.append(GraphOp("svd", "model/svd", "Svd", "model", on_path=True, status="unimplemented",
-                               message="no gradient", outputs=F32))
+            ops.append(
+                GraphOp(
+                    "svd",
+                    "model/svd",
+                    "Svd",
+                    "model",
+                    on_path=True,
+                    status="unimplemented",
+                    message="no gradient",
+                    outputs=F32,
+                )
+            )
             link(prev, "svd", "unimplemented")
             prev = "svd"
-    ops += [GraphOp("loss", "loss", "Mean", "", on_path=True, outputs=[TensorInfo("float32", [])]),
-            GraphOp("__target__", "loss", "Target", "", on_path=True)]
+    ops += [
+        GraphOp("loss", "loss", "Mean", "", on_path=True, outputs=[TensorInfo("float32", [])]),
+        GraphOp("__target__", "loss", "Target", "", on_path=True),
+    ]
     link(prev, "loss")
     link("loss", "__target__")
-    problems = [] if cut_after is None else [
-        Problem("unimplemented", "error", "svd", "Svd", "no gradient", variables=[variables[0].name])]
-    return Report(script="long.py", target="loss", ok=cut_after is None, variables=variables,
-                  graph=GraphDoc(ops=ops, edges=edges), problems=problems)
+    problems = (
+        []
+        if cut_after is None
+        else [Problem("unimplemented", "error", "svd", "Svd", "no gradient", variables=[variables[0].name])]
+    )
+    return Report(
+        script="long.py",
+        target="loss",
+        ok=cut_after is None,
+        variables=variables,
+        graph=GraphDoc(ops=ops, edges=edges),
+        problems=problems,
+    )
 
 
 def _opened(report: Report, size: tuple[int, int] = (1000, 600)) -> GraphView:
@@ -80,8 +110,11 @@ def test_a_long_healthy_model_opens_across_the_view(qapp):
     view = _opened(_sequential(30))
     assert view.transform().m11() >= readable_scale() - 1e-9
     vp = QRectF(view.viewport().rect())
-    shown = [r for r in (_on_screen(view, view.node_items[g].sceneBoundingRect()) for g in _layers(view, 30))
-             if vp.contains(r)]
+    shown = [
+        r
+        for r in (_on_screen(view, view.node_items[g].sceneBoundingRect()) for g in _layers(view, 30))
+        if vp.contains(r)
+    ]
     assert len(shown) >= 20, f"{len(shown)} of 30 layers in view"
     across = max(r.right() for r in shown) - min(r.left() for r in shown)
     assert across >= 0.6 * vp.width(), f"the layers in view span {across / vp.width():.0%} of its width"
@@ -94,7 +127,7 @@ def test_the_chain_reads_down_each_column_then_up_the_gutter_into_the_next(qapp)
     rects = [view.node_items[g].sceneBoundingRect() for g in ids]
     boxes = [it.sceneBoundingRect().adjusted(3, 3, -3, -3) for it in view.node_items.values()]
     for i, a in enumerate(boxes):  # no two boxes overlap
-        assert not any(a.intersects(b) for b in boxes[i + 1:])
+        assert not any(a.intersects(b) for b in boxes[i + 1 :])
     jumps = 0
     for i, (a, b) in enumerate(zip(rects, rects[1:])):
         path = view.edge_routes[(ids[i], ids[i + 1])]
@@ -106,8 +139,12 @@ def test_the_chain_reads_down_each_column_then_up_the_gutter_into_the_next(qapp)
             continue
         jumps += 1  # the top of the next column, to the right: the edge runs up between them
         assert b.left() > a.right() + 40
-        others = [r.adjusted(3, 3, -3, -3) for g, it in view.node_items.items()
-                  if g not in ids[i:i + 2] for r in [it.sceneBoundingRect()]]
+        others = [
+            r.adjusted(3, 3, -3, -3)
+            for g, it in view.node_items.items()
+            if g not in ids[i : i + 2]
+            for r in [it.sceneBoundingRect()]
+        ]
         for k in range(1, 100):
             p = path.pointAtPercent(k / 100)
             assert not any(r.contains(p) for r in others), f"{ids[i]} → {ids[i + 1]} crosses a box at {p}"

@@ -29,14 +29,19 @@ def test_messages_split_across_chunks_and_a_big_result(qtbot):
     got: list[tuple[str, object]] = []
     w.progress.connect(lambda stage, frac: got.append(("progress", stage)))
     w.result.connect(lambda r: got.append(("result", r)))
-    report = Report(script="s.py", target="loss", variables=[
-        VariableReport(name=f"v{i}", tf_name="x" * 200, dtype="float32", shape=[1], status="connected")
-        for i in range(2000)])
+    report = Report(
+        script="s.py",
+        target="loss",
+        variables=[
+            VariableReport(name=f"v{i}", tf_name="x" * 200, dtype="float32", shape=[1], status="connected")
+            for i in range(2000)
+        ],
+    )
     big = json.dumps({"type": "result", "report": report.to_dict()}).encode()
     assert len(big) > BIG_LINE
     progress = json.dumps({"type": "progress", "stage": "tracing", "fraction": 0.5}).encode()
     stream = progress + b"\n" + big + b"\n"
-    fake.chunks = [stream[i:i + 65536] for i in range(0, len(stream), 65536)]
+    fake.chunks = [stream[i : i + 65536] for i in range(0, len(stream), 65536)]
     with qtbot.waitSignal(w.result, timeout=10_000):
         for _ in range(len(fake.chunks)):
             w._on_stdout()

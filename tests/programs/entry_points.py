@@ -12,13 +12,13 @@ import numpy as np
 import tensorflow as tf
 
 APIS = ("tape", "jacobian", "tf_gradients", "train_on_batch", "fit", "fit_data",
-        "custom_train_step", "mirrored")
+        "custom_train_step", "mirrored", "mirrored_fit")
 parser = argparse.ArgumentParser()
 parser.add_argument("--api", choices=APIS, default="tape")
 parser.add_argument("--bug", action="store_true")
 args = parser.parse_args()
 
-if args.api == "mirrored":
+if args.api in ("mirrored", "mirrored_fit"):
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
@@ -111,6 +111,11 @@ elif args.api == "jacobian":
         pred = model(x[:8])
     jac = tape.jacobian(pred, model.trainable_variables)
     print([None if j is None else j.shape for j in jac])
+elif args.api == "mirrored_fit":  # fit under a strategy's scope: the model and its optimizer mirrored
+    with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+        model = make_model()
+        model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0)
 else:
     model = make_model()
     model.compile(optimizer="sgd", loss="mse")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +34,7 @@ from tfviz.engine.trace import (
 from tfviz.engine.untrained import mark_not_trained
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
+from tfviz.program import hooks, readouts
 from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
@@ -56,13 +58,18 @@ Progress = Callable[[str, float], None]
 
 
 @contextlib.contextmanager
-def _in_folder(folder: str) -> Iterator[None]:
-    old = os.getcwd()
-    os.chdir(folder)
+def _as_run(path: str, args: list[str]) -> Iterator[None]:
+    """In the script's folder, with the script's ``sys.argv``, for the whole analysis: the
+    step is replayed and traced after the program has stopped, and a step that reads
+    ``sys.argv`` must take the branch it took when the program ran."""
+    old, old_argv = os.getcwd(), sys.argv
+    os.chdir(os.path.dirname(path))
+    sys.argv = [path, *args]
     try:
         yield
     finally:
         os.chdir(old)
+        sys.argv = old_argv
 
 
 @dataclass
@@ -93,8 +100,9 @@ def analyze(
     allow_empty: bool = False,
 ) -> Report:
     """Analyze the script at ``path`` and return the report (:func:`analysis` for the rest)."""
-    return analysis(path, target, progress, on_text, run=run, args=args, step=step,
-                    allow_empty=allow_empty).report
+    return analysis(
+        path, target, progress, on_text, run=run, args=args, step=step, allow_empty=allow_empty
+    ).report
 
 
 def analysis(
@@ -138,9 +146,17 @@ def analysis(
             watch.close()  # a record of a run that failed is still the figures up to there
 
 
-def _analyze(path: str, target: str | None, progress: Progress | None,
-             on_text: Callable[[str, str], None] | None, run: bool, args: list[str], step: int,
-             allow_empty: bool, watch: Watch | None = None) -> Analysis:
+def _analyze(
+    path: str,
+    target: str | None,
+    progress: Progress | None,
+    on_text: Callable[[str, str], None] | None,
+    run: bool,
+    args: list[str],
+    step: int,
+    allow_empty: bool,
+    watch: Watch | None = None,
+) -> Analysis:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -155,20 +171,29 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
     source = read_source(path)
     mode = choose_mode(source, target, run)
     if watch is not None and mode != "program":
-        raise AnalysisError("--until watches a program as it trains; this script is analyzed by"
-                            " calling a target function (pass --run to run it as a program)", file=path)
+        raise AnalysisError(
+            "--until watches a program as it trains; this script is analyzed by"
+            " calling a target function (pass --run to run it as a program)",
+            file=path,
+        )
     report_step("importing TensorFlow", 0.02)
     tf = import_tensorflow()
     lap("import")
     path = os.path.abspath(path)
     capture = Capture(on_text)
-    with _in_folder(os.path.dirname(path)):
+    with _as_run(path, args):
         recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
             recording.enter_context(recorder)
+            predictions = recording.enter_context(hooks.predictions())
+            hooks.install_predict()
             if mode == "program":
-                report_step("running the program to its first gradient step" if watch is None
-                            else "running the program, watching every gradient step", 0.1)
+                report_step(
+                    "running the program to its first gradient step"
+                    if watch is None
+                    else "running the program, watching every gradient step",
+                    0.1,
+                )
                 try:
                     step_ = _program_step(path, list(args), step, capture, watch)
                 except RanToEnd as end:
@@ -183,8 +208,9 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
             lap("load")
             # A replica's step under a strategy is replayed eagerly first, as before: its
             # trace alone has been seen to judge otherwise than TensorFlow.
-            graph_step = (step_.capture is not None and step_.capture.as_graph
-                          and not step_.capture.distributed)
+            graph_step = (
+                step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
+            )
             loss, eager, tape = None, None, None
             first = None
             if mode == "target":
@@ -217,7 +243,10 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         if not found and not allow_empty:
             raise AnalysisError(
                 f"found no trainable variables that '{step_.name}' could depend on, so there is no"
-                " gradient to check (pass --allow-empty to accept that)", file=path, line=step_.line)
+                " gradient to check (pass --allow-empty to accept that)",
+                file=path,
+                line=step_.line,
+            )
         for f in found:
             if f.source is None:
                 f.source = recorder.origin(capture_key(f))
@@ -237,14 +266,18 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         if first is not None:
             done = first[1]
             # No op in the step behaves otherwise eagerly: its traced verdict is the eager one.
-            eager = (done.traced.truth if stands_for_eager(done.traced)
-                     else _eager_again(step_, path, capture, tf_vars))
+            eager = (
+                done.traced.truth
+                if stands_for_eager(done.traced)
+                else _eager_again(step_, path, capture, tf_vars)
+            )
         else:
             try:
                 done = _trace_step(step_, found, recorder, capture)
             except Exception as exc:  # noqa: BLE001 - untraceable user code
                 trace_error = error_from_exception(
-                    exc, f"'{step_.name}' cannot be traced by tf.function", path)
+                    exc, f"'{step_.name}' cannot be traced by tf.function", path
+                )
         traced = done.traced if done is not None else None
         scopes = done.scopes if done is not None else layerscopes.Recorded()
         if eager is None:
@@ -270,6 +303,7 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
         review(report, sources, extras, step_.module.__dict__, step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
+        readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
         if traced is not None:
             with capture.active():
@@ -296,29 +330,40 @@ def _analyze(path: str, target: str | None, progress: Progress | None,
         report.notes = nb.notes()
         notebook.place(report, path)
     report_step("done", 1.0)
-    return Analysis(report=report, script=path, target=step_.name, mode=mode, step_fn=step_.fn,
-                    found=found, og=traced.og if traced is not None else None, capture=capture,
-                    trace_error=trace_error.message if trace_error is not None else "")
+    return Analysis(
+        report=report,
+        script=path,
+        target=step_.name,
+        mode=mode,
+        step_fn=step_.fn,
+        found=found,
+        og=traced.og if traced is not None else None,
+        capture=capture,
+        trace_error=trace_error.message if trace_error is not None else "",
+    )
 
 
 class _Step:
     """What the engine differentiates: a zero-argument callable returning the
     loss, and where its variables come from."""
 
-    def __init__(self, name: str, fn: Callable[[], Any], module: Any, line: int | None,
-                 targets: list[str]) -> None:
+    def __init__(
+        self, name: str, fn: Callable[[], Any], module: Any, line: int | None, targets: list[str]
+    ) -> None:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.before: set[int] = set()
         self.capture: Any = None  # the program's captured step (program mode)
 
     def extras(self, read: Any, sources: list[FoundVariable]) -> list[FoundVariable]:
-        """Trainable variables the step read that are not among its sources, named."""
-        known = {id(f.tf_variable) for f in sources}
+        """Trainable variables the step read that are not among its sources, named. A
+        strategy's mirrored variable and its replicas' copies are one variable: a replica's
+        step differentiates the copies, while the script holds the mirrored one."""
+        known = set().union(*(_identities(f.tf_variable) for f in sources))
         others = []
         for v in read:
-            if v.trainable and id(v) not in known:
-                known.add(id(v))
+            if v.trainable and not _identities(v) & known:
+                known |= _identities(v)
                 others.append(v)
         return name_sources(others, self.module.__dict__) if others else []
 
@@ -334,8 +379,11 @@ class _Step:
         """The program's variables whose handles are among ``handles`` (ids)."""
         if not handles:
             return []
-        return [f.tf_variable for f in find_variables(self.module)
-                if id(getattr(f.tf_variable, "handle", None)) in handles]
+        return [
+            f.tf_variable
+            for f in find_variables(self.module)
+            if id(getattr(f.tf_variable, "handle", None)) in handles
+        ]
 
     def variables(self) -> list[FoundVariable]:
         return list(self.fixed) if self.fixed is not None else find_variables(self.module)
@@ -344,8 +392,17 @@ class _Step:
         """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway."""
         import tensorflow as tf
 
-        return watchable([f.tf_variable for f in self.fixed or ()
-                          if not isinstance(f.tf_variable, tf.Variable)])
+        return watchable(
+            [f.tf_variable for f in self.fixed or () if not isinstance(f.tf_variable, tf.Variable)]
+        )
+
+
+def _identities(v: Any) -> set[int]:
+    """ids of ``v`` and, for a strategy's distributed variable, of each replica's copy."""
+    import tensorflow as tf
+
+    copies = v.values if isinstance(v, tf.distribute.DistributedValues) else ()
+    return {id(v), *(id(c) for c in copies)}
 
 
 def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
@@ -364,28 +421,52 @@ def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
 
 def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_version: str) -> Analysis:
     """A watched program that finished with no condition met: nothing to diagnose, all well."""
-    report = Report(script=path, target="the program", ok=True, traced=False, mode="program",
-                    tfviz=__version__, tensorflow=tf_version, stdout=capture.out.getvalue(),
-                    stderr=capture.err.getvalue())
+    report = Report(
+        script=path,
+        target="the program",
+        ok=True,
+        traced=False,
+        mode="program",
+        tfviz=__version__,
+        tensorflow=tf_version,
+        stdout=capture.out.getvalue(),
+        stderr=capture.err.getvalue(),
+    )
     report.watch = watch.summary(None, f"the program ended after {end.steps:,} gradient step(s)")
     report.notes.extend(watch.notes)
-    return Analysis(report=report, script=path, target="the program", mode="program",
-                    step_fn=lambda: None, found=[], og=None, capture=capture, trace_error="")
+    return Analysis(
+        report=report,
+        script=path,
+        target="the program",
+        mode="program",
+        step_fn=lambda: None,
+        found=[],
+        og=None,
+        capture=capture,
+        trace_error="",
+    )
 
 
 def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: Watch | None = None) -> _Step:
     captured = run_program(path, args, n, capture, watch)
     main = types.ModuleType("__main__")  # where frozen copies are looked for by name
     main.__dict__.update(captured.namespace)
-    step = _Step(captured.description, captured.replay, main,
-                 captured.where.line if captured.where else None,
-                 static_targets(read_source(path)))
+    step = _Step(
+        captured.description,
+        captured.replay,
+        main,
+        captured.where.line if captured.where else None,
+        static_targets(read_source(path)),
+    )
     step.fixed = captured.sources
     step.capture = captured
     if not captured.sources:
-        raise AnalysisError(f"the gradient computation ({captured.description}) has no variable or"
-                            " watched tensor that tfviz can follow", file=path,
-                            line=step.line)
+        raise AnalysisError(
+            f"the gradient computation ({captured.description}) has no variable or"
+            " watched tensor that tfviz can follow",
+            file=path,
+            line=step.line,
+        )
     return step
 
 
@@ -399,8 +480,9 @@ class _Traced:
     scopes: layerscopes.Recorded
 
 
-def _trace_step(step_: _Step, found: list[FoundVariable], recorder: OriginRecorder,
-                capture: Capture, first: bool = False) -> _Traced:
+def _trace_step(
+    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture, first: bool = False
+) -> _Traced:
     """Trace the step with its gradient (:func:`~tfviz.engine.trace.trace`), linking ``found``
     into the graph and recording the layers' scopes; raises what the trace raises."""
     frozen: list[FrozenCopy] = []
@@ -410,8 +492,9 @@ def _trace_step(step_: _Step, found: list[FoundVariable], recorder: OriginRecord
     return _Traced(traced, linker.region, frozen, scopes)
 
 
-def _trace_first(step_: _Step, recorder: OriginRecorder,
-                 capture: Capture) -> tuple[list[FoundVariable], _Traced] | None:
+def _trace_first(
+    step_: _Step, recorder: OriginRecorder, capture: Capture
+) -> tuple[list[FoundVariable], _Traced] | None:
     """Trace the target before any call of it, so that its forward pass runs once, not
     eagerly and then again in the trace (a fifth of a ResNet's analysis): its variables
     and the trace.
@@ -429,8 +512,9 @@ def _trace_first(step_: _Step, recorder: OriginRecorder,
         return None
 
 
-def _first_call(fn: Callable[[], Any], name: str, path: str, capture: Capture,
-                watch: Sequence[Any] = ()) -> tuple[Any, Truth | None, Any]:
+def _first_call(
+    fn: Callable[[], Any], name: str, path: str, capture: Capture, watch: Sequence[Any] = ()
+) -> tuple[Any, Truth | None, Any]:
     """Call the target once, as the user's first call would, under a tape.
 
     When the call itself raises because the tape is watching (a nested
@@ -461,8 +545,9 @@ def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) 
     return eager if eager is not None else eager_truth(tape, loss, tf_vars, step_.fn)
 
 
-def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: OriginRecorder,
-                          name: str, path: str) -> None:
+def _refuse_new_variables(
+    tape: Any, found: list[FoundVariable], recorder: OriginRecorder, name: str, path: str
+) -> None:
     """A variable the target creates again on every call is never trained:
     each step would start from a fresh one."""
     if tape is None:
@@ -477,8 +562,10 @@ def _refuse_new_variables(tape: Any, found: list[FoundVariable], recorder: Origi
     raise AnalysisError(
         f"the target '{name}' creates tf.Variable '{label}' on each call, so training would never"
         " update it; create it once outside the target (at module level, or in a layer's build())",
-        file=where.file if where else path, line=where.line if where else None,
-        code=where.code if where else "")
+        file=where.file if where else path,
+        line=where.line if where else None,
+        code=where.code if where else "",
+    )
 
 
 def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) -> None:
@@ -491,8 +578,10 @@ def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) 
         where = by_path.get(row.name)
         if where is None or row.kind != Kind.NOT_READ:
             continue
-        why = (f"its value is read out into Python (.numpy()) at line {where.line}, so the loss"
-               " gets a plain number: no gradient can reach it")
+        why = (
+            f"its value is read out into Python (.numpy()) at line {where.line}, so the loss"
+            " gets a plain number: no gradient can reach it"
+        )
         row.explanation = why
         for p in report.problems:
             if p.kind == Kind.NOT_READ and row.name in p.variables:
@@ -529,15 +618,26 @@ def _add_read_variables(found: list[FoundVariable], read: Any) -> None:
 def capture_key(f: FoundVariable) -> Any:
     """What a trace captures for a source: a variable's handle, or the tensor itself."""
     handle = getattr(f.tf_variable, "handle", None)
-    return handle if handle is not None and getattr(f.tf_variable, "dtype", None) is not None and (
-        hasattr(f.tf_variable, "assign")) else f.tf_variable
+    return (
+        handle
+        if handle is not None
+        and getattr(f.tf_variable, "dtype", None) is not None
+        and (hasattr(f.tf_variable, "assign"))
+        else f.tf_variable
+    )
 
 
 class _Linker:
     """Adds variable nodes to the traced graph and finds frozen copies."""
 
-    def __init__(self, found: list[FoundVariable], recorder: OriginRecorder, module: Any,
-                 frozen: list[FrozenCopy], fn: Any = None) -> None:
+    def __init__(
+        self,
+        found: list[FoundVariable],
+        recorder: OriginRecorder,
+        module: Any,
+        frozen: list[FrozenCopy],
+        fn: Any = None,
+    ) -> None:
         self.found = found
         self.fn = fn  # the step: the tensors its run made for live sources
         self.recorder = recorder
@@ -560,22 +660,47 @@ class _Linker:
         f: FoundVariable | None  # one of self.found, or None where a capture is none of them
         by_handle = {id(capture_key(f)): f for f in self.found}
         for f in self.found:
-            g.add_node(var_node(f), op=None, name=f.path, type="Variable", scope="", group="",
-                       outputs=[], source=None, is_variable=True)
+            g.add_node(
+                var_node(f),
+                op=None,
+                name=f.path,
+                type="Variable",
+                scope="",
+                group="",
+                outputs=[],
+                source=None,
+                is_variable=True,
+            )
         for f, t in zip(self.found, resolve(self.fn, [f.tf_variable for f in self.found])):
             if t is f.tf_variable:
                 continue
             if hasattr(t, "numpy"):  # the run passed an eager tensor: the trace captured it
                 by_handle[id(t)] = f
             elif getattr(t, "graph", None) is fg and t.op.name in g:
-                g.add_edge(var_node(f), t.op.name, ports=[(0, t.value_index)], dtype=t.dtype.name,
-                           shape=[], boundary=True, back=False, synthetic=False)
+                g.add_edge(
+                    var_node(f),
+                    t.op.name,
+                    ports=[(0, t.value_index)],
+                    dtype=t.dtype.name,
+                    shape=[],
+                    boundary=True,
+                    back=False,
+                    synthetic=False,
+                )
         for ext, internal in fg.captures:
             nid = internal.op.name
             f = by_handle.get(id(ext))
             if f is not None:
-                g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype="resource", shape=[],
-                           boundary=True, back=False, synthetic=False)
+                g.add_edge(
+                    var_node(f),
+                    nid,
+                    ports=[(0, 0)],
+                    dtype="resource",
+                    shape=[],
+                    boundary=True,
+                    back=False,
+                    synthetic=False,
+                )
                 continue
             if ext.dtype.name not in DIFFERENTIABLE or ext.dtype.name in ("resource", "variant"):
                 continue
@@ -594,16 +719,28 @@ class _Linker:
                     origin=self.recorder.origin(ext),
                 )
                 self.frozen.append(copy)
-                g.add_edge(var_node(f), nid, ports=[(0, 0)], dtype=ext.dtype.name,
-                           shape=None, boundary=False, back=False, synthetic=True,
-                           status=Kind.FROZEN_COPY, status_fixed=True, message=copy.describe())
+                g.add_edge(
+                    var_node(f),
+                    nid,
+                    ports=[(0, 0)],
+                    dtype=ext.dtype.name,
+                    shape=None,
+                    boundary=False,
+                    back=False,
+                    synthetic=True,
+                    status=Kind.FROZEN_COPY,
+                    status_fixed=True,
+                    message=copy.describe(),
+                )
         for f in self.found:
             if not getattr(f.tf_variable, "watched", True) and var_node(f) in g:
                 for _, _nid, e in g.out_edges(var_node(f), data=True):
-                    e.update(status=Kind.OUTSIDE_TAPE, status_fixed=True,
-                             message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
-                             " missing, and a tape follows a tensor only once it is told to")
+                    e.update(
+                        status=Kind.OUTSIDE_TAPE,
+                        status_fixed=True,
+                        message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
+                        " missing, and a tape follows a tensor only once it is told to",
+                    )
         region = union_region(g, [var_node(f) for f in self.found], og.target)
         self.region = region
         return region
-

@@ -32,9 +32,18 @@ def positive(text: str) -> int:
 def add_step_options(parser: argparse.ArgumentParser) -> None:
     """``--target``, ``--run`` and ``--step``: what of the script to diagnose, as every command
     that analyzes one asks it."""
-    parser.add_argument("--target", help="a zero-argument function to differentiate instead of running"
-                        " the program (default: loss, when the script defines it)")
-    parser.add_argument("--run", action="store_true",
-                        help="run the script as a program even if it defines loss()")
-    parser.add_argument("--step", type=positive, default=1, metavar="N",
-                        help="diagnose the program's N-th gradient computation (default: 1)")
+    parser.add_argument(
+        "--target",
+        help="a zero-argument function to differentiate instead of running"
+        " the program (default: loss, when the script defines it)",
+    )
+    parser.add_argument(
+        "--run", action="store_true", help="run the script as a program even if it defines loss()"
+    )
+    parser.add_argument(
+        "--step",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="diagnose the program's N-th gradient computation (default: 1)",
+    )

@@ -28,30 +28,51 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Subparsers) -> None:
-    c = sub.add_parser("check", help="diagnose a script's gradients in the terminal (CI-friendly)",
-                       usage="tfviz check SCRIPT [options] [-- ARGS...]",
-                       epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3")
+    c = sub.add_parser(
+        "check",
+        help="diagnose a script's gradients in the terminal (CI-friendly)",
+        usage="tfviz check SCRIPT [options] [-- ARGS...]",
+        epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3",
+    )
     c.add_argument("script", help="the training script or Jupyter notebook (or one that defines loss())")
     add_step_options(c)
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
-    c.add_argument("--force", action="store_true",
-                   help="let --graph replace an existing file tfviz did not write")
-    c.add_argument("--allow-empty", action="store_true",
-                   help="pass a script that has no trainable variables (exit 0) instead of exit 2")
+    c.add_argument(
+        "--force", action="store_true", help="let --graph replace an existing file tfviz did not write"
+    )
+    c.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="pass a script that has no trainable variables (exit 0) instead of exit 2",
+    )
     w = c.add_argument_group("watching training (program mode)")
-    w.add_argument("--until", metavar="COND",
-                   help="run the program step after step and diagnose the first step where COND holds:"
-                   " nan, none, zero, vanishing, exploding, or several joined by commas (all: every one)")
-    w.add_argument("--max-steps", type=positive, metavar="N",
-                   help="with --until: stop after N gradient steps and diagnose the last one")
-    w.add_argument("--zero-steps", type=positive, default=None, metavar="K",
-                   help="with --until zero: how many steps in a row a gradient must be exactly zero"
-                   " (default: 5)")
-    w.add_argument("--record", metavar="FILE.csv",
-                   help="with --until: write each step's gradient and weight norm per variable"
-                   " (FILE.parquet: as Parquet, with pyarrow)")
+    w.add_argument(
+        "--until",
+        metavar="COND",
+        help="run the program step after step and diagnose the first step where COND holds:"
+        " nan, none, zero, vanishing, exploding, or several joined by commas (all: every one)",
+    )
+    w.add_argument(
+        "--max-steps",
+        type=positive,
+        metavar="N",
+        help="with --until: stop after N gradient steps and diagnose the last one",
+    )
+    w.add_argument(
+        "--zero-steps",
+        type=positive,
+        default=None,
+        metavar="K",
+        help="with --until zero: how many steps in a row a gradient must be exactly zero (default: 5)",
+    )
+    w.add_argument(
+        "--record",
+        metavar="FILE.csv",
+        help="with --until: write each step's gradient and weight norm per variable"
+        " (FILE.parquet: as Parquet, with pyarrow)",
+    )
 
 
 def run(args: argparse.Namespace) -> ExitStatus:
@@ -60,8 +81,11 @@ def run(args: argparse.Namespace) -> ExitStatus:
 
     try:
         if args.target and (args.run or args.script_args):
-            raise AnalysisError("--target calls a function; --run and script arguments are for"
-                                " running the program: use one or the other", file=args.script)
+            raise AnalysisError(
+                "--target calls a function; --run and script arguments are for"
+                " running the program: use one or the other",
+                file=args.script,
+            )
         _check_watch_options(args)
         if args.graph:
             refuse_graph_path(args.graph, args.script, args.force)
@@ -92,23 +116,33 @@ def _check_watch_options(args: argparse.Namespace) -> None:
 
     until = getattr(args, "until", None)
     if until is None:
-        extra = [f for f, v in (("--max-steps", getattr(args, "max_steps", None)),
-                                ("--zero-steps", getattr(args, "zero_steps", None)),
-                                ("--record", getattr(args, "record", None))) if v is not None]
+        extra = [
+            f
+            for f, v in (
+                ("--max-steps", getattr(args, "max_steps", None)),
+                ("--zero-steps", getattr(args, "zero_steps", None)),
+                ("--record", getattr(args, "record", None)),
+            )
+            if v is not None
+        ]
         if extra:
-            raise AnalysisError(f"{extra[0]} goes with --until (watch the program until a condition holds)",
-                                file=args.script)
+            raise AnalysisError(
+                f"{extra[0]} goes with --until (watch the program until a condition holds)", file=args.script
+            )
         return
     try:
         parse_until(until)
     except ValueError as exc:
         raise AnalysisError(f"--until: {exc}", file=args.script) from None
     if args.target:
-        raise AnalysisError("--until watches a program as it trains; --target calls one function once:"
-                            " use one or the other", file=args.script)
+        raise AnalysisError(
+            "--until watches a program as it trains; --target calls one function once: use one or the other",
+            file=args.script,
+        )
     if args.step != 1:
-        raise AnalysisError("--step chooses the step; --until finds it: use --max-steps to bound the run",
-                            file=args.script)
+        raise AnalysisError(
+            "--step chooses the step; --until finds it: use --max-steps to bound the run", file=args.script
+        )
     if args.record is not None:
         refuse_graph_path(args.record, args.script, args.force, flag="--record")
         if wants_parquet(args.record) and (missing := parquet_missing()):
@@ -119,9 +153,15 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
     live = sys.stderr.isatty()
-    request = {"cmd": "analyze", "script": os.path.abspath(args.script), "target": args.target,
-               "run": args.run, "args": args.script_args, "step": args.step,
-               "allow_empty": args.allow_empty}
+    request = {
+        "cmd": "analyze",
+        "script": os.path.abspath(args.script),
+        "target": args.target,
+        "run": args.run,
+        "args": args.script_args,
+        "step": args.step,
+        "allow_empty": args.allow_empty,
+    }
     if getattr(args, "until", None):
         from tfviz.program.watch import parse_until
 
@@ -147,6 +187,7 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
             error["file"] = os.path.abspath(args.script)
         return _fail(args, error)
     from tfviz.report import Report
+
     return Report.from_dict(answer.report or {})
 
 
@@ -170,8 +211,10 @@ _UNBOUNDED = 2**62
 def _fail(args: argparse.Namespace, error: dict[str, Any]) -> ExitStatus:
     from tfviz.errors import AnalysisError
 
-    exc = AnalysisError(**{k: v for k, v in error.items() if k in (
-        "message", "file", "line", "code", "detail")}, candidates=tuple(error.get("candidates") or ()))
+    exc = AnalysisError(
+        **{k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")},
+        candidates=tuple(error.get("candidates") or ()),
+    )
     if args.json:
         print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
     print(f"tfviz: {exc}", file=sys.stderr)
@@ -185,13 +228,14 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
     if not os.path.isfile(path):
         return  # a folder or a missing path fails when written: one line, after the report
     if os.path.exists(script) and os.path.samefile(path, script):
-        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it",
-                            file=path)
+        raise AnalysisError(f"{flag} names the script being analyzed; refusing to overwrite it", file=path)
     from tfviz.outputs import written_by_tfviz
 
     if not force and not written_by_tfviz(path):
-        raise AnalysisError(f"{flag} would overwrite {path}, which is not a file tfviz wrote;"
-                            " use --force to replace it", file=path)
+        raise AnalysisError(
+            f"{flag} would overwrite {path}, which is not a file tfviz wrote; use --force to replace it",
+            file=path,
+        )
 
 
 def _write_graph(path: str, report: Report) -> None:

@@ -36,35 +36,55 @@ WRITERS = (".npy", ".png", ".csv")
 
 def add_parser(sub: Subparsers) -> None:
     j = sub.add_parser(
-        "jacobian", help="per-element Jacobian d out/d in between two tensors of the graph",
+        "jacobian",
+        help="per-element Jacobian d out/d in between two tensors of the graph",
         usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [--of-index SPEC]"
-              " [--wrt-index SPEC] [-o FILE] [-- ARGS]",
+        " [--wrt-index SPEC] [-o FILE] [-- ARGS]",
         epilog="TENSOR is a graph op id as the graph view shows it (optionally :k for output k),"
-               " or 'target'. NAME is a variable's name or tf_name, or a TENSOR. SPEC has one entry"
-               " per dimension: N (that index), ':' (all) or A:B, e.g. --of-index 0,:,:,3 for batch"
-               " element 0, channel 3 of a conv output.")
+        " or 'target'. NAME is a variable's name or tf_name, or a TENSOR. SPEC has one entry"
+        " per dimension: N (that index), ':' (all) or A:B, e.g. --of-index 0,:,:,3 for batch"
+        " element 0, channel 3 of a conv output.",
+    )
     j.add_argument("script")
     j.add_argument("--target", help="the function to differentiate (as for tfviz check)")
     j.add_argument("--run", action="store_true", help="run the script as a program")
     j.add_argument("--step", type=int, default=1, metavar="N", help="the program's N-th step")
     j.add_argument("--of", default="target", metavar="TENSOR", help="the output (default: target)")
     j.add_argument("--wrt", required=True, metavar="NAME", help="the input: a variable or a tensor")
-    j.add_argument("--via", metavar="TENSOR",
-                   help="print the chain-rule split J(of,via) @ J(via,wrt) against J(of,wrt)")
-    j.add_argument("-o", "--output", metavar="FILE",
-                   help="write J (J(of,wrt) with --via) as .npy, .png (heatmap) or .csv")
-    j.add_argument("--force", action="store_true",
-                   help="let -o replace an existing file tfviz did not write (never the script)")
-    j.add_argument("--of-index", metavar="SPEC",
-                   help="only these output elements, per dimension: N, ':' (all) or A:B (e.g. 0,:,:,3)")
-    j.add_argument("--wrt-index", metavar="SPEC",
-                   help="only these input elements, per dimension (e.g. :,:,:,5: one conv filter)")
-    j.add_argument("--out-range", metavar="START:STOP",
-                   help="only these flat output elements (of those --of-index selects)")
+    j.add_argument(
+        "--via", metavar="TENSOR", help="print the chain-rule split J(of,via) @ J(via,wrt) against J(of,wrt)"
+    )
+    j.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write J (J(of,wrt) with --via) as .npy, .png (heatmap) or .csv",
+    )
+    j.add_argument(
+        "--force",
+        action="store_true",
+        help="let -o replace an existing file tfviz did not write (never the script)",
+    )
+    j.add_argument(
+        "--of-index",
+        metavar="SPEC",
+        help="only these output elements, per dimension: N, ':' (all) or A:B (e.g. 0,:,:,3)",
+    )
+    j.add_argument(
+        "--wrt-index",
+        metavar="SPEC",
+        help="only these input elements, per dimension (e.g. :,:,:,5: one conv filter)",
+    )
+    j.add_argument(
+        "--out-range",
+        metavar="START:STOP",
+        help="only these flat output elements (of those --of-index selects)",
+    )
     j.add_argument("--in-range", metavar="START:STOP", help="only these flat input elements")
     j.add_argument("--mode", choices=("auto", "reverse", "forward"), default="auto")
-    j.add_argument("--budget-mb", type=float, default=512.0,
-                   help="refuse a Jacobian larger than this (default 512 MiB)")
+    j.add_argument(
+        "--budget-mb", type=float, default=512.0, help="refuse a Jacobian larger than this (default 512 MiB)"
+    )
     j.add_argument("--json", action="store_true", help="print the answer as JSON (values as lists)")
 
 
@@ -86,8 +106,9 @@ def _range(text: str | None, flag: str = "--out-range") -> list[int] | None:
     except ValueError:
         start = stop = -1
     if not colon or not 0 <= start < stop:
-        raise AnalysisError(f"{flag} takes START:STOP, flat element indices with"
-                            f" 0 <= START < STOP (e.g. 0:10), not {text!r}")
+        raise AnalysisError(
+            f"{flag} takes START:STOP, flat element indices with 0 <= START < STOP (e.g. 0:10), not {text!r}"
+        )
     return [start, stop]
 
 
@@ -115,8 +136,13 @@ def run(args: argparse.Namespace) -> ExitStatus:
             ext = os.path.splitext(args.output)[1].lower()
             if ext not in WRITERS:
                 raise AnalysisError(f"-o must end in {', '.join(WRITERS)}", file=args.output)
-            check_output(args.output, args.script, args.force, flag="-o", why_not_ours=(
-                " (a .npy file cannot say what wrote it)" if ext == ".npy" else ""))
+            check_output(
+                args.output,
+                args.script,
+                args.force,
+                flag="-o",
+                why_not_ours=(" (a .npy file cannot say what wrote it)" if ext == ".npy" else ""),
+            )
         args.out_range = _range(args.out_range, "--out-range")
         args.in_range = _range(args.in_range, "--in-range")
         args.of_index = _spec(args.of_index, "--of-index")
@@ -141,22 +167,43 @@ def run(args: argparse.Namespace) -> ExitStatus:
 
 
 def _serve(worker: WorkerClient, args: argparse.Namespace) -> ExitStatus:
-    answer = worker.analyze({"cmd": "analyze", "script": os.path.abspath(args.script),
-                             "target": args.target, "run": args.run,
-                             "args": list(args.script_args), "step": args.step,
-                             "allow_empty": True, "keep": True})
+    answer = worker.analyze(
+        {
+            "cmd": "analyze",
+            "script": os.path.abspath(args.script),
+            "target": args.target,
+            "run": args.run,
+            "args": list(args.script_args),
+            "step": args.step,
+            "allow_empty": True,
+            "keep": True,
+        }
+    )
     if isinstance(answer, Failure):
         from tfviz.errors import AnalysisError
 
         err = answer.error
-        exc = AnalysisError(str(err.get("message") or "the analysis failed"), file=err.get("file"),
-                            line=err.get("line"), code=err.get("code") or "")
+        exc = AnalysisError(
+            str(err.get("message") or "the analysis failed"),
+            file=err.get("file"),
+            line=err.get("line"),
+            code=err.get("code") or "",
+        )
         print(f"tfviz: {exc}", file=sys.stderr)
         return ExitStatus.ERROR
-    request = {"cmd": "jacobian", "id": 1, "of": args.of, "wrt": args.wrt, "via": args.via,
-               "out_range": args.out_range, "in_range": args.in_range,
-               "of_index": args.of_index, "wrt_index": args.wrt_index, "mode": args.mode,
-               "budget_mb": args.budget_mb}
+    request = {
+        "cmd": "jacobian",
+        "id": 1,
+        "of": args.of,
+        "wrt": args.wrt,
+        "via": args.via,
+        "out_range": args.out_range,
+        "in_range": args.in_range,
+        "of_index": args.of_index,
+        "wrt_index": args.wrt_index,
+        "mode": args.mode,
+        "budget_mb": args.budget_mb,
+    }
     reply = worker.request(request, until=frozenset({JacobianAnswer.type, JacobianError.type}))
     if not isinstance(reply, JacobianAnswer):
         return _refused(reply.error if isinstance(reply, (JacobianError, Failure)) else {}, args.json)
@@ -196,6 +243,7 @@ def _as_lists(body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         return v
+
     lists: dict[str, Any] = walk(body)
     return lists
 
@@ -205,8 +253,11 @@ def _describe(j: Jacobian) -> str:
 
     def pick(spec: list[Any] | None) -> str:
         return f"[{format_spec(spec)}]" if spec else ""
-    return (f"J({j.of.name}{pick(j.out_index)} {tuple(j.of.shape)},"
-            f" {j.wrt.name}{pick(j.in_index)} {tuple(j.wrt.shape)})")
+
+    return (
+        f"J({j.of.name}{pick(j.out_index)} {tuple(j.of.shape)},"
+        f" {j.wrt.name}{pick(j.in_index)} {tuple(j.wrt.shape)})"
+    )
 
 
 def _print_one(j: Jacobian) -> None:
@@ -221,8 +272,10 @@ def _print_one(j: Jacobian) -> None:
         return
     values = j.array()
     assert values is not None
-    print(f"{_describe(j)}: shape {tuple(values.shape)}, {fmt_bytes(values.nbytes)},"
-          f" {j.mode} mode, {j.chunks} chunk(s), {j.seconds:.3f} s")
+    print(
+        f"{_describe(j)}: shape {tuple(values.shape)}, {fmt_bytes(values.nbytes)},"
+        f" {j.mode} mode, {j.chunks} chunk(s), {j.seconds:.3f} s"
+    )
     if values.size <= 144:
         with np.printoptions(precision=5, suppress=True, linewidth=100):
             print(values.reshape(-1, values.shape[-1]) if values.ndim else values)
@@ -235,8 +288,10 @@ def _print_chain(s: ChainSplit) -> None:
         print(f"{label} = {_describe(j)}: {shape}")
     if s.max_abs_diff is not None and s.tf_gradients is not None:  # set together (chain_split)
         print(f"max |J(y,h) @ J(h,x) - J(y,x)| = {s.max_abs_diff:.3g}")
-        print(f"tf.gradients(y, x): shape {tuple(s.tf_gradients.shape)} = J(y,x) summed over y;"
-              f" max |difference| = {s.tf_gradients_diff:.3g}")
+        print(
+            f"tf.gradients(y, x): shape {tuple(s.tf_gradients.shape)} = J(y,x) summed over y;"
+            f" max |difference| = {s.tf_gradients_diff:.3g}"
+        )
     print(s.message)
 
 

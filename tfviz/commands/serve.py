@@ -26,10 +26,16 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Subparsers) -> None:
-    s = sub.add_parser("serve", help="keep TensorFlow imported for faster checks (warm workers)",
-                       epilog="Then: export TFVIZ_WORKER_SERVER=PATH (the line it prints)")
-    s.add_argument("--socket", metavar="PATH",
-                   help="the socket to listen on (default: a new one in the temporary folder)")
+    s = sub.add_parser(
+        "serve",
+        help="keep TensorFlow imported for faster checks (warm workers)",
+        epilog="Then: export TFVIZ_WORKER_SERVER=PATH (the line it prints)",
+    )
+    s.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="the socket to listen on (default: a new one in the temporary folder)",
+    )
 
 
 def run(args: argparse.Namespace) -> ExitStatus:

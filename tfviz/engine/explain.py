@@ -20,8 +20,7 @@ SENTENCE: dict[str, str] = {
     Kind.ASSIGN: "the value reaches the target only through a variable assignment at {op};"
     " assign() does not carry gradients",
     Kind.PY_FUNCTION: "{op} runs Python code (tf.numpy_function) that TensorFlow cannot differentiate",
-    Kind.NAN: "the gradient is NaN or infinite at the current values; it first becomes"
-    " non-finite at {op}",
+    Kind.NAN: "the gradient is NaN or infinite at the current values; it first becomes non-finite at {op}",
     Kind.ZERO: "the gradient is exactly zero at the current values, so this variable will not"
     " change on this step: {message}",
     Kind.NOT_TRAINED: "the loss reads it, but this training step never updates it: {message}",
@@ -29,8 +28,10 @@ SENTENCE: dict[str, str] = {
 }
 
 #: Added to a cut's explanation when TensorFlow returned zeros rather than None.
-ZEROS_FOR_CUT = ("; TensorFlow returns a tensor of zeros for it rather than None, as it does for"
-                 " inputs of tf.while_loop and tf.cond whose path is cut, so the zeros mean this cut")
+ZEROS_FOR_CUT = (
+    "; TensorFlow returns a tensor of zeros for it rather than None, as it does for"
+    " inputs of tf.while_loop and tf.cond whose path is cut, so the zeros mean this cut"
+)
 
 HINT: dict[str, str] = {
     Kind.UNIMPLEMENTED: "Give the op static shapes (use x.shape where known, or tf.ensure_shape),"
@@ -47,10 +48,8 @@ HINT: dict[str, str] = {
     " import time, so each step reads the variable.",
     Kind.OUTSIDE_TAPE: "Compute it inside the `with tf.GradientTape()` block (call the model under the"
     " tape), or stop it on purpose with tf.stop_gradient so the intent is plain.",
-    Kind.ASSIGN: "Use the computed value directly instead of assigning it to a variable and"
-    " reading it back.",
-    Kind.PY_FUNCTION: "Use tf.py_function with TensorFlow ops, or write the computation in"
-    " TensorFlow ops.",
+    Kind.ASSIGN: "Use the computed value directly instead of assigning it to a variable and reading it back.",
+    Kind.PY_FUNCTION: "Use tf.py_function with TensorFlow ops, or write the computation in TensorFlow ops.",
     Kind.NAN: "Guard the op's domain (tf.math.divide_no_nan, tf.sqrt(x + eps), clip before log).",
     Kind.ZERO: "Check the values it meets: re-initialise or use LeakyReLU for a dead ReLU, do not"
     " multiply by a zero tensor, or make sure the branch that uses it runs for your data.",

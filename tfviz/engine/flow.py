@@ -75,8 +75,9 @@ def path_region(g: nx.DiGraph[str], source: str, target: str, anc: set[str] | No
     return (nx.descendants(g, source) | {source}) & anc
 
 
-def union_region(g: nx.DiGraph[str], sources: Iterable[str], target: str,
-                 anc: set[str] | None = None) -> set[str]:
+def union_region(
+    g: nx.DiGraph[str], sources: Iterable[str], target: str, anc: set[str] | None = None
+) -> set[str]:
     """Nodes on some path from any of ``sources`` to ``target``: the union of their
     :func:`path_region`, in one walk instead of one per source (a model of 1,000 layers has
     2,000 variables).
@@ -112,8 +113,9 @@ class Regions(dict[str, set[str]]):
         return region
 
 
-def frontier_cuts(g: nx.DiGraph[str], region: set[str], reach: set[str],
-                  start: str | None = None) -> list[tuple[str, str]]:
+def frontier_cuts(
+    g: nx.DiGraph[str], region: set[str], reach: set[str], start: str | None = None
+) -> list[tuple[str, str]]:
     """Cut edges inside ``region`` whose consumer still receives a gradient.
 
     These are the places where the chain breaks, seen walking back from the
@@ -178,8 +180,9 @@ def live_raisers(g: nx.DiGraph[str], region: set[str], reach: set[str]) -> set[s
     return out
 
 
-def integer_origins(g: nx.DiGraph[str], region: set[str], start: str,
-                    differentiable: Iterable[str]) -> list[str]:
+def integer_origins(
+    g: nx.DiGraph[str], region: set[str], start: str, differentiable: Iterable[str]
+) -> list[str]:
     """The ops in ``region`` that turn a float into the integer value ``start`` outputs.
 
     A cut found walking back from the target lands on the last consumer of an
@@ -200,8 +203,9 @@ def integer_origins(g: nx.DiGraph[str], region: set[str], start: str,
     while queue:
         x = queue.popleft()
         ins = [u for u in g.predecessors(x) if u in region]
-        if any(g.edges[u, x].get("dtype") in floats and g.edges[u, x].get("status") == Kind.INTEGER
-               for u in ins):
+        if any(
+            g.edges[u, x].get("dtype") in floats and g.edges[u, x].get("status") == Kind.INTEGER for u in ins
+        ):
             out.append(x)
             continue
         for u in ins:

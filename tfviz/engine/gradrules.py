@@ -119,8 +119,9 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
     if e.get("status_fixed"):
         return PortVerdict(e["status"], e.get("message", ""))
     if e["dtype"] not in DIFFERENTIABLE:
-        return PortVerdict(Kind.INTEGER,
-                           f"the value is {e['dtype']} here; gradients only flow through floats")
+        return PortVerdict(
+            Kind.INTEGER, f"the value is {e['dtype']} here; gradients only flow through floats"
+        )
     if e.get("synthetic") or e.get("boundary"):
         return PortVerdict(EDGE_PASSES)
     node = g.nodes[v]
@@ -133,8 +134,9 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
     if t in ASSIGN_VALUE_OPS and dst_in == 1:
         return PortVerdict(Kind.ASSIGN, "assigning to a variable does not carry a gradient")
     if t in PY_FUNC_OPS:
-        return PortVerdict(Kind.PY_FUNCTION,
-                           "tf.numpy_function runs Python; TensorFlow cannot differentiate it")
+        return PortVerdict(
+            Kind.PY_FUNCTION, "tf.numpy_function runs Python; TensorFlow cannot differentiate it"
+        )
     if t == "Placeholder":
         return PortVerdict(EDGE_PASSES)
     if op.outputs and all(o.dtype.name not in DIFFERENTIABLE for o in op.outputs):

@@ -21,9 +21,7 @@ CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 IF_OPS = frozenset({"If", "StatelessIf"})
 WHILE_OPS = frozenset({"While", "StatelessWhile"})
 CASE_OPS = frozenset({"Case", "StatelessCase"})
-ASSIGN_OPS = frozenset(
-    {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-)
+ASSIGN_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 READ_OPS = frozenset({"ReadVariableOp", "ResourceGather"})
 TARGET = "__target__"
 
@@ -147,8 +145,15 @@ class _Builder:
         for kind, body in nested:
             fid = f"{nid}#{kind}"
             self.functions.append(
-                GraphFunction(id=fid, name=body.name, kind=kind, parent=prefix.rstrip("/"), call_op=nid,
-                              source=user_source(op.traceback or []), call_type=t)
+                GraphFunction(
+                    id=fid,
+                    name=body.name,
+                    kind=kind,
+                    parent=prefix.rstrip("/"),
+                    call_op=nid,
+                    source=user_source(op.traceback or []),
+                    call_type=t,
+                )
             )
             bprefix = fid + "/"
             for k, (outer, inner) in enumerate(zip(args, body.inputs)):
@@ -180,8 +185,16 @@ def build_op_graph(fg: Any, target_tensor: Any) -> OpGraph:
     b = _Builder()
     b.add_graph(fg, "", "")
     og = OpGraph(g=b.g, functions=b.functions, target=TARGET, resource_root=b.resource_root)
-    b.g.add_node(TARGET, op=None, name="target", type="Target", scope="", group="",
-                 outputs=[tensor_info(target_tensor)], source=None)
+    b.g.add_node(
+        TARGET,
+        op=None,
+        name="target",
+        type="Target",
+        scope="",
+        group="",
+        outputs=[tensor_info(target_tensor)],
+        source=None,
+    )
     for src, out in b.sources("", target_tensor):
         b.add_edge(src, out, TARGET, 0, target_tensor)
     for ext, internal in getattr(fg, "captures", []):

@@ -23,7 +23,7 @@ def graph_doc(
     g: nx.DiGraph[str],
     union: set[str],
     norms: dict[tuple[str, int], float],
-    problems: dict[tuple[str, str], Problem],
+    problems: dict[tuple[str, str, str], Problem],
     nan_ops: list[str],
     functions: list[GraphFunction],
     reach: set[str] | None = None,
@@ -37,7 +37,7 @@ def graph_doc(
     verdict rests on), every other cut is marked ``needed=False``: it blocks nothing.
     """
     node_status: dict[str, tuple[str, str]] = {}
-    for (kind, op), p in problems.items():
+    for (kind, op, _group), p in problems.items():
         if op:
             node_status.setdefault(op, (kind, p.message))
     for n in nan_ops[:1]:
@@ -102,14 +102,14 @@ def graph_doc(
     return GraphDoc(ops=ops, edges=edges, functions=list(functions))
 
 
-
 def _name(g: nx.DiGraph[str], nid: str) -> str:
     d = g.nodes[nid]
     return f"{d.get('type', '?')} '{d.get('name', nid)}'"
 
 
-def _cut_at(g: nx.DiGraph[str], union: set[str], reach: set[str],
-            node_status: dict[str, tuple[str, str]]) -> dict[str, str]:
+def _cut_at(
+    g: nx.DiGraph[str], union: set[str], reach: set[str], node_status: dict[str, tuple[str, str]]
+) -> dict[str, str]:
     """For each on-path op no gradient reaches, the nearest op toward the target where
     the gradient is cut: a problem op on the way if there is one, else the consumer of
     the cut edge. One backward walk from all cuts at once (linear in the graph).

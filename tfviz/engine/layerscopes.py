@@ -20,9 +20,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: the attributes of a layer's config worth showing, in this order
-ATTRIBUTES = ("units", "filters", "kernel_size", "pool_size", "strides", "dilation_rate", "padding",
-              "activation", "use_bias", "num_heads", "key_dim", "return_sequences", "rate", "axis",
-              "negative_slope", "epsilon", "momentum", "input_dim", "output_dim", "target_shape")
+ATTRIBUTES = (
+    "units",
+    "filters",
+    "kernel_size",
+    "pool_size",
+    "strides",
+    "dilation_rate",
+    "padding",
+    "activation",
+    "use_bias",
+    "num_heads",
+    "key_dim",
+    "return_sequences",
+    "rate",
+    "axis",
+    "negative_slope",
+    "epsilon",
+    "momentum",
+    "input_dim",
+    "output_dim",
+    "target_shape",
+)
 #: a config value longer than this is cut (a user's custom layer may hold anything)
 MAX_VALUE = 60
 

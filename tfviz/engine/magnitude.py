@@ -247,36 +247,65 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
             continue
         word = "below" if verdict == Kind.VANISHING else "above"
         for v, m in flagged:
-            v.explanation = (f"its gradient is {m.per_element:.2g} per element, {abs(m.decades):.1f}"
-                             f" decades {word} the {ref:.2g} of {where}: "
-                             + ("too small to train it" if verdict == Kind.VANISHING else
-                                "large enough to throw it far off on one step"))
+            v.explanation = (
+                f"its gradient is {m.per_element:.2g} per element, {abs(m.decades):.1f}"
+                f" decades {word} the {ref:.2g} of {where}: "
+                + (
+                    "too small to train it"
+                    if verdict == Kind.VANISHING
+                    else "large enough to throw it far off on one step"
+                )
+            )
         worst = max(flagged, key=lambda vm: abs(vm[1].decades))
         n = len(flagged)
-        problems.append(Problem(
-            kind=verdict, severity=Severity.WARNING, op="", op_type="",
-            message=(f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} a gradient more than"
-                     f" {DECADES:g} decades {word} that of {where} ({ref:.2g} per element); the"
-                     f" furthest is {worst[0].name}, at {worst[1].per_element:.2g}"),
-            variables=[v.name for v, _ in flagged], source=worst[0].source, hint=HINT[verdict]))
+        problems.append(
+            Problem(
+                kind=verdict,
+                severity=Severity.WARNING,
+                op="",
+                op_type="",
+                message=(
+                    f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} a gradient more than"
+                    f" {DECADES:g} decades {word} that of {where} ({ref:.2g} per element); the"
+                    f" furthest is {worst[0].name}, at {worst[1].per_element:.2g}"
+                ),
+                variables=[v.name for v, _ in flagged],
+                source=worst[0].source,
+                hint=HINT[verdict],
+            )
+        )
     quiet = found.get(Kind.CANCELLED, [])
     for v, m in quiet:
         mate = noise[v.name]
         gap = math.log10(sizes[mate]) - math.log10(m.per_element)
-        v.explanation = (f"its gradient is {m.per_element:.2g} per element, {gap:.1f} decades below"
-                         f" {mate}'s in the same layer: rounding noise of a gradient that is zero"
-                         " in exact arithmetic, so it never trains")
+        v.explanation = (
+            f"its gradient is {m.per_element:.2g} per element, {gap:.1f} decades below"
+            f" {mate}'s in the same layer: rounding noise of a gradient that is zero"
+            " in exact arithmetic, so it never trains"
+        )
     if quiet:
         n = len(quiet)
-        problems.append(Problem(
-            kind=Kind.CANCELLED, severity=Severity.INFO, op="", op_type="",
-            message=(f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} only rounding noise, at"
-                     f" least {CANCELLED_GAP:g} decades below another variable of the same layer:"
-                     " something after the layer cancels them"),
-            variables=[v.name for v, _ in quiet], source=quiet[0][0].source, hint=HINT[Kind.CANCELLED]))
+        problems.append(
+            Problem(
+                kind=Kind.CANCELLED,
+                severity=Severity.INFO,
+                op="",
+                op_type="",
+                message=(
+                    f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} only rounding noise, at"
+                    f" least {CANCELLED_GAP:g} decades below another variable of the same layer:"
+                    " something after the layer cancels them"
+                ),
+                variables=[v.name for v, _ in quiet],
+                source=quiet[0][0].source,
+                hint=HINT[Kind.CANCELLED],
+            )
+        )
     if graph is not None:
-        _mark_variable_ops(graph, {v.name: v for verdict in (Kind.VANISHING, Kind.EXPLODING)
-                                   for v, _ in found.get(verdict, [])})
+        _mark_variable_ops(
+            graph,
+            {v.name: v for verdict in (Kind.VANISHING, Kind.EXPLODING) for v, _ in found.get(verdict, [])},
+        )
     return problems
 
 

@@ -21,8 +21,10 @@ from tfviz.vocabulary import Kind
 SQUARE_LIMIT = 1.8e19
 #: ``log`` of float32's largest value: ``exp`` of more overflows
 EXP_LIMIT = 88.72
-OVERFLOW_HINT = ("Values grew until float32 overflowed: lower the learning rate, normalize the inputs,"
-                 " or clip the gradients (clipnorm); the watched norms show how fast they grew.")
+OVERFLOW_HINT = (
+    "Values grew until float32 overflowed: lower the learning rate, normalize the inputs,"
+    " or clip the gradients (clipnorm); the watched norms show how fast they grew."
+)
 
 
 @dataclass(frozen=True)
@@ -66,19 +68,28 @@ def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
     bad = [r for r in ranges if not r.finite]
     if bad:
         r = bad[0]
-        return (f"its input {r.index} is already non-finite ({_g(r.low)} to {_g(r.high)}): the NaN comes"
-                " from an earlier op of the forward pass", False)
+        return (
+            f"its input {r.index} is already non-finite ({_g(r.low)} to {_g(r.high)}): the NaN comes"
+            " from an earlier op of the forward pass",
+            False,
+        )
     x = ranges[0]
     if op_type == "Log" and x.low <= 0:
         where = "0" if x.low == 0 else "negative values"
-        return (f"Log of {_g(x.low)}: its input reaches {where}, where log is"
-                f" {'-inf' if x.low == 0 else 'NaN'} and its gradient 1/x infinite", False)
+        return (
+            f"Log of {_g(x.low)}: its input reaches {where}, where log is"
+            f" {'-inf' if x.low == 0 else 'NaN'} and its gradient 1/x infinite",
+            False,
+        )
     if op_type == "Log1p" and x.low <= -1:
         return f"Log1p of {_g(x.low)}: its input reaches -1 or below, where log1p is not finite", False
     if op_type in ("Sqrt", "Rsqrt") and x.low <= 0:
         grad = "1/(2*sqrt(x))" if op_type == "Sqrt" else "-1/(2*x*sqrt(x))"
-        return (f"{op_type} of {_g(x.low)}: its input reaches 0 or below, where the gradient {grad}"
-                " is not finite", False)
+        return (
+            f"{op_type} of {_g(x.low)}: its input reaches 0 or below, where the gradient {grad}"
+            " is not finite",
+            False,
+        )
     if op_type in ("Acos", "Asin", "Atanh") and x.largest >= 1:
         return f"{op_type} of {_g(x.high if abs(x.high) >= 1 else x.low)}: outside (-1, 1)", False
     denominator = {"RealDiv": 1, "Div": 1, "FloorDiv": 1, "Xdivy": 1, "Reciprocal": 0, "Inv": 0}
@@ -88,15 +99,19 @@ def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
         if d is not None and d.tiniest == 0:
             return f"a division by 0: the denominator (input {i}) reaches 0", False
     if op_type == "Pow" and x.low <= 0:
-        return (f"Pow of a base that reaches {_g(x.low)}: a fractional power of 0 or below is not"
-                " finite", False)
+        return (
+            f"Pow of a base that reaches {_g(x.low)}: a fractional power of 0 or below is not finite",
+            False,
+        )
     if op_type == "Exp" and x.high > EXP_LIMIT:
         return f"Exp of {_g(x.high)}: above {EXP_LIMIT:.3g}, exp overflows float32", True
     largest = max(r.largest for r in ranges)
     if largest > SQUARE_LIMIT:
         what = "a square" if op_type in ("Square", "Pow", "SquaredDifference") else "a product of such values"
-        return (f"{op_type} of values up to {_g(largest)}: past {_g(SQUARE_LIMIT)} {what} overflows"
-                " float32", True)
+        return (
+            f"{op_type} of values up to {_g(largest)}: past {_g(SQUARE_LIMIT)} {what} overflows float32",
+            True,
+        )
     spans = ", ".join(f"input {r.index} in [{_g(r.low)}, {_g(r.high)}]" for r in ranges)
     return f"{op_type} with {spans}", False
 
@@ -153,8 +168,12 @@ def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None
                 continue
             finite = [tf.reduce_all(tf.math.is_finite(t)) for t in outs]
             ins = [tf.reduce_all(tf.math.is_finite(t)) for t in op.inputs if t.dtype.is_floating]
-            flags.append(tf.logical_and(tf.reduce_all(tf.stack(ins)) if ins else tf.constant(True),
-                                        tf.logical_not(tf.reduce_all(tf.stack(finite)))))
+            flags.append(
+                tf.logical_and(
+                    tf.reduce_all(tf.stack(ins)) if ins else tf.constant(True),
+                    tf.logical_not(tf.reduce_all(tf.stack(finite))),
+                )
+            )
             ops.append(op)
         return tf.stack(flags) if flags else tf.zeros([0], tf.bool)
 
@@ -175,8 +194,7 @@ def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> Non
         return
     try:
         ranges = input_ranges(fn, [n for n in names.values() if n])
-        origin = (forward_origin(fn) if any(not all(r.finite for r in rs) for rs in ranges.values())
-                  else None)
+        origin = forward_origin(fn) if any(not all(r.finite for r in rs) for rs in ranges.values()) else None
     except Exception:  # noqa: BLE001 - the explanation is extra; the verdict stands without it
         return
     by_name = {getattr(d.get("op"), "name", None): nid for nid, d in graph.nodes(data=True)}
@@ -201,8 +219,10 @@ def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[I
     text, overflow = domain_text(op_type, ranges)
     label = f"{op_type} '{node.get('name', nid)}'"
     p.op, p.op_type, p.source = nid, op_type, node.get("source") or p.source
-    p.message = (f"the loss is already non-finite in the forward pass: it first becomes NaN or"
-                 f" infinite at {label}" + (f". {text[0].upper()}{text[1:]}" if text else ""))
+    p.message = (
+        f"the loss is already non-finite in the forward pass: it first becomes NaN or"
+        f" infinite at {label}" + (f". {text[0].upper()}{text[1:]}" if text else "")
+    )
     if overflow:
         p.hint = OVERFLOW_HINT
     for v in report.variables:

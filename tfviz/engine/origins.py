@@ -48,8 +48,15 @@ class OriginRecorder:
             return _EMPTY
         return hit[1]
 
-    def callback(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
-                 op_name: str | None = None, graph: Any = None) -> None:
+    def callback(
+        self,
+        op_type: str | bytes,
+        inputs: Any,
+        attrs: Any,
+        outputs: Any,
+        op_name: str | None = None,
+        graph: Any = None,
+    ) -> None:
         if graph is not None or not outputs:
             return None
         if op_type in ("VarHandleOp", b"VarHandleOp"):

@@ -108,7 +108,26 @@ def sq_norm_of(g: Any) -> Any:
         values = tf.math.abs(values)
     if values.dtype not in (tf.float32, tf.float64):
         values = tf.cast(values, tf.float32)
-    return tf.raw_ops.L2Loss(t=values)
+    if tf.executing_eagerly():
+        return tf.raw_ops.L2Loss(t=values)
+    return graph_op("L2Loss", [values], values.dtype, T=values.dtype)
+
+
+def graph_op(op_type: str, inputs: list[Any], out: Any, **attrs: Any) -> Any:
+    """An op's one output, the op made straight in the graph being traced: ``tf.raw_ops``'
+    Python argument handling costs as much as the op itself, and a big model's trace makes
+    thousands of these (``attrs``: dtypes, or bools)."""
+    import tensorflow as tf
+    from tensorflow.core.framework import attr_value_pb2
+
+    values = {
+        k: attr_value_pb2.AttrValue(b=v)
+        if isinstance(v, bool)
+        else attr_value_pb2.AttrValue(type=v.as_datatype_enum)
+        for k, v in attrs.items()
+    }
+    graph = tf.compat.v1.get_default_graph()
+    return graph._create_op_internal(op_type, inputs, dtypes=[out], attrs=values).outputs[0]
 
 
 def shared_norms(grads: list[Any]) -> list[Any]:
@@ -167,7 +186,8 @@ def autograph(fn: Callable[..., Any]) -> Callable[..., Any]:
     if not isinstance(fn, types.FunctionType):
         return fn
     converted: Callable[..., Any] = ag_api.tf_convert(
-        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED)
+    )
     return converted
 
 
@@ -179,10 +199,19 @@ class NotFirst(BaseException):
 
 #: Op types whose gradient can differ eagerly and inside tf.function: a cond or loop (zeros
 #: in a graph where eagerly there is None, a branch eagerly not taken) and Python code.
-EAGER_MAY_DIFFER = frozenset({
-    "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase",
-    "EagerPyFunc", "PyFunc", "PyFuncStateless",
-})
+EAGER_MAY_DIFFER = frozenset(
+    {
+        "If",
+        "StatelessIf",
+        "While",
+        "StatelessWhile",
+        "Case",
+        "StatelessCase",
+        "EagerPyFunc",
+        "PyFunc",
+        "PyFuncStateless",
+    }
+)
 
 
 def stands_for_eager(traced: Trace) -> bool:
@@ -233,13 +262,20 @@ def trace(
             return traced
 
 
-def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
-                link_variables: Callable[[OpGraph, Any], set[str]], taped: bool,
-                first: bool = False) -> Trace:
+def _trace_once(
+    fn: Callable[..., Any],
+    tf_vars: list[Any],
+    link_variables: Callable[[OpGraph, Any], set[str]],
+    taped: bool,
+    first: bool = False,
+) -> Trace:
     import tensorflow as tf
 
     state: dict[str, Any] = {}
-    converted = autograph(fn)
+    # Before a first call, the trace stands for an eager call: AutoGraph would turn what eagerly
+    # leaves TensorFlow (float(loss), `if loss > 0:`) into graph ops, and a gradient TensorFlow
+    # never gives eagerly would flow. Unconverted, such code raises, and the eager call is made.
+    converted = fn if first else autograph(fn)
 
     def body() -> Any:
         if taped:
@@ -248,7 +284,7 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
                 with tf.GradientTape(watch_accessed_variables=first) as tape:
                     tape.watch(watchable(tf_vars))
                     loss = as_value(converted())
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 if raising_op(exc) is None:
                     raise
                 raise _TapeForwardError(exc) from None
@@ -281,8 +317,7 @@ def _trace_once(fn: Callable[..., Any], tf_vars: list[Any],
         nonzero = [any_nonzero(g, shared) for g in grads[: len(tf_vars)] if g is not None]
         preds = list(inner.preds.values())
         zeros = tf.logical_not(tf.stack(nonzero)) if nonzero else tf.zeros([0], tf.bool)
-        return (loss, stacked_norms(halves), zeros,
-                tf.stack(preds) if preds else tf.zeros([0], tf.int32))
+        return (loss, stacked_norms(halves), zeros, tf.stack(preds) if preds else tf.zeros([0], tf.int32))
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
     with _no_graph_rewrites():
@@ -349,8 +384,11 @@ def mark_outside_tape(og: OpGraph, outside: Any) -> None:
         if op is None or (id(op.graph), op.name) not in outside:
             continue
         for u in g.predecessors(nid):
-            g.edges[u, nid].update(status=Kind.OUTSIDE_TAPE, status_fixed=True,
-                                   message=f"{op.type} runs while the step's tape does not record")
+            g.edges[u, nid].update(
+                status=Kind.OUTSIDE_TAPE,
+                status_fixed=True,
+                message=f"{op.type} runs while the step's tape does not record",
+            )
 
 
 def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:
@@ -393,7 +431,10 @@ def any_nonzero(g: Any, shared: dict[tuple[Any, int | None], tuple[Any, Any]] | 
         if shared is not None and rank is not None:
             shared[key] = made
     zero, axes = made
-    return tf.raw_ops.Any(input=tf.raw_ops.NotEqual(x=values, y=zero), axis=axes)
+    if tf.executing_eagerly():
+        return tf.raw_ops.Any(input=tf.raw_ops.NotEqual(x=values, y=zero), axis=axes)
+    differs = graph_op("NotEqual", [values, zero], tf.bool, T=values.dtype, incompatible_shape_error=True)
+    return graph_op("Any", [differs, axes], tf.bool, Tidx=axes.dtype, keep_dims=False)
 
 
 def dense_values(g: Any) -> Any:
@@ -437,4 +478,3 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any], fn: Any = None) -> Tru
             truth.norms[id(v)] = math.sqrt(2.0 * float(sq_norm_of(g).numpy()))
             truth.zeros[id(v)] = bool(is_all_zero(g).numpy())
     return truth
-

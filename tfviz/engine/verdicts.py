@@ -51,8 +51,16 @@ from tfviz.script.discover import FoundVariable, tf_name, var_node
 from tfviz.vocabulary import Kind, Severity, Status
 
 # When several cuts block one variable, name the most telling one.
-PRIORITY = (Kind.FROZEN_COPY, Kind.OUTSIDE_TAPE, Kind.ASSIGN, Kind.PY_FUNCTION, Kind.STOP_GRADIENT,
-            Kind.INTEGER, Kind.NOT_DIFFERENTIABLE, Kind.OTHER)
+PRIORITY = (
+    Kind.FROZEN_COPY,
+    Kind.OUTSIDE_TAPE,
+    Kind.ASSIGN,
+    Kind.PY_FUNCTION,
+    Kind.STOP_GRADIENT,
+    Kind.INTEGER,
+    Kind.NOT_DIFFERENTIABLE,
+    Kind.OTHER,
+)
 
 
 @dataclass
@@ -64,9 +72,7 @@ class FrozenCopy:
 
     def describe(self) -> str:
         where = self.held_at or "a captured tensor"
-        made = (
-            f" (made at {os.path.basename(self.origin.file)}:{self.origin.line})" if self.origin else ""
-        )
+        made = f" (made at {os.path.basename(self.origin.file)}:{self.origin.line})" if self.origin else ""
         return f"{where}{made}"
 
 
@@ -86,27 +92,54 @@ def truth_status(truth: Truth, v: Any) -> str:
 
 class _Problems:
     def __init__(self) -> None:
-        self.items: dict[tuple[str, str], Problem] = {}
+        self.items: dict[tuple[str, str, str], Problem] = {}
 
-    def add(self, kind: str, op: str, op_type: str, message: str, var: str | None,
-            source: Source | None, severity: str = Severity.ERROR, hint: str | None = None) -> None:
-        key = (kind, op)
+    def add(
+        self,
+        kind: str,
+        op: str,
+        op_type: str,
+        message: str,
+        var: str | None,
+        source: Source | None,
+        severity: str = Severity.ERROR,
+        hint: str | None = None,
+        group: str = "",
+    ) -> None:
+        """Add ``var`` to the problem of this kind at ``op`` (and ``group``: problems of one
+        kind and op that need telling apart), made with the rest where it is the first."""
+        key = (kind, op, group)
         p = self.items.get(key)
         if p is None:
-            p = self.items[key] = Problem(kind=kind, severity=severity, op=op, op_type=op_type,
-                                          message=message, source=source,
-                                          hint=HINT.get(kind, "") if hint is None else hint)
+            p = self.items[key] = Problem(
+                kind=kind,
+                severity=severity,
+                op=op,
+                op_type=op_type,
+                message=message,
+                source=source,
+                hint=HINT.get(kind, "") if hint is None else hint,
+            )
         if var and var not in p.variables:
             p.variables.append(var)
 
 
-def _var_report(f: FoundVariable, status: str, kind: str | None, norm: float | None,
-                blocked: list[str], text: str) -> VariableReport:
+def _var_report(
+    f: FoundVariable, status: str, kind: str | None, norm: float | None, blocked: list[str], text: str
+) -> VariableReport:
     v = f.tf_variable
     return VariableReport(
-        name=f.path, tf_name=tf_name(f), dtype=v.dtype.name, shape=v.shape.as_list(),
-        status=status, kind=kind, grad_norm=norm, blocked_at=blocked, explanation=text,
-        source=f.source, weight_norm=value_norm(v),
+        name=f.path,
+        tf_name=tf_name(f),
+        dtype=v.dtype.name,
+        shape=v.shape.as_list(),
+        status=status,
+        kind=kind,
+        grad_norm=norm,
+        blocked_at=blocked,
+        explanation=text,
+        source=f.source,
+        weight_norm=value_norm(v),
     )
 
 
@@ -115,9 +148,14 @@ def _label(g: nx.DiGraph[str], nid: str) -> str:
     return f"{n.get('type', '?')} '{n.get('name', nid)}'"
 
 
-def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
-          frozen: list[FrozenCopy], trace_error: AnalysisError | None,
-          target_name: str) -> Report:
+def judge(
+    found: list[FoundVariable],
+    traced: Trace | None,
+    eager: Truth,
+    frozen: list[FrozenCopy],
+    trace_error: AnalysisError | None,
+    target_name: str,
+) -> Report:
     if traced is None:
         return _judge_eager(found, eager, trace_error)
     g, T, truth = traced.og.g, traced.og.target, traced.truth
@@ -135,9 +173,16 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
         # TensorFlow wins, and the disagreement is shown rather than hidden.
         for x in raisers:
             kind, msg = _raise_kind(g, x)
-            problems.add(Kind.OTHER, x, g.nodes[x]["type"], f"tfviz expected {_label(g, x)} to raise"
-                         f" ({kind}: {msg}) but tape.gradient succeeded; treated as passing",
-                         None, g.nodes[x].get("source"), severity=Severity.WARNING)
+            problems.add(
+                Kind.OTHER,
+                x,
+                g.nodes[x]["type"],
+                f"tfviz expected {_label(g, x)} to raise"
+                f" ({kind}: {msg}) but tape.gradient succeeded; treated as passing",
+                None,
+                g.nodes[x].get("source"),
+                severity=Severity.WARNING,
+            )
             for u in g.predecessors(x):
                 if g.edges[u, x].get("status") in RAISING_KINDS:
                     g.edges[u, x]["status"] = EDGE_PASSES
@@ -158,8 +203,12 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
         frozen_of.setdefault(c.variable, []).append(c)
     nan_ops = _nan_culprits(g, traced, union, reach)
     # the cut edges some variable's verdict rests on; every other cut blocks nothing
-    needed = {(u, x) for x in raisers for u in g.predecessors(x)
-              if u in union and g.edges[u, x].get("status") in RAISING_KINDS}
+    needed = {
+        (u, x)
+        for x in raisers
+        for u in g.predecessors(x)
+        if u in union and g.edges[u, x].get("status") in RAISING_KINDS
+    }
     reports: list[VariableReport] = []
     for f in found:
         vn = var_node(f)
@@ -176,25 +225,55 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                 if vn in would:
                     text += "; without that op this variable would get a gradient"
                 for x in mine:
-                    problems.add(by_node[x][0], x, g.nodes[x]["type"], by_node[x][1], f.path,
-                                 g.nodes[x].get("source"))
+                    problems.add(
+                        by_node[x][0], x, g.nodes[x]["type"], by_node[x][1], f.path, g.nodes[x].get("source")
+                    )
             else:
-                text = (f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
-                        " for other variables, so the joint call fails; it gets a gradient in a"
-                        " separate call or once that op is fixed")
+                text = (
+                    f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
+                    " for other variables, so the joint call fails; it gets a gradient in a"
+                    " separate call or once that op is fixed"
+                )
+        elif vn not in anc and not getattr(f.tf_variable, "trainable", True):
+            status, kind = Status.DISCONNECTED, Kind.NOT_READ
+            text = sentence(Kind.NOT_READ) + ", which is not trainable: " + _NOT_TRAINABLE
+            problems.add(
+                Kind.NOT_READ,
+                "",
+                "",
+                "the step asks for the gradient of variables that are not trainable: " + _NOT_TRAINABLE,
+                f.path,
+                f.source,
+                severity=Severity.WARNING,
+                hint="Differentiate model.trainable_variables, not model.variables.",
+                group="not trainable",
+            )
         elif vn not in anc:  # its region is empty: no path to the target at all
             status, kind = Status.DISCONNECTED, Kind.NOT_READ
             text = sentence(Kind.NOT_READ)
-            problems.add(Kind.NOT_READ, "", "", f"the target never reads {f.path}", f.path, f.source,
-                         severity=Severity.WARNING)
+            problems.add(
+                Kind.NOT_READ,
+                "",
+                "",
+                f"the target never reads {f.path}",
+                f.path,
+                f.source,
+                severity=Severity.WARNING,
+            )
         elif vn in reach:
             if norm is not None and not math.isfinite(norm):
                 kind = Kind.NAN
                 culprit = nan_ops[0] if nan_ops else ""
                 blocked = nan_ops[:1]
                 text = sentence(Kind.NAN, op=_label(g, culprit) if culprit else "an op")
-                problems.add(Kind.NAN, culprit, g.nodes[culprit]["type"] if culprit else "",
-                             text, f.path, g.nodes[culprit].get("source") if culprit else None)
+                problems.add(
+                    Kind.NAN,
+                    culprit,
+                    g.nodes[culprit]["type"] if culprit else "",
+                    text,
+                    f.path,
+                    g.nodes[culprit].get("source") if culprit else None,
+                )
             elif truth.zeros.get(id(f.tf_variable)):
                 kind = Kind.ZERO
                 blocked, text = _zero_verdict(g, traced, regions[f.path], f.path, problems, vn)
@@ -202,16 +281,21 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
             status = Status.DISCONNECTED
             region = regions[f.path]
             cuts = frontier_cuts(g, region, reach, vn)
-            kinds = sorted({g.edges[u, v]["status"] for u, v in cuts},
-                           key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99)
+            kinds = sorted(
+                {g.edges[u, v]["status"] for u, v in cuts},
+                key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99,
+            )
             kind = kinds[0] if kinds else Kind.OTHER
             needed.update(cuts)
             for u, v in cuts:
                 k = g.edges[u, v]["status"]
                 for blame, msg in _blame(g, region, u, v):
                     blocked.append(blame)
-                    needed.update((p, blame) for p in g.predecessors(blame)
-                                  if p in region and g.edges[p, blame].get("status") != EDGE_PASSES)
+                    needed.update(
+                        (p, blame)
+                        for p in g.predecessors(blame)
+                        if p in region and g.edges[p, blame].get("status") != EDGE_PASSES
+                    )
                     src = g.nodes[blame].get("source")
                     if k == Kind.FROZEN_COPY:
                         copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
@@ -220,9 +304,12 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
                     problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
             blocked = sorted(set(blocked))
             copies = frozen_of.get(f.path)
-            text = sentence(kind, op=_label(g, blocked[0]) if blocked else "an op",
-                            copy=copies[0].describe() if copies else "a copy",
-                            message="no gradient path reaches it")
+            text = sentence(
+                kind,
+                op=_label(g, blocked[0]) if blocked else "an op",
+                copy=copies[0].describe() if copies else "a copy",
+                message="no gradient path reaches it",
+            )
             own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
             if kind == Kind.OUTSIDE_TAPE and own:
                 text = own[0]  # the tape was never told to watch this tensor
@@ -230,27 +317,50 @@ def judge(found: list[FoundVariable], traced: Trace | None, eager: Truth,
         if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
             ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
         if ts != status:
-            problems.add(Kind.OTHER, "", "", f"tfviz found {f.path} {status}, but tape.gradient in"
-                         f" tf.function finds it {ts}; trust TensorFlow here", f.path, None)
+            problems.add(
+                Kind.OTHER,
+                "",
+                "",
+                f"tfviz found {f.path} {status}, but tape.gradient in"
+                f" tf.function finds it {ts}; trust TensorFlow here",
+                f.path,
+                None,
+            )
             status, kind, text = ts, Kind.OTHER, f"TensorFlow's tape.gradient finds it {ts}"
         es = truth_status(eager, f.tf_variable)
         if es != ts and not _zeros_for_none(eager, truth, f.tf_variable):
-            problems.add(Kind.OTHER, "", "", f"{f.path} is {es} when run eagerly but {ts} inside"
-                         " tf.function (as model.fit and @tf.function run it)", f.path, None,
-                         severity=Severity.WARNING)
+            problems.add(
+                Kind.OTHER,
+                "",
+                "",
+                f"{f.path} is {es} when run eagerly but {ts} inside"
+                " tf.function (as model.fit and @tf.function run it)",
+                f.path,
+                None,
+                severity=Severity.WARNING,
+            )
         reports.append(_var_report(f, status, kind, norm, blocked, text))
     reports = _in_order_of_use(reports, found, traced)
     plist = list(problems.items.values())
     ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
-        p.severity == Severity.ERROR for p in plist)
-    doc = graph_doc(g, union, traced.tensor_norms, problems.items, nan_ops, traced.og.functions,
-                    reach=reach, needed=needed)
-    return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist,
-                  graph=doc)
+        p.severity == Severity.ERROR for p in plist
+    )
+    doc = graph_doc(
+        g,
+        union,
+        traced.tensor_norms,
+        problems.items,
+        nan_ops,
+        traced.og.functions,
+        reach=reach,
+        needed=needed,
+    )
+    return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist, graph=doc)
 
 
-def _in_order_of_use(reports: list[VariableReport], found: list[FoundVariable],
-                     traced: Trace) -> list[VariableReport]:
+def _in_order_of_use(
+    reports: list[VariableReport], found: list[FoundVariable], traced: Trace
+) -> list[VariableReport]:
     """Variables in the order the target first uses them; unread ones last."""
     position = {nid: i for i, nid in enumerate(traced.og.capture_nodes.values())}
     g = traced.og.g
@@ -262,29 +372,49 @@ def _in_order_of_use(reports: list[VariableReport], found: list[FoundVariable],
     return sorted(reports, key=lambda r: order.get(r.name, 10**9))
 
 
+#: why a variable the step asks a gradient for is never read: it is not trainable at all
+_NOT_TRAINABLE = (
+    "a BatchNormalization's moving statistics, say, are updated by assignment, not by"
+    " gradients, so their gradient is None"
+)
+
+
 def _zeros_for_none(eager: Truth, traced: Truth, v: Any) -> bool:
     """Eager None and graph zeros (or the reverse) are the same verdict: TensorFlow
     returns zeros for cond/while inputs inside tf.function where eagerly it has None."""
-    return any(a.grads_present.get(id(v)) is False and b.zeros.get(id(v))
-               for a, b in ((eager, traced), (traced, eager)))
+    return any(
+        a.grads_present.get(id(v)) is False and b.zeros.get(id(v))
+        for a, b in ((eager, traced), (traced, eager))
+    )
 
 
-CANCEL_HINT = ("Often intended (a bias that shifts both terms of a difference equally, as in a WGAN"
-               " critic's output bias); otherwise make the two terms depend on it differently.")
+CANCEL_HINT = (
+    "Often intended (a bias that shifts both terms of a difference equally, as in a WGAN"
+    " critic's output bias); otherwise make the two terms depend on it differently."
+)
 
 
-def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str,
-                  problems: _Problems, start: str) -> tuple[list[str], str]:
+def _zero_verdict(
+    g: nx.DiGraph[str], traced: Trace, region: set[str], name: str, problems: _Problems, start: str
+) -> tuple[list[str], str]:
     """Name the op (or the untaken tf.cond branch) that zeroes a connected gradient."""
     culprits = zero_culprits(g, region, traced.tensor_norms, traced.og.target)
     if culprits:
         for x in culprits:
             why = culprit_text(g.nodes[x]["type"], _label(g, x))
-            problems.add(Kind.ZERO, x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"),
-                         severity=Severity.WARNING)
+            problems.add(
+                Kind.ZERO,
+                x,
+                g.nodes[x]["type"],
+                why,
+                name,
+                g.nodes[x].get("source"),
+                severity=Severity.WARNING,
+            )
         more = f" (and {len(culprits) - 1} more)" if len(culprits) > 1 else ""
-        return culprits, sentence(Kind.ZERO, message=culprit_text(
-            g.nodes[culprits[0]]["type"], _label(g, culprits[0])) + more)
+        return culprits, sentence(
+            Kind.ZERO, message=culprit_text(g.nodes[culprits[0]]["type"], _label(g, culprits[0])) + more
+        )
     branch = untaken_branch(g, region, traced.og.functions, traced.branch_taken)
     if branch:
         call, kind = branch
@@ -296,21 +426,39 @@ def _zero_verdict(g: nx.DiGraph[str], traced: Trace, region: set[str], name: str
     join = cancelling_join(g, region, start, traced.tensor_norms)
     if join is not None:
         why = cancel_text(g.nodes[join]["type"], _label(g, join))
-        problems.add(Kind.ZERO, join, g.nodes[join]["type"], why, name, g.nodes[join].get("source"),
-                     severity=Severity.WARNING, hint=CANCEL_HINT)
+        problems.add(
+            Kind.ZERO,
+            join,
+            g.nodes[join]["type"],
+            why,
+            name,
+            g.nodes[join].get("source"),
+            severity=Severity.WARNING,
+            hint=CANCEL_HINT,
+        )
         return [join], sentence(Kind.ZERO, message=why)
     branch = only_branch(g, region, traced.og.functions, traced.branch_taken)
     if branch:
         call, kind = branch
         src = g.nodes[call].get("source")
-        why = loop_branch_text(_label(g, call), kind, f" at line {src.line}" if src else "",
-                               in_loop(traced.og.functions, call))
+        why = loop_branch_text(
+            _label(g, call), kind, f" at line {src.line}" if src else "", in_loop(traced.og.functions, call)
+        )
         problems.add(Kind.ZERO, call, g.nodes[call]["type"], why, name, src, severity=Severity.WARNING)
         return [call], sentence(Kind.ZERO, message=why)
-    why = ("tfviz cannot tell which op zeroes it (its path runs through tensors whose"
-           " gradient is not measured, such as a loop body)")
-    problems.add(Kind.ZERO, "", "", f"the gradient of {name} is exactly zero; {why}", name, None,
-                 severity=Severity.WARNING)
+    why = (
+        "tfviz cannot tell which op zeroes it (its path runs through tensors whose"
+        " gradient is not measured, such as a loop body)"
+    )
+    problems.add(
+        Kind.ZERO,
+        "",
+        "",
+        f"the gradient of {name} is exactly zero; {why}",
+        name,
+        None,
+        severity=Severity.WARNING,
+    )
     return [], sentence(Kind.ZERO, message=why)
 
 
@@ -325,9 +473,13 @@ def _blame(g: nx.DiGraph[str], region: set[str], u: str, v: str) -> list[tuple[s
         return [(v, e.get("message", ""))]
     out = []
     for x in integer_origins(g, region, u, DIFFERENTIABLE):
-        msgs = [g.edges[p, x].get("message", "") for p in g.predecessors(x)
-                if p in region and g.edges[p, x].get("status") == Kind.INTEGER
-                and g.edges[p, x].get("dtype") in DIFFERENTIABLE]
+        msgs = [
+            g.edges[p, x].get("message", "")
+            for p in g.predecessors(x)
+            if p in region
+            and g.edges[p, x].get("status") == Kind.INTEGER
+            and g.edges[p, x].get("dtype") in DIFFERENTIABLE
+        ]
         out.append((x, msgs[0] if msgs else e.get("message", "")))
     return out
 
@@ -367,23 +519,35 @@ def _nan_culprits(g: nx.DiGraph[str], traced: Trace, union: set[str], reach: set
     for v in union & reach:
         if v in bad:
             continue
-        if any(u in bad and passes(u, v)
-               and not any(w != v and w in bad and passes(u, w) for w in g.successors(u))
-               for u in g.predecessors(v)):
+        if any(
+            u in bad
+            and passes(u, v)
+            and not any(w != v and w in bad and passes(u, w) for w in g.successors(u))
+            for u in g.predecessors(v)
+        ):
             out.append(v)
     # Nearest the target first: fewest ops downstream.
     return sorted(out, key=lambda n: (len(g.nodes[n].get("name", "")), n))
 
 
-def _judge_eager(found: list[FoundVariable], eager: Truth,
-                 trace_error: AnalysisError | None) -> Report:
+def _judge_eager(found: list[FoundVariable], eager: Truth, trace_error: AnalysisError | None) -> Report:
     """No graph: verdicts come from the eager tape alone."""
     problems = _Problems()
     reason = trace_error.message if trace_error else "the target could not be traced"
-    src = Source(trace_error.file, trace_error.line, trace_error.code) if (
-        trace_error and trace_error.file and trace_error.line) else None
-    problems.add(Kind.OTHER, "", "", f"{reason}; the gradient was checked eagerly, so the ops"
-                 " that cut it cannot be shown", None, src, severity=Severity.WARNING)
+    src = (
+        Source(trace_error.file, trace_error.line, trace_error.code)
+        if (trace_error and trace_error.file and trace_error.line)
+        else None
+    )
+    problems.add(
+        Kind.OTHER,
+        "",
+        "",
+        f"{reason}; the gradient was checked eagerly, so the ops that cut it cannot be shown",
+        None,
+        src,
+        severity=Severity.WARNING,
+    )
     reports = []
     for f in found:
         v = f.tf_variable
@@ -402,12 +566,13 @@ def _judge_eager(found: list[FoundVariable], eager: Truth,
             problems.add(Kind.NAN, "", "", text, f.path, None)
         elif eager.zeros.get(id(v)):
             kind = Kind.ZERO
-            text = sentence(Kind.ZERO, message="the target could not be traced, so the op that"
-                            " zeroes it cannot be shown")
+            text = sentence(
+                Kind.ZERO, message="the target could not be traced, so the op that zeroes it cannot be shown"
+            )
             problems.add(Kind.ZERO, "", "", text, f.path, None, severity=Severity.WARNING)
         reports.append(_var_report(f, status, kind, norm, [], text))
     plist = list(problems.items.values())
     ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
-        p.severity == Severity.ERROR for p in plist)
+        p.severity == Severity.ERROR for p in plist
+    )
     return Report(script="", target="", ok=ok, variables=reports, problems=plist, traced=False)
-

@@ -43,8 +43,9 @@ WHY: dict[str, str] = {
 READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
 
 
-def zero_culprits(g: nx.DiGraph[str], region: set[str], norms: dict[tuple[str, int], float],
-                  target: str) -> list[str]:
+def zero_culprits(
+    g: nx.DiGraph[str], region: set[str], norms: dict[tuple[str, int], float], target: str
+) -> list[str]:
     """Ops in ``region`` with a non-zero gradient at their output and a zero
     gradient at an input on the path. Only measured tensors count: a tensor
     without a norm (inside a loop body, say) never makes an op a culprit."""
@@ -62,16 +63,21 @@ def zero_culprits(g: nx.DiGraph[str], region: set[str], norms: dict[tuple[str, i
     return sorted(out)
 
 
-def _branches_used(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
-                   call: str) -> set[str]:
+def _branches_used(
+    g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction], call: str
+) -> set[str]:
     """The kinds of ``call``'s branches (then, else) that the path runs through."""
     groups = {g.nodes[n].get("group", "") for n in region}
-    return {f.kind for f in functions if f.call_op == call and any(
-        gr == f.id or gr.startswith(f.id + "/") for gr in groups)}
+    return {
+        f.kind
+        for f in functions
+        if f.call_op == call and any(gr == f.id or gr.startswith(f.id + "/") for gr in groups)
+    }
 
 
-def untaken_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
-                   taken: dict[str, str]) -> tuple[str, str] | None:
+def untaken_branch(
+    g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction], taken: dict[str, str]
+) -> tuple[str, str] | None:
     """(If/Case node, branch kind) when the path runs only through branches not taken."""
     for call, ran in taken.items():
         mine = _branches_used(g, region, functions, call)
@@ -80,8 +86,9 @@ def untaken_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[Gr
     return None
 
 
-def only_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction],
-                taken: dict[str, str]) -> tuple[str, str] | None:
+def only_branch(
+    g: nx.DiGraph[str], region: Iterable[str], functions: list[GraphFunction], taken: dict[str, str]
+) -> tuple[str, str] | None:
     """(If node, branch kind) when the variable is read in one branch of a ``tf.cond`` whose
     taken branch was not seen (it runs inside a loop body, where nothing is measured).
 
@@ -96,8 +103,9 @@ def only_branch(g: nx.DiGraph[str], region: Iterable[str], functions: list[Graph
     return None
 
 
-def cancelling_join(g: nx.DiGraph[str], region: set[str], start: str,
-                    norms: dict[tuple[str, int], float]) -> str | None:
+def cancelling_join(
+    g: nx.DiGraph[str], region: set[str], start: str, norms: dict[tuple[str, int], float]
+) -> str | None:
     """The first op on the variable's paths where two of them meet again.
 
     When no single op passes back a zero, the variable's paths each carry a
@@ -121,12 +129,18 @@ def cancelling_join(g: nx.DiGraph[str], region: set[str], start: str,
     distance = nx.single_source_shortest_path_length(g.subgraph(region | {start}), start)
 
     def parts(v: str) -> list[float | None]:
-        return [norms.get((u, src_out)) for u in g.predecessors(v)
-                if u in distance and g.edges[u, v].get("status") == EDGE_PASSES
-                for src_out, _ in g.edges[u, v].get("ports", [])]
+        return [
+            norms.get((u, src_out))
+            for u in g.predecessors(v)
+            if u in distance and g.edges[u, v].get("status") == EDGE_PASSES
+            for src_out, _ in g.edges[u, v].get("ports", [])
+        ]
 
-    joins = [v for v in distance if v != start and len(p := parts(v)) >= 2
-             and sum(1 for n in p if n is not None and n > 0) >= 2]
+    joins = [
+        v
+        for v in distance
+        if v != start and len(p := parts(v)) >= 2 and sum(1 for n in p if n is not None and n > 0) >= 2
+    ]
     return min(joins, key=lambda v: (distance[v], v)) if joins else None
 
 
@@ -135,10 +149,15 @@ def cancel_text(op_type: str, label: str) -> str:
     >>> cancel_text("Sub", "Sub 'sub'")  # doctest: +ELLIPSIS
     "the gradient parts ... cancel at Sub 'sub', which subtracts values computed from it (they add up...)"
     """
-    how = {"Sub": "subtracts values computed from it", "AddV2": "adds values computed from it",
-           "AddN": "adds values computed from it"}.get(op_type, "combines values computed from it")
-    return (f"the gradient parts reaching it along separate paths cancel at {label}, which {how}"
-            " (they add up to exactly zero)")
+    how = {
+        "Sub": "subtracts values computed from it",
+        "AddV2": "adds values computed from it",
+        "AddN": "adds values computed from it",
+    }.get(op_type, "combines values computed from it")
+    return (
+        f"the gradient parts reaching it along separate paths cancel at {label}, which {how}"
+        " (they add up to exactly zero)"
+    )
 
 
 def culprit_text(op_type: str, label: str) -> str:
@@ -151,8 +170,10 @@ def culprit_text(op_type: str, label: str) -> str:
 
 
 def branch_text(label: str, kind: str, line: str) -> str:
-    return (f"it is used only in the {kind} branch of {label}{line}, which is not taken at these"
-            " values; tf.cond gives it a zero gradient (run eagerly, tape.gradient returns None)")
+    return (
+        f"it is used only in the {kind} branch of {label}{line}, which is not taken at these"
+        " values; tf.cond gives it a zero gradient (run eagerly, tape.gradient returns None)"
+    )
 
 
 def in_loop(functions: list[GraphFunction], call: str) -> bool:
@@ -177,6 +198,8 @@ def loop_branch_text(label: str, kind: str, line: str, loop: bool = True) -> str
     """A branch whose taken side was not measured (inside a loop body, or a nested function
     tfviz does not measure): said as the likely cause, not as a fact."""
     where = ", inside a loop, where" if loop else "; tfviz"
-    return (f"it is used only in the {kind} branch of {label}{line}{where}"
-            " cannot see which branch ran: if that branch is not taken at these values, tf.cond"
-            " gives it a zero gradient (run eagerly, tape.gradient returns None)")
+    return (
+        f"it is used only in the {kind} branch of {label}{line}{where}"
+        " cannot see which branch ran: if that branch is not taken at these values, tf.cond"
+        " gives it a zero gradient (run eagerly, tape.gradient returns None)"
+    )

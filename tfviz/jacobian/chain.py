@@ -24,8 +24,9 @@ from tfviz.jacobian.retrace import Picker, trace_step
 Compute = Callable[[Resolved, Resolved], Jacobian]
 
 
-def chain_split(compute: Compute, step_fn: Callable[[], Any], og: OpGraph, y: Resolved,
-                h: Resolved, x: Resolved) -> ChainSplit:
+def chain_split(
+    compute: Compute, step_fn: Callable[[], Any], og: OpGraph, y: Resolved, h: Resolved, x: Resolved
+) -> ChainSplit:
     """The four matrices and the two difference figures.
 
     ``compute(of, wrt)`` computes one Jacobian (with the session's budget,
@@ -44,19 +45,25 @@ def chain_split(compute: Compute, step_fn: Callable[[], Any], og: OpGraph, y: Re
     ny, nh, nx = y.ref.size, h.ref.size, x.ref.size
     product = a.reshape(ny, nh) @ b.reshape(nh, nx)
     split.max_abs_diff = float(np.max(np.abs(product - c.reshape(ny, nx)))) if product.size else 0.0
-    split.product = Array.from_numpy(
-        product.reshape(c.shape).astype(j_yx.array().dtype))  # type: ignore[union-attr]
+    split.product = Array.from_numpy(product.reshape(c.shape).astype(j_yx.array().dtype))  # type: ignore[union-attr]
     summed = tf_gradients(step_fn, og, y, x)
     split.tf_gradients = Array.from_numpy(summed)
-    split.tf_gradients_diff = float(np.max(np.abs(summed - c.reshape(ny, nx).sum(axis=0).reshape(
-        summed.shape)))) if summed.size else 0.0
-    split.message = (f"J(y,h) @ J(h,x) differs from J(y,x) by at most {split.max_abs_diff:.3g};"
-                     f" tf.gradients(y, x) has x's shape {tuple(x.ref.shape)}: it is J(y,x) summed"
-                     f" over y's {ny} elements (differs from that sum by at most"
-                     f" {split.tf_gradients_diff:.3g})")
+    split.tf_gradients_diff = (
+        float(np.max(np.abs(summed - c.reshape(ny, nx).sum(axis=0).reshape(summed.shape))))
+        if summed.size
+        else 0.0
+    )
+    split.message = (
+        f"J(y,h) @ J(h,x) differs from J(y,x) by at most {split.max_abs_diff:.3g};"
+        f" tf.gradients(y, x) has x's shape {tuple(x.ref.shape)}: it is J(y,x) summed"
+        f" over y's {ny} elements (differs from that sum by at most"
+        f" {split.tf_gradients_diff:.3g})"
+    )
     if not _through(og, y, h, x):
-        split.message += (f". Some path from '{x.ref.name}' to '{y.ref.name}' bypasses"
-                          f" '{h.ref.name}', so the product is only part of J(y,x)")
+        split.message += (
+            f". Some path from '{x.ref.name}' to '{y.ref.name}' bypasses"
+            f" '{h.ref.name}', so the product is only part of J(y,x)"
+        )
     return split
 
 

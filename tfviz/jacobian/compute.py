@@ -71,8 +71,8 @@ class Plan:
         self.out_sel = self.out_sel or select(None, self.of.ref.shape, "", "")
         self.in_sel = self.in_sel or select(None, self.wrt.ref.shape, "", "")
         #: flat indices into the tensors of the rows and columns computed
-        self.out_flat = self.out_sel.flat[self.out_range[0]:self.out_range[1]]
-        self.in_flat = self.in_sel.flat[self.in_range[0]:self.in_range[1]]
+        self.out_flat = self.out_sel.flat[self.out_range[0] : self.out_range[1]]
+        self.in_flat = self.in_sel.flat[self.in_range[0] : self.in_range[1]]
 
     @property
     def n_out(self) -> int:
@@ -107,11 +107,15 @@ def check_range(r: list[int] | None, size: int, what: str) -> tuple[int, int]:
     """
     if r is None:
         return 0, size
-    if (not isinstance(r, (list, tuple)) or len(r) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in r)
-            or not 0 <= r[0] < r[1] <= size):
-        raise JacobianError("bad_request", f"{what}_range must be [start, stop) with"
-                            f" 0 <= start < stop <= {size}, got {r!r}")
+    if (
+        not isinstance(r, (list, tuple))
+        or len(r) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in r)
+        or not 0 <= r[0] < r[1] <= size
+    ):
+        raise JacobianError(
+            "bad_request", f"{what}_range must be [start, stop) with 0 <= start < stop <= {size}, got {r!r}"
+        )
     return int(r[0]), int(r[1])
 
 
@@ -122,41 +126,70 @@ def guard(plan: Plan, budget: int) -> None:
     assert plan.out_sel is not None and plan.in_sel is not None  # set in __post_init__
     offers: list[dict[str, Any]] = []
     if not plan.ranged:
-        offers += offers_for(plan.of.ref.shape, plan.wrt.ref.shape, plan.out_sel.spec,
-                             plan.in_sel.spec, plan.itemsize, budget)
+        offers += offers_for(
+            plan.of.ref.shape, plan.wrt.ref.shape, plan.out_sel.spec, plan.in_sel.spec, plan.itemsize, budget
+        )
     o_spec, i_spec = plan.out_sel.spec, plan.in_sel.spec
     rows = budget // max(1, plan.n_in * plan.itemsize)
     cols = budget // max(1, plan.n_out * plan.itemsize)
     o0, i0 = plan.out_range[0], plan.in_range[0]
     ranges: list[dict[str, Any]] = []
     if rows >= 1:
-        ranges.append({"out_range": [o0, o0 + rows], "in_range": list(plan.in_range),
-                       "bytes": rows * plan.n_in * plan.itemsize})
+        ranges.append(
+            {
+                "out_range": [o0, o0 + rows],
+                "in_range": list(plan.in_range),
+                "bytes": rows * plan.n_in * plan.itemsize,
+            }
+        )
     if cols >= 1:
-        ranges.append({"out_range": list(plan.out_range), "in_range": [i0, i0 + cols],
-                       "bytes": cols * plan.n_out * plan.itemsize})
+        ranges.append(
+            {
+                "out_range": list(plan.out_range),
+                "in_range": [i0, i0 + cols],
+                "bytes": cols * plan.n_out * plan.itemsize,
+            }
+        )
     if not ranges:
         side = max(1, int((budget // plan.itemsize) ** 0.5))
-        ranges.append({"out_range": [o0, o0 + min(side, plan.n_out)],
-                       "in_range": [i0, i0 + min(side, plan.n_in)],
-                       "bytes": min(side, plan.n_out) * min(side, plan.n_in) * plan.itemsize})
+        ranges.append(
+            {
+                "out_range": [o0, o0 + min(side, plan.n_out)],
+                "in_range": [i0, i0 + min(side, plan.n_in)],
+                "bytes": min(side, plan.n_out) * min(side, plan.n_in) * plan.itemsize,
+            }
+        )
     offers += [dict(r, of_index=o_spec, wrt_index=i_spec) for r in ranges]
-    what = (f"'{plan.of.ref.name}'" + (f"[{format_spec(o_spec)}]" if o_spec else "")
-            + f" {tuple(plan.of.ref.shape)} w.r.t. '{plan.wrt.ref.name}'"
-            + (f"[{format_spec(i_spec)}]" if i_spec else "") + f" {tuple(plan.wrt.ref.shape)}")
+    what = (
+        f"'{plan.of.ref.name}'"
+        + (f"[{format_spec(o_spec)}]" if o_spec else "")
+        + f" {tuple(plan.of.ref.shape)} w.r.t. '{plan.wrt.ref.name}'"
+        + (f"[{format_spec(i_spec)}]" if i_spec else "")
+        + f" {tuple(plan.wrt.ref.shape)}"
+    )
     raise JacobianError(
         "too_big",
         f"the Jacobian of {what} would take {fmt_bytes(plan.nbytes)}"
         f" ({plan.n_out} x {plan.n_in} {plan.dtype}), above the budget of {fmt_bytes(budget)};"
         " ask for a slice of the output and/or input (one index or all per dimension, or flat"
         " index ranges) instead",
-        size_bytes=plan.nbytes, budget_bytes=budget, offers=offers,
-        of_shape=list(plan.of.ref.shape), wrt_shape=list(plan.wrt.ref.shape))
+        size_bytes=plan.nbytes,
+        budget_bytes=budget,
+        offers=offers,
+        of_shape=list(plan.of.ref.shape),
+        wrt_shape=list(plan.wrt.ref.shape),
+    )
 
 
-def make_plan(of: Resolved, wrt: Resolved, out_range: list[int] | None,
-              in_range: list[int] | None, mode: str = "auto", of_index: Spec | None = None,
-              wrt_index: Spec | None = None) -> Plan:
+def make_plan(
+    of: Resolved,
+    wrt: Resolved,
+    out_range: list[int] | None,
+    in_range: list[int] | None,
+    mode: str = "auto",
+    of_index: Spec | None = None,
+    wrt_index: Spec | None = None,
+) -> Plan:
     if mode not in ("auto", "reverse", "forward"):
         raise JacobianError("bad_request", f'mode must be "auto", "reverse" or "forward", got {mode!r}')
     out_sel = select(of_index, of.ref.shape, "of_index (--of-index)", of.ref.name)
@@ -185,7 +218,7 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
 
     def pick(flat: Any, run: tuple[int, int] | None, ids: np.ndarray) -> Any:
         """The selected elements of a flat vector: a slice when they are one run."""
-        return flat[run[0]:run[1]] if run is not None else tf.gather(flat, tf.constant(ids))
+        return flat[run[0] : run[1]] if run is not None else tf.gather(flat, tf.constant(ids))
 
     def index(k: Any, run: tuple[int, int] | None, ids: np.ndarray) -> Any:
         """The tensor's flat index of the k-th selected element."""
@@ -201,10 +234,12 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
     def build(p: Picker, start: Any) -> Any:
         y, x = p.tensor(plan.of.ref), p.source(plan.wrt)
         if plan.mode == "reverse":
+
             def row(i: Any) -> Any:
                 k = index(start + i, out_run, plan.out_flat)
                 gy = tf.reshape(tf.one_hot(k, n_out_all, dtype=y.dtype), tf.shape(y))
                 return pick(tf.reshape(gradients(y, x, gy), [-1]), in_run, plan.in_flat)
+
             return pfor(row, count)
         v = tf.zeros_like(y)
         g = gradients(y, x, v)
@@ -215,6 +250,7 @@ def _block_fn(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, count: int) -
             (jv,) = tf.gradients(g, [v], grad_ys=u)
             jv = tf.zeros_like(y) if jv is None else dense(jv)
             return pick(tf.reshape(tf.cast(jv, y.dtype), [-1]), out_run, plan.out_flat)
+
         return pfor(column, count)
 
     return trace_step(step_fn, og, build)
@@ -227,12 +263,22 @@ def _run_of(flat: np.ndarray) -> tuple[int, int] | None:
     return None
 
 
-def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved, *,
-            out_range: list[int] | None = None, in_range: list[int] | None = None,
-            mode: str = "auto", budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
-            cancelled: Callable[[], bool] | None = None,
-            cache: dict[tuple[Any, ...], Any] | None = None, of_index: Spec | None = None,
-            wrt_index: Spec | None = None) -> Jacobian:
+def compute(
+    step_fn: Callable[[], Any],
+    og: OpGraph,
+    of: Resolved,
+    wrt: Resolved,
+    *,
+    out_range: list[int] | None = None,
+    in_range: list[int] | None = None,
+    mode: str = "auto",
+    budget: int = DEFAULT_BUDGET,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    cache: dict[tuple[Any, ...], Any] | None = None,
+    of_index: Spec | None = None,
+    wrt_index: Spec | None = None,
+) -> Jacobian:
     """J(of, wrt): a result with ``status`` ok / no_path / cut, or a JacobianError.
     ``of_index`` / ``wrt_index``: structured slices (:mod:`tfviz.jacobian.slices`)."""
     refuse_nested(of)
@@ -242,15 +288,22 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
     plan = make_plan(of, wrt, out_range, in_range, mode, of_index, wrt_index)
     assert plan.out_sel is not None and plan.in_sel is not None  # set in __post_init__
     sliced = plan.ranged
-    result = Jacobian(of.ref, wrt.ref, mode=plan.mode,
-                      out_range=list(plan.out_range) if sliced else None,
-                      in_range=list(plan.in_range) if sliced else None,
-                      out_index=plan.out_sel.spec, in_index=plan.in_sel.spec)
+    result = Jacobian(
+        of.ref,
+        wrt.ref,
+        mode=plan.mode,
+        out_range=list(plan.out_range) if sliced else None,
+        in_range=list(plan.in_range) if sliced else None,
+        out_index=plan.out_sel.spec,
+        in_index=plan.in_sel.spec,
+    )
     if not nx.has_path(og.g, wrt.ref.node, of.ref.node):
         result.status = "no_path"
-        result.message = (f"'{of.ref.name}' does not depend on '{wrt.ref.name}': no path in the"
-                          " graph leads from one to the other, so the Jacobian is not a matrix of"
-                          " zeros but undefined here")
+        result.message = (
+            f"'{of.ref.name}' does not depend on '{wrt.ref.name}': no path in the"
+            " graph leads from one to the other, so the Jacobian is not a matrix of"
+            " zeros but undefined here"
+        )
         return result
     guard(plan, budget)
     clock = time.perf_counter()
@@ -260,16 +313,19 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
         return _explain_cut(og, result)
     except JacobianError:
         raise
-    except Exception as exc:  # noqa: BLE001 - an op whose gradient raises is an answer
+    except Exception as exc:  # an op whose gradient raises is an answer
         from tfviz.engine.trace import raising_op
 
         op = raising_op(exc)
         if op is None and not isinstance(exc, LookupError):
             raise
         result.status = "cut"
-        result.cut = Cut(op=op.name if op is not None else "", op_type=op.type if op is not None
-                         else "", kind="unimplemented" if op is not None else "no_gradient",
-                         message=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}")
+        result.cut = Cut(
+            op=op.name if op is not None else "",
+            op_type=op.type if op is not None else "",
+            kind="unimplemented" if op is not None else "no_gradient",
+            message=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}",
+        )
         result.message = f"computing the gradient raised at {result.cut.op_type} '{result.cut.op}'"
         return result
     result.mode = plan.mode  # forward mode may have fallen back to reverse
@@ -282,8 +338,14 @@ def compute(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Resolved
     return result
 
 
-def _run_chunks(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, progress: Progress | None,
-                cancelled: Callable[[], bool] | None, cache: dict[tuple[Any, ...], Any] | None) -> np.ndarray:
+def _run_chunks(
+    step_fn: Callable[[], Any],
+    og: OpGraph,
+    plan: Plan,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+    cache: dict[tuple[Any, ...], Any] | None,
+) -> np.ndarray:
     import tensorflow as tf
 
     lo, hi = 0, plan.n_out if plan.mode == "reverse" else plan.n_in
@@ -295,14 +357,23 @@ def _run_chunks(step_fn: Callable[[], Any], og: OpGraph, plan: Plan, progress: P
         if cancelled is not None and cancelled():
             raise JacobianError("cancelled", f"cancelled after {k} of {len(starts)} chunks")
         count = min(step, hi - start)
-        key = (plan.of.ref.node, plan.of.ref.index, plan.wrt.ref.node, plan.wrt.ref.index,
-               plan.mode, plan.out_flat.size, hash(plan.out_flat.tobytes()), plan.in_flat.size,
-               hash(plan.in_flat.tobytes()), count)
+        key = (
+            plan.of.ref.node,
+            plan.of.ref.index,
+            plan.wrt.ref.node,
+            plan.wrt.ref.index,
+            plan.mode,
+            plan.out_flat.size,
+            hash(plan.out_flat.tobytes()),
+            plan.in_flat.size,
+            hash(plan.in_flat.tobytes()),
+            count,
+        )
         fn = cache.get(key)
         if fn is None:
             try:
                 fn = cache[key] = _block_fn(step_fn, og, plan, count)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 if plan.mode == "forward" and isinstance(exc, LookupError):
                     plan.mode = "reverse"  # an op's gradient has no gradient: go the other way
                     return _run_chunks(step_fn, og, plan, progress, cancelled, cache)
@@ -341,12 +412,21 @@ def _explain_cut(og: OpGraph, result: Jacobian) -> Jacobian:
         u, v = cuts[0]
         e, node = sub.edges[u, v], sub.nodes[v]
         source = node.get("source")
-        result.cut = Cut(op=v, op_type=node.get("type", ""), kind=e.get("status", "other"),
-                         message=e.get("message", ""), file=getattr(source, "file", None),
-                         line=getattr(source, "line", None))
-        result.message = (f"every path from '{result.wrt.name}' to '{result.of.name}' is cut: at"
-                          f" {result.cut.op_type} '{v}' ({result.cut.kind}: {result.cut.message})")
+        result.cut = Cut(
+            op=v,
+            op_type=node.get("type", ""),
+            kind=e.get("status", "other"),
+            message=e.get("message", ""),
+            file=getattr(source, "file", None),
+            line=getattr(source, "line", None),
+        )
+        result.message = (
+            f"every path from '{result.wrt.name}' to '{result.of.name}' is cut: at"
+            f" {result.cut.op_type} '{v}' ({result.cut.kind}: {result.cut.message})"
+        )
     else:
-        result.message = (f"'{result.of.name}' depends on '{result.wrt.name}' in the graph, but"
-                          " TensorFlow returns no gradient along any path")
+        result.message = (
+            f"'{result.of.name}' depends on '{result.wrt.name}' in the graph, but"
+            " TensorFlow returns no gradient along any path"
+        )
     return result

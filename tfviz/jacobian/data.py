@@ -75,7 +75,7 @@ class Array:
         # in pieces: one b64decode of 500 MB holds the GIL for about a second, and the GUI
         # decodes on a thread beside its event loop
         step = DECODE_PIECE
-        raw = b"".join(base64.b64decode(text[k:k + step]) for k in range(0, len(text), step))
+        raw = b"".join(base64.b64decode(text[k : k + step]) for k in range(0, len(text), step))
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(self.shape)
 
     def to_dict(self, encoding: str | None = None) -> dict[str, Any]:
@@ -152,13 +152,19 @@ class Jacobian:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Jacobian:
         return cls(
-            of=TensorRef(**d["of"]), wrt=TensorRef(**d["wrt"]), status=d.get("status", "ok"),
+            of=TensorRef(**d["of"]),
+            wrt=TensorRef(**d["wrt"]),
+            status=d.get("status", "ok"),
             message=d.get("message", ""),
             values=Array.from_dict(d["values"]) if d.get("values") else None,
-            mode=d.get("mode", ""), chunks=d.get("chunks", 0), seconds=d.get("seconds", 0.0),
-            out_range=d.get("out_range"), in_range=d.get("in_range"),
+            mode=d.get("mode", ""),
+            chunks=d.get("chunks", 0),
+            seconds=d.get("seconds", 0.0),
+            out_range=d.get("out_range"),
+            in_range=d.get("in_range"),
             cut=Cut(**d["cut"]) if d.get("cut") else None,
-            out_index=d.get("out_index"), in_index=d.get("in_index"),
+            out_index=d.get("out_index"),
+            in_index=d.get("in_index"),
         )
 
     def array(self) -> np.ndarray | None:
@@ -181,20 +187,29 @@ class ChainSplit:
 
     def to_dict(self, encoding: str = "base64") -> dict[str, Any]:
         return {
-            "j_yh": self.j_yh.to_dict(encoding), "j_hx": self.j_hx.to_dict(encoding),
+            "j_yh": self.j_yh.to_dict(encoding),
+            "j_hx": self.j_hx.to_dict(encoding),
             "j_yx": self.j_yx.to_dict(encoding),
             "product": self.product.to_dict(encoding) if self.product else None,
             "max_abs_diff": self.max_abs_diff,
             "tf_gradients": self.tf_gradients.to_dict(encoding) if self.tf_gradients else None,
-            "tf_gradients_diff": self.tf_gradients_diff, "message": self.message,
+            "tf_gradients_diff": self.tf_gradients_diff,
+            "message": self.message,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChainSplit:
-        arr: Callable[[Any], Array | None] = (lambda v: Array.from_dict(v) if v else None)
-        return cls(Jacobian.from_dict(d["j_yh"]), Jacobian.from_dict(d["j_hx"]),
-                   Jacobian.from_dict(d["j_yx"]), arr(d.get("product")), d.get("max_abs_diff"),
-                   arr(d.get("tf_gradients")), d.get("tf_gradients_diff"), d.get("message", ""))
+        arr: Callable[[Any], Array | None] = lambda v: Array.from_dict(v) if v else None
+        return cls(
+            Jacobian.from_dict(d["j_yh"]),
+            Jacobian.from_dict(d["j_hx"]),
+            Jacobian.from_dict(d["j_yx"]),
+            arr(d.get("product")),
+            d.get("max_abs_diff"),
+            arr(d.get("tf_gradients")),
+            d.get("tf_gradients_diff"),
+            d.get("message", ""),
+        )
 
 
 class JacobianError(Exception):
@@ -249,8 +264,16 @@ def split_pieces(msg: dict[str, Any], size: int = PIECE) -> tuple[list[dict[str,
         data = v.get("data")
         if v.get("encoding") == "base64" and isinstance(data, str) and len(data) > size:
             n = -(-len(data) // size)
-            pieces.extend({"type": "jacobian_piece", "id": msg.get("id"), "path": path, "index": k,
-                           "data": data[k * size:(k + 1) * size]} for k in range(n))
+            pieces.extend(
+                {
+                    "type": "jacobian_piece",
+                    "id": msg.get("id"),
+                    "path": path,
+                    "index": k,
+                    "data": data[k * size : (k + 1) * size],
+                }
+                for k in range(n)
+            )
             return {**v, "data": "", "pieces": n}
         return {key: walk(x, [*path, key]) for key, x in v.items()}
 

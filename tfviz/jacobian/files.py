@@ -39,7 +39,11 @@ def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
 
         of, wrt = getattr(j, "of", None), getattr(j, "wrt", None)
         title = f"J({getattr(of, 'name', 'out')}, {getattr(wrt, 'name', 'in')})"
-        png = to_png(matrix, describe(of, getattr(j, "out_index", None), j.out_range),
-                     describe(wrt, getattr(j, "in_index", None), getattr(j, "in_range", None)), title)
+        png = to_png(
+            matrix,
+            describe(of, getattr(j, "out_index", None), j.out_range),
+            describe(wrt, getattr(j, "in_index", None), getattr(j, "in_range", None)),
+            title,
+        )
         with replacing(path, binary=True) as fh:
             fh.write(png)

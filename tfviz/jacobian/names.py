@@ -49,8 +49,9 @@ def candidates(og: OpGraph, found: list[FoundVariable]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def resolve(name: str, og: OpGraph, found: list[FoundVariable], *, allow_variable: bool = True,
-            role: str = "tensor") -> Resolved:
+def resolve(
+    name: str, og: OpGraph, found: list[FoundVariable], *, allow_variable: bool = True, role: str = "tensor"
+) -> Resolved:
     """The tensor or variable ``name`` means, or a ``not_found`` error with close matches."""
     name = (name or "").strip()
     if name in ("target", TARGET):
@@ -69,14 +70,15 @@ def resolve(name: str, og: OpGraph, found: list[FoundVariable], *, allow_variabl
         close = difflib.get_close_matches(name, pool, n=8, cutoff=0.5)
         if not close:
             close = [c for c in pool if name.lower() in c.lower()][:8]
-        raise JacobianError("not_found", f"no {role} named '{name}' in the analyzed graph",
-                            candidates=close)
+        raise JacobianError("not_found", f"no {role} named '{name}' in the analyzed graph", candidates=close)
     out = node["outputs"][index]
     if out.dtype not in FLOAT_DTYPES:
-        raise JacobianError("unsupported", f"'{name}' is a {out.dtype} tensor; a Jacobian needs a"
-                            " real floating-point tensor")
-    ref = TensorRef(name if index else nid, "tensor", nid, index, out.dtype,
-                    _shape(out.shape, name, strict=False))
+        raise JacobianError(
+            "unsupported", f"'{name}' is a {out.dtype} tensor; a Jacobian needs a real floating-point tensor"
+        )
+    ref = TensorRef(
+        name if index else nid, "tensor", nid, index, out.dtype, _shape(out.shape, name, strict=False)
+    )
     return Resolved(ref, nested=_call_op(og, node.get("group") or ""))
 
 
@@ -122,4 +124,5 @@ def refuse_nested(r: Resolved) -> None:
         f"'{r.ref.name}' is inside the body of '{r.nested}' (a nested tf.function, tf.cond branch"
         f" or tf.while_loop body): gradients cannot be taken to or from it from the outer graph."
         f" Pick an output of '{r.nested}', or a tensor outside it, instead",
-        op=r.nested)
+        op=r.nested,
+    )

@@ -56,8 +56,9 @@ _FONT_HEX = (
     "fc18242418 18242418fc 7c08040408 4854545424 04043f4424 3c4040207c 1c2040201c 3c4030403c "
     "4428102844 4c9090907c 4464544c44 0008364100 0000770000 0041360800 0201020402 "
 )
-_GLYPHS = np.array([[[(b >> r) & 1 for b in bytes.fromhex(g)] for r in range(8)]
-                    for g in _FONT_HEX.split()], dtype=bool)  # (95, 8, 5)
+_GLYPHS = np.array(
+    [[[(b >> r) & 1 for b in bytes.fromhex(g)] for r in range(8)] for g in _FONT_HEX.split()], dtype=bool
+)  # (95, 8, 5)
 
 
 def colorize(matrix: np.ndarray) -> np.ndarray:
@@ -92,13 +93,13 @@ def _blit(rgb: np.ndarray, mask: np.ndarray, x: int, y: int, color: np.ndarray =
     x0, y0 = max(0, x), max(0, y)
     x1, y1 = min(rgb.shape[1], x + w), min(rgb.shape[0], y + h)
     if x1 > x0 and y1 > y0:
-        rgb[y0:y1, x0:x1][mask[y0 - y:y1 - y, x0 - x:x1 - x]] = color
+        rgb[y0:y1, x0:x1][mask[y0 - y : y1 - y, x0 - x : x1 - x]] = color
 
 
 def _fit(text: str, width: int) -> str:
     """``text`` cut with '...' to at most ``width`` pixels."""
     n = max(1, width // (6 * TEXT_SCALE))
-    return text if len(text) <= n else text[:max(0, n - 3)] + "..."
+    return text if len(text) <= n else text[: max(0, n - 3)] + "..."
 
 
 def ticks(n: int, pixels: float, min_gap: float = 70.0) -> list[int]:
@@ -119,8 +120,9 @@ def ticks(n: int, pixels: float, min_gap: float = 70.0) -> list[int]:
         base *= 10
 
 
-def figure(matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: str = "",
-           min_pixels: int = 256) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+def figure(
+    matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: str = "", min_pixels: int = 256
+) -> tuple[np.ndarray, tuple[int, int, int, int]]:
     """The figure as (height, width, 3) uint8 and the matrix's rectangle (x, y, w, h)."""
     m = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
     rows, cols = m.shape
@@ -152,20 +154,20 @@ def figure(matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: s
     height = max(top + h + bottom, top + 3 * ch + bottom)
     rgb = np.full((height, width, 3), 255, np.uint8)
     x, y = left, top
-    rgb[y:y + h, x:x + w] = img
+    rgb[y : y + h, x : x + w] = img
     # frame and axis ticks
-    rgb[y - 1, x - 1:x + w + 1] = _AXIS
-    rgb[y + h, x - 1:x + w + 1] = _AXIS
-    rgb[y - 1:y + h + 1, x - 1] = _AXIS
-    rgb[y - 1:y + h + 1, x + w] = _AXIS
+    rgb[y - 1, x - 1 : x + w + 1] = _AXIS
+    rgb[y + h, x - 1 : x + w + 1] = _AXIS
+    rgb[y - 1 : y + h + 1, x - 1] = _AXIS
+    rgb[y - 1 : y + h + 1, x + w] = _AXIS
     for t in row_ticks:
         py = y + int((t + 0.5) * h / rows)
-        rgb[py, x - 5:x - 1] = _AXIS
+        rgb[py, x - 5 : x - 1] = _AXIS
         label = text_mask(str(t))
         _blit(rgb, label, x - 7 - label.shape[1], py - ch // 2)
     for t in col_ticks:
         px = x + int((t + 0.5) * w / cols)
-        rgb[y + h + 1:y + h + 5, px] = _AXIS
+        rgb[y + h + 1 : y + h + 5, px] = _AXIS
         label = text_mask(str(t))
         _blit(rgb, label, px - label.shape[1] // 2, y + h + 6)
     # the names: title and zoom on top, the output (rows) along the left, the input below
@@ -175,24 +177,29 @@ def figure(matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: s
         rows_label = np.rot90(text_mask(rows_text))
         _blit(rgb, rows_label, 8, y + max(0, (h - rows_label.shape[0]) // 2))
     cols_label = text_mask(_fit(cols_text, width - x - 8))
-    _blit(rgb, cols_label, x + max(0, (w - cols_label.shape[1]) // 2) if cols_label.shape[1] < w else x,
-          y + h + 6 + ch + 8)
+    _blit(
+        rgb,
+        cols_label,
+        x + max(0, (w - cols_label.shape[1]) // 2) if cols_label.shape[1] < w else x,
+        y + h + 6 + ch + 8,
+    )
     # the colour bar: +max at the top (red), 0 (white) in the middle, -max at the bottom (blue)
     bar_h = max(h, 3 * ch)
     ramp = colorize(np.linspace(1.0, -1.0, bar_h)[:, None])
-    rgb[y:y + bar_h, bar_x:bar_x + 20] = ramp
-    rgb[y - 1, bar_x - 1:bar_x + 21] = _AXIS
-    rgb[y + bar_h, bar_x - 1:bar_x + 21] = _AXIS
-    rgb[y - 1:y + bar_h + 1, bar_x - 1] = _AXIS
-    rgb[y - 1:y + bar_h + 1, bar_x + 20] = _AXIS
+    rgb[y : y + bar_h, bar_x : bar_x + 20] = ramp
+    rgb[y - 1, bar_x - 1 : bar_x + 21] = _AXIS
+    rgb[y + bar_h, bar_x - 1 : bar_x + 21] = _AXIS
+    rgb[y - 1 : y + bar_h + 1, bar_x - 1] = _AXIS
+    rgb[y - 1 : y + bar_h + 1, bar_x + 20] = _AXIS
     for s, py in zip(bar_labels, (y, y + bar_h // 2, y + bar_h - 1)):
-        rgb[py, bar_x + 21:bar_x + 25] = _AXIS
+        rgb[py, bar_x + 21 : bar_x + 25] = _AXIS
         _blit(rgb, text_mask(s), bar_x + 28, min(max(y, py - ch // 2), y + bar_h - ch))
     return rgb, (x, y, w, h)
 
 
-def to_png(matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: str = "",
-           min_pixels: int = 256) -> bytes:
+def to_png(
+    matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: str = "", min_pixels: int = 256
+) -> bytes:
     """PNG bytes of :func:`figure`."""
     rgb, box = figure(matrix, of_label, wrt_label, title, min_pixels)
     h, w = rgb.shape[:2]
@@ -200,12 +207,18 @@ def to_png(matrix: np.ndarray, of_label: str = "", wrt_label: str = "", title: s
     raw[:, 1:] = rgb.reshape(h, -1)
 
     def chunk(tag: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + tag + body + struct.pack(
-            ">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
+        )
 
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
     software = f"Software\0{SIGNATURE} {__version__}".encode("latin-1")  # how tfviz knows its files
     where = ("tfviz:matrix\0" + ",".join(map(str, box))).encode("latin-1")
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"tEXt", software)
-            + chunk(b"tEXt", where) + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"tEXt", software)
+        + chunk(b"tEXt", where)
+        + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
+        + chunk(b"IEND", b"")
+    )

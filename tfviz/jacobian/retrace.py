@@ -55,17 +55,24 @@ class Picker:
             op = None
         if op is not None and op.type == want:
             return op
-        same = [n for n, d in self.og.g.nodes(data=True)
-                if d.get("type") == want and not d.get("group") and d.get("op") is not None]
+        same = [
+            n
+            for n, d in self.og.g.nodes(data=True)
+            if d.get("type") == want and not d.get("group") and d.get("op") is not None
+        ]
         mine = [o for o in self.fg.get_operations() if o.type == want]
         if nid in same and len(same) == len(mine):
             return mine[same.index(nid)]
-        raise JacobianError("replay", f"tracing the step again did not give op '{nid}' ({want})"
-                            " again: the step does not build the same graph twice")
+        raise JacobianError(
+            "replay",
+            f"tracing the step again did not give op '{nid}' ({want})"
+            " again: the step does not build the same graph twice",
+        )
 
 
-def trace_step(step_fn: Callable[[], Any], og: OpGraph,
-               build: Callable[[Picker, Any], Any], with_start: bool = True) -> Any:
+def trace_step(
+    step_fn: Callable[[], Any], og: OpGraph, build: Callable[[Picker, Any], Any], with_start: bool = True
+) -> Any:
     """A concrete function: the step traced again, then ``build(picker, start)``."""
     import tensorflow as tf
 
@@ -76,9 +83,10 @@ def trace_step(step_fn: Callable[[], Any], og: OpGraph,
             loss = as_value(converted())
         except JacobianError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the user's code, reported as data
-            raise JacobianError("replay", f"tracing the step again raised {type(exc).__name__}:"
-                                f" {exc}") from exc
+        except Exception as exc:  # the user's code, reported as data
+            raise JacobianError(
+                "replay", f"tracing the step again raised {type(exc).__name__}: {exc}"
+            ) from exc
         if not tf.is_tensor(loss):
             loss = tf.convert_to_tensor(loss)
         picker = Picker(og, tf.compat.v1.get_default_graph(), loss)

@@ -39,24 +39,53 @@ class Session(Analysis):
         """Every name a request may use (``target``, variables, float tensors)."""
         return candidates(self._graph(), self.found) if self.og is not None else []
 
-    def jacobian(self, of: str = "target", wrt: str = "", *, out_range: list[int] | None = None,
-                 in_range: list[int] | None = None, mode: str = "auto",
-                 budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
-                 cancelled: Callable[[], bool] | None = None, of_index: Spec | None = None,
-                 wrt_index: Spec | None = None) -> Jacobian:
+    def jacobian(
+        self,
+        of: str = "target",
+        wrt: str = "",
+        *,
+        out_range: list[int] | None = None,
+        in_range: list[int] | None = None,
+        mode: str = "auto",
+        budget: int = DEFAULT_BUDGET,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        of_index: Spec | None = None,
+        wrt_index: Spec | None = None,
+    ) -> Jacobian:
         """J(of, wrt) with shape ``of.shape + wrt.shape``, or the kept dimensions of the
         structured slices ``of_index`` / ``wrt_index``, or ``[n_out, n_in]`` for flat ranges."""
         og = self._graph()
         y = resolve(of, og, self.found, allow_variable=False, role="tensor (--of)")
         x = resolve(wrt, og, self.found, role="variable or tensor (--wrt)")
         with self._context():
-            return compute(self.step_fn, og, y, x, out_range=out_range, in_range=in_range,
-                           mode=mode, budget=budget, progress=progress, cancelled=cancelled,
-                           cache=self._cache, of_index=of_index, wrt_index=wrt_index)
+            return compute(
+                self.step_fn,
+                og,
+                y,
+                x,
+                out_range=out_range,
+                in_range=in_range,
+                mode=mode,
+                budget=budget,
+                progress=progress,
+                cancelled=cancelled,
+                cache=self._cache,
+                of_index=of_index,
+                wrt_index=wrt_index,
+            )
 
-    def chain(self, of: str = "target", wrt: str = "", via: str = "", *, mode: str = "auto",
-              budget: int = DEFAULT_BUDGET, progress: Progress | None = None,
-              cancelled: Callable[[], bool] | None = None) -> ChainSplit:
+    def chain(
+        self,
+        of: str = "target",
+        wrt: str = "",
+        via: str = "",
+        *,
+        mode: str = "auto",
+        budget: int = DEFAULT_BUDGET,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> ChainSplit:
         """The chain-rule split through ``via``: J(y,h), J(h,x), their product, J(y,x)."""
         og = self._graph()
         y = resolve(of, og, self.found, allow_variable=False, role="tensor (--of)")
@@ -68,8 +97,18 @@ class Session(Analysis):
             def tick(k: int, n: int) -> None:
                 if progress is not None:
                     progress(done[0] * 100 + int(100 * k / n), 300)
-            j = compute(self.step_fn, og, a, b, mode=mode, budget=budget, progress=tick,
-                        cancelled=cancelled, cache=self._cache)
+
+            j = compute(
+                self.step_fn,
+                og,
+                a,
+                b,
+                mode=mode,
+                budget=budget,
+                progress=tick,
+                cancelled=cancelled,
+                cache=self._cache,
+            )
             done[0] += 1
             return j
 
@@ -78,9 +117,12 @@ class Session(Analysis):
 
     def _graph(self) -> OpGraph:
         if self.og is None:
-            raise JacobianError("replay", f"'{self.target}' could not be traced by tf.function"
-                                f" ({self.trace_error or 'see the report'}), so there is no graph"
-                                " to take tensors from")
+            raise JacobianError(
+                "replay",
+                f"'{self.target}' could not be traced by tf.function"
+                f" ({self.trace_error or 'see the report'}), so there is no graph"
+                " to take tensors from",
+            )
         return self.og
 
     @contextlib.contextmanager

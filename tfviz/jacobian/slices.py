@@ -63,7 +63,8 @@ def parse_spec(text: str, flag: str) -> Spec:
         except ValueError:
             raise ValueError(
                 f"{flag} takes one entry per dimension, separated by commas: N (one index), ':' (all)"
-                f" or A:B (a range), e.g. 0,:,:,3; entry {k} is {p!r} in {text!r}") from None
+                f" or A:B (a range), e.g. 0,:,:,3; entry {k} is {p!r} in {text!r}"
+            ) from None
     return out
 
 
@@ -71,8 +72,7 @@ def format_spec(spec: Spec | None) -> str:
     """The command-line form of a spec (``:`` for all)."""
     if spec is None:
         return ""
-    return ",".join(":" if e is None else f"{e[0]}:{e[1]}" if isinstance(e, list) else str(e)
-                    for e in spec)
+    return ",".join(":" if e is None else f"{e[0]}:{e[1]}" if isinstance(e, list) else str(e) for e in spec)
 
 
 def check_spec(spec: Any, key: str) -> Spec | None:
@@ -80,12 +80,21 @@ def check_spec(spec: Any, key: str) -> Spec | None:
     if spec is None:
         return None
     ok = isinstance(spec, list) and all(
-        e is None or (isinstance(e, int) and not isinstance(e, bool))
-        or (isinstance(e, list) and len(e) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in e)) for e in spec)
+        e is None
+        or (isinstance(e, int) and not isinstance(e, bool))
+        or (
+            isinstance(e, list)
+            and len(e) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in e)
+        )
+        for e in spec
+    )
     if not ok:
-        raise JacobianError("bad_request", f'"{key}" must be a list with one entry per dimension:'
-                            f" an index, null (all) or [start, stop], got {spec!r}")
+        raise JacobianError(
+            "bad_request",
+            f'"{key}" must be a list with one entry per dimension:'
+            f" an index, null (all) or [start, stop], got {spec!r}",
+        )
     return list(spec)
 
 
@@ -103,12 +112,14 @@ def kept_shape(spec: Spec | None, shape: list[int]) -> list[int]:
 def rows_cols(j: Any) -> tuple[int, int]:
     """The flattened (outputs x inputs) matrix's size of a result (flat ranges, then slices).
     Only ``out_range`` and ``of.size`` are needed of a result without slices."""
+
     def side(rng: list[int] | None, spec: Spec | None, ref: Any) -> int:
         if rng:
             return rng[1] - rng[0]
         if spec is None:
             return int(ref.size)
         return int(np.prod(kept_shape(spec, ref.shape), dtype=np.int64))
+
     rows = side(j.out_range, getattr(j, "out_index", None), j.of)
     wrt = getattr(j, "wrt", None)
     return rows, side(j.in_range, getattr(j, "in_index", None), wrt) if wrt is not None else -1
@@ -130,9 +141,12 @@ def select(spec: Spec | None, shape: list[int], flag: str, name: str) -> Selecti
         return Selection(None, list(shape), np.arange(size, dtype=np.int64))
     dims = "(" + ", ".join(map(str, shape)) + (",)" if len(shape) == 1 else ")")
     if len(spec) != len(shape):
-        raise JacobianError("bad_request", f"{flag} {format_spec(spec)!r} has {len(spec)}"
-                            f" entr{'y' if len(spec) == 1 else 'ies'} but '{name}' has {len(shape)}"
-                            f" dimension{'s' if len(shape) != 1 else ''} {dims}: give one per dimension")
+        raise JacobianError(
+            "bad_request",
+            f"{flag} {format_spec(spec)!r} has {len(spec)}"
+            f" entr{'y' if len(spec) == 1 else 'ies'} but '{name}' has {len(shape)}"
+            f" dimension{'s' if len(shape) != 1 else ''} {dims}: give one per dimension",
+        )
     axes: list[np.ndarray] = []
     kept: list[int] = []
     for d, (e, n) in enumerate(zip(spec, shape)):
@@ -141,14 +155,20 @@ def select(spec: Spec | None, shape: list[int], flag: str, name: str) -> Selecti
             kept.append(n)
         elif isinstance(e, list):
             if not 0 <= e[0] < e[1] <= n:
-                raise JacobianError("bad_request", f"{flag}: the range {e[0]}:{e[1]} of dimension {d}"
-                                    f" of '{name}' {dims} must satisfy 0 <= start < stop <= {n}")
+                raise JacobianError(
+                    "bad_request",
+                    f"{flag}: the range {e[0]}:{e[1]} of dimension {d}"
+                    f" of '{name}' {dims} must satisfy 0 <= start < stop <= {n}",
+                )
             axes.append(np.arange(e[0], e[1]))
             kept.append(e[1] - e[0])
         else:
             if not 0 <= e < n:
-                raise JacobianError("bad_request", f"{flag}: index {e} of dimension {d} of '{name}'"
-                                    f" {dims} is out of range: it must be 0 to {n - 1}")
+                raise JacobianError(
+                    "bad_request",
+                    f"{flag}: index {e} of dimension {d} of '{name}'"
+                    f" {dims} is out of range: it must be 0 to {n - 1}",
+                )
             axes.append(np.array([e]))
     if not axes:
         return Selection(list(spec), [], np.zeros(1, np.int64))
@@ -157,10 +177,18 @@ def select(spec: Spec | None, shape: list[int], flag: str, name: str) -> Selecti
     return Selection(list(spec), kept, flat)
 
 
-def offers_for(of_shape: list[int], wrt_shape: list[int], of_spec: Spec | None, wrt_spec: Spec | None,
-               itemsize: int, budget: int, limit: int = 4) -> list[dict[str, Any]]:
+def offers_for(
+    of_shape: list[int],
+    wrt_shape: list[int],
+    of_spec: Spec | None,
+    wrt_spec: Spec | None,
+    itemsize: int,
+    budget: int,
+    limit: int = 4,
+) -> list[dict[str, Any]]:
     """Structured slices that fit ``budget``: fix one more dimension of the output (index 0)
     or of the input, then two, nearest first. Cheap: only sizes are computed."""
+
     def size(shape: list[int], spec: Spec | None) -> int:
         spec = spec if spec is not None else [None] * len(shape)
         n = 1
@@ -179,12 +207,21 @@ def offers_for(of_shape: list[int], wrt_shape: list[int], of_spec: Spec | None, 
         tries.append((base_o, [0 if k == d else e for k, e in enumerate(base_i)]))
     for d in free_o:  # an output dimension and an input dimension
         for d2 in reversed(free_i):
-            tries.append(([0 if k == d else e for k, e in enumerate(base_o)],
-                          [0 if k == d2 else e for k, e in enumerate(base_i)]))
+            tries.append(
+                (
+                    [0 if k == d else e for k, e in enumerate(base_o)],
+                    [0 if k == d2 else e for k, e in enumerate(base_i)],
+                )
+            )
     offers: list[dict[str, Any]] = []
     for o, i in tries:
         nbytes = size(of_shape, o) * size(wrt_shape, i) * itemsize
         if nbytes <= budget and len(offers) < limit:
-            offers.append({"of_index": o if any(e is not None for e in o) else None,
-                           "wrt_index": i if any(e is not None for e in i) else None, "bytes": nbytes})
+            offers.append(
+                {
+                    "of_index": o if any(e is not None for e in o) else None,
+                    "wrt_index": i if any(e is not None for e in i) else None,
+                    "bytes": nbytes,
+                }
+            )
     return offers

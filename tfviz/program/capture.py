@@ -69,8 +69,12 @@ class StepCapture:
         import tensorflow as tf
 
         self.passed = tf.nest.flatten(hit.sources)
-        self.handed = [tf.zeros(s.shape, s.dtype) if hasattr(s, "shape") and s.shape.is_fully_defined()
-                       else tf.zeros_like(s) for s in self.passed]
+        self.handed = [
+            tf.zeros(s.shape, s.dtype)
+            if hasattr(s, "shape") and s.shape.is_fully_defined()
+            else tf.zeros_like(s)
+            for s in self.passed
+        ]
         return tf.nest.pack_sequence_as(hit.sources, self.handed)
 
     def record_update(self, grads: list[Any], variables: list[Any], where: Source | None) -> None:

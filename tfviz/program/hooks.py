@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tfviz.program.frames import frame_source
+from tfviz.report import Source
+
 
 @dataclass
 class Hit:
@@ -43,22 +46,32 @@ class Handler(Protocol):
 
     def gradient(self, hit: Hit, original: Callable[[], Any]) -> Any: ...
 
-    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
-                        original: Callable[[], Any]) -> Any: ...
+    def function_called(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any: ...
 
-    def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any,
-                  original: Callable[[], Any]) -> Any: ...
+    def keras_fit(
+        self, model: Any, bound: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any: ...
 
-    def keras_train_on_batch(self, model: Any, bound: dict[str, Any], frame: Any,
-                             original: Callable[[], Any]) -> Any: ...
+    def keras_train_on_batch(
+        self, model: Any, bound: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any: ...
 
     def graph_mode(self) -> None: ...
 
-    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any: ...
+    def strategy_run(
+        self,
+        strategy: Any,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        original: Callable[[], Any],
+    ) -> Any: ...
 
-    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
-                        original: Callable[[], Any]) -> Any: ...
+    def optimizer_apply(
+        self, optimizer: Any, grads: list[Any], variables: list[Any], original: Callable[[], Any]
+    ) -> Any: ...
 
     def variable_assigned(self, variable: Any) -> None: ...
 
@@ -70,6 +83,32 @@ _installed: list[tuple[Any, str, Any, bool]] = []
 #: this thread's recording tapes, outermost first (tapes are per thread in TensorFlow too):
 #: a replayed step's ``tape.watch`` is repeated on the engine's
 _threads = threading.local()
+
+
+@dataclass
+class Predicted:
+    """A Keras model's ``predict()`` called while a tape recorded: by the name the caller
+    holds the model under, at the caller's line."""
+
+    model: Any
+    name: str
+    source: Source
+
+
+#: while an analysis listens: each predict() called as a tape records
+_predictions: list[Predicted] | None = None
+
+
+@contextlib.contextmanager
+def predictions() -> Iterator[list[Predicted]]:
+    """Collect each ``predict()`` called while a tape records: it hands back NumPy, so a loss
+    computed from it has no gradient, however the tape is used."""
+    global _predictions
+    old, _predictions = _predictions, []
+    try:
+        yield _predictions
+    finally:
+        _predictions = old
 
 
 def _open() -> list[Any]:
@@ -135,15 +174,24 @@ def _patch_property(owner: type, name: str, make: Callable[[Any], Any]) -> None:
     from tensorflow.python.autograph.impl.api import do_not_convert
 
     original = vars(owner)[name]
-    setattr(owner, name, property(do_not_convert(make(original.fget)), original.fset, original.fdel,
-                                  original.__doc__))
+    setattr(
+        owner,
+        name,
+        property(do_not_convert(make(original.fget)), original.fset, original.fdel, original.__doc__),
+    )
     _installed.append((owner, name, original, True))
 
 
+_all_installed = False
+
+
 def install() -> None:
-    """Install the patches once per process (idempotent)."""
-    if _installed:
+    """Install the patches once per process (idempotent; Keras' ``predict`` may have been
+    patched alone before, for a ``loss()`` target)."""
+    global _all_installed
+    if _all_installed:
         return
+    _all_installed = True
     import tensorflow as tf
     from tensorflow.python.eager import backprop
     from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
@@ -190,6 +238,7 @@ def install() -> None:
 
     for name in ("trainable_variables", "trainable_weights"):
         _patch_property(Layer, name, _listing)
+    install_predict()
     _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
 
@@ -204,6 +253,49 @@ def _caller(depth: int = 2) -> Any:
 
 #: the file of the do_not_convert wrapper around every patch
 AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
+
+
+_predict_installed = False
+
+
+def install_predict() -> None:
+    """Patch Keras' ``predict`` alone (a ``loss()`` target needs no other hook); idempotent."""
+    global _predict_installed
+    if _predict_installed:
+        return
+    _predict_installed = True
+    try:
+        import keras
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return
+    _patch(keras.Model, "predict", _predict)
+    _patch(keras.Model, "predict_on_batch", _predict)
+
+
+def _recording() -> bool:
+    """A tape records on this thread: the program's (tracked as it opens) or the engine's."""
+    from tensorflow.python.eager import record
+
+    return bool(open_tapes()) or bool(record.could_possibly_record())
+
+
+def _predict(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def predict(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _predictions is not None and _recording():
+            frame = _caller()
+            name = next(
+                (
+                    n
+                    for scope in (frame.f_locals, frame.f_globals)
+                    for n, value in scope.items()
+                    if value is self
+                ),
+                getattr(self, "name", "model"),
+            )
+            _predictions.append(Predicted(self, name, frame_source(frame)))
+        return orig(self, *args, **kwargs)
+
+    return predict
 
 
 def _enter(orig: Callable[..., Any]) -> Callable[..., Any]:
@@ -334,8 +426,9 @@ def _apply_gradients(orig: Callable[..., Any]) -> Callable[..., Any]:
         if h is None:
             return orig(self, grads_and_vars, *args, **kwargs)
         pairs = list(grads_and_vars)
-        return h.optimizer_apply(self, [g for g, _ in pairs], [v for _, v in pairs],
-                                 lambda: orig(self, pairs, *args, **kwargs))
+        return h.optimizer_apply(
+            self, [g for g, _ in pairs], [v for _, v in pairs], lambda: orig(self, pairs, *args, **kwargs)
+        )
 
     apply_gradients.__doc__ = orig.__doc__
     return apply_gradients
@@ -348,8 +441,9 @@ def _apply(orig: Callable[..., Any]) -> Callable[..., Any]:
             return orig(self, grads, trainable_variables, *args, **kwargs)
         grads = list(grads)
         variables = list(trainable_variables) if trainable_variables is not None else None
-        return h.optimizer_apply(self, grads, variables or [],
-                                 lambda: orig(self, grads, variables, *args, **kwargs))
+        return h.optimizer_apply(
+            self, grads, variables or [], lambda: orig(self, grads, variables, *args, **kwargs)
+        )
 
     apply.__doc__ = orig.__doc__
     return apply

@@ -28,14 +28,19 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[in
         from keras.src.trainers.data_adapters import get_data_adapter
 
         adapter = get_data_adapter(
-            x=p.get("x"), y=p.get("y"), sample_weight=p.get("sample_weight"),
-            batch_size=p.get("batch_size"), steps_per_epoch=p.get("steps_per_epoch"),
-            shuffle=False, class_weight=p.get("class_weight"),
+            x=p.get("x"),
+            y=p.get("y"),
+            sample_weight=p.get("sample_weight"),
+            batch_size=p.get("batch_size"),
+            steps_per_epoch=p.get("steps_per_epoch"),
+            shuffle=False,
+            class_weight=p.get("class_weight"),
         )
         dataset = adapter.get_tf_dataset()
     except Exception as exc:  # noqa: BLE001 - Keras' own message is the clearest
-        raise AnalysisError(f"Model.fit cannot read its input: {type(exc).__name__}: {exc}",
-                            file=script) from None
+        raise AnalysisError(
+            f"Model.fit cannot read its input: {type(exc).__name__}: {exc}", file=script
+        ) from None
     limit = p.get("steps_per_epoch") or _MAX_BATCHES
     first = int(p.get("initial_epoch") or 0)
     for epoch in range(first, max(int(p.get("epochs") or 1), first + 1)):

@@ -18,11 +18,12 @@ from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
 from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
 from tfviz.script.notebook import namespace as notebook_namespace
-from tfviz.script.scriptinfo import static_targets
+from tfviz.script.scriptinfo import losses_with_arguments, static_targets
 
 
-def run_program(path: str, args: list[str], step: int, capture: Capture,
-                watch: Watch | None = None) -> StepCapture:
+def run_program(
+    path: str, args: list[str], step: int, capture: Capture, watch: Watch | None = None
+) -> StepCapture:
     """Run the script at ``path`` as ``__main__`` until its ``step``-th gradient
     computation; raise AnalysisError when it never gets there. With a ``watch``,
     the step captured is the first where its condition fires, if that comes
@@ -96,19 +97,34 @@ def run_program(path: str, args: list[str], step: int, capture: Capture,
     if outcome is not None:
         if handler.pending is not None:
             return handler.pending  # it failed after its captured step: nothing lost
-        what = ("the program raised before its first gradient computation" if handler.count == 0
-                else f"the program raised after {handler.count} gradient computation(s)")
+        what = (
+            "the program raised before its first gradient computation"
+            if handler.count == 0
+            else f"the program raised after {handler.count} gradient computation(s)"
+        )
         raise error_from_exception(outcome, what, path) from None
     if handler.pending is not None:
         return handler.pending
     if watch is not None:
         raise RanToEnd(handler.count)
-    done = "ran to the end without computing a gradient" if handler.count == 0 else (
-        f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
-    candidates = tuple(static_targets(read_source(path)))
+    done = (
+        "ran to the end without computing a gradient"
+        if handler.count == 0
+        else (f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
+    )
+    source = read_source(path)
+    candidates = tuple(static_targets(source))
     if candidates:
-        done += (f". Functions it could differentiate instead: {', '.join(candidates)}"
-                 " (choose one with --target NAME)")
+        done += (
+            f". Functions it could differentiate instead: {', '.join(candidates)}"
+            " (choose one with --target NAME)"
+        )
+    elif handler.count == 0 and (needing := losses_with_arguments(source)):
+        done += (
+            f". {needing[0]} takes arguments, and tfviz calls a target with none: wrap it in"
+            " a function that passes them (def target(): return "
+            f"{needing[0].split('(')[0]}(...)) and choose that with --target target"
+        )
     raise AnalysisError(f"the program {done}", file=path, detail=_tail(capture), candidates=candidates)
 
 
@@ -124,8 +140,9 @@ def _op_callbacks() -> list[Callable[..., Any]]:
 _STACK_BYTES = 256 * 1024 * 1024
 
 
-def _run_in_thread(program: Callable[[], None],
-                   ended: queue.SimpleQueue[BaseException | None]) -> BaseException | None:
+def _run_in_thread(
+    program: Callable[[], None], ended: queue.SimpleQueue[BaseException | None]
+) -> BaseException | None:
     """Start the program and wait for how it ended (Ctrl-C still reaches us)."""
     old = threading.stack_size()
     try:
@@ -169,9 +186,9 @@ def _release_tape_recordings(frame: Any) -> None:
 
     while frame is not None:
         for value in list(frame.f_locals.values()):
-            if isinstance(value, tf.GradientTape) and not value._recording:  # noqa: SLF001
+            if isinstance(value, tf.GradientTape) and not value._recording:
                 value.watched_variables()  # kept by the tape itself, for whoever still asks
-                value._tape = None  # noqa: SLF001 - what GradientTape.__exit__ leaves for gradient()
+                value._tape = None  # what GradientTape.__exit__ leaves for gradient()
         frame = frame.f_back
 
 

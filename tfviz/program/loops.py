@@ -21,8 +21,13 @@ def _unrolling(handler: Any) -> bool:
     return bool(getattr(handler, "unroll_loops", False)) and not tf.executing_eagerly()
 
 
-def _unroll(handler: Any, iteration: Callable[[int], None], bound: int | None,
-            get_state: Callable[[], Any], set_state: Callable[[Any], None]) -> bool:
+def _unroll(
+    handler: Any,
+    iteration: Callable[[int], None],
+    bound: int | None,
+    get_state: Callable[[], Any],
+    set_state: Callable[[Any], None],
+) -> bool:
     """Run ``iteration(i)`` for i = 0, 1, ... while each makes a gradient call.
 
     Returns False (with the state put back) when the first iteration makes
@@ -42,9 +47,17 @@ def _unroll(handler: Any, iteration: Callable[[int], None], bound: int | None,
     return True
 
 
-def for_stmt(original: Callable[..., Any], handler: Any, iter_: Any, extra_test: Any,
-             body: Callable[..., Any], get_state: Callable[[], Any], set_state: Callable[[Any], None],
-             symbol_names: Any, opts: Any) -> Any:
+def for_stmt(
+    original: Callable[..., Any],
+    handler: Any,
+    iter_: Any,
+    extra_test: Any,
+    body: Callable[..., Any],
+    get_state: Callable[[], Any],
+    set_state: Callable[[Any], None],
+    symbol_names: Any,
+    opts: Any,
+) -> Any:
     import tensorflow as tf
 
     if not _unrolling(handler) or not tf.is_tensor(iter_) or iter_.shape.rank is None or iter_.shape.rank < 1:
@@ -54,9 +67,16 @@ def for_stmt(original: Callable[..., Any], handler: Any, iter_: Any, extra_test:
     return None
 
 
-def while_stmt(original: Callable[..., Any], handler: Any, test: Callable[[], Any], body: Callable[[], Any],
-               get_state: Callable[[], Any], set_state: Callable[[Any], None], symbol_names: Any,
-               opts: Any) -> Any:
+def while_stmt(
+    original: Callable[..., Any],
+    handler: Any,
+    test: Callable[[], Any],
+    body: Callable[[], Any],
+    get_state: Callable[[], Any],
+    set_state: Callable[[Any], None],
+    symbol_names: Any,
+    opts: Any,
+) -> Any:
     if not _unrolling(handler):
         return original(test, body, get_state, set_state, symbol_names, opts)
     if not _unroll(handler, lambda i: body(), None, get_state, set_state):

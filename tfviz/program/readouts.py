@@ -27,7 +27,12 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfviz.program.hooks import AUTOGRAPH_API
+from tfviz.program.hooks import AUTOGRAPH_API, Predicted
+from tfviz.program.sources import variable_ids
+from tfviz.program.watch import some_names
+from tfviz.report import Problem, Report, Source
+from tfviz.script.discover import FoundVariable
+from tfviz.vocabulary import Kind, Severity, Status
 
 _KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
 _LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
@@ -56,8 +61,15 @@ class Readouts:
             self.eager = []
         self.traced, self.position, self._matched = [], {}, []
 
-    def callback(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
-                 op_name: str | bytes | None = None, graph: Any = None) -> None:
+    def callback(
+        self,
+        op_type: str | bytes,
+        inputs: Any,
+        attrs: Any,
+        outputs: Any,
+        op_name: str | bytes | None = None,
+        graph: Any = None,
+    ) -> None:
         kind = op_type.decode() if isinstance(op_type, bytes) else op_type
         if graph is None and self.recording:
             kept = [t if _small(t) else None for t in outputs or ()]
@@ -86,8 +98,9 @@ class Readouts:
         j = next((m + 1 for m in reversed(self._matched) if m is not None), 0)
         for i in range(len(self._matched), upto + 1):
             kind = self.traced[i]
-            found = next((k for k in range(j, min(j + _LOOKAHEAD, len(self.eager)))
-                          if self.eager[k][0] == kind), None)
+            found = next(
+                (k for k in range(j, min(j + _LOOKAHEAD, len(self.eager))) if self.eager[k][0] == kind), None
+            )
             self._matched.append(found)
             if found is not None:
                 j = found + 1
@@ -125,8 +138,11 @@ def _from_user_code() -> bool:
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if (os.sep + "numpy" + os.sep not in filename and not filename.endswith("readouts.py")
-                and not filename.endswith(AUTOGRAPH_API)):
+        if (
+            os.sep + "numpy" + os.sep not in filename
+            and not filename.endswith("readouts.py")
+            and not filename.endswith(AUTOGRAPH_API)
+        ):
             return not any(lib in filename for lib in _LIBRARIES) or "__autograph_generated" in filename
         frame = frame.f_back
     return False
@@ -144,8 +160,10 @@ def _player(name: str, original: Callable[..., Any] | None) -> Callable[..., Any
                     return np.asarray(value, dtype=args[0] if args else None)
                 return {"__float__": float, "__int__": int, "__index__": int, "__bool__": bool}[name](value)
         if original is None:
-            raise TypeError(f"{name.strip('_')}() of a symbolic tf.Tensor ({self.name}) needs a value;"
-                            " a traced step has none")
+            raise TypeError(
+                f"{name.strip('_')}() of a symbolic tf.Tensor ({self.name}) needs a value;"
+                " a traced step has none"
+            )
         return original(self, *args, **kwargs)
 
     read.__name__ = name
@@ -169,6 +187,7 @@ def _numpy_attribute(original: Callable[[Any, str], Any]) -> Callable[[Any, str]
 def _variable_numpy(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """A variable read out in a traced step has the value it holds outside the graph,
     the one the eager run read (a replay updates nothing)."""
+
     def numpy(self: Any) -> Any:
         r = _active
         if r is not None and _from_user_code():
@@ -194,7 +213,69 @@ def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
 
     out: list[tuple[Any, str, Callable[[Any], Any]]] = [
         (ops.SymbolicTensor, name, lambda orig, n=name: _player(n, orig))  # type: ignore[misc]
-        for name in _KINDS]
+        for name in _KINDS
+    ]
     out.append((ops.SymbolicTensor, "__getattr__", _numpy_attribute))
     out.append((resource_variable_ops.BaseResourceVariable, "numpy", _variable_numpy))
     return out
+
+
+def predicted(report: Report, found: list[FoundVariable], calls: list[Predicted], what: str = "step") -> None:
+    """Weights of a model whose ``predict()`` the step called while its tape recorded.
+
+    ``predict()`` hands back NumPy, which no tape records: a loss computed from it is plain
+    numbers to TensorFlow, whose ``tape.gradient`` gives each weight None (and the step cannot
+    be traced: predict reads its tensors out). Name the call, at the user's line, in place of
+    a bare "None" and of the failed trace; ``what`` is how the report speaks of what ran
+    (a program's step, a ``loss()`` target)."""
+    if not calls:
+        return
+    where: dict[int, tuple[str, Source]] = {}
+    for call in calls:
+        for v in call.model.trainable_variables:
+            for key in variable_ids(v):
+                where.setdefault(key, (call.name, call.source))
+    by_path = {
+        f.path: next(
+            (where[i] for i in variable_ids(f.variable) | variable_ids(f.tf_variable) if i in where), None
+        )
+        for f in found
+    }
+    named: dict[tuple[str, int | None], list[str]] = {}
+    sources: dict[tuple[str, int | None], Source] = {}
+    for row in report.variables:
+        hit = by_path.get(row.name)
+        if hit is None or row.status != Status.DISCONNECTED or row.kind not in (Kind.OTHER, Kind.NOT_READ):
+            continue
+        name, source = hit
+        row.kind = Kind.NOT_READ
+        row.explanation = (
+            f"the {what} calls {name}.predict() at line {source.line} while its tape"
+            " records; predict() returns a NumPy array, which the tape cannot"
+            " follow, so the loss gets plain numbers and no gradient reaches this weight"
+        )
+        named.setdefault((name, source.line), []).append(row.name)
+        sources[(name, source.line)] = source
+    done = {v for rows in named.values() for v in rows}
+    report.problems = [
+        p
+        for p in report.problems
+        if not (p.kind in (Kind.OTHER, Kind.NOT_READ) and p.variables and set(p.variables) <= done)
+    ]
+    for (name, line), rows in named.items():
+        report.problems.append(
+            Problem(
+                kind=Kind.NOT_READ,
+                severity=Severity.ERROR,
+                op="",
+                op_type="",
+                message=(
+                    f"{name}.predict() at line {line} returns a NumPy array while the tape records:"
+                    f" the loss is computed from plain numbers, so {some_names(rows)} get no gradient"
+                ),
+                variables=rows,
+                source=sources[(name, line)],
+                hint="Call the model itself inside the tape, model(x, training=True), not model.predict(x).",
+            )
+        )
+    report.ok = report.ok and not any(p.severity == Severity.ERROR for p in report.problems)

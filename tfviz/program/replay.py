@@ -48,8 +48,9 @@ class ReplayHandler:
     #: a loop that holds the step's gradient call is unrolled (see :mod:`tfviz.program.loops`)
     unroll_loops = True
 
-    def __init__(self, k: int, inert: bool, inline: list[Any] | tuple[Any, ...] = (),
-                 tape_ordinal: int | None = None) -> None:
+    def __init__(
+        self, k: int, inert: bool, inline: list[Any] | tuple[Any, ...] = (), tape_ordinal: int | None = None
+    ) -> None:
         self.k, self.inert, self.count = k, inert, 0
         #: nested tf.functions that held the step's gradient calls (see :func:`run_python`)
         self.inline = list(inline)
@@ -89,8 +90,15 @@ class ReplayHandler:
             t._push_tape()
         self.paused = False
 
-    def _unrecorded(self, op_type: str | bytes, inputs: Any, attrs: Any, outputs: Any,
-                    op_name: str | bytes | None = None, graph: Any = None) -> None:
+    def _unrecorded(
+        self,
+        op_type: str | bytes,
+        inputs: Any,
+        attrs: Any,
+        outputs: Any,
+        op_name: str | bytes | None = None,
+        graph: Any = None,
+    ) -> None:
         if graph is not None and op_name:
             self.outside.add((id(graph), op_name.decode() if isinstance(op_name, bytes) else op_name))
         elif graph is None and op_type in ("ReadVariableOp", b"ReadVariableOp") and inputs:
@@ -126,25 +134,27 @@ class ReplayHandler:
             raise Captured(hit)
         return original()
 
-    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
-                        original: Callable[[], Any]) -> Any:
+    def function_called(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any:
         if any(fn is f for f in self.inline):
             return run_python(fn, args, kwargs)
         return original()
 
-    def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any,
-                  original: Callable[[], Any]) -> Any:
+    def keras_fit(self, model: Any, bound: dict[str, Any], frame: Any, original: Callable[[], Any]) -> Any:
         return original()
 
-    def keras_train_on_batch(self, model: Any, bound: dict[str, Any], frame: Any,
-                             original: Callable[[], Any]) -> Any:
+    def keras_train_on_batch(
+        self, model: Any, bound: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any:
         return original()
 
     def graph_mode(self) -> None:
         return None
 
-    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
-                        original: Callable[[], Any]) -> None:
+    def optimizer_apply(
+        self, optimizer: Any, grads: list[Any], variables: list[Any], original: Callable[[], Any]
+    ) -> None:
         return None  # a replayed step never updates anything (an earlier step's optimizer call)
 
     def variable_assigned(self, variable: Any) -> None:
@@ -153,8 +163,14 @@ class ReplayHandler:
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
         return None
 
-    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any:
+    def strategy_run(
+        self,
+        strategy: Any,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        original: Callable[[], Any],
+    ) -> Any:
         """One replica, in this thread: TensorFlow's tapes are per thread, and
         the engine's tape must see the replica's ops."""
         import tensorflow as tf
@@ -165,8 +181,7 @@ class ReplayHandler:
             except Exception:  # noqa: BLE001 - not a distributed value
                 return value
 
-        return fn(*tf.nest.map_structure(first, tuple(args)),
-                  **tf.nest.map_structure(first, dict(kwargs)))
+        return fn(*tf.nest.map_structure(first, tuple(args)), **tf.nest.map_structure(first, dict(kwargs)))
 
 
 def float_tensors(value: Any) -> list[Any]:
@@ -213,7 +228,8 @@ def _convert(fn: Callable[..., Any]) -> Callable[..., Any]:
     if not isinstance(fn, (types.FunctionType, types.MethodType, functools.partial)):
         return fn
     converted: Callable[..., Any] = ag_api.tf_convert(
-        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED))
+        fn, ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED)
+    )
     return converted
 
 
@@ -296,9 +312,17 @@ class CallReplay(_Replay):
     calls, run as Python (:func:`run_python`) so the replay sees those calls.
     """
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], k: int,
-                 inert: bool, autograph: bool = True, inline: list[Any] | tuple[Any, ...] = (),
-                 tape_ordinal: int | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        k: int,
+        inert: bool,
+        autograph: bool = True,
+        inline: list[Any] | tuple[Any, ...] = (),
+        tape_ordinal: int | None = None,
+    ) -> None:
         super().__init__(k, inert, tape_ordinal)
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.autograph = autograph
@@ -328,8 +352,15 @@ class BlockReplay(_Replay):
     the variables the frame had when the tape was entered.
     """
 
-    def __init__(self, code: Any, namespace: dict[str, Any], k: int, inert: bool,
-                 assigned: list[str], tape_ordinal: int | None = None) -> None:
+    def __init__(
+        self,
+        code: Any,
+        namespace: dict[str, Any],
+        k: int,
+        inert: bool,
+        assigned: list[str],
+        tape_ordinal: int | None = None,
+    ) -> None:
         super().__init__(k, inert, tape_ordinal)
         self.code, self.namespace = code, namespace
         self.assigned = assigned
@@ -396,10 +427,13 @@ def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
 
 def _calls_tape(stmt: ast.stmt, tape_name: str | None) -> bool:
     for node in ast.walk(stmt):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("gradient", "jacobian", "batch_jacobian")
-                and isinstance(node.func.value, ast.Name)
-                and (tape_name is None or node.func.value.id == tape_name)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("gradient", "jacobian", "batch_jacobian")
+            and isinstance(node.func.value, ast.Name)
+            and (tape_name is None or node.func.value.id == tape_name)
+        ):
             return True
     return False
 
@@ -431,19 +465,21 @@ def block_code(source: str, filename: str, with_line: int, stop_line: int | None
         for i, stmt in enumerate(body):
             if isinstance(stmt, (ast.With, ast.AsyncWith)) and stmt.lineno == with_line:
                 return _compile_range(body, i, stop_line, filename)
-    raise AnalysisError("cannot find the `with tf.GradientTape()` statement to replay",
-                        file=filename, line=with_line)
+    raise AnalysisError(
+        "cannot find the `with tf.GradientTape()` statement to replay", file=filename, line=with_line
+    )
 
 
-def _compile_range(body: list[ast.stmt], i: int, stop_line: int | None,
-                   filename: str) -> tuple[types.CodeType, list[str]]:
+def _compile_range(
+    body: list[ast.stmt], i: int, stop_line: int | None, filename: str
+) -> tuple[types.CodeType, list[str]]:
     with_stmt = cast("ast.With | ast.AsyncWith", body[i])  # block_code found it
-    tape_name = next((item.optional_vars.id for item in with_stmt.items
-                      if isinstance(item.optional_vars, ast.Name)), None)
+    tape_name = next(
+        (item.optional_vars.id for item in with_stmt.items if isinstance(item.optional_vars, ast.Name)), None
+    )
     end = i
     # a parsed statement has its end_lineno
-    if stop_line is not None and not (
-            with_stmt.lineno <= stop_line <= with_stmt.end_lineno):  # type: ignore[operator]
+    if stop_line is not None and not (with_stmt.lineno <= stop_line <= with_stmt.end_lineno):  # type: ignore[operator]
         for j in range(i + 1, len(body)):
             if body[j].lineno > stop_line:
                 break
@@ -453,12 +489,13 @@ def _compile_range(body: list[ast.stmt], i: int, stop_line: int | None,
             if _calls_tape(body[j], tape_name):
                 end = j
                 break
-    stmts = [_NoReturns().visit(s) for s in body[i:end + 1]]
+    stmts = [_NoReturns().visit(s) for s in body[i : end + 1]]
     module = ast.Module(body=stmts, type_ignores=[])
     ast.fix_missing_locations(module)
     try:
         code = compile(module, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise AnalysisError(f"cannot replay the tape block: {exc.msg}", file=filename,
-                            line=exc.lineno or with_stmt.lineno) from None
+        raise AnalysisError(
+            f"cannot replay the tape block: {exc.msg}", file=filename, line=exc.lineno or with_stmt.lineno
+        ) from None
     return code, _assigned(with_stmt.body)

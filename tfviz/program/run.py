@@ -88,9 +88,13 @@ def _final(method: Callable[..., Any]) -> Callable[..., Any]:
 class RunHandler:
     """Counts gradient computations while the program runs."""
 
-    def __init__(self, step: int, script: str,
-                 stopped: Callable[[BaseException], None] | None = None,
-                 watch: Watch | None = None) -> None:
+    def __init__(
+        self,
+        step: int,
+        script: str,
+        stopped: Callable[[BaseException], None] | None = None,
+        watch: Watch | None = None,
+    ) -> None:
         self.step, self.script, self.count = step, script, 0
         #: ``check --until``: every step is measured, and the first bad one is the step captured
         self.watch = watch
@@ -195,12 +199,17 @@ class RunHandler:
 
     def _watch_fired(self) -> bool:
         """A watched tf.function call failed because its check fired (not the program's error)."""
-        return (self.watch is not None and self.watch.fired is not None and self.pending is None
-                and self.count < self.step)
+        return (
+            self.watch is not None
+            and self.watch.fired is not None
+            and self.pending is None
+            and self.count < self.step
+        )
 
     @_final
-    def optimizer_apply(self, optimizer: Any, grads: list[Any], variables: list[Any],
-                        original: Callable[[], Any]) -> Any:
+    def optimizer_apply(
+        self, optimizer: Any, grads: list[Any], variables: list[Any], original: Callable[[], Any]
+    ) -> Any:
         if self.pending is None or other_replica():
             if self.watch is not None and self.watch.detailed and not self.retracing:
                 return self.watch.around_update(variables, original)
@@ -256,8 +265,9 @@ class RunHandler:
 
     # -- steps ---------------------------------------------------------------
     @_final
-    def function_called(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any,
-                        original: Callable[[], Any]) -> Any:
+    def function_called(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any:
         import tensorflow as tf
 
         if fn is self._direct:
@@ -272,10 +282,17 @@ class RunHandler:
         compiled = self.compiled.called(fn)
 
         def entry(label: str = "") -> Entry:
-            return Entry(fn.python_function, args, kwargs, namespace(frame), label=label,
-                          autograph=bool(getattr(fn, "_autograph", True)),
-                          called_at=frame_source(frame), function=fn,
-                          first_trace=getattr(fn, "_variable_creation_config", True) is None)
+            return Entry(
+                fn.python_function,
+                args,
+                kwargs,
+                namespace(frame),
+                label=label,
+                autograph=bool(getattr(fn, "_autograph", True)),
+                called_at=frame_source(frame),
+                function=fn,
+                first_trace=getattr(fn, "_variable_creation_config", True) is None,
+            )
 
         if compiled.per_call and self.count + compiled.per_call >= self.step:
             # The step is one this call would run as a graph, unseen: trace it instead.
@@ -301,8 +318,9 @@ class RunHandler:
         self._stop_if_pending()  # the step ran without calling an optimizer
         return result
 
-    def _without_xla(self, fn: Any, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> tuple[Any, Callable[[], Any]]:
+    def _without_xla(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, Callable[[], Any]]:
         """A ``jit_compile=True`` step, watched: XLA cannot compile the host callback that checks
         each step, so the step runs as the same tf.function without XLA (one copy, traced once)."""
         assert self.watch is not None
@@ -312,8 +330,10 @@ class RunHandler:
             copy._jit_compile = False  # before its first trace, which reads it
             plain = self._plain[id(fn)] = (fn, copy)
             name = getattr(fn, "__name__", None) or getattr(fn, "name", "the step")
-            self.watch.notes.append(f"{name} is compiled with XLA (jit_compile=True); while watched it"
-                                    " ran without XLA, since XLA cannot run tfviz's per-step check")
+            self.watch.notes.append(
+                f"{name} is compiled with XLA (jit_compile=True); while watched it"
+                " ran without XLA, since XLA cannot run tfviz's per-step check"
+            )
         copy = plain[1]
 
         def call() -> Any:
@@ -325,8 +345,14 @@ class RunHandler:
 
         return copy, call
 
-    def _capture_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], compiled: CompiledStep,
-                      entry: Entry | None) -> None:
+    def _capture_call(
+        self,
+        fn: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        compiled: CompiledStep,
+        entry: Entry | None,
+    ) -> None:
         """Capture the step inside this call of ``fn`` before the call runs.
 
         ``entry``: the step this call is, when it is the outermost; None for a
@@ -348,11 +374,15 @@ class RunHandler:
             trace_again(fn, args, kwargs)
         except Exception as exc:  # noqa: BLE001 - the user's step, traced once more
             where = step.called_at
-            raise Refused(AnalysisError(
-                f"tfviz traced call {compiled.calls} of {compiled.name} again to capture gradient"
-                f" computation {self.step}, and the trace raised {type(exc).__name__}: {exc}",
-                file=where.file if where else self.script, line=where.line if where else None,
-                code=where.code if where else "")) from None
+            raise Refused(
+                AnalysisError(
+                    f"tfviz traced call {compiled.calls} of {compiled.name} again to capture gradient"
+                    f" computation {self.step}, and the trace raised {type(exc).__name__}: {exc}",
+                    file=where.file if where else self.script,
+                    line=where.line if where else None,
+                    code=where.code if where else "",
+                )
+            ) from None
         finally:
             self.retracing = False
             if entry is not None:
@@ -368,8 +398,9 @@ class RunHandler:
         entry.tapes_before = self.tape_serial
         return entry
 
-    def _nested_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                     original: Callable[[], Any]) -> Any:
+    def _nested_call(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], original: Callable[[], Any]
+    ) -> Any:
         """A tf.function called inside the step: the outermost call is the step.
 
         While a call is traced again for its capture, a nested Function is run
@@ -433,14 +464,16 @@ class RunHandler:
         return keras.callbacks.History()
 
     @_final
-    def keras_train_on_batch(self, model: Any, p: dict[str, Any], frame: Any,
-                             original: Callable[[], Any]) -> Any:
+    def keras_train_on_batch(
+        self, model: Any, p: dict[str, Any], frame: Any, original: Callable[[], Any]
+    ) -> Any:
         if self.entries:
             return original()
         from tfviz.program.kerasrun import batch_of
 
-        logs = self._keras_step(model, batch_of(p), frame,
-                                f"Model.train_on_batch → {type(model).__name__}.train_step")
+        logs = self._keras_step(
+            model, batch_of(p), frame, f"Model.train_on_batch → {type(model).__name__}.train_step"
+        )
         if p.get("return_dict"):
             return logs
         values = list(logs.values()) if isinstance(logs, dict) else logs
@@ -454,8 +487,9 @@ class RunHandler:
         as_graph = not getattr(model, "run_eagerly", False)  # as Keras' fit runs it
 
         def entry() -> Entry:
-            return self._started(Entry(model.train_step, (data,), {}, namespace(frame), label=label,
-                                       as_graph=as_graph))
+            return self._started(
+                Entry(model.train_step, (data,), {}, namespace(frame), label=label, as_graph=as_graph)
+            )
 
         before = self.count
         if self.watch is not None and as_graph and before + 1 < self.step:
@@ -479,8 +513,13 @@ class RunHandler:
             self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
         self.entries.append(entry())
         try:
-            if self.watch is None and before + 1 == self.step and as_graph and built(model) \
-                    and not hasattr(model.train_step, "python_function"):
+            if (
+                self.watch is None
+                and before + 1 == self.step
+                and as_graph
+                and built(model)
+                and not hasattr(model.train_step, "python_function")
+            ):
                 # This batch holds the step: reach it in a trace of the step, as Keras runs it,
                 # not eagerly (an eager forward pass keeps every activation on its tape: the
                 # program's peak memory). A model its step builds is built eagerly, as before;
@@ -498,7 +537,7 @@ class RunHandler:
         a step that runs only as a graph is run as Keras runs it."""
         try:
             return model.train_step(data)
-        except Exception:  # noqa: BLE001 - see below, else the program's own error
+        except Exception:  # see below, else the program's own error
             if self.count != before or getattr(model, "run_eagerly", False):
                 raise
             # Keras runs this step as a graph, and some steps run only so (TensorFlow
@@ -510,17 +549,27 @@ class RunHandler:
             return graph_step(data)
 
     @_final
-    def strategy_run(self, strategy: Any, fn: Callable[..., Any], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], original: Callable[[], Any]) -> Any:
+    def strategy_run(
+        self,
+        strategy: Any,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        original: Callable[[], Any],
+    ) -> Any:
         return original()
 
     @_final
     def graph_mode(self) -> None:
         where = user_line()
-        raise Refused(AnalysisError(
-            TF1_REFUSAL,
-            file=where.file if where else self.script, line=where.line if where else None,
-            code=where.code if where else ""))
+        raise Refused(
+            AnalysisError(
+                TF1_REFUSAL,
+                file=where.file if where else self.script,
+                line=where.line if where else None,
+                code=where.code if where else "",
+            )
+        )
 
     # -- counting ------------------------------------------------------------
     def _count(self, hit: hooks.Hit) -> None:
@@ -561,9 +610,16 @@ class RunHandler:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
         if entry is not None:
             ordinal = start.serial - entry.tapes_before if start is not None and not inert else None
-            replay: Callable[[], Any] = CallReplay(entry.fn, entry.args, entry.kwargs, entry.hits, inert,
-                                                   autograph=entry.autograph, inline=entry.inline,
-                                                   tape_ordinal=ordinal)
+            replay: Callable[[], Any] = CallReplay(
+                entry.fn,
+                entry.args,
+                entry.kwargs,
+                entry.hits,
+                inert,
+                autograph=entry.autograph,
+                inline=entry.inline,
+                tape_ordinal=ordinal,
+            )
             ns = entry.frame_ns
             label = entry.label
         else:
@@ -573,8 +629,11 @@ class RunHandler:
         sources = name_sources(objs, ns, local_names([o for o, _ in objs]))
         if inert:
             if start is not None:
-                where = Source(start.frame.f_code.co_filename, start.line,
-                               code_at(start.frame.f_code.co_filename, start.line))
+                where = Source(
+                    start.frame.f_code.co_filename,
+                    start.line,
+                    code_at(start.frame.f_code.co_filename, start.line),
+                )
             err = hit.error
             desc = f"{type(err).__name__} while a GradientTape recorded"
         else:
@@ -605,9 +664,13 @@ class RunHandler:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
         if start is None:
             where = user_line()
-            raise Refused(AnalysisError(
-                f"{hit.api} was called on a tape tfviz did not see start; it cannot replay that step",
-                file=where.file if where else self.script, line=where.line if where else None))
+            raise Refused(
+                AnalysisError(
+                    f"{hit.api} was called on a tape tfviz did not see start; it cannot replay that step",
+                    file=where.file if where else self.script,
+                    line=where.line if where else None,
+                )
+            )
         filename = start.frame.f_code.co_filename
         stop = None
         if not inert:
@@ -615,9 +678,14 @@ class RunHandler:
             while f is not None and f is not start.frame:
                 f = f.f_back
             if f is None:
-                raise Refused(AnalysisError(
-                    f"{hit.api} was called after the function that opened its tape returned;"
-                    " tfviz cannot replay that step", file=filename, line=start.line))
+                raise Refused(
+                    AnalysisError(
+                        f"{hit.api} was called after the function that opened its tape returned;"
+                        " tfviz cannot replay that step",
+                        file=filename,
+                        line=start.line,
+                    )
+                )
             stop = f.f_lineno
         try:
             code, assigned = block_code(read_source(filename), filename, start.line, stop)
@@ -625,8 +693,11 @@ class RunHandler:
             raise Refused(exc) from None
         k = self.count - start.count
         # the tapes one `with` statement opens together (`with A() as a, B() as b:`) come in a row
-        same_line = {t.serial for t in self.tapes.values()
-                     if t.frame is start.frame and t.line == start.line and t.count == start.count}
+        same_line = {
+            t.serial
+            for t in self.tapes.values()
+            if t.frame is start.frame and t.line == start.line and t.count == start.count
+        }
         ordinal = 0
         while start.serial - ordinal - 1 in same_line:
             ordinal += 1
@@ -640,5 +711,6 @@ class RunHandler:
             objs = list(hit.tape.watched_variables()) + self.watched.get(id(hit.tape), [])
             return outside_objects(objs)
         watched = self.watched.get(id(hit.tape), []) if hit.tape is not None else None
-        return outside_objects(tf.nest.flatten(hit.sources, expand_composites=False), live=True,
-                               watched=watched)
+        return outside_objects(
+            tf.nest.flatten(hit.sources, expand_composites=False), live=True, watched=watched
+        )

@@ -15,8 +15,9 @@ from typing import Any
 from tfviz.script.discover import FoundVariable, find_variables, iter_objects
 
 
-def outside_objects(objs: list[Any], live: bool = False,
-                    watched: list[Any] | None = None) -> list[tuple[Any, Any]]:
+def outside_objects(
+    objs: list[Any], live: bool = False, watched: list[Any] | None = None
+) -> list[tuple[Any, Any]]:
     """Sources as ``(object to name it by, what the engine differentiates)``.
 
     Variables stay themselves. A tensor is a :class:`LiveSource` when
@@ -62,8 +63,9 @@ def outside_objects(objs: list[Any], live: bool = False,
     return out
 
 
-def name_sources(objs: list[Any], namespace: dict[str, Any],
-                 local_names: dict[int, str] | None = None) -> list[FoundVariable]:
+def name_sources(
+    objs: list[Any], namespace: dict[str, Any], local_names: dict[int, str] | None = None
+) -> list[FoundVariable]:
     """Name each source as a reader of the program would: the Python
     expression that holds it, then the local variable that holds it where the
     gradient was asked for, Keras' variable path, then the TF name. An item
@@ -87,8 +89,7 @@ def name_sources(objs: list[Any], namespace: dict[str, Any],
     for i, o in enumerate(objs):
         f = named.get(id(o))
         if f is None:
-            name = (paths.get(id(o)) or (local_names or {}).get(id(o)) or _tf_name(o)
-                    or f"source[{i}]")
+            name = paths.get(id(o)) or (local_names or {}).get(id(o)) or _tf_name(o) or f"source[{i}]"
             f = FoundVariable(name, o, pairs[i][1])
         primary = getattr(f.tf_variable, "_primary", None)
         if primary is not None:  # a mirrored variable: the replay reads replica 0's copy

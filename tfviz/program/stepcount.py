@@ -91,6 +91,9 @@ def trace_again(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if clone is not None:
         copy = clone(python_function=None)
     else:  # pragma: no cover - every TF 2 Function has _clone; kept for a future rename
-        copy = tf.function(fn.python_function, input_signature=fn.input_signature,
-                           autograph=bool(getattr(fn, "_autograph", True)))
+        copy = tf.function(
+            fn.python_function,
+            input_signature=fn.input_signature,
+            autograph=bool(getattr(fn, "_autograph", True)),
+        )
     copy.get_concrete_function(*args, **kwargs)

@@ -25,12 +25,18 @@ from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
 from tfviz.script.discover import FoundVariable, iter_objects
 from tfviz.vocabulary import Kind, Severity, Status
 
-HINT = ("Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
-        " should train to tape.gradient and to the optimizer (model.trainable_variables).")
-LIST_HINT = ("Pass every variable the loss should train to tape.gradient and to the optimizer"
-             " (model.trainable_variables).")
-STALE_HINT = ("Read model.trainable_variables again after setting `trainable`, and build the optimizer's"
-              " list (and any gradient accumulators) from that new list.")
+HINT = (
+    "Create the weight with self.add_weight(...) in the layer, and pass every variable the loss"
+    " should train to tape.gradient and to the optimizer (model.trainable_variables)."
+)
+LIST_HINT = (
+    "Pass every variable the loss should train to tape.gradient and to the optimizer"
+    " (model.trainable_variables)."
+)
+STALE_HINT = (
+    "Read model.trainable_variables again after setting `trainable`, and build the optimizer's"
+    " list (and any gradient accumulators) from that new list."
+)
 
 
 def _prefixes(path: str) -> list[str]:
@@ -50,11 +56,27 @@ class _Objects:
         module = types.ModuleType("__main__")
         module.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
         self.by_path: dict[str, Any] = {}
+        self._lambdas: dict[int, str] | None = None
         for path, obj in iter_objects(module):
             self.by_path.setdefault(path, obj)
 
     def owners(self, path: str) -> list[tuple[str, Any]]:
         return [(p, self.by_path[p]) for p in _prefixes(path) if p in self.by_path]
+
+    def lambda_reached(self) -> dict[int, str]:
+        """ids of what the script's Lambda layers' functions reach, with the layer's name
+        (found once: a model's every variable is asked about)."""
+        if self._lambdas is None:
+            try:
+                import keras
+
+                lambdas = [o for o in self.by_path.values() if isinstance(o, keras.layers.Lambda)]
+            except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+                lambdas = []
+            self._lambdas = {
+                id(x): layer.name for layer in lambdas for x in _reached_by(getattr(layer, "function", None))
+            }
+        return self._lambdas
 
     def name_of(self, obj: Any) -> str | None:
         """The program's shortest name for an object."""
@@ -95,24 +117,71 @@ def _tracked(layer: Any) -> set[int]:
     return {id(b) for b in bases} | {id(p) for p in primaries if p is not None}
 
 
+def _reached_by(fn: Any) -> list[Any]:
+    """What a Python function reaches besides its arguments: the cells it closes over and the
+    module globals it names.
+
+    >>> scale = 3
+    >>> def outer():
+    ...     shift = 1
+    ...     return lambda x: x * scale + shift
+    >>> sorted(_reached_by(outer()))
+    [1, 3]
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    names = getattr(fn, "__globals__", {})
+    return cells + [names[n] for n in code.co_names if n in names]
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _lambda_reason(f: FoundVariable, objects: _Objects) -> str | None:
+    """A variable a Keras ``Lambda`` layer's function reaches (a closure, a global): Keras
+    tracks none of those, so the model's trainable_variables leave it out."""
+    reached = objects.lambda_reached()
+    mine = variable_ids(f.variable) | variable_ids(f.tf_variable)
+    name = next((reached[i] for i in mine if i in reached), None)
+    if name is None:
+        return None
+    return (
+        f"a tf.Variable that the function of Lambda layer `{name}` uses; Keras tracks"
+        " no variable a Lambda reaches that way, so it is missing from the model's"
+        " trainable_variables; create it with self.add_weight in a custom layer"
+    )
+
+
 def untracked_reason(f: FoundVariable, objects: _Objects) -> str | None:
-    """Why Keras does not know this variable, when it sits in a layer that does not track it."""
+    """Why Keras does not know this variable, when it sits in a layer that does not track it
+    or a Lambda layer's function reaches it."""
     owners = objects.owners(f.path)
     if not owners:
-        return None
+        return _lambda_reason(f, objects)
     parent_path, parent = owners[-1]
     base = id(base_variable(f.tf_variable))
     if isinstance(parent, (list, tuple)) and len(owners) > 1:
         layer_path, layer = owners[-2]
         if _is_layer(layer) and base not in _tracked(layer):
-            attr = parent_path[len(layer_path):].lstrip(".")
-            return (f"a raw tf.Variable in the list `{attr}` of layer `{layer.name}`; Keras 3 tracks"
-                    " only variables made with add_weight, so it is missing from the model's"
-                    " trainable_variables")
+            attr = parent_path[len(layer_path) :].lstrip(".")
+            return (
+                f"a raw tf.Variable in the list `{attr}` of layer `{layer.name}`; Keras 3 tracks"
+                " only variables made with add_weight, so it is missing from the model's"
+                " trainable_variables"
+            )
     if _is_layer(parent) and base not in _tracked(parent):
-        return (f"a raw tf.Variable attribute of layer `{parent.name}`; Keras 3 does not track it, so"
-                " it is missing from the model's trainable_variables; create it with self.add_weight")
-    return None
+        return (
+            f"a raw tf.Variable attribute of layer `{parent.name}`; Keras 3 does not track it, so"
+            " it is missing from the model's trainable_variables; create it with self.add_weight"
+        )
+    return _lambda_reason(f, objects)
 
 
 def _model_of(f: FoundVariable, objects: _Objects) -> tuple[str, Any] | None:
@@ -127,8 +196,11 @@ def _model_of(f: FoundVariable, objects: _Objects) -> tuple[str, Any] | None:
 
 def _members(model_path: str, model: Any, everyone: list[FoundVariable]) -> set[int]:
     ids = _tracked(model) if _is_layer(model) else {id(v) for v in getattr(model, "variables", ())}
-    ids |= {id(f.tf_variable) for f in everyone
-            if f.path.startswith(model_path + ".") or f.path.startswith(model_path + "[")}
+    ids |= {
+        id(f.tf_variable)
+        for f in everyone
+        if f.path.startswith(model_path + ".") or f.path.startswith(model_path + "[")
+    }
     return ids
 
 
@@ -136,8 +208,9 @@ def _shapes(fs: list[FoundVariable]) -> list[tuple[Any, ...]]:
     return [tuple(getattr(f.tf_variable, "shape", ())) for f in fs]
 
 
-def _trained_target_twins(sources: list[FoundVariable], extras: list[FoundVariable],
-                          objects: _Objects) -> dict[str, str]:
+def _trained_target_twins(
+    sources: list[FoundVariable], extras: list[FoundVariable], objects: _Objects
+) -> dict[str, str]:
     """Variables of an online network whose target network the step trains instead.
 
     A DQN or DDPG step reads a target network beside the online one it
@@ -146,6 +219,7 @@ def _trained_target_twins(sources: list[FoundVariable], extras: list[FoundVariab
     variable lists were swapped: the target network learns, the online one
     never does. Returns the twin's variables with the reason.
     """
+
     def by_model(fs: list[FoundVariable]) -> dict[str, list[FoundVariable]]:
         out: dict[str, list[FoundVariable]] = {}
         for f in fs:
@@ -162,9 +236,11 @@ def _trained_target_twins(sources: list[FoundVariable], extras: list[FoundVariab
         for other, theirs in read.items():
             if "target" not in other.lower() and _shapes(theirs) == _shapes(mine):
                 for f in theirs:
-                    out[f.path] = (f"the step differentiates `{name}`, a target network, while its twin"
-                                   f" `{other}` (the same variables) is read but never trained: pass"
-                                   f" {other}.trainable_variables")
+                    out[f.path] = (
+                        f"the step differentiates `{name}`, a target network, while its twin"
+                        f" `{other}` (the same variables) is read but never trained: pass"
+                        f" {other}.trainable_variables"
+                    )
     return out
 
 
@@ -181,8 +257,9 @@ def _holder(f: FoundVariable, owner: tuple[str, Any] | None) -> str:
     return f"`{f.path.split('.')[0].split('[')[0]}`"
 
 
-def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
-                  objects: _Objects) -> str | None:
+def stale_listing(
+    f: FoundVariable, sources: list[FoundVariable], capture: Any, objects: _Objects
+) -> str | None:
     """Why a variable is missing from the step's list when that list is an old snapshot.
 
     The program read a layer's ``trainable_variables`` (the list it now
@@ -207,10 +284,12 @@ def stale_listing(f: FoundVariable, sources: list[FoundVariable], capture: Any,
             read = f"{os.path.basename(where.file)}:{where.line}"
             code = f" (`{where.code.strip()}`)" if where.code else ""
             name = objects.name_of(listing.layer) or listing.layer.name
-            return (f"trainable now, but not when the step's variable list was read from"
-                    f" `{name}.trainable_variables` at {read}{code}: the layer holding"
-                    " it was made trainable after that, so the list passed to"
-                    f" {capture.api} never includes it")
+            return (
+                f"trainable now, but not when the step's variable list was read from"
+                f" `{name}.trainable_variables` at {read}{code}: the layer holding"
+                " it was made trainable after that, so the list passed to"
+                f" {capture.api} never includes it"
+            )
     return None
 
 
@@ -218,8 +297,13 @@ def _label(src: Source | None) -> str:
     return f"{os.path.basename(src.file)}:{src.line}" if src else "the gradient call"
 
 
-def review(report: Report, sources: list[FoundVariable], extras: list[FoundVariable],
-           namespace: dict[str, Any], capture: Any | None) -> None:
+def review(
+    report: Report,
+    sources: list[FoundVariable],
+    extras: list[FoundVariable],
+    namespace: dict[str, Any],
+    capture: Any | None,
+) -> None:
     """Mark variables the loss reads that this training step never updates."""
     objects = _Objects(namespace)
     rows = {r.name: r for r in report.variables}
@@ -240,9 +324,13 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             # Read before the tape opened (a generator run before the critic's tape, a
             # teacher): that tape never watched it, so it is not this step's business.
             opened = f" at {_label(step.tape_at)}" if step.tape_at else ""
-            report.read_not_trained.append(ReadNotTrained(
-                name=f.path, reason=f"read outside the tape opened{opened}, which does not watch it",
-                tf_name=row.tf_name))
+            report.read_not_trained.append(
+                ReadNotTrained(
+                    name=f.path,
+                    reason=f"read outside the tape opened{opened}, which does not watch it",
+                    tf_name=row.tf_name,
+                )
+            )
             drop.add(f.path)
             continue
         if row.status != Status.CONNECTED:
@@ -255,16 +343,21 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
         stale = stale_listing(f, sources, capture, objects) if program else None
         owner = _model_of(f, objects)
         trained_beside = owner is not None and bool(
-            (_members(owner[0], owner[1], everyone) - {id(f.tf_variable)}) & source_ids)
+            (_members(owner[0], owner[1], everyone) - {id(f.tf_variable)}) & source_ids
+        )
         if trained_beside or untracked or stale:
             where = _label(step.where) if program else "the gradient call"
             why = untracked or stale or f"not in the variable list passed to {step.api} at {where}"
             hint = HINT if untracked else STALE_HINT if stale else LIST_HINT
             _mark(report, row, f, why, Severity.ERROR, hint=hint)
         else:
-            report.read_not_trained.append(ReadNotTrained(
-                name=f.path, reason=f"{_holder(f, owner)}, not differentiated in this step",
-                tf_name=row.tf_name))
+            report.read_not_trained.append(
+                ReadNotTrained(
+                    name=f.path,
+                    reason=f"{_holder(f, owner)}, not differentiated in this step",
+                    tf_name=row.tf_name,
+                )
+            )
             drop.add(f.path)
     if program:
         _check_updates(report, rows, sources, capture)
@@ -275,8 +368,15 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
                 continue
             reason = untracked_reason(f, objects)
             if reason:
-                _mark(report, row, f, reason + "; loss() differentiates it, but a training step on"
-                      " model.trainable_variables would not", Severity.WARNING, keep_status=True)
+                _mark(
+                    report,
+                    row,
+                    f,
+                    reason + "; loss() differentiates it, but a training step on"
+                    " model.trainable_variables would not",
+                    Severity.WARNING,
+                    keep_status=True,
+                )
     report.variables = [r for r in report.variables if r.name not in drop]
     # A variable this step reads but does not differentiate is none of the target's business:
     # what the judge said of it as if it were a source ("never read") goes with it.
@@ -288,11 +388,13 @@ def review(report: Report, sources: list[FoundVariable], extras: list[FoundVaria
             kept.append(p)
     report.problems = kept
     report.ok = all(r.status == Status.CONNECTED and r.kind is None for r in report.variables) and not any(
-        p.severity == Severity.ERROR for p in report.problems)
+        p.severity == Severity.ERROR for p in report.problems
+    )
 
 
-def _check_updates(report: Report, rows: dict[str, VariableReport], sources: list[FoundVariable],
-                   capture: Any) -> None:
+def _check_updates(
+    report: Report, rows: dict[str, VariableReport], sources: list[FoundVariable], capture: Any
+) -> None:
     """Sources whose gradient the optimizer applies to another variable, or never applies."""
     updates = capture.updates
     if updates is None or not capture.updates_known or any(i is None for i, _ in updates):
@@ -310,31 +412,59 @@ def _check_updates(report: Report, rows: dict[str, VariableReport], sources: lis
         applied_wrong.add(src)
         f = by_id.get(src)
         if f is not None and f.path in rows:
-            other = by_id[dst].path if dst in by_id else (
-                getattr(var, "path", None) or getattr(var, "name", "another variable"))
-            _mark(report, rows[f.path], f, f"its gradient was applied to `{other}` instead (zip of"
-                  f" different lists at {where})", Severity.ERROR)
+            other = (
+                by_id[dst].path
+                if dst in by_id
+                else (getattr(var, "path", None) or getattr(var, "name", "another variable"))
+            )
+            _mark(
+                report,
+                rows[f.path],
+                f,
+                f"its gradient was applied to `{other}` instead (zip of different lists at {where})",
+                Severity.ERROR,
+            )
     for key, f in by_id.items():
         row = rows.get(f.path)
         if row is None or row.status != Status.CONNECTED or key in applied_right or key in applied_wrong:
             continue
         if key in passed:
-            _mark(report, row, f, f"tape.gradient computes its gradient, but the optimizer call at"
-                  f" {where} never applies it", Severity.ERROR)
+            _mark(
+                report,
+                row,
+                f,
+                f"tape.gradient computes its gradient, but the optimizer call at {where} never applies it",
+                Severity.ERROR,
+            )
 
 
-def _mark(report: Report, row: VariableReport, f: FoundVariable, why: str, severity: str,
-          keep_status: bool = False, hint: str = HINT) -> None:
+def _mark(
+    report: Report,
+    row: VariableReport,
+    f: FoundVariable,
+    why: str,
+    severity: str,
+    keep_status: bool = False,
+    hint: str = HINT,
+) -> None:
     made = f" (created at {_label(f.source)})" if f.source else ""
     if not keep_status:
         row.status = Status.DISCONNECTED
     row.kind = Kind.NOT_TRAINED
     row.explanation = f"{why}{made}"
     read = _read_op(report, row.name)
-    report.problems.append(Problem(
-        kind=Kind.NOT_TRAINED, severity=severity, op=read[0], op_type=read[1],
-        message=f"{f.path} is read by the loss but training never updates it: {why}",
-        variables=[f.path], source=f.source, hint=hint))
+    report.problems.append(
+        Problem(
+            kind=Kind.NOT_TRAINED,
+            severity=severity,
+            op=read[0],
+            op_type=read[1],
+            message=f"{f.path} is read by the loss but training never updates it: {why}",
+            variables=[f.path],
+            source=f.source,
+            hint=hint,
+        )
+    )
 
 
 def _read_op(report: Report, name: str) -> tuple[str, str]:

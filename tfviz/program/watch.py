@@ -130,10 +130,19 @@ class _Quiet:
         import tensorflow as tf
 
         first, _, low, high, zeros, count = tf.unstack(self.state.read_value())
-        kept = self.state.assign(tf.stack([
-            tf.where(count > 0.0, first, norms), norms, tf.minimum(low, norms), tf.maximum(high, norms),
-            tf.where(tf.equal(norms, 0.0), zeros + 1.0, tf.zeros_like(norms)), count + 1.0]),
-            read_value=False)
+        kept = self.state.assign(
+            tf.stack(
+                [
+                    tf.where(count > 0.0, first, norms),
+                    norms,
+                    tf.minimum(low, norms),
+                    tf.maximum(high, norms),
+                    tf.where(tf.equal(norms, 0.0), zeros + 1.0, tf.zeros_like(norms)),
+                    count + 1.0,
+                ]
+            ),
+            read_value=False,
+        )
         with tf.control_dependencies([kept]):
             return tf.constant(True)
 
@@ -247,7 +256,7 @@ class Watch:
         if self.detailed or ("none" in self.until and not all(present)) or tf.distribute.has_strategy():
             return None  # a strategy's replicas would each keep (and mirror) the figures
         n = sum(present)
-        norms, finite, loss_ok = packed[:n], packed[n:2 * n], packed[2 * n]
+        norms, finite, loss_ok = packed[:n], packed[n : 2 * n], packed[2 * n]
         suspect = tf.logical_or(tf.reduce_any(tf.equal(finite, 0.0)), tf.equal(loss_ok, 0.0))
         suspect = tf.logical_or(suspect, tf.reduce_any(tf.logical_not(tf.math.is_finite(norms))))
         if "zero" in self.until:
@@ -259,8 +268,10 @@ class Watch:
                 usable = norms > 0.0
                 hi = tf.reduce_max(tf.where(usable, logs, -math.inf))
                 lo = tf.reduce_min(tf.where(usable, logs, math.inf))
-                spread = tf.logical_and(tf.reduce_sum(tf.cast(usable, tf.int32)) >= 3,
-                                        hi - lo >= (magnitude.DECADES - 1e-3) * math.log(10.0))
+                spread = tf.logical_and(
+                    tf.reduce_sum(tf.cast(usable, tf.int32)) >= 3,
+                    hi - lo >= (magnitude.DECADES - 1e-3) * math.log(10.0),
+                )
                 suspect = tf.logical_or(suspect, spread)
         return suspect
 
@@ -276,8 +287,18 @@ class Watch:
         """:meth:`observe` of :func:`_measure`'s one vector, laid out as it packs it."""
         keys, names, sizes, present = described
         n = sum(present)
-        self.observe(step, ordinal, keys, names, sizes, present, v[:n], [x != 0 for x in v[n:2 * n]],
-                     v[2 * n] != 0, v[2 * n + 1:])
+        self.observe(
+            step,
+            ordinal,
+            keys,
+            names,
+            sizes,
+            present,
+            v[:n],
+            [x != 0 for x in v[n : 2 * n]],
+            v[2 * n] != 0,
+            v[2 * n + 1 :],
+        )
 
     def around_update(self, variables: list[Any], original: Callable[[], Any]) -> Any:
         """The optimizer's update, with each variable's change measured for the record."""
@@ -286,13 +307,22 @@ class Watch:
         names = [variable_name(v, i) for i, v in enumerate(variables)]
         before = [tf.identity(tf.cast(tf.convert_to_tensor(v), tf.float32)) for v in variables]
         result = original()
-        deltas = tf.stack([tf.norm(tf.reshape(tf.cast(tf.convert_to_tensor(v), tf.float32) - b, [-1]))
-                           for v, b in zip(variables, before)]) if variables else tf.zeros([0])
+        deltas = (
+            tf.stack(
+                [
+                    tf.norm(tf.reshape(tf.cast(tf.convert_to_tensor(v), tf.float32) - b, [-1]))
+                    for v, b in zip(variables, before)
+                ]
+            )
+            if variables
+            else tf.zeros([0])
+        )
         if tf.executing_eagerly():
             self.updated(names, deltas.numpy().tolist())
         else:
-            tf.py_function(lambda d: self.updated(names, d.numpy().tolist()), [deltas], Tout=[],
-                           name="tfviz_update")
+            tf.py_function(
+                lambda d: self.updated(names, d.numpy().tolist()), [deltas], Tout=[], name="tfviz_update"
+            )
         return result
 
     def updated(self, names: Sequence[str], deltas: Sequence[float]) -> None:
@@ -303,9 +333,19 @@ class Watch:
         self._flush()
 
     # -- the rules (plain Python) ------------------------------------------------
-    def observe(self, step: int, ordinal: int, keys: Sequence[int], names: Sequence[str],
-                sizes: Sequence[int], present: Sequence[bool], norms: Sequence[float],
-                finite: Sequence[bool], loss_ok: bool, weights: Sequence[float]) -> None:
+    def observe(
+        self,
+        step: int,
+        ordinal: int,
+        keys: Sequence[int],
+        names: Sequence[str],
+        sizes: Sequence[int],
+        present: Sequence[bool],
+        norms: Sequence[float],
+        finite: Sequence[bool],
+        loss_ok: bool,
+        weights: Sequence[float],
+    ) -> None:
         """Take one step's figures (``norms``/``finite`` for the present gradients only, in
         order); raise :class:`WatchStop` when a condition fires."""
         self.drain()
@@ -363,11 +403,13 @@ class Watch:
         self.drain()
         return self.steps
 
-    def _rules(self, rows: list[tuple[_Seen, float | None, bool, float | None]],
-               loss_ok: bool) -> tuple[str, list[str], str] | None:
+    def _rules(
+        self, rows: list[tuple[_Seen, float | None, bool, float | None]], loss_ok: bool
+    ) -> tuple[str, list[str], str] | None:
         if "nan" in self.until:
-            bad = [s.name for s, norm, ok, _ in rows
-                   if norm is not None and (not ok or not math.isfinite(norm))]
+            bad = [
+                s.name for s, norm, ok, _ in rows if norm is not None and (not ok or not math.isfinite(norm))
+            ]
             if bad or not loss_ok:
                 what = "the loss is not finite" if not loss_ok else ""
                 if bad:
@@ -378,11 +420,13 @@ class Watch:
             if lost:
                 return "none", lost, "{names} got a gradient at earlier steps and gets None now"
         if "zero" in self.until:
-            dead = [s.name for s, norm, ok, _ in rows
-                    if norm == 0.0 and s.zero_run + 1 >= self.zero_steps]
+            dead = [s.name for s, norm, ok, _ in rows if norm == 0.0 and s.zero_run + 1 >= self.zero_steps]
             if dead:
-                return "zero", dead, ("the gradient of {names} has been exactly zero for"
-                                      f" {self.zero_steps} steps in a row")
+                return (
+                    "zero",
+                    dead,
+                    (f"the gradient of {{names}} has been exactly zero for {self.zero_steps} steps in a row"),
+                )
         wanted: list[str] = [c for c in ("vanishing", "exploding") if c in self.until]
         if wanted:
             return _magnitude_rule(rows, wanted)
@@ -447,8 +491,9 @@ class Watch:
         except OSError as exc:
             self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
 
-    def summary(self, stopped_at: int | None, where: str,
-                names: dict[str, str] | None = None) -> WatchSummary:
+    def summary(
+        self, stopped_at: int | None, where: str, names: dict[str, str] | None = None
+    ) -> WatchSummary:
         """What the run saw: ``stopped_at`` is the step diagnosed (None: the program ended).
         ``names`` gives the program's own names of the sources (the report's), by record name."""
         self.drain()
@@ -460,17 +505,28 @@ class Watch:
         for s in measured:
             layers.setdefault(_layer(s.name), []).append(s)
         return WatchSummary(
-            until=list(self.until), steps=max(self.steps, stopped_at or 0),
+            until=list(self.until),
+            steps=max(self.steps, stopped_at or 0),
             fired=self.fired.condition if self.fired else None,
-            step=stopped_at, at=where,
-            detail=self.fired.detail.replace("{names}", _some(fired)) if self.fired else "",
+            step=stopped_at,
+            at=where,
+            detail=self.fired.detail.replace("{names}", some_names(fired)) if self.fired else "",
             variables=fired,
             min_norm=min((s.low for s in measured), default=None),
             max_norm=max((s.high for s in measured), default=None),
-            layers=[WatchedLayer(name, first=_norm(group, "first"), last=_norm(group, "last"),
-                                 low=min(s.low for s in group), high=max(s.high for s in group))
-                    for name, group in layers.items()],
-            record=self.record or "", record_error=self.record_error)
+            layers=[
+                WatchedLayer(
+                    name,
+                    first=_norm(group, "first"),
+                    last=_norm(group, "last"),
+                    low=min(s.low for s in group),
+                    high=max(s.high for s in group),
+                )
+                for name, group in layers.items()
+            ],
+            record=self.record or "",
+            record_error=self.record_error,
+        )
 
 
 def recording_path(record: str) -> str:
@@ -571,35 +627,52 @@ def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
             if x is not None:
                 into[layer] = into.get(layer, 0.0) + x * x
     step = rows[0][0] if rows else 0
-    return {"step": step, **{k: {n: math.sqrt(x) for n, x in d.items()}
-                             for k, d in (("grad", grad), ("update", update), ("weight", weight))}}
+    return {
+        "step": step,
+        **{
+            k: {n: math.sqrt(x) for n, x in d.items()}
+            for k, d in (("grad", grad), ("update", update), ("weight", weight))
+        },
+    }
 
 
-def _magnitude_rule(rows: list[tuple[_Seen, float | None, bool, float | None]],
-                    wanted: list[str]) -> tuple[str, list[str], str] | None:
+def _magnitude_rule(
+    rows: list[tuple[_Seen, float | None, bool, float | None]], wanted: list[str]
+) -> tuple[str, list[str], str] | None:
     """The report's rule, cheap on the usual step: the reference first, and the cancelled
     variables (rounding noise beside a layer-mate) worked out only once something is out of
     range."""
-    sizes = {s.name: norm / math.sqrt(s.size) for s, norm, ok, _ in rows
-             if norm is not None and ok and math.isfinite(norm) and norm > 0}
+    sizes = {
+        s.name: norm / math.sqrt(s.size)
+        for s, norm, ok, _ in rows
+        if norm is not None and ok and math.isfinite(norm) and norm > 0
+    }
     if len(sizes) < 3:
         return None
     order = list(sizes)
     hops = {name: len(order) - i for i, name in enumerate(order)}  # the last sources nearest the loss
     ref = magnitude.reference(sizes, hops)
-    low, high = ref * 10 ** -magnitude.DECADES, ref * 10 ** magnitude.DECADES
+    low, high = ref * 10**-magnitude.DECADES, ref * 10**magnitude.DECADES
     if all(low <= p <= high for p in sizes.values()):
         return None
     reports = [VariableReport(n, n, "float32", [1], "connected", grad_norm=p) for n, p in sizes.items()]
     quiet = magnitude.cancelled(sizes, reports, ref)
     for condition in wanted:
-        hit = [n for n, p in sizes.items() if n not in quiet
-               and magnitude.Magnitude(p, ref).verdict == condition]
+        hit = [
+            n for n, p in sizes.items() if n not in quiet and magnitude.Magnitude(p, ref).verdict == condition
+        ]
         if hit:
             worst = max(hit, key=lambda n: abs(math.log10(sizes[n] / ref)))
             decades = math.log10(sizes[worst] / ref)
-            return condition, hit, ("the gradient of {names}" f" sits {abs(decades):.1f} decades"
-                                    f" {'below' if decades < 0 else 'above'} the variables nearest the loss")
+            return (
+                condition,
+                hit,
+                (
+                    "the gradient of {names}"
+                    f" sits {abs(decades):.1f} decades"
+                    f" {'below' if decades < 0 else 'above'} the variables nearest the loss"
+                ),
+            )
     return None
 
 
@@ -629,11 +702,17 @@ def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> Any:
         values = tf.cast(values, tf.float32)
         norms.append(tf.norm(tf.reshape(values, [-1])))
         finite.append(tf.reduce_all(tf.math.is_finite(values)))
-    checks = [tf.reduce_all(tf.math.is_finite(tf.cast(t, tf.float32)))
-              for t in tf.nest.flatten(target) if _is_float_tensor(t)]
+    checks = [
+        tf.reduce_all(tf.math.is_finite(tf.cast(t, tf.float32)))
+        for t in tf.nest.flatten(target)
+        if _is_float_tensor(t)
+    ]
     loss_ok = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
-    wn = [tf.norm(tf.reshape(tf.cast(s, tf.float32), [-1])) for s in tf.nest.flatten(sources)
-          if weights and _is_variable(s)]
+    wn = [
+        tf.norm(tf.reshape(tf.cast(s, tf.float32), [-1]))
+        for s in tf.nest.flatten(sources)
+        if weights and _is_variable(s)
+    ]
     parts = [tf.stack(norms)] if norms else []
     if finite:
         parts.append(tf.cast(tf.stack(finite), tf.float32))
@@ -698,7 +777,12 @@ def _norm(group: list[_Seen], attr: str) -> float | None:
     return math.sqrt(sum(v * v for v in known)) if known else None
 
 
-def _some(names: list[str]) -> str:
+def some_names(names: list[str]) -> str:
+    """The first three names, and how many more.
+
+    >>> some_names(["a", "b", "c", "d"])
+    'a, b, c and 1 more'
+    """
     shown = ", ".join(names[:3])
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 

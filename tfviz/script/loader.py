@@ -73,8 +73,9 @@ def read_source(path: str) -> str:
     if os.path.isdir(path):
         raise AnalysisError(f"is a folder, not a Python script: {path}", file=path)
     if not stat.S_ISREG(os.stat(path).st_mode):
-        raise AnalysisError(f"not a regular file (a pipe or a device), not a Python script: {path}",
-                            file=path)
+        raise AnalysisError(
+            f"not a regular file (a pipe or a device), not a Python script: {path}", file=path
+        )
     if is_notebook(path):  # its code cells, joined: line numbers count through them
         return read_notebook(path).source
     try:
@@ -83,12 +84,14 @@ def read_source(path: str) -> str:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         return raw.decode(encoding)
     except SyntaxError as exc:  # an unknown coding declaration
-        raise AnalysisError(f"not a Python script: {exc.msg if hasattr(exc, 'msg') else exc}",
-                            file=path) from None
+        raise AnalysisError(
+            f"not a Python script: {exc.msg if hasattr(exc, 'msg') else exc}", file=path
+        ) from None
     except (UnicodeDecodeError, LookupError) as exc:
         where = f"byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else str(exc)
-        raise AnalysisError(f"not a Python script (not text in its declared encoding: {where})",
-                            file=path) from None
+        raise AnalysisError(
+            f"not a Python script (not text in its declared encoding: {where})", file=path
+        ) from None
     except OSError as exc:
         raise AnalysisError(f"cannot read the script: {exc.strerror}", file=path) from None
 
@@ -129,7 +132,7 @@ def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
     sys.modules[MODULE_NAME] = module
     with capture.active():
         try:
-            exec(code, module.__dict__)
+            exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
         except SystemExit as exc:
             err = error_from_exception(exc, "", path)
             err.message = f"the script called sys.exit({exc.code!r}) while loading"
@@ -143,12 +146,8 @@ def error_from_exception(exc: BaseException, what: str, path: str | None = None)
     """An AnalysisError that points at the user's innermost line in ``exc``'s traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
     src = _autograph_source(exc) or user_source(frames)
-    detail = "".join(
-        traceback.format_exception_only(type(exc), exc)
-    ).strip()
-    user_tb = "".join(
-        traceback.format_list([f for f in frames if src and f.filename == src.file])
-    )
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    user_tb = "".join(traceback.format_list([f for f in frames if src and f.filename == src.file]))
     first = _first_line(exc)
     if not first.startswith(type(exc).__name__):
         first = f"{type(exc).__name__}: {first}"
@@ -189,7 +188,7 @@ def _first_line(exc: BaseException) -> str:
         # tf.function wraps the real error: it follows the last traceback entry.
         # (each entry is a File line and the line of code it names).
         last = max((i for i, ln in enumerate(lines) if ln.startswith("File ")), default=-1)
-        lines = (lines[last + 2:] if last >= 0 else lines[1:]) or lines[-1:]
+        lines = (lines[last + 2 :] if last >= 0 else lines[1:]) or lines[-1:]
     head, where = "", ""
     out: list[str] = []
     for ln in lines:
@@ -221,11 +220,7 @@ def _autograph_source(exc: BaseException) -> Source | None:
     from tfviz.report import Source
     from tfviz.script.sourcemap import is_user_file
 
-    hits = [
-        (f, int(n))
-        for f, n in re.findall(r'File "([^"]+)", line (\d+)', text)
-        if is_user_file(f)
-    ]
+    hits = [(f, int(n)) for f, n in re.findall(r'File "([^"]+)", line (\d+)', text) if is_user_file(f)]
     if not hits:
         return None
     f, n = hits[-1]

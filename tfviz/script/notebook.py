@@ -70,11 +70,16 @@ class Notebook:
 
     def notes(self) -> list[str]:
         """What the report says about running the notebook as a script."""
-        out = [f"{os.path.basename(self.path)} {self.cells_by_index[i].name()}, line {ln}: skipped"
-               f" IPython syntax `{text.strip()}`" for i, ln, text in self.skipped]
+        out = [
+            f"{os.path.basename(self.path)} {self.cells_by_index[i].name()}, line {ln}: skipped"
+            f" IPython syntax `{text.strip()}`"
+            for i, ln, text in self.skipped
+        ]
         if self.out_of_order:
-            out.append(f"{os.path.basename(self.path)} was last run out of order (by its execution"
-                       " counts); tfviz runs its cells top to bottom")
+            out.append(
+                f"{os.path.basename(self.path)} was last run out of order (by its execution"
+                " counts); tfviz runs its cells top to bottom"
+            )
         return out
 
     @property
@@ -145,8 +150,9 @@ def join(path: str, cells: list[dict[str, Any]]) -> Notebook:
         text = "".join(text) if isinstance(text, list) else str(text)
         body = _python_lines(index, text.split("\n") if text else [""], nb.skipped)
         count = cell.get("execution_count")
-        nb.cells.append(Cell(index, count if isinstance(count, int) else None,
-                             len(lines) + 1, len(lines) + len(body)))
+        nb.cells.append(
+            Cell(index, count if isinstance(count, int) else None, len(lines) + 1, len(lines) + len(body))
+        )
         lines.extend(body)
     counts = [c.execution_count for c in nb.cells if c.execution_count is not None]
     nb.out_of_order = counts != sorted(counts)

@@ -12,8 +12,7 @@ import warnings
 from typing import Any
 
 #: What the worker sets where the environment does not say otherwise, before TensorFlow loads.
-QUIET_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "3", "KERAS_BACKEND": "tensorflow",
-                     "ABSL_MIN_LOG_LEVEL": "3"}
+QUIET_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "3", "KERAS_BACKEND": "tensorflow", "ABSL_MIN_LOG_LEVEL": "3"}
 
 
 def silence_tensorflow() -> None:

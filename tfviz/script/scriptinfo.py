@@ -53,9 +53,11 @@ def _no_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 #: what the user's program would have TensorFlow 1 graph mode with
 TF1_SWITCHES = ("disable_eager_execution", "disable_v2_behavior")
-TF1_REFUSAL = ("the program uses TensorFlow 1 graph mode (disable_eager_execution, or tf.gradients in"
-               " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
-               " tape.gradient, tf.function and Keras run eagerly by default")
+TF1_REFUSAL = (
+    "the program uses TensorFlow 1 graph mode (disable_eager_execution, or tf.gradients in"
+    " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
+    " tape.gradient, tf.function and Keras run eagerly by default"
+)
 
 
 def tf1_switch_line(source: str) -> int | None:
@@ -70,8 +72,12 @@ def tf1_switch_line(source: str) -> int | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and getattr(node.func, "attr", getattr(node.func, "id", None)) in TF1_SWITCHES]
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) in TF1_SWITCHES
+    ]
     return min(lines) if lines else None
 
 
@@ -87,6 +93,27 @@ def static_targets(source: str) -> list[str]:
             if _no_args(node) and _returns_value(node) and not node.name.startswith(_FACTORY_PREFIXES):
                 out.append(node.name)
     return sorted(out)
+
+
+def losses_with_arguments(source: str) -> list[str]:
+    """The script's top-level loss functions that need arguments, as called: tfviz calls a
+    target with none, so a ``loss(x)`` is run as a program instead, never as a target.
+
+    >>> losses_with_arguments("def loss(x, y=1):\\n    return x\\ndef mse_loss():\\n    return 1.0\\n")
+    ['loss(x, y)']
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        f"{node.name}({', '.join(a.arg for a in node.args.posonlyargs + node.args.args)})"
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and not _no_args(node)
+        and (node.name == "loss" or node.name.endswith("_loss"))
+        and _returns_value(node)
+    ]
 
 
 def choose_mode(source: str, target: str | None, run: bool) -> str:

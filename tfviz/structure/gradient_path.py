@@ -83,8 +83,8 @@ def gradient_path(report: Report, node: str, members: list[str] | None = None) -
     its ops)."""
     ops = {o.id: o for o in report.graph.ops}
     succ, pred = _adjacency(report)
-    fwd: _End = lambda e: e.dst  # noqa: E731
-    bwd: _End = lambda e: e.src  # noqa: E731
+    fwd: _End = lambda e: e.dst
+    bwd: _End = lambda e: e.src
     starts = [m for m in (members or [node]) if m in ops]
     var = next((v for v in report.variables if f"var:{v.name}" == node), None)
     if not starts:  # not in this graph (a stale selection)

@@ -92,8 +92,7 @@ def variable_owners(variables: Iterable[VariableReport | ReadNotTrained]) -> dic
 
 
 class Hierarchy:
-    def __init__(self, graph: GraphDoc, layers: set[str] | None = None,
-                 owners: dict[str, str] | None = None):
+    def __init__(self, graph: GraphDoc, layers: set[str] | None = None, owners: dict[str, str] | None = None):
         """``layers``: Keras layer and model names (:func:`layer_names` of the report's
         variables); ``owners``: the layer each variable belongs to (:func:`variable_owners`)."""
         self.graph = graph
@@ -176,8 +175,9 @@ class Hierarchy:
         discriminator called on real and on fake images), a weight goes to the first call of
         the layer its TensorFlow name says it belongs to, and its other readers draw an edge
         to it there. A variable no layer owns (an image being optimized) stays above them."""
-        forward = [h for h in homes if not any(self.groups[g].kind == "gradient"
-                                               for g in [*self._chain(h), h])] or homes
+        forward = [
+            h for h in homes if not any(self.groups[g].kind == "gradient" for g in [*self._chain(h), h])
+        ] or homes
         common = self._common(forward)
         owner = self.owners.get(var)
         if self.groups[common].kind == "layer" or owner is None:
@@ -223,8 +223,9 @@ class Hierarchy:
                 continue
             if op.is_variable:
                 homes = readers.get(op.id)
-                home[op.id] = (self._variable_home(op.id, homes) if homes
-                               else self._scope_group(op.group, op.scope))
+                home[op.id] = (
+                    self._variable_home(op.id, homes) if homes else self._scope_group(op.group, op.scope)
+                )
             self._add_child(home[op.id], op.id)
         self._models()
         self._flatten()
@@ -303,8 +304,11 @@ class Hierarchy:
             if g is None or g.kind != "scope" or g.parent is None:  # a scope always has a parent
                 continue
             in_layer = any(self.groups[a].kind == "layer" for a in self._chain(gid))
-            if len(g.children) > 1 and (self._op_count(gid) > SMALL_SCOPE or not in_layer and any(
-                    c in self.ops and self.ops[c].is_variable for c in g.children)):
+            if len(g.children) > 1 and (
+                self._op_count(gid) > SMALL_SCOPE
+                or not in_layer
+                and any(c in self.ops and self.ops[c].is_variable for c in g.children)
+            ):
                 continue  # big, or holding a weight outside any layer: it stands for a user object
             par = self.groups[g.parent]
             result = self._call_result(g)
@@ -317,7 +321,7 @@ class Hierarchy:
                 self.parent.pop(gid, None)
                 continue
             i = par.children.index(gid)
-            par.children[i:i + 1] = g.children
+            par.children[i : i + 1] = g.children
             for c in g.children:
                 self.parent[c] = g.parent
                 if c in self.groups:
@@ -332,8 +336,13 @@ class Hierarchy:
         the result reads the inside. Empty when ``g`` holds a box, a weight, an input of its
         function, a problem, or an op read from elsewhere: those stay in view."""
         ops = [self.ops.get(c) for c in g.children]
-        if not ops or any(o is None or o.is_variable or o.type in ("Placeholder", "Target")
-                          or category(o.status) not in QUIET for o in ops):
+        if not ops or any(
+            o is None
+            or o.is_variable
+            or o.type in ("Placeholder", "Target")
+            or category(o.status) not in QUIET
+            for o in ops
+        ):
             return ""
         fid = self.ops[g.children[0]].group  # ops[0], not None (checked above)
         result = self._by_name.get((fid, g.scope), "")
@@ -391,13 +400,17 @@ class Hierarchy:
                 if held in op.name:
                     return op.name.rsplit(held, 1)[1]
             if op.name.startswith(f"{g.label}."):
-                return op.name[len(g.label) + 1:]
+                return op.name[len(g.label) + 1 :]
         prefix = (g.scope if g is not None else "") or self._own.get(gid[2:], "")
-        local = op.name[len(prefix) + 1:] if prefix and op.name.startswith(prefix + "/") else op.name
+        local = op.name[len(prefix) + 1 :] if prefix and op.name.startswith(prefix + "/") else op.name
         fn = self._fns.get(op.group)
-        return (input_title(op, local, op_id in self._fed, fn.kind if fn else "",
-                            self._call_type.get(op.group, ""))
-                or const_title(op, local) or local)
+        return (
+            input_title(
+                op, local, op_id in self._fed, fn.kind if fn else "", self._call_type.get(op.group, "")
+            )
+            or const_title(op, local)
+            or local
+        )
 
     def display_name(self, node_id: str) -> str:
         """The one name every panel, the search and Copy name give a node: a box's title, a

@@ -166,8 +166,15 @@ def function_label(fn: GraphFunction, call_type: str = "", where: str = "") -> s
     """``body of while_loop at rnn.py:31``, ``true branch of cond at x.py:9``, ``step (tf.function)``."""
     at = f" at {where}" if where else ""
     if fn.kind in _BODY_OF or fn.kind.startswith("branch"):
-        what = ("while_loop" if "While" in call_type else "cond" if "If" in call_type
-                else "switch_case" if "Case" in call_type else "control flow")
+        what = (
+            "while_loop"
+            if "While" in call_type
+            else "cond"
+            if "If" in call_type
+            else "switch_case"
+            if "Case" in call_type
+            else "control flow"
+        )
         part = _BODY_OF.get(fn.kind) or fn.kind.replace("branch", "branch ")
         return f"{part} of {what}{at}"
     name = _FN_NAME.match(fn.name).group(1) or fn.name  # type: ignore[union-attr]  # every name matches

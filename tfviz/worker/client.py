@@ -47,19 +47,28 @@ class WorkerClient:
     """One worker process: answers are read in order, progress and the script's output
     handed to the callbacks as they come."""
 
-    def __init__(self, on_progress: Callable[[Progress | JacobianProgress], None] | None = None,
-                 on_log: Callable[[Log], None] | None = None,
-                 on_stderr: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_progress: Callable[[Progress | JacobianProgress], None] | None = None,
+        on_log: Callable[[Log], None] | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+    ) -> None:
         self.on_progress, self.on_log, self.on_stderr = on_progress, on_log, on_stderr
         self.stderr_tail: deque[str] = deque(maxlen=60)
         env = worker_environment()
         # Forked by a warm server when one is named (tfviz.worker.forkserver), else started;
         # a started one is not sent to ask the server again.
         # Buffered pipes: lines are framed from 64 KB reads, never one byte per system call.
-        self.proc: subprocess.Popen[bytes] | ForkedWorker = start_forked(env, worker_command()) or \
-            subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, bufsize=_PIPE_BUFFER,
-                             env={k: v for k, v in env.items() if k != SERVER_VARIABLE})
+        self.proc: subprocess.Popen[bytes] | ForkedWorker = start_forked(
+            env, worker_command()
+        ) or subprocess.Popen(
+            worker_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=_PIPE_BUFFER,
+            env={k: v for k, v in env.items() if k != SERVER_VARIABLE},
+        )
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
 
@@ -168,12 +177,12 @@ def ended_error(status: int, stderr_tail: list[str]) -> dict[str, Any]:
             name = f"signal {-status}"
         message = f"the script's process ended with signal {name} before tfviz could answer"
     else:
-        message = (f"the script ended its process with exit status {status} (os._exit) before"
-                   " tfviz could answer")
+        message = (
+            f"the script ended its process with exit status {status} (os._exit) before tfviz could answer"
+        )
     detail = "\n".join(stderr_tail[-40:])
     file, line = _user_frame(stderr_tail)
-    return {"message": message, "file": file, "line": line, "code": "",
-            "detail": detail, "candidates": []}
+    return {"message": message, "file": file, "line": line, "code": "", "detail": detail, "candidates": []}
 
 
 def _user_frame(stderr_tail: list[str]) -> tuple[str | None, int | None]:

@@ -47,9 +47,26 @@ from tfviz.worker.launch import PACKAGE_ROOT, worker_environment
 SERVER_VARIABLE = "TFVIZ_WORKER_SERVER"
 #: Variables read when TensorFlow, Keras, NumPy or the C runtime load: a server started
 #: with other values than the client's cannot stand for a fresh process.
-IMPORT_TIME_PREFIXES = ("TF_", "KERAS_", "CUDA_", "XLA_", "TPU_", "OMP_", "KMP_", "MKL_",
-                        "OPENBLAS_", "ABSL_", "GRPC_", "LD_", "MALLOC_", "PYTHON", "HOME",
-                        "XDG_", "NPY_", "NUMPY_")
+IMPORT_TIME_PREFIXES = (
+    "TF_",
+    "KERAS_",
+    "CUDA_",
+    "XLA_",
+    "TPU_",
+    "OMP_",
+    "KMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "ABSL_",
+    "GRPC_",
+    "LD_",
+    "MALLOC_",
+    "PYTHON",
+    "HOME",
+    "XDG_",
+    "NPY_",
+    "NUMPY_",
+)
 #: Variables of those that the worker's start sets itself.
 _SET_BY_LAUNCH = frozenset({"PYTHONUNBUFFERED", SERVER_VARIABLE})
 #: Signals whose "ignored" a spawned process inherits from its parent.
@@ -88,8 +105,9 @@ class ForkedWorker:
     the client uses: ``stdin``, ``stdout``, ``stderr``, ``pid``, ``args``, ``returncode``,
     ``poll``, ``wait``, ``kill`` and ``send_signal``."""
 
-    def __init__(self, lines: _Lines, pid: int, args: list[str],
-                 pipes: tuple[IO[bytes], IO[bytes], IO[bytes]]) -> None:
+    def __init__(
+        self, lines: _Lines, pid: int, args: list[str], pipes: tuple[IO[bytes], IO[bytes], IO[bytes]]
+    ) -> None:
         self._lines = lines
         self.pid = pid
         self.args = args
@@ -164,10 +182,16 @@ def start_forked(env: Mapping[str, str], args: list[str]) -> ForkedWorker | None
         return None
     lines, pid = forked
     buffering = 1 << 16
-    return ForkedWorker(lines, pid, args,
-                        (os.fdopen(ours[0], "wb", buffering=buffering),
-                         os.fdopen(ours[1], "rb", buffering=buffering),
-                         os.fdopen(ours[2], "rb", buffering=buffering)))
+    return ForkedWorker(
+        lines,
+        pid,
+        args,
+        (
+            os.fdopen(ours[0], "wb", buffering=buffering),
+            os.fdopen(ours[1], "rb", buffering=buffering),
+            os.fdopen(ours[2], "rb", buffering=buffering),
+        ),
+    )
 
 
 def hand_over() -> int | None:
@@ -210,8 +234,14 @@ def _ask(env: Mapping[str, str], fds: list[int]) -> tuple[_Lines, int] | None:
         conn.connect(path)
         umask = os.umask(0o22)
         os.umask(umask)
-        request = {"cwd": os.getcwd(), "env": dict(env), "executable": sys.executable,
-                   "package": str(PACKAGE_ROOT), "ignored": _ignored_signals(), "umask": umask}
+        request = {
+            "cwd": os.getcwd(),
+            "env": dict(env),
+            "executable": sys.executable,
+            "package": str(PACKAGE_ROOT),
+            "ignored": _ignored_signals(),
+            "umask": umask,
+        }
         socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], fds)
         line = lines.read(_START_TIMEOUT_S)
         answer = json.loads(line) if line else {}
@@ -281,7 +311,7 @@ def serve(path: str, ready: str = "ready", until_stdin_closes: bool = True) -> N
     listener.listen(64)
 
     import_tensorflow()
-    import tfviz.analysis.diagnose  # noqa: F401 - a worker imports it before its request
+    import tfviz.analysis.diagnose  # a worker imports it before its request
     import tfviz.worker.server  # noqa: F401
 
     # What is loaded now is every worker's, for good: out of the collector's sight, so a
@@ -339,8 +369,9 @@ def _supervise(conn: socket.socket, startup_env: Mapping[str, str]) -> int:
     return _watch(conn, pid)
 
 
-def _refusal(request: dict[str, Any], startup_env: Mapping[str, str], fds: list[int],
-             peer_uid: int | None) -> str:
+def _refusal(
+    request: dict[str, Any], startup_env: Mapping[str, str], fds: list[int], peer_uid: int | None
+) -> str:
     if peer_uid is not None and peer_uid != os.getuid():
         return "another user"
     if len(fds) != 3:
@@ -435,8 +466,9 @@ def _new_streams() -> None:
     encoding = sys.stdout.encoding if sys.stdout is not None else "utf-8"
     stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding=encoding)
     stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding, write_through=True)
-    stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
-                              errors="backslashreplace", write_through=True)
+    stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), encoding=encoding, errors="backslashreplace", write_through=True
+    )
     sys.stdin = sys.__stdin__ = stdin  # type: ignore[misc]
     sys.stdout = sys.__stdout__ = stdout  # type: ignore[misc]
     sys.stderr = sys.__stderr__ = stderr  # type: ignore[misc]

@@ -70,10 +70,10 @@ class LogBatches:
                 if n < 1:
                     out += self.take()
                     continue
-                piece = encode_basestring_ascii(text[start:start + n])[1:-1]
+                piece = encode_basestring_ascii(text[start : start + n])[1:-1]
                 while len(piece) > self._room - self._size:
                     n = max(1, n * (self._room - self._size) // len(piece) - 1)
-                    piece = encode_basestring_ascii(text[start:start + n])[1:-1]
+                    piece = encode_basestring_ascii(text[start : start + n])[1:-1]
                     if len(piece) > self._room - self._size and n == 1:
                         out += self.take()  # one character that does not fit what is left
                 self._parts.append(piece)
@@ -101,8 +101,13 @@ class LogSender:
     lock under which the channel writes all its messages.
     """
 
-    def __init__(self, write_line: Callable[[str], None], lock: threading.RLock,
-                 max_bytes: int = MAX_BYTES, delay: float = DELAY_S) -> None:
+    def __init__(
+        self,
+        write_line: Callable[[str], None],
+        lock: threading.RLock,
+        max_bytes: int = MAX_BYTES,
+        delay: float = DELAY_S,
+    ) -> None:
         self._write_line = write_line
         self._cond = threading.Condition(lock)
         self._batches = LogBatches(max_bytes)

@@ -112,17 +112,46 @@ class Names:
     names: list[str] = field(default_factory=list)
 
 
-Answer = (Ready | Progress | Log | Steps | Result | Failure | JacobianProgress | JacobianAnswer
-          | JacobianError | Names)
-TYPES: dict[str, type[Answer]] = {t.type: t for t in (
-    Ready, Progress, Log, Steps, Result, Failure, JacobianProgress, JacobianAnswer, JacobianError, Names)}
+Answer = (
+    Ready
+    | Progress
+    | Log
+    | Steps
+    | Result
+    | Failure
+    | JacobianProgress
+    | JacobianAnswer
+    | JacobianError
+    | Names
+)
+TYPES: dict[str, type[Answer]] = {
+    t.type: t
+    for t in (
+        Ready,
+        Progress,
+        Log,
+        Steps,
+        Result,
+        Failure,
+        JacobianProgress,
+        JacobianAnswer,
+        JacobianError,
+        Names,
+    )
+}
 #: The answers that end an ``analyze`` request.
 ANALYSIS_ENDS = frozenset({Result.type, Failure.type})
 
 _KINDS: dict[str, tuple[type, ...]] = {
-    "str": (str,), "int": (int,), "float": (int, float), "dict[str, Any]": (dict,),
-    "list[dict[str, Any]]": (list,), "list[str]": (list,), "dict[str, Any] | None": (dict, type(None)),
-    "RequestId": (str, int, float, type(None)), "Any": (object,),
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "dict[str, Any]": (dict,),
+    "list[dict[str, Any]]": (list,),
+    "list[str]": (list,),
+    "dict[str, Any] | None": (dict, type(None)),
+    "RequestId": (str, int, float, type(None)),
+    "Any": (object,),
 }
 
 

@@ -110,10 +110,16 @@ def _typed(msg: dict[str, Any], rid: RequestId) -> Request:
         if not wrt:
             raise _Wrong('"wrt" must name a variable or a tensor')
         return JacobianRequest(
-            id=rid, wrt=wrt, of=_name(msg, "of", None) or "target", via=_name(msg, "via", None),
-            out_range=_range(msg, "out_range"), in_range=_range(msg, "in_range"),
-            mode=_choice(msg, "mode", MODES, "auto"), budget_mb=_budget(msg),
-            encoding=_choice(msg, "encoding", ENCODINGS, "base64", null_ok=False))
+            id=rid,
+            wrt=wrt,
+            of=_name(msg, "of", None) or "target",
+            via=_name(msg, "via", None),
+            out_range=_range(msg, "out_range"),
+            in_range=_range(msg, "in_range"),
+            mode=_choice(msg, "mode", MODES, "auto"),
+            budget_mb=_budget(msg),
+            encoding=_choice(msg, "encoding", ENCODINGS, "base64", null_ok=False),
+        )
     if cmd == "names":
         return NamesRequest(rid)
     if cmd == "cancel":
@@ -127,8 +133,12 @@ def _typed(msg: dict[str, Any], rid: RequestId) -> Request:
 
 def _id(msg: dict[str, Any]) -> RequestId:
     rid = msg.get("id")
-    if rid is None or isinstance(rid, str) or (type(rid) is int) \
-            or (type(rid) is float and math.isfinite(rid)):
+    if (
+        rid is None
+        or isinstance(rid, str)
+        or (type(rid) is int)
+        or (type(rid) is float and math.isfinite(rid))
+    ):
         return rid
     raise _Wrong(f'"id" must be a string or a number, got {_short(rid)}')
 
@@ -149,14 +159,14 @@ def _range(msg: dict[str, Any], key: str) -> tuple[int, int] | None:
     return r[0], r[1]
 
 
-def _choice(msg: dict[str, Any], key: str, allowed: tuple[str, ...], default: str,
-            null_ok: bool = True) -> str:
+def _choice(
+    msg: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, null_ok: bool = True
+) -> str:
     value = msg.get(key, default)
     if value is None and null_ok:
         return default
     if value not in allowed:
-        raise _Wrong(f'"{key}" must be ' + " or ".join(f'"{a}"' for a in allowed)
-                     + f", got {_short(value)}")
+        raise _Wrong(f'"{key}" must be ' + " or ".join(f'"{a}"' for a in allowed) + f", got {_short(value)}")
     return cast(str, value)  # one of ``allowed``
 
 

@@ -79,8 +79,14 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
     except Exception as exc:  # noqa: BLE001 - reported as data, never as a crash
         import traceback
 
-        channel.answer(Failure({"message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
-                                "detail": traceback.format_exc()}))
+        channel.answer(
+            Failure(
+                {
+                    "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
+                    "detail": traceback.format_exc(),
+                }
+            )
+        )
         return ExitStatus.INTERNAL
     report = done.report
     result = report.to_dict(full_graph=True)
@@ -225,8 +231,9 @@ def main() -> int:
         channel.answer(Failure({"message": f"bad request: not JSON ({exc})"}))
         return ExitStatus.ERROR
     if not isinstance(request, dict):
-        channel.answer(Failure({
-            "message": f"bad request: expected a JSON object, got {type(request).__name__}"}))
+        channel.answer(
+            Failure({"message": f"bad request: expected a JSON object, got {type(request).__name__}"})
+        )
         return ExitStatus.ERROR
     if not isinstance(request.get("script"), str) and request.get("cmd") == "analyze":
         channel.answer(Failure({"message": 'bad request: "script" must be a path'}))
@@ -291,4 +298,3 @@ def remove_generated_files() -> None:
                     os.remove(path)
                 except OSError:
                     pass
-

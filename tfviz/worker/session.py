@@ -58,8 +58,7 @@ def serve_session(send: Send, session: Session, requests: BinaryIO) -> int:
         rid = msg.get("id")
         current[0] = rid
         try:
-            answer = handle(session, msg, send,
-                            lambda rid=rid: rid in cancelled or None in cancelled)  # type: ignore[misc]
+            answer = handle(session, msg, send, lambda rid=rid: rid in cancelled or None in cancelled)  # type: ignore[misc]
             pieces, answer = split_pieces(answer)  # a large matrix goes in pieces, ahead of it
             for piece in pieces:
                 send(piece)
@@ -67,17 +66,26 @@ def serve_session(send: Send, session: Session, requests: BinaryIO) -> int:
         except JacobianError as exc:
             send({"type": "jacobian_error", "id": rid, "error": exc.to_dict()})
         except Exception as exc:  # noqa: BLE001 - reported as data, the session lives on
-            send({"type": "jacobian_error", "id": rid, "error": {
-                "kind": "internal", "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
-                "detail": traceback.format_exc()}})
+            send(
+                {
+                    "type": "jacobian_error",
+                    "id": rid,
+                    "error": {
+                        "kind": "internal",
+                        "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
+                        "detail": traceback.format_exc(),
+                    },
+                }
+            )
         finally:
             cancelled.discard(rid)
             cancelled.discard(None)
             current[0] = None
 
 
-def handle(session: Session, msg: dict[str, Any], send: Send,
-           cancelled: Callable[[], bool]) -> dict[str, Any]:
+def handle(
+    session: Session, msg: dict[str, Any], send: Send, cancelled: Callable[[], bool]
+) -> dict[str, Any]:
     """One request's answer (a message dict), or a JacobianError."""
     cmd, rid = msg.get("cmd"), msg.get("id")
     if cmd == "__bad__":
@@ -85,8 +93,11 @@ def handle(session: Session, msg: dict[str, Any], send: Send,
     if cmd == "names":
         return {"type": "names", "id": rid, "names": session.names()}
     if cmd == "analyze":
-        raise JacobianError("bad_request", "this worker already holds an analyzed session; a new"
-                            " analysis needs a new worker (close this one's stdin)")
+        raise JacobianError(
+            "bad_request",
+            "this worker already holds an analyzed session; a new"
+            " analysis needs a new worker (close this one's stdin)",
+        )
     if cmd != "jacobian":
         raise JacobianError("bad_request", f"unknown command: {cmd!r}")
     opts = options(msg)
@@ -94,17 +105,25 @@ def handle(session: Session, msg: dict[str, Any], send: Send,
     def progress(done: int, total: int) -> None:
         send({"type": "jacobian_progress", "id": rid, "done": done, "total": total})
 
-    common = {"mode": opts["mode"], "budget": opts["budget"], "progress": progress,
-              "cancelled": cancelled}
+    common = {"mode": opts["mode"], "budget": opts["budget"], "progress": progress, "cancelled": cancelled}
     if opts["via"]:
         if opts["of_index"] is not None or opts["wrt_index"] is not None:
-            raise JacobianError("bad_request", "the chain-rule split (via) compares whole Jacobians;"
-                                " of_index / wrt_index slice a single one: leave out one or the other")
+            raise JacobianError(
+                "bad_request",
+                "the chain-rule split (via) compares whole Jacobians;"
+                " of_index / wrt_index slice a single one: leave out one or the other",
+            )
         split = session.chain(opts["of"], opts["wrt"], opts["via"], **common)
         return {"type": "jacobian", "id": rid, "chain": split.to_dict(opts["encoding"])}
-    j = session.jacobian(opts["of"], opts["wrt"], out_range=opts["out_range"],
-                         in_range=opts["in_range"], of_index=opts["of_index"],
-                         wrt_index=opts["wrt_index"], **common)
+    j = session.jacobian(
+        opts["of"],
+        opts["wrt"],
+        out_range=opts["out_range"],
+        in_range=opts["in_range"],
+        of_index=opts["of_index"],
+        wrt_index=opts["wrt_index"],
+        **common,
+    )
     return {"type": "jacobian", "id": rid, "result": j.to_dict(opts["encoding"])}
 
 
@@ -118,6 +137,7 @@ def options(msg: dict[str, Any]) -> dict[str, Any]:
     ...
     tfviz.jacobian.data.JacobianError: "wrt" must name a variable or a tensor
     """
+
     def text(key: str, default: str | None) -> str | None:
         value = msg.get(key, default)
         if value is not None and not isinstance(value, str):
@@ -128,15 +148,22 @@ def options(msg: dict[str, Any]) -> dict[str, Any]:
     if not wrt:
         raise JacobianError("bad_request", '"wrt" must name a variable or a tensor')
     budget_mb = msg.get("budget_mb")
-    if budget_mb is not None and (isinstance(budget_mb, bool) or not isinstance(budget_mb, (int, float))
-                                  or budget_mb <= 0):
+    if budget_mb is not None and (
+        isinstance(budget_mb, bool) or not isinstance(budget_mb, (int, float)) or budget_mb <= 0
+    ):
         raise JacobianError("bad_request", f'"budget_mb" must be a positive number, got {budget_mb!r}')
     encoding = msg.get("encoding", "base64")
     if encoding not in ("base64", "list"):
         raise JacobianError("bad_request", f'"encoding" must be "base64" or "list", got {encoding!r}')
-    return {"of": text("of", "target") or "target", "wrt": wrt, "via": text("via", None),
-            "out_range": msg.get("out_range"), "in_range": msg.get("in_range"),
-            "of_index": check_spec(msg.get("of_index"), "of_index"),
-            "wrt_index": check_spec(msg.get("wrt_index"), "wrt_index"),
-            "mode": msg.get("mode") or "auto", "encoding": encoding,
-            "budget": int(budget_mb * 2**20) if budget_mb is not None else DEFAULT_BUDGET}
+    return {
+        "of": text("of", "target") or "target",
+        "wrt": wrt,
+        "via": text("via", None),
+        "out_range": msg.get("out_range"),
+        "in_range": msg.get("in_range"),
+        "of_index": check_spec(msg.get("of_index"), "of_index"),
+        "wrt_index": check_spec(msg.get("wrt_index"), "wrt_index"),
+        "mode": msg.get("mode") or "auto",
+        "encoding": encoding,
+        "budget": int(budget_mb * 2**20) if budget_mb is not None else DEFAULT_BUDGET,
+    }

@@ -163,8 +163,9 @@ class ExportDialog(QDialog):
         """Write the image to ``path``; the error in words (also shown), or None."""
         fmt = self.format()
         try:
-            page = write_image(self.view.scene(), path, fmt, scale=self.scale.value(), source=self.source(),
-                               cap=self.cap)
+            page = write_image(
+                self.view.scene(), path, fmt, scale=self.scale.value(), source=self.source(), cap=self.cap
+            )
         except ExportError as exc:
             self.warning.setText(str(exc))
             self.message = f"Could not export the image: {exc}"
@@ -181,8 +182,9 @@ class ImageExport(QObject):
     graph, that opens the dialog; ``say`` puts its outcome in the status bar, ``folder``
     names where the file dialog starts."""
 
-    def __init__(self, view: GraphView, parent: QWidget, say: Callable[[str], None],
-                 folder: Callable[[], str]) -> None:
+    def __init__(
+        self, view: GraphView, parent: QWidget, say: Callable[[str], None], folder: Callable[[], str]
+    ) -> None:
         super().__init__(parent)
         self.view, self.say, self.folder, self.owner = view, say, folder, parent
         self.dialog: ExportDialog | None = None  # the last one opened

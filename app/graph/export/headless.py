@@ -19,19 +19,26 @@ from tfviz.exitstatus import ExitStatus
 def _parser() -> argparse.ArgumentParser:
     from ..scene import EXPANSIONS
 
-    p = argparse.ArgumentParser(prog="python -m tfviz_app.graph.export.headless",
-                                description="Draw a saved tfviz analysis as PNG, SVG or PDF.")
+    p = argparse.ArgumentParser(
+        prog="python -m tfviz_app.graph.export.headless",
+        description="Draw a saved tfviz analysis as PNG, SVG or PDF.",
+    )
     p.add_argument("analysis", help="a saved analysis (.json, as tfviz export -o x.json writes)")
     p.add_argument("output", help="the image to write")
     p.add_argument("--format", choices=("png", "svg", "pdf"), help="default: the output's extension")
-    p.add_argument("--expand", choices=EXPANSIONS, default="default",
-                   help="which groups are open (default: as the window opens the graph)")
+    p.add_argument(
+        "--expand",
+        choices=EXPANSIONS,
+        default="default",
+        help="which groups are open (default: as the window opens the graph)",
+    )
     p.add_argument("--scale", type=float, default=1.0, help="PNG pixels per scene unit (default 1)")
     return p
 
 
-def render(analysis: str, output: str, fmt: str | None = None, expand: str = "default",
-           scale: float = 1.0) -> str:
+def render(
+    analysis: str, output: str, fmt: str | None = None, expand: str = "default", scale: float = 1.0
+) -> str:
     """Draw ``analysis`` into ``output``; a one-line summary. Raises ExportError or
     AnalysisFileError with the reason."""
     from PySide6.QtWidgets import QApplication

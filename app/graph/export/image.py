@@ -131,8 +131,16 @@ def plan(scene: GraphScene, source: QRectF | None = None) -> Page:
     y = PAD + tfm.height() + 8
     row_h = max(lfm.height(), 12.0) + 4
     x = PAD
-    widths = [(k, _SAMPLE_W + _GAP + (bfm.horizontalAdvance(st.marker + " ") if st.marker else 0)
-               + lfm.horizontalAdvance(SHORT[k])) for k, st in STYLES.items()]
+    widths = [
+        (
+            k,
+            _SAMPLE_W
+            + _GAP
+            + (bfm.horizontalAdvance(st.marker + " ") if st.marker else 0)
+            + lfm.horizontalAdvance(SHORT[k]),
+        )
+        for k, st in STYLES.items()
+    ]
     if scene.magnitude:
         lo, hi = scene.magnitude_range()
         widths.append(("", lfm.horizontalAdvance(f"gradient norm  1e{round(lo)} 1e{round(hi)}") + 130))
@@ -163,8 +171,9 @@ def full_detail(scene: GraphScene, scale: float):
     none from a cache (group frames would be pixmaps: blurred text, images in SVG/PDF)."""
     far, lod = scene.far, scene.lod_scale
     scene.set_far(False, max(scale, 1e-3))
-    cached = [(it, it.cacheMode()) for it in scene.items()
-              if it.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+    cached = [
+        (it, it.cacheMode()) for it in scene.items() if it.cacheMode() != QGraphicsItem.CacheMode.NoCache
+    ]
     for it, _ in cached:
         it.setCacheMode(QGraphicsItem.CacheMode.NoCache)
     try:
@@ -221,8 +230,9 @@ def _paint_header(page: Page, painter: QPainter) -> None:
         _paint_ramp(painter, *page.ramp, lf)
     painter.restore()
     painter.setPen(QPen(QColor(theme.RULE), page.zoom))
-    painter.drawLine(QPointF(PAD, page.header - 5 * page.zoom),
-                     QPointF(page.width - PAD, page.header - 5 * page.zoom))
+    painter.drawLine(
+        QPointF(PAD, page.header - 5 * page.zoom), QPointF(page.width - PAD, page.header - 5 * page.zoom)
+    )
 
 
 def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFont) -> None:
@@ -241,7 +251,7 @@ def _paint_ramp(painter: QPainter, at: QPointF, lo: float, hi: float, font: QFon
 def size_text(w: int, h: int) -> str:
     """>>> size_text(4210, 2980)
     '4 210 × 2 980 px, 12.5 MP'"""
-    sep = lambda n: f"{n:,}".replace(",", " ")  # noqa: E731
+    sep = lambda n: f"{n:,}".replace(",", " ")
     return f"{sep(w)} × {sep(h)} px, {w * h / 1e6:.1f} MP"
 
 
@@ -262,8 +272,10 @@ def check_pixels(page: Page, scale: float, cap: int = PIXEL_CAP) -> tuple[int, i
         return w, h
     fit = max_scale(page, cap)
     instead = f"use scale {fit:g} or less, or" if fit >= 0.01 else "use"
-    raise ExportError(f"a PNG at scale {scale:g} would be {size_text(w, h)}, over the"
-                      f" {cap / 1e6:g} MP limit: {instead} SVG or PDF (vector, any size)")
+    raise ExportError(
+        f"a PNG at scale {scale:g} would be {size_text(w, h)}, over the"
+        f" {cap / 1e6:g} MP limit: {instead} SVG or PDF (vector, any size)"
+    )
 
 
 def _dpi() -> int:
@@ -272,8 +284,15 @@ def _dpi() -> int:
     return round(screen.logicalDotsPerInchY()) if screen is not None else 96
 
 
-def write_image(scene: GraphScene, path: str, fmt: str | None = None, *, scale: float = 1.0,
-                source: QRectF | None = None, cap: int = PIXEL_CAP) -> Page:
+def write_image(
+    scene: GraphScene,
+    path: str,
+    fmt: str | None = None,
+    *,
+    scale: float = 1.0,
+    source: QRectF | None = None,
+    cap: int = PIXEL_CAP,
+) -> Page:
     """Write the scene (or its ``source`` rect) to ``path`` as PNG, SVG or PDF; the page
     drawn. Raises ExportError, with the file left untouched, when it cannot."""
     fmt = (fmt or os.path.splitext(path)[1].lstrip(".")).lower()
@@ -313,8 +332,10 @@ def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int,
                 try:
                     px = np.empty((n, w, 4), np.uint8)
                 except MemoryError:
-                    raise ExportError(f"not enough memory for a {size_text(*size)} image: use a smaller"
-                                      " scale, or SVG or PDF") from None
+                    raise ExportError(
+                        f"not enough memory for a {size_text(*size)} image: use a smaller"
+                        " scale, or SVG or PDF"
+                    ) from None
                 img = QImage(px.data, w, n, 4 * w, QImage.Format.Format_RGB32)  # paints into px
                 img.fill(QColor("white"))
                 p = QPainter(img)
@@ -328,8 +349,15 @@ def _png(scene: GraphScene, page: Page, tmp: str, scale: float, size: tuple[int,
                 yield px
 
     with open(tmp, "wb") as out:
-        write_png(out, w, h, bands(), order, dots_per_meter=round(_dpi() / 0.0254),
-                  text={"Title": page.title, "Software": f"{SIGNATURE} {__version__}"})
+        write_png(
+            out,
+            w,
+            h,
+            bands(),
+            order,
+            dots_per_meter=round(_dpi() / 0.0254),
+            text={"Title": page.title, "Software": f"{SIGNATURE} {__version__}"},
+        )
 
 
 def _svg(scene: GraphScene, page: Page, tmp: str) -> None:

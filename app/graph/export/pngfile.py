@@ -80,11 +80,17 @@ def bands_of(pixels: np.ndarray) -> Iterator[np.ndarray]:
     """A whole image as the bands :func:`write_png` takes (about :data:`BAND_BYTES` each)."""
     rows = max(1, BAND_BYTES // (3 * pixels.shape[1] + 1))
     for y in range(0, pixels.shape[0], rows):
-        yield pixels[y:y + rows]
+        yield pixels[y : y + rows]
 
 
-def idat(width: int, height: int, bands: Iterable[np.ndarray], order: tuple[int, int, int],
-         level: int = LEVEL, workers: int | None = None) -> Iterator[bytes]:
+def idat(
+    width: int,
+    height: int,
+    bands: Iterable[np.ndarray],
+    order: tuple[int, int, int],
+    level: int = LEVEL,
+    workers: int | None = None,
+) -> Iterator[bytes]:
     """The image data as one zlib stream, in pieces: each band is deflated on a worker
     thread as soon as it comes (while the caller makes the next), a few at a time."""
     workers = workers or threads()
@@ -102,8 +108,9 @@ def idat(width: int, height: int, bands: Iterable[np.ndarray], order: tuple[int,
     with ThreadPoolExecutor(workers) as pool:
         for band in bands:
             if band.dtype != np.uint8 or band.ndim != 3 or band.shape[1] != width or not band.shape[0]:
-                raise ValueError(f"a band must be (rows, {width}, channels) of uint8, not {band.dtype}"
-                                 f" {band.shape}")
+                raise ValueError(
+                    f"a band must be (rows, {width}, channels) of uint8, not {band.dtype} {band.shape}"
+                )
             rows += band.shape[0]
             if rows > height:
                 raise ValueError(f"the bands hold more than the {height} rows of the image")
@@ -121,9 +128,18 @@ def idat(width: int, height: int, bands: Iterable[np.ndarray], order: tuple[int,
     yield struct.pack(">I", adler)
 
 
-def write_png(out, width: int, height: int, bands: Iterable[np.ndarray],
-              order: tuple[int, int, int] = (0, 1, 2), *, dots_per_meter: int = 0,
-              text: dict[str, str] | None = None, level: int = LEVEL, workers: int | None = None) -> None:
+def write_png(
+    out,
+    width: int,
+    height: int,
+    bands: Iterable[np.ndarray],
+    order: tuple[int, int, int] = (0, 1, 2),
+    *,
+    dots_per_meter: int = 0,
+    text: dict[str, str] | None = None,
+    level: int = LEVEL,
+    workers: int | None = None,
+) -> None:
     """Write an image of ``width`` x ``height`` to the binary file ``out`` as an 8-bit RGB
     PNG, from ``bands`` (top to bottom, each (rows, width, channels) of uint8, any
     strides), taking R, G, B from the channels at ``order`` (``(2, 1, 0)`` for a

@@ -70,21 +70,27 @@ class _Block:
     right: float
 
 
-def wrap(ordering: Ordering, coords: dict[str, tuple[float, float]],
-         size: Mapping[str, tuple[float, float]], boxes: Collection[str],
-         dummy_w: float = 8.0) -> tuple[dict[str, tuple[float, float]], list[Jump]]:
+def wrap(
+    ordering: Ordering,
+    coords: dict[str, tuple[float, float]],
+    size: Mapping[str, tuple[float, float]],
+    boxes: Collection[str],
+    dummy_w: float = 8.0,
+) -> tuple[dict[str, tuple[float, float]], list[Jump]]:
     """``coords`` (top-left corners from :func:`app.graph.layout.layered.coordinates`) cut
     into columns when the layout is tall and narrow (see the module), with the jumps between
     them; unchanged, with no jumps, otherwise. ``boxes``: the nodes that are collapsed groups."""
     layers = ordering.layers
     if len(layers) < 4 or not coords:
         return coords, []
-    height = max(coords[n][1] + size.get(n, (dummy_w, 0.0))[1] for n in layers[-1]) \
-        - min(coords[n][1] for n in layers[0])
+    height = max(coords[n][1] + size.get(n, (dummy_w, 0.0))[1] for n in layers[-1]) - min(
+        coords[n][1] for n in layers[0]
+    )
     if height < MIN_HEIGHT:  # most groups: checked before anything is built
         return coords, []
-    width = max(x + size.get(n, (dummy_w, 0.0))[0] for n, (x, _) in coords.items()) \
-        - min(x for x, _ in coords.values())
+    width = max(x + size.get(n, (dummy_w, 0.0))[0] for n, (x, _) in coords.items()) - min(
+        x for x, _ in coords.values()
+    )
     if width / height >= ASPECT / TALLER:
         return coords, []
     where = {n: li for li, L in enumerate(layers) for n in L}
@@ -94,8 +100,15 @@ def wrap(ordering: Ordering, coords: dict[str, tuple[float, float]],
     columns = _best_columns(blocks)
     if len(columns) < 2:
         return coords, []
-    spans = [(min(blk.left for blk in blocks[a:b + 1]), max(blk.right for blk in blocks[a:b + 1]),
-              blocks[a].top, blocks[b].bottom) for a, b in columns]
+    spans = [
+        (
+            min(blk.left for blk in blocks[a : b + 1]),
+            max(blk.right for blk in blocks[a : b + 1]),
+            blocks[a].top,
+            blocks[b].bottom,
+        )
+        for a, b in columns
+    ]
     tallest = max(bottom - top for _, _, top, bottom in spans)
     # the last column ends level with the tallest, so the group is left at its bottom edge
     # (an edge out of it does not cross the columns before it)
@@ -110,15 +123,27 @@ def wrap(ordering: Ordering, coords: dict[str, tuple[float, float]],
                 out[n] = (x - left + x0, y - top + starts[k])
         edge = _only_edge(ordering, where, blocks[b].last) if k + 1 < len(columns) else None
         if edge is not None:
-            jumps.append(Jump(edge[0], edge[1], x0 + right - left + COL_GAP / 2,
-                              starts[k] + bottom - top + JUMP / 2, starts[k + 1] - JUMP / 2))
+            jumps.append(
+                Jump(
+                    edge[0],
+                    edge[1],
+                    x0 + right - left + COL_GAP / 2,
+                    starts[k] + bottom - top + JUMP / 2,
+                    starts[k + 1] - JUMP / 2,
+                )
+            )
         x0 += right - left + COL_GAP
     return out, jumps
 
 
-def _blocks(ordering: Ordering, where: dict[str, int], coords: dict[str, tuple[float, float]],
-            size: Mapping[str, tuple[float, float]], boxes: Collection[str],
-            dummy_w: float) -> list[_Block]:
+def _blocks(
+    ordering: Ordering,
+    where: dict[str, int],
+    coords: dict[str, tuple[float, float]],
+    size: Mapping[str, tuple[float, float]],
+    boxes: Collection[str],
+    dummy_w: float,
+) -> list[_Block]:
     """The layers grouped into blocks no column may split: a column may end after layer
     ``i`` only when at most one edge leaves the layers down to ``i``, and that edge joins
     two ``boxes`` in layers ``i`` and ``i + 1``."""
@@ -141,10 +166,16 @@ def _blocks(ordering: Ordering, where: dict[str, int], coords: dict[str, tuple[f
             continue
         rows = [n for lj in range(open_at, li + 1) for n in layers[lj]]
         tops = [coords[n][1] for n in rows]
-        blocks.append(_Block(open_at, li, min(tops),
-                             max(coords[n][1] + size.get(n, (dummy_w, 0.0))[1] for n in rows),
-                             min(coords[n][0] for n in rows),
-                             max(coords[n][0] + size.get(n, (dummy_w, 0.0))[0] for n in rows)))
+        blocks.append(
+            _Block(
+                open_at,
+                li,
+                min(tops),
+                max(coords[n][1] + size.get(n, (dummy_w, 0.0))[1] for n in rows),
+                min(coords[n][0] for n in rows),
+                max(coords[n][0] + size.get(n, (dummy_w, 0.0))[0] for n in rows),
+            )
+        )
         open_at = li + 1
     return blocks
 
@@ -168,8 +199,9 @@ def _best_columns(blocks: list[_Block]) -> list[tuple[int, int]]:
         if tuple(cols) in tried:  # no balance with ``c`` columns beats one with fewer
             continue
         tried.add(tuple(cols))
-        w = sum(max(b.right for b in blocks[a:z + 1]) - min(b.left for b in blocks[a:z + 1])
-                for a, z in cols) + COL_GAP * (len(cols) - 1)
+        w = sum(
+            max(b.right for b in blocks[a : z + 1]) - min(b.left for b in blocks[a : z + 1]) for a, z in cols
+        ) + COL_GAP * (len(cols) - 1)
         h = max(blocks[z].bottom - blocks[a].top for a, z in cols) + 2 * JUMP
         off = abs(math.log(max(w, 1.0) / max(h, 1.0) / ASPECT))
         if off < best_off - 1e-9:

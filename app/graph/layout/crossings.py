@@ -39,6 +39,7 @@ class Lookup(Protocol[_K, _V]):
 
     def __getitem__(self, key: _K, /) -> _V: ...
 
+
 #: Side chains longer than this are not moved, nor further than this many places: a
 #: variable's read chain has at most ~5 nodes, and one place past the main path is what
 #: fixes ResNet50's; longer chains and further moves cost time for nothing we measured.
@@ -81,8 +82,7 @@ def pair_crossings(upper: Sequence[N], succ: Lookup[N, Sequence[N]], pos: Lookup
     return inversions(seq)
 
 
-def crossed_edges(upper: Sequence[N], succ: Lookup[N, Sequence[N]],
-                  pos: Lookup[N, int]) -> list[tuple[N, N]]:
+def crossed_edges(upper: Sequence[N], succ: Lookup[N, Sequence[N]], pos: Lookup[N, int]) -> list[tuple[N, N]]:
     """The edges from ``upper`` to the next layer that cross at least one other edge there.
 
     An edge is crossed when an edge before it (in upper order) ends further right, or
@@ -160,8 +160,9 @@ def _hot(per: list[int]) -> set[int]:
     return {j for i, c in enumerate(per) if c for j in (i, i + 1)}
 
 
-def reduce_crossings(layers: list[list[int]], pred: list[list[int]], succ: list[list[int]], lay: list[int],
-                     sweeps: int) -> int:
+def reduce_crossings(
+    layers: list[list[int]], pred: list[list[int]], succ: list[list[int]], lay: list[int], sweeps: int
+) -> int:
     """Order ``layers`` (lists of node ids ``0..len(lay)-1``; ``lay[n]`` is ``n``'s layer,
     ``pred``/``succ`` its neighbours in the layers above and below) in place, to few
     crossings; returns how many are left.
@@ -248,8 +249,14 @@ def _gain(a: list[int], b: list[int], pos: list[int]) -> int:
     return 0
 
 
-def _transpose(layers: list[list[int]], pred: list[list[int]], succ: list[list[int]], pos: list[int],
-               lay: list[int], todo: set[int]) -> set[int]:
+def _transpose(
+    layers: list[list[int]],
+    pred: list[list[int]],
+    succ: list[list[int]],
+    pos: list[int],
+    lay: list[int],
+    todo: set[int],
+) -> set[int]:
     """Swap adjacent nodes while that removes crossings, on both sides of the layer
     (Gansner et al.'s ``transpose``), starting with the nodes of the layers ``todo``.
 
@@ -310,8 +317,15 @@ def side_chains(nodes: set[int], pred: list[list[int]], succ: list[list[int]]) -
     return list(out.values())
 
 
-def _slide(chain: list[int], layers: list[list[int]], lay: list[int], pred: list[list[int]],
-           succ: list[list[int]], pos: list[int], step: int) -> int:
+def _slide(
+    chain: list[int],
+    layers: list[list[int]],
+    lay: list[int],
+    pred: list[list[int]],
+    succ: list[list[int]],
+    pos: list[int],
+    step: int,
+) -> int:
     """Swap every node of ``chain`` with its neighbour on the right (``step`` 1) or left (-1),
     where it has one; returns the crossings that removed (negative: added). Each swap's gain
     is exact given the chain's nodes already moved, so the sum is the whole move's."""
@@ -330,13 +344,18 @@ def _slide(chain: list[int], layers: list[list[int]], lay: list[int], pred: list
     return removed
 
 
-def _move_side_chains(layers: list[list[int]], pred: list[list[int]], succ: list[list[int]],
-                      pos: list[int], lay: list[int], per: list[int]) -> int:
+def _move_side_chains(
+    layers: list[list[int]],
+    pred: list[list[int]],
+    succ: list[list[int]],
+    pos: list[int],
+    lay: list[int],
+    per: list[int],
+) -> int:
     """Slide each side chain with a crossed edge sideways, the same number of places in all
     its layers (up to :data:`MAX_SHIFT`), to where the fewest crossings are; returns the
     crossings removed."""
-    crossed = {n for i in range(len(per)) if per[i] for e in crossed_edges(layers[i], succ, pos)
-               for n in e}
+    crossed = {n for i in range(len(per)) if per[i] for e in crossed_edges(layers[i], succ, pos) for n in e}
     removed = 0
     for chain in side_chains(crossed, pred, succ):
         if len(chain) > MAX_CHAIN:

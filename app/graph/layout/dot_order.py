@@ -46,8 +46,7 @@ def dot_program() -> str | None:
 def to_dot(nodes: list[str], edges: list[tuple[str, str]], sizes: dict[str, tuple[float, float]]) -> str:
     """The group as a dot digraph; node names are ``n0, n1…`` so no quoting is needed."""
     idx = {n: i for i, n in enumerate(nodes)}
-    out = ["digraph G {", 'graph [nodesep=0.33, ranksep=0.6];',
-           'node [shape=box, fixedsize=true, label=""];']
+    out = ["digraph G {", "graph [nodesep=0.33, ranksep=0.6];", 'node [shape=box, fixedsize=true, label=""];']
     for n in nodes:
         w, h = sizes.get(n, (170.0, 38.0))
         out.append(f"n{idx[n]} [width={w / 72:.3f}, height={h / 72:.3f}];")
@@ -118,8 +117,9 @@ def _x_at(pts: list[tuple[float, float]], y: float) -> float:
     return min(pts, key=lambda p: abs(p[1] - y))[0]
 
 
-def dot_orderings(jobs: dict[K, Job], timeout_s: float | None = None, effort: bool = True,
-                  program: str | None = None) -> dict[K, Ordering]:
+def dot_orderings(
+    jobs: dict[K, Job], timeout_s: float | None = None, effort: bool = True, program: str | None = None
+) -> dict[K, Ordering]:
     """Order every job's graph with ``dot``; jobs that fail or time out are left out.
 
     All processes start together and share one deadline, ``timeout_s`` from now.
@@ -135,8 +135,9 @@ def dot_orderings(jobs: dict[K, Job], timeout_s: float | None = None, effort: bo
             src.write(to_dot(nodes, edges, sizes))
             src.seek(0)
             try:
-                procs[key] = subprocess.Popen(args, stdin=src, stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, text=True)
+                procs[key] = subprocess.Popen(
+                    args, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+                )
             except OSError:
                 break
     deadline = time.perf_counter() + (TIMEOUT_S if timeout_s is None else timeout_s)

@@ -293,8 +293,9 @@ def _x_frame(ordering: Ordering, prefer: Collection[str]) -> _XFrame:
     return frame
 
 
-def _x_centres(ordering: Ordering, size: dict[str, tuple[float, float]], dummy_w: float,
-               prefer: Collection[str]) -> dict[str, float]:
+def _x_centres(
+    ordering: Ordering, size: dict[str, tuple[float, float]], dummy_w: float, prefer: Collection[str]
+) -> dict[str, float]:
     """Every node's x centre: the first pass, then the priority sweeps of :data:`SWEEPS`."""
     frame = _x_frame(ordering, prefer)
     width = [size.get(n, (dummy_w, 0.0))[0] for n in frame.ids]

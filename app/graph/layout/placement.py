@@ -106,18 +106,15 @@ class GraphLayout:
         kids = h.groups[gid].children
         if not only_path:
             return kids
-        return [
-            c
-            for c in kids
-            if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)
-        ]
+        return [c for c in kids if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)]
 
     def on_path_children(self, gid: str) -> set[str]:
         """The children of ``gid`` on the gradient path: x placement keeps the edges among
         them straight, so a chain from a variable to the target reads top to bottom."""
         h = self.hierarchy
-        return {c for c in h.groups[gid].children
-                if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)}
+        return {
+            c for c in h.groups[gid].children if (h.groups[c].on_path if c in h.groups else h.ops[c].on_path)
+        }
 
     def ordering(self, gid: str, only_path: bool) -> layered.Ordering:
         key = (gid, only_path)
