@@ -38,7 +38,7 @@ def test_default_view_is_layer_level_on_the_cut(qtbot, window):
     assert layers == {"encoder", "enc_1", "enc_2", "head"}  # Keras names, no trace `_1`
     assert not any(g.label in ("Cast", "ReadVariableOp", "BiasAdd") for g in h.groups.values())
     # a weight's Cast › ReadVariableOp is drawn as the weight's node
-    read = "encoder_1/enc_1_1/Cast/ReadVariableOp"
+    read = "encoder/enc_1/Cast/ReadVariableOp"
     assert h.representative(read, set(h.groups)) == 'var:encoder.get_layer("enc_1").kernel'
     # inside its layer's box the weight is titled by its own name; the full path is its tooltip
     assert h.title('var:encoder.get_layer("enc_1").kernel') == "kernel"
@@ -50,7 +50,7 @@ def test_default_view_is_layer_level_on_the_cut(qtbot, window):
     sg = view.node_items.get("StopGradient")
     assert sg is not None and _in_viewport(view, sg)
     assert _text_px(view) >= 9.0
-    assert "f:/s:encoder_1/enc_1_1" not in view.expanded  # layers stay boxes
+    assert "f:/s:encoder/enc_1" not in view.expanded  # layers stay boxes
 
 
 def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
@@ -63,7 +63,7 @@ def test_selecting_a_cut_variable_isolates_its_path(qtbot, window):
     assert "StopGradient" in on_path and "__target__" not in on_path
     assert view.node_items["StopGradient"].opacity() == 1.0
     assert view.node_items["StopGradient"].highlight
-    head = next(i for n, i in view.node_items.items() if n.endswith("head_1"))
+    head = next(i for n, i in view.node_items.items() if n == "f:/s:head")
     assert head.opacity() < 0.5  # everything else dimmed
     assert _in_viewport(view, view.node_items["StopGradient"]) and _text_px(view) >= 9.0
     text = window.details.toPlainText()
@@ -90,13 +90,13 @@ def test_show_path_on_the_right_click_menu(qtbot, window):
     assert "__target__" in window.links.current_path_ops
     assert "Gradient path of StopGradient" in window.details.toPlainText()
     # a layer's path: every way from its weights through it to the target
-    window.links.show_path("f:/s:head_1")
-    assert {"var:head.kernel", "head_1/MatMul", "__target__"} <= window.links.current_path_ops
+    window.links.show_path("f:/s:head")
+    assert {"var:head.kernel", "head/MatMul", "__target__"} <= window.links.current_path_ops
     header = window.details.toPlainText().splitlines()[0]
-    title = view.hierarchy.groups["f:/s:head_1"].label
+    title = view.hierarchy.groups["f:/s:head"].label
     assert header == f"Gradient path of {title}"  # the box's title, no id
     # a box no gradient arrives at: its path ends at the cut, as its variable's does
-    window.links.show_path("f:/s:encoder_1/enc_1_1")
+    window.links.show_path("f:/s:encoder/enc_1")
     assert view.path.cut and view.path.end == "StopGradient"
     on_path = window.links.current_path_ops
     assert "__target__" not in on_path and "StopGradient" in on_path

@@ -13,6 +13,7 @@ from typing import Any
 
 from tfviz import __version__
 from tfviz.engine import layerscopes
+from tfviz.engine.eagerstream import Stream, stream_trace
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
@@ -20,14 +21,12 @@ from tfviz.engine.magnitude import judge_magnitudes
 from tfviz.engine.nandomain import explain_nan_inputs
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import (
-    NotFirst,
     Trace,
     Truth,
     as_value,
     eager_truth,
     raising_op,
     resolve,
-    stands_for_eager,
     trace,
     watchable,
 )
@@ -211,20 +210,18 @@ def _analyze(
             graph_step = (
                 step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
             )
-            loss, eager, tape = None, None, None
-            first = None
-            if mode == "target":
-                report_step("tracing the target", 0.3)
-                with recorder.paused():
-                    first = _trace_first(step_, recorder, capture)
-                lap("trace")
-            if first is None and not graph_step:
+            loss, eager, tape, copied = None, None, None, None
+            if not graph_step:
                 report_step("calling the target", 0.3)
-                loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+                # A target's call is copied into a graph as it runs (eagerstream): the trace
+                # below is then needed only where the copy cannot stand for it.
+                loss, eager, tape, copied = _first_call(
+                    step_.fn, step_.name, path, capture, step_.watch(), copy=mode == "target"
+                )
             # else the program runs this step as a graph (tf.function, Keras fit): the trace
             # below is its truth, and an eager pass would only add the time and the memory of
             # a second forward pass (ResNet50's step twice over).
-            found = first[0] if first is not None else step_.variables()
+            found = step_.variables()
             extras: list[FoundVariable] = []
             # Variables the step reads but does not differentiate: are they trained at all?
             # Those read before its tape opened are listed too, as not watched by it.
@@ -232,11 +229,11 @@ def _analyze(
                 extras = step_.extras(list(tape.watched_variables()) + step_.read_outside(), found)
             elif mode == "program" and graph_step:
                 extras = step_.extras(step_.capture.watched_variables + step_.read_in_graph(), found)
-            if mode == "target" and first is None:
+            if mode == "target":
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
                 if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
-                    loss, eager, tape = _first_call(step_.fn, step_.name, path, capture)
+                    loss, eager, tape, copied = _first_call(step_.fn, step_.name, path, capture, copy=True)
                     _refuse_new_variables(tape, found, recorder, step_.name, path)
         if loss is not None:
             _check_loss(loss, step_.name, step_.line, path)
@@ -256,22 +253,18 @@ def _analyze(
         found = found + extras
         tf_vars = [f.tf_variable for f in found]
         as_graph = step_.capture is not None and step_.capture.as_graph
-        if eager is None and not as_graph and first is None:
+        done: _Traced | None = None
+        if copied is not None and eager is None:
+            done = _copied_step(step_, found, recorder, copied, loss, tape)
+            eager = done.traced.truth if done is not None else None
+        copied = None  # the eager tensors the copy stood for: the call's activations
+        if eager is None and not as_graph:
             eager = eager_truth(tape, loss, tf_vars, step_.fn)
         del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
         lap("call")
-        report_step("tracing the graph", 0.5)
-        done: _Traced | None = None
         trace_error: AnalysisError | None = None
-        if first is not None:
-            done = first[1]
-            # No op in the step behaves otherwise eagerly: its traced verdict is the eager one.
-            eager = (
-                done.traced.truth
-                if stands_for_eager(done.traced)
-                else _eager_again(step_, path, capture, tf_vars)
-            )
-        else:
+        if done is None:
+            report_step("tracing the graph", 0.5)
             try:
                 done = _trace_step(step_, found, recorder, capture)
             except Exception as exc:  # noqa: BLE001 - untraceable user code
@@ -481,67 +474,77 @@ class _Traced:
 
 
 def _trace_step(
-    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture, first: bool = False
+    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture
 ) -> _Traced:
     """Trace the step with its gradient (:func:`~tfviz.engine.trace.trace`), linking ``found``
     into the graph and recording the layers' scopes; raises what the trace raises."""
     frozen: list[FrozenCopy] = []
     linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
     with capture.active(), layerscopes.recording() as scopes:
-        traced = trace(step_.fn, [f.tf_variable for f in found], linker, first=first)
+        traced = trace(step_.fn, [f.tf_variable for f in found], linker)
     return _Traced(traced, linker.region, frozen, scopes)
 
 
-def _trace_first(
-    step_: _Step, recorder: OriginRecorder, capture: Capture
-) -> tuple[list[FoundVariable], _Traced] | None:
-    """Trace the target before any call of it, so that its forward pass runs once, not
-    eagerly and then again in the trace (a fifth of a ResNet's analysis): its variables
-    and the trace.
+@dataclass
+class _Copied:
+    """The eager call's ops, copied into a graph as they ran, and the layers' scopes."""
 
-    None where only a first eager call will do: the call builds variables (a lazily built
-    model, whose frozen copies must be made eagerly, as the user's call makes them), reads
-    ones the script does not hold, returns no float tensor, or cannot be traced. The trace
-    stops before the first variable is made, so nothing is left half built."""
-    found = step_.variables()
-    if not found:
-        return None  # a model built by its first call
-    try:
-        return found, _trace_step(step_, found, recorder, capture, first=True)
-    except (NotFirst, SystemExit, Exception):  # noqa: BLE001 - the eager call says why, at its line
-        return None
+    stream: Stream
+    scopes: layerscopes.Recorded
 
 
 def _first_call(
-    fn: Callable[[], Any], name: str, path: str, capture: Capture, watch: Sequence[Any] = ()
-) -> tuple[Any, Truth | None, Any]:
-    """Call the target once, as the user's first call would, under a tape.
+    fn: Callable[[], Any],
+    name: str,
+    path: str,
+    capture: Capture,
+    watch: Sequence[Any] = (),
+    copy: bool = False,
+) -> tuple[Any, Truth | None, Any, _Copied | None]:
+    """Call the target once, as the user's first call would, under a tape (with ``copy``,
+    its ops copied into a graph as they run: :mod:`tfviz.engine.eagerstream`).
 
     When the call itself raises because the tape is watching (a nested
     tf.function builds its broken gradient right away), that error is
     TensorFlow's eager verdict; the call is repeated without a tape.
-    Returns the loss, that verdict (None when the call succeeded) and the
-    tape (None when it did not).
+    Returns the loss, that verdict (None when the call succeeded), the
+    tape (None when it did not) and the copy.
     """
     import tensorflow as tf
 
     with capture.active():
         try:
-            with tf.GradientTape() as tape:
-                tape.watch(list(watch))
-                loss = as_value(fn())
-            return loss, None, tape
+            with contextlib.ExitStack() as copying:
+                copied = None
+                if copy:
+                    scopes = copying.enter_context(layerscopes.recording(eager=True))
+                    copied = _Copied(copying.enter_context(Stream()), scopes)
+                with tf.GradientTape() as tape:
+                    tape.watch(list(watch))
+                    loss = as_value(fn())
+            return loss, None, tape, copied
         except Exception as exc:  # noqa: BLE001 - the user's code
             first = exc
         try:
             loss = as_value(fn())
         except Exception:  # noqa: BLE001
             raise error_from_exception(first, f"the target '{name}' raised", path) from None
-    return loss, Truth(error=first, error_op=raising_op(first)), None
+    return loss, Truth(error=first, error_op=raising_op(first)), None, None
+
+
+def _copied_step(
+    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, copied: _Copied, loss: Any, tape: Any
+) -> _Traced | None:
+    """The step's trace from its copied eager call, with the tape's gradients; None where
+    the copy cannot stand for a trace (the tape is then left unasked)."""
+    frozen: list[FrozenCopy] = []
+    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+    traced = stream_trace(copied.stream, step_.fn, loss, tape, [f.tf_variable for f in found], linker)
+    return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
 
 
 def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) -> Truth:
-    loss, eager, tape = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+    loss, eager, tape, _ = _first_call(step_.fn, step_.name, path, capture, step_.watch())
     return eager if eager is not None else eager_truth(tape, loss, tf_vars, step_.fn)
 
 

@@ -50,6 +50,8 @@ _active: dict[str, Any] | None = None
 #: scopes seen for two different layers: nothing trustworthy to say about them
 _clashes: set[str] = set()
 _installed = False
+#: record the scopes layers open while they run eagerly too (their ops are being copied)
+_eager = False
 
 
 @dataclass
@@ -85,7 +87,7 @@ def install() -> None:
         if _active is not None and getattr(self, "_pop_on_exit", False):
             caller = getattr(self, "caller", None)
             try:
-                if isinstance(getattr(caller, "name", None), str) and not tf.executing_eagerly():
+                if isinstance(getattr(caller, "name", None), str) and (_eager or not tf.executing_eagerly()):
                     _record(tf.get_current_name_scope(), caller)
             except Exception:  # noqa: BLE001 - a title is never worth breaking the user's layer
                 pass
@@ -95,18 +97,20 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[Recorded]:
-    """Record the layer scopes of the graphs traced inside; what is yielded is filled on exit
-    (without the scopes two layers claimed)."""
-    global _active
+def recording(eager: bool = False) -> Iterator[Recorded]:
+    """Record the layer scopes of the graphs traced inside (with ``eager``, of the ops run
+    eagerly too); what is yielded is filled on exit (without the scopes two layers claimed)."""
+    global _active, _eager
     install()
     found = Recorded()
     _active, before = {}, _active
+    _eager, was_eager = eager, _eager
     _clashes.clear()
     try:
         yield found
     finally:
         recorded, _active = _active or {}, before
+        _eager = was_eager
         kept = {s: layer for s, layer in recorded.items() if s not in _clashes}
         found.names.update({s: layer.name for s, layer in kept.items()})
         found.attributes.update({s: attributes(layer) for s, layer in kept.items()})

@@ -191,12 +191,6 @@ def autograph(fn: Callable[..., Any]) -> Callable[..., Any]:
     return converted
 
 
-class NotFirst(BaseException):
-    """Tracing before the first call stopped: the call would build variables, return what
-    is not a float tensor, or read variables the engine was not told of. Those need the
-    eager first call. A BaseException, so that a user's ``except Exception`` lets it by."""
-
-
 #: Op types whose gradient can differ eagerly and inside tf.function: a cond or loop (zeros
 #: in a graph where eagerly there is None, a branch eagerly not taken) and Python code.
 EAGER_MAY_DIFFER = frozenset(
@@ -214,18 +208,6 @@ EAGER_MAY_DIFFER = frozenset(
 )
 
 
-def stands_for_eager(traced: Trace) -> bool:
-    """The traced verdict is the eager one: its gradient did not raise (seed report 1: an
-    SVD's raises only in a graph), and no op in the step behaves otherwise eagerly."""
-    if traced.truth.raised:
-        return False
-    return not any(d.get("type") in EAGER_MAY_DIFFER for _, d in traced.og.g.nodes(data=True))
-
-
-def _refuse_creation(next_creator: Any, **kwargs: Any) -> Any:
-    raise NotFirst("the call creates a variable")
-
-
 class _TapeForwardError(Exception):
     """The forward call itself raised because a tape was watching."""
 
@@ -238,7 +220,6 @@ def trace(
     fn: Callable[..., Any],
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
-    first: bool = False,
 ) -> Trace:
     """Trace ``fn`` with gradients; ``link_variables`` adds variable nodes and
     returns the nodes on any variable-to-target path.
@@ -247,19 +228,14 @@ def trace(
     right away, so a broken gradient can raise in the forward call. Then
     that error is TensorFlow's verdict and we trace again without a tape to
     get the forward graph.
-
-    With ``first``, ``fn`` has not been called yet: :class:`NotFirst` is raised where
-    only an eager first call would do (it builds variables, say), before any is made.
     """
-    import tensorflow as tf
 
-    with tf.variable_creator_scope(_refuse_creation) if first else contextlib.nullcontext():
-        try:
-            return _trace_once(fn, tf_vars, link_variables, taped=True, first=first)
-        except _TapeForwardError as err:
-            traced = _trace_once(fn, tf_vars, link_variables, taped=False)
-            traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
-            return traced
+    try:
+        return _trace_once(fn, tf_vars, link_variables, taped=True)
+    except _TapeForwardError as err:
+        traced = _trace_once(fn, tf_vars, link_variables, taped=False)
+        traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
+        return traced
 
 
 def _trace_once(
@@ -267,29 +243,22 @@ def _trace_once(
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
     taped: bool,
-    first: bool = False,
 ) -> Trace:
     import tensorflow as tf
 
     state: dict[str, Any] = {}
-    # Before a first call, the trace stands for an eager call: AutoGraph would turn what eagerly
-    # leaves TensorFlow (float(loss), `if loss > 0:`) into graph ops, and a gradient TensorFlow
-    # never gives eagerly would flow. Unconverted, such code raises, and the eager call is made.
-    converted = fn if first else autograph(fn)
+    converted = autograph(fn)
 
     def body() -> Any:
         if taped:
             try:
-                # before a first call, the tape watches what the call reads, as the eager one does
-                with tf.GradientTape(watch_accessed_variables=first) as tape:
+                with tf.GradientTape(watch_accessed_variables=False) as tape:
                     tape.watch(watchable(tf_vars))
                     loss = as_value(converted())
             except Exception as exc:
                 if raising_op(exc) is None:
                     raise
                 raise _TapeForwardError(exc) from None
-            if first:
-                _refuse_unknown(loss, tape.watched_variables(), tf_vars)
         else:
             loss = as_value(converted())
         if not tf.is_tensor(loss):
@@ -301,7 +270,7 @@ def _trace_once(
         region = link_variables(og, fg)
         if not taped or loss.dtype.name not in DIFFERENTIABLE:
             return loss
-        tensors, keys = _path_tensors(og, region, fg)
+        tensors, keys = path_tensors(og, region, fg)
         inner = state["inner"] = nested_sources(og, region, fg)
         tensors, keys = tensors + inner.tensors, keys + inner.keys
         try:
@@ -343,18 +312,6 @@ def _trace_once(
     return Trace(state["og"], truth, tensor_norms, taken)
 
 
-def _refuse_unknown(loss: Any, read: Any, tf_vars: list[Any]) -> None:
-    """A loss the eager first call would refuse, or trainable variables it would add to
-    those judged: leave both to that call."""
-    import tensorflow as tf
-
-    if not tf.is_tensor(loss) or loss.dtype.name not in DIFFERENTIABLE:
-        raise NotFirst("the target does not return a float tensor")
-    known = {id(v) for v in tf_vars}
-    if any(v.trainable and id(v) not in known for v in read):
-        raise NotFirst("the target reads trainable variables not found in the script")
-
-
 @contextlib.contextmanager
 def _no_graph_rewrites() -> Iterator[None]:
     """Run our one-off function without Grappler: optimising a graph of tens of
@@ -391,7 +348,7 @@ def mark_outside_tape(og: OpGraph, outside: Any) -> None:
             )
 
 
-def _path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:
+def path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:
     """Float tensors of the outer graph on a variable-to-target path."""
     tensors, keys = [], []
     for nid in sorted(region):

@@ -1,7 +1,8 @@
-"""A loss() target is traced before any call of it, so its forward pass runs once; an eager
-first call is made only where it is needed. The oracle is the script run as ``python`` runs it
-(forked from a process that has only imported TensorFlow, as the corpus' oracles are): its own
-``tape.gradient``, and how its probe layers ran."""
+"""A loss() target's forward pass runs once: its eager call is copied into a graph as it
+runs (tfviz.engine.eagerstream), and a trace is made only where the copy cannot stand for
+one. The oracle is the script run as ``python`` runs it (forked from a process that has only
+imported TensorFlow, as the corpus' oracles are): its own ``tape.gradient``, and how its
+probe layers ran."""
 
 from __future__ import annotations
 
@@ -48,11 +49,11 @@ def _statuses(report: dict) -> dict[str, str]:
     return {v["tf_name"].split(":")[0]: v["status"] for v in report["variables"]}
 
 
-def test_a_built_models_loss_runs_only_traced_and_is_judged_as_tape_gradient_has_it(tmp_path):
+def test_a_built_models_loss_runs_once_and_is_judged_as_tape_gradient_has_it(tmp_path):
     truth, python_calls = _python("built_model", tmp_path)
     report, calls = _tfviz("built_model", tmp_path)
     assert python_calls == ["eager", "eager"]  # the probe sees the user's eager call
-    assert calls == ["traced", "traced"]  # one pass of each layer, in the trace
+    assert calls == ["eager", "eager"]  # one pass of each layer: the eager call, copied, no trace
     assert _statuses(report) == truth
     assert truth["shift"] == "disconnected"
     (shift,) = [v for v in report["variables"] if v["name"] == "shift"]
@@ -61,9 +62,9 @@ def test_a_built_models_loss_runs_only_traced_and_is_judged_as_tape_gradient_has
 
 def test_a_lazily_built_model_is_built_by_an_eager_call_as_the_users_first_call_builds_it(tmp_path):
     report, calls = _tfviz("lazy_model", tmp_path)
-    # the first call builds it eagerly (and a second sees it built, as a training step does);
-    # the trace stopped before it made a variable, so the build is the eager call's alone
-    assert calls[:2] == ["eager", "eager"] and calls.count("traced") == 2
+    # the first call builds it eagerly, and a second sees it built, as a training step does:
+    # that one is copied, and nothing is traced
+    assert calls == ["eager"] * 4
     assert [v["shape"] for v in report["variables"]] == [[4, 8], [8], [8, 1], [1]]
     assert all(v["status"] == "connected" for v in report["variables"]) and report["ok"]
 
@@ -87,8 +88,8 @@ def test_a_variable_only_a_closure_holds_is_judged(tmp_path):
 
 
 def test_a_frozen_copy_made_by_a_lazy_build_is_made_eagerly_as_in_the_users_run(tmp_path):
-    # the script holds a variable before the call, so the trace is tried first; it must stop
-    # before the build, or the copy would be made in the graph and pass the gradient
+    # the copy is made by the eager build, as in the user's run: made in a graph, it would
+    # pass the gradient
     truth, _ = _python("lazy_frozen_copy", tmp_path)
     report, _ = _tfviz("lazy_frozen_copy", tmp_path)
     assert truth == {"sequential/reshaped/flat": "disconnected", "temperature": "connected"}
@@ -99,8 +100,7 @@ def test_a_frozen_copy_made_by_a_lazy_build_is_made_eagerly_as_in_the_users_run(
 
 def test_a_target_that_leaves_tensorflow_is_judged_as_its_eager_call_not_as_autograph_would(tmp_path):
     """float(loss) eagerly is a Python float, and tape.gradient raises on it. Traced through
-    AutoGraph it would be a cast with a gradient: the trace before the first call must not
-    stand for the eager call there."""
+    AutoGraph it would be a cast with a gradient: no trace may stand for the eager call there."""
     truth, _ = _python("python_readout", tmp_path)
     assert truth == {"w": "AttributeError"}
     done = subprocess.run(

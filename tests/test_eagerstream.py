@@ -1,0 +1,131 @@
+"""The eager call copied into a graph op by op (tfviz.engine.eagerstream): the copy holds
+what a ``tf.function`` trace of the same code holds, named as the trace names it, and it
+refuses what a copy cannot stand for, so the caller traces instead. The oracle is
+TensorFlow: a real trace of the same function, and the tape's own gradients."""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tfviz.engine.eagerstream import Stream, stream_trace  # noqa: E402
+from tfviz.engine.flow import union_region  # noqa: E402
+
+W = tf.Variable([[0.5, -1.0], [2.0, 0.25]], name="W")
+B = tf.Variable([0.1, -0.2], name="b")
+X = tf.constant([[1.0, 2.0]])
+
+
+def _dense():
+    h = tf.add(tf.matmul(X, W), B, name="h")
+    return tf.reduce_sum(tf.tanh(h, name="y") ** 2, name="loss")
+
+
+def _copied(fn):
+    with Stream() as stream, tf.GradientTape() as tape:
+        loss = fn()
+    return stream, loss, tape
+
+
+def _traced_ops(fn) -> list[tuple[str, str]]:
+    graph = tf.function(fn, autograph=False).get_concrete_function().graph
+    return sorted(
+        (op.type, op.name)
+        for op in graph.get_operations()
+        if op.type not in ("Placeholder", "Const", "Identity", "NoOp")
+    )
+
+
+def test_the_copy_holds_the_ops_a_trace_holds_named_as_the_trace_names_them():
+    stream, _, _ = _copied(_dense)
+    assert stream.refused is None
+    copied = sorted((op.type, op.name) for op in stream.graph.get_operations() if op.type != "Placeholder")
+    assert copied == _traced_ops(_dense)
+    assert {"h", "y", "loss"} <= {op.name for op in stream.graph.get_operations()}
+
+
+def test_a_variable_handed_to_an_op_itself_is_read_by_an_op_of_the_copy():
+    # eagerly TensorFlow's fast path reads such a variable in C++, where no callback sees it
+    stream, _, _ = _copied(lambda: tf.reduce_sum(tf.sqrt(W * W)))
+    reads = [op for op in stream.graph.get_operations() if op.type == "ReadVariableOp"]
+    assert len(reads) == 2
+    handles = {id(ext) for ext, internal in stream.graph.captures if internal.dtype == tf.resource}
+    assert handles == {id(W.handle)}
+
+
+def test_shapes_are_the_eager_calls():
+    stream, loss, _ = _copied(_dense)
+    h = stream.graph.get_operation_by_name("h").outputs[0]
+    assert h.shape.as_list() == [1, 2] and stream.graph_tensor(loss).shape.as_list() == []
+
+
+def _linker(stream):
+    def link(og, fg):
+        g = og.g
+        for ext, internal in fg.captures:
+            if ext is W.handle or ext is B.handle:
+                node = "var:" + ("W" if ext is W.handle else "b")
+                g.add_node(node, op=None, type="Variable", outputs=[])
+                g.add_edge(node, internal.op.name, ports=[(0, 0)], dtype="resource", shape=[])
+        return union_region(g, [n for n in ("var:W", "var:b") if n in g], og.target)
+
+    return link
+
+
+def test_its_verdict_and_norms_are_the_tapes():
+    stream, loss, tape = _copied(_dense)
+    traced = stream_trace(stream, _dense, loss, tape, [W, B], _linker(stream))
+    assert traced is not None
+    with tf.GradientTape() as oracle:
+        value = _dense()
+    gw, gb = oracle.gradient(value, [W, B])
+    assert traced.truth.grads_present == {id(W): True, id(B): True}
+    assert traced.truth.norms[id(W)] == pytest.approx(float(tf.norm(gw)), rel=1e-6)
+    assert traced.truth.norms[id(B)] == pytest.approx(float(tf.norm(gb)), rel=1e-6)
+    # every tensor on the path has the gradient the tape gives it
+    with tf.GradientTape() as oracle:
+        h = tf.add(tf.matmul(X, W), B)
+        value = tf.reduce_sum(tf.tanh(h) ** 2)
+    assert traced.tensor_norms[("h", 0)] == pytest.approx(float(tf.norm(oracle.gradient(value, h))), rel=1e-6)
+
+
+def test_a_cut_is_none_as_the_tape_has_it():
+    def cut():
+        return tf.reduce_sum(tf.stop_gradient(W) * B)
+
+    stream, loss, tape = _copied(cut)
+    traced = stream_trace(stream, cut, loss, tape, [W, B], _linker(stream))
+    assert traced is not None and traced.truth.grads_present == {id(W): False, id(B): True}
+    assert "StopGradient" in {d.get("type") for _, d in traced.og.g.nodes(data=True)}
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        (
+            "tf.cond",
+            lambda: tf.cond(tf.reduce_sum(W) > 0, lambda: tf.reduce_sum(W), lambda: tf.reduce_sum(B)),
+        ),
+        ("tf.while_loop", lambda: tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * W), [0, W])[1]),
+        ("a value read in Python", lambda: tf.reduce_sum(W) * float(tf.reduce_sum(B))),
+        ("a tf.function", lambda: tf.function(lambda: tf.reduce_sum(W * W))()),
+        ("a py_function", lambda: tf.py_function(lambda a: a * 2.0, [tf.reduce_sum(W)], tf.float32)),
+    ],
+)
+def test_what_a_copy_cannot_stand_for_refuses_it(name, fn):
+    stream, loss, tape = _copied(fn)
+    assert stream.refused, name
+    assert stream_trace(stream, fn, loss, tape, [W, B], _linker(stream)) is None
+
+
+def test_leaving_the_stream_puts_tensorflow_back_as_it_was():
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.framework import ops
+    from tensorflow.python.ops import cond
+
+    before = (pywrap_tfe.TFE_Py_FastPathExecute, ops.name_scope, cond._eager_cond_implementation)
+    bool_before = ops._EagerTensorBase.__dict__["__bool__"]
+    _copied(_dense)
+    assert (pywrap_tfe.TFE_Py_FastPathExecute, ops.name_scope, cond._eager_cond_implementation) == before
+    assert ops._EagerTensorBase.__dict__["__bool__"] is bool_before

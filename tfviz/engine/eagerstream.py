@@ -1,0 +1,378 @@
+"""The step's graph from the ops it runs eagerly, not from a second, traced run.
+
+Tracing a target into a ``tf.function`` costs several times its eager run (every op is
+built in Python, then its symbolic gradient, then the function), so on a large model
+tfviz's cost grew faster than the script's own. Here an op callback copies each op the
+eager call runs into a graph as it runs: the same op type, attributes and inputs, under
+the name scope the op ran in and with the user's stack as its traceback. The graph is
+what a trace would hold, unrolled: Python control flow ran once, as it did for the user.
+The gradients then come from the call's own tape, in one backward pass over the
+variables and every tensor on their paths: TensorFlow's eager verdict itself.
+
+What a graph copied op by op cannot stand for refuses the stream (:attr:`Stream.refused`),
+and the caller traces instead: a ``tf.function`` called or traced inside the target (its
+body is a graph the stream never sees), an op whose attributes hold a function, an op
+type the registry does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tfviz.engine.gradrules import DIFFERENTIABLE
+from tfviz.engine.graphbuild import OpGraph, build_op_graph
+from tfviz.engine.trace import (
+    EAGER_MAY_DIFFER,
+    Trace,
+    Truth,
+    any_nonzero,
+    mark_outside_tape,
+    path_tensors,
+    raising_op,
+    resolve,
+    shared_norms,
+    stacked_norms,
+)
+
+#: the kinds of attribute value an op copied into the graph can carry
+_LIST_KINDS = {"list(type)": "type", "list(int)": "i", "list(float)": "f", "list(bool)": "b"}
+
+
+class Stream:
+    """Copies the eager ops run while it is entered into :attr:`graph`.
+
+    Each eager tensor an op makes stands for its copy's output; one that no copied op
+    made (a variable's handle, an input, a constant) is captured as a placeholder, as a
+    trace captures it, so the linker finds variables and frozen copies by their handles.
+    """
+
+    def __init__(self) -> None:
+        from tensorflow.python.framework import func_graph
+
+        self.graph = func_graph.FuncGraph("tfviz_eager_step")
+        #: why the stream cannot stand for a trace; None while it can
+        self.refused: str | None = None
+        self._graph_of: dict[int, Any] = {}  # id(eager tensor) -> its graph tensor
+        self._eager_of: dict[str, list[Any]] = {}  # op name -> the eager outputs it stands for
+        self._attr_kinds: dict[str, dict[str, str]] = {}
+
+    def __enter__(self) -> Stream:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import op_callbacks, ops
+
+        self._context = context.context()
+        self._fast_path = pywrap_tfe.TFE_Py_FastPathExecute
+        pywrap_tfe.TFE_Py_FastPathExecute = _reads_in_python(self._fast_path)
+        self._values = _watch_values(self)
+        self._name_scope = ops.name_scope
+        ops.name_scope = _named_eagerly(self._name_scope)
+        self._flow = _watch_control_flow(self)
+        op_callbacks.add_op_callback(self._callback)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.framework import op_callbacks, ops
+
+        op_callbacks.remove_op_callback(self._callback)
+        pywrap_tfe.TFE_Py_FastPathExecute = self._fast_path
+        ops.name_scope = self._name_scope
+        for name, method in self._values.items():
+            setattr(_eager_tensor_class(), name, method)
+        for module, name, function in self._flow:
+            setattr(module, name, function)
+
+    def graph_tensor(self, t: Any) -> Any | None:
+        """The graph tensor that eager tensor ``t`` stands for; None if no copied op made it."""
+        return self._graph_of.get(id(t))
+
+    def eager_tensor(self, t: Any) -> Any:
+        """The eager tensor graph tensor ``t`` (an output of a copied op, or a capture)
+        stands for."""
+        return self._eager_of[t.op.name][t.value_index]
+
+    def _callback(
+        self,
+        op_type: str | bytes,
+        inputs: Any,
+        attrs: Any,
+        outputs: Any,
+        op_name: str | None = None,
+        graph: Any = None,
+    ) -> None:
+        if self.refused is not None:
+            return None
+        kind = op_type.decode() if isinstance(op_type, bytes) else op_type
+        if kind in EAGER_MAY_DIFFER:
+            self.refused = f"{kind} runs Python, which a graph runs otherwise"
+            return None
+        if graph is not None:
+            self.refused = f"a tf.function is traced inside the target ({kind} in {graph.name})"
+            return None
+        try:
+            self._copy(kind, inputs or (), attrs or (), outputs or (), op_name)
+        except Exception as exc:  # noqa: BLE001 - any op the copy cannot hold: trace instead
+            self.refused = f"{kind} cannot be copied into a graph: {exc}"
+        return None
+
+    def _copy(self, kind: str, inputs: Any, attrs: Any, outputs: Any, op_name: Any) -> None:
+        from tensorflow.python.framework import ops
+
+        graph = self.graph
+        values = self._attrs(kind, attrs)
+        scope = self._context.scope_name or ""
+        ins = [self._input(t, kind, scope) for t in inputs]
+        name = op_name.decode() if isinstance(op_name, bytes) else op_name
+        # named as a trace names it: a name that ends in "/" is the scope the op's Python
+        # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
+        full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
+        op = ops.Graph._create_op_internal(
+            graph,
+            kind,
+            ins,
+            dtypes=[t.dtype for t in outputs],
+            attrs=values,
+            name=graph.unique_name(full) + "/",
+        )
+        for t, copy in zip(outputs, op.outputs):
+            copy.set_shape(t.shape)
+            self._graph_of[id(t)] = copy
+        self._eager_of[op.name] = list(outputs)  # held, so that no id is reused while it stands
+
+    def _input(self, t: Any, consumer: str, scope: str) -> Any:
+        copy = self._graph_of.get(id(t))
+        if copy is not None:
+            return copy
+        from tensorflow.core.framework import attr_value_pb2
+
+        name = "resource" if t.dtype.name == "resource" else f"{consumer.lower()}_input"
+        placeholder = self.graph._create_op_internal(
+            "Placeholder",
+            [],
+            dtypes=[t.dtype],
+            attrs={
+                "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum),
+                "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()),
+            },
+            name=self.graph.unique_name(scope + name) + "/",
+        ).outputs[0]
+        self.graph.add_capture(t, placeholder)
+        self._graph_of[id(t)] = placeholder
+        self._eager_of[placeholder.op.name] = [t]
+        return placeholder
+
+    def _attrs(self, kind: str, attrs: Any) -> dict[str, Any]:
+        from tensorflow.core.framework import attr_value_pb2
+        from tensorflow.python.framework import op_def_registry
+
+        kinds = self._attr_kinds.get(kind)
+        if kinds is None:
+            op_def = op_def_registry.get(kind)
+            if op_def is None:
+                raise ValueError("its op type is not registered")
+            kinds = self._attr_kinds[kind] = {a.name: a.type for a in op_def.attr}
+        out = {}
+        for i in range(0, len(attrs), 2):
+            name, value = attrs[i], attrs[i + 1]
+            out[name] = _attr_value(attr_value_pb2.AttrValue, kinds[name], value)
+        return out
+
+
+#: the ways Python reads an eager tensor's value: ``if loss > 0``, ``float(loss)``,
+#: ``.numpy()``, and the conditions of ``tf.cond`` and ``tf.while_loop``, which run eagerly as
+#: Python's own ``if`` and ``while``. A graph holds a cond or a loop there, or cannot be traced.
+_VALUE_READS = ("__bool__", "__float__", "__int__", "__index__", "numpy", "__array__")
+
+
+def _eager_tensor_class() -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops._EagerTensorBase
+
+
+def _watch_values(stream: Stream) -> dict[str, Any]:
+    """Refuse ``stream`` once Python reads a tensor's value; the methods replaced, by name."""
+    cls = _eager_tensor_class()
+    originals = {name: cls.__dict__[name] for name in _VALUE_READS if name in cls.__dict__}
+
+    def refusing(name: str, method: Any) -> Any:
+        def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if stream.refused is None:
+                stream.refused = f"Python reads a tensor's value ({name}): a graph branches or stops there"
+            return method(self, *args, **kwargs)
+
+        return read
+
+    for name, method in originals.items():
+        setattr(cls, name, refusing(name, method))
+    return originals
+
+
+def _watch_control_flow(stream: Stream) -> list[tuple[Any, str, Any]]:
+    """Refuse ``stream`` once the target runs a ``tf.cond``, ``tf.while_loop`` or
+    ``tf.switch_case``: eagerly each runs as Python, while a graph holds a cond or a loop,
+    whose gradient differs (zeros for a cut path, where eagerly there is None). The
+    (module, name, function) replaced."""
+    from tensorflow.python.ops import cond, control_flow_switch_case, while_loop
+
+    replaced = [
+        (cond, "_eager_cond_implementation"),
+        (while_loop, "while_loop"),
+        (control_flow_switch_case, "_indexed_case_verify_and_canonicalize_args"),
+    ]
+    originals = [(module, name, getattr(module, name)) for module, name in replaced]
+
+    def refusing(name: str, function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if stream.refused is None:
+                stream.refused = f"the target runs control flow ({name}): a graph holds a cond or a loop"
+            return function(*args, **kwargs)
+
+        return run
+
+    for module, name, function in originals:
+        setattr(module, name, refusing(name, function))
+    return originals
+
+
+def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:
+    """TensorFlow's internal name scope, opened eagerly too: eagerly TensorFlow skips the
+    scopes its op wrappers open, and with them the names users give (``tf.add(...,
+    name="h")``), which a trace keeps and a user looks for."""
+
+    def opened_eagerly(
+        name: Any, default_name: Any = None, values: Any = None, skip_on_eager: bool = True
+    ) -> Any:
+        return name_scope(name, default_name, values, skip_on_eager=False)
+
+    return opened_eagerly
+
+
+def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
+    """TensorFlow's eager fast path, except for an op handed a variable itself: the fast
+    path reads that variable in C++ with no op callback, so the copy would lose the link
+    from the variable to the op. Sent down the Python path, the read is an op of its own."""
+    from tensorflow.python.eager import core
+    from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
+
+    def fast_path_without_variables(ctx: Any, op_type: str, name: Any, *args: Any) -> Any:
+        for a in args:
+            if isinstance(a, BaseResourceVariable) or (
+                isinstance(a, (list, tuple)) and any(isinstance(x, BaseResourceVariable) for x in a)
+            ):
+                raise core._FallbackException("a variable input is read where the copy sees it")
+        return fast_path(ctx, op_type, name, *args)
+
+    return fast_path_without_variables
+
+
+def _attr_value(attr: Any, kind: str, value: Any) -> Any:
+    """An eager op's attribute (a Python value) as the AttrValue its graph copy carries."""
+    if kind == "type":
+        return attr(type=getattr(value, "as_datatype_enum", value))
+    if kind == "bool":
+        return attr(b=value)
+    if kind == "int":
+        return attr(i=value)
+    if kind == "float":
+        return attr(f=value)
+    if kind == "string":
+        return attr(s=value if isinstance(value, bytes) else str(value).encode())
+    if kind == "shape":
+        return attr(shape=_shape(value))
+    if kind == "list(shape)":
+        return attr(list=attr.ListValue(shape=[_shape(v) for v in value]))
+    if kind == "list(string)":
+        return attr(list=attr.ListValue(s=[v if isinstance(v, bytes) else str(v).encode() for v in value]))
+    field = _LIST_KINDS.get(kind)
+    if field is None:
+        raise ValueError(f"an attribute of kind {kind}")
+    if field == "type":
+        value = [getattr(v, "as_datatype_enum", v) for v in value]
+    return attr(list=attr.ListValue(**{field: list(value)}))
+
+
+def _shape(value: Any) -> Any:
+    import tensorflow as tf
+
+    return tf.TensorShape(value).as_proto()
+
+
+def stream_trace(
+    stream: Stream,
+    fn: Any,
+    loss: Any,
+    tape: Any,
+    tf_vars: list[Any],
+    link_variables: Callable[[OpGraph, Any], set[str]],
+) -> Trace | None:
+    """The trace of the eager call ``stream`` copied, with the gradients of ``tape`` (which
+    watched that call and has not been asked yet); None where the stream cannot stand for a
+    trace, and the tape is then left unasked."""
+    import tensorflow as tf
+
+    if stream.refused is not None or not tf.is_tensor(loss):
+        return None
+    target = stream.graph_tensor(loss)
+    if target is None:
+        return None
+    og = build_op_graph(stream.graph, target)
+    mark_outside_tape(og, getattr(fn, "outside_tape", ()))
+    region = link_variables(og, stream.graph)
+    differentiable = loss.dtype.name in DIFFERENTIABLE
+    tensors, keys = path_tensors(og, region, stream.graph) if differentiable else ([], [])
+    return _asked(
+        og, tape, loss, resolve(fn, tf_vars), [stream.eager_tensor(t) for t in tensors], keys, stream
+    )
+
+
+def _asked(
+    og: OpGraph,
+    tape: Any,
+    loss: Any,
+    tf_vars: list[Any],
+    tensors: list[Any],
+    keys: list[tuple[str, int]],
+    stream: Stream,
+) -> Trace:
+    """Ask the tape once, for the variables and the path tensors together."""
+    truth = Truth()
+    tensor_norms: dict[tuple[str, int], float] = {}
+    try:
+        grads = tape.gradient(loss, tf_vars + tensors)
+    except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
+        truth.error = exc
+        truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
+        return Trace(og, truth, tensor_norms)
+    present = [g for g in grads if g is not None]
+    norms = iter(stacked_norms(shared_norms(present)).numpy().tolist()) if present else iter(())
+    shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
+    for i, g in enumerate(grads):
+        value = next(norms) if g is not None else None
+        if i < len(tf_vars):
+            key = id(tf_vars[i])
+            truth.grads_present[key] = g is not None
+            if value is not None:
+                truth.norms[key] = value
+                truth.zeros[key] = not bool(any_nonzero(g, shared).numpy())
+        elif value is not None:
+            tensor_norms[keys[i - len(tf_vars)]] = value
+    return Trace(og, truth, tensor_norms)
+
+
+def _raising_copy(exc: BaseException, stream: Stream) -> Any:
+    """The graph copy of the op whose eager gradient function raised: eagerly that
+    function is handed a stand-in op that holds the op's outputs."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        op = tb.tb_frame.f_locals.get("op")
+        outputs = getattr(op, "outputs", None)
+        if outputs:
+            copy = stream.graph_tensor(outputs[0])
+            if copy is not None:
+                found = copy.op
+        tb = tb.tb_next
+    return found
