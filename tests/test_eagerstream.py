@@ -129,3 +129,27 @@ def test_leaving_the_stream_puts_tensorflow_back_as_it_was():
     _copied(_dense)
     assert (pywrap_tfe.TFE_Py_FastPathExecute, ops.name_scope, cond._eager_cond_implementation) == before
     assert ops._EagerTensorBase.__dict__["__bool__"] is bool_before
+
+
+@pytest.mark.parametrize(
+    "op, fn",
+    [
+        # eagerly an empty list attribute (squeeze_dims) comes as None
+        ("Squeeze", lambda: tf.reduce_sum(tf.squeeze(tf.reshape(W, [1, 4])))),
+        # TensorFlow folds the dilation eagerly with .numpy(), as a trace folds a constant
+        (
+            "DepthwiseConv2dNative",
+            lambda: tf.reduce_sum(
+                tf.nn.depthwise_conv2d(
+                    tf.ones([1, 4, 4, 1]), tf.reshape(W, [2, 2, 1, 1]), [1, 1, 1, 1], "SAME"
+                )
+            ),
+        ),
+    ],
+)
+def test_what_tensorflow_does_eagerly_on_its_own_is_copied(op, fn):
+    stream, _, _ = _copied(fn)
+    assert stream.refused is None, op
+    copied = {o.type for o in stream.graph.get_operations() if o.type != "Placeholder"}
+    # and every op the trace holds (eagerly the copy also holds what a trace folds: Fill, Shape)
+    assert op in copied and {t for t, _ in _traced_ops(fn)} <= copied

@@ -53,6 +53,8 @@ class Stream:
         self.graph = func_graph.FuncGraph("tfviz_eager_step")
         #: why the stream cannot stand for a trace; None while it can
         self.refused: str | None = None
+        #: inside TensorFlow's constant folding, whose value reads a trace makes too
+        self.folding = 0
         self._graph_of: dict[int, Any] = {}  # id(eager tensor) -> its graph tensor
         self._eager_of: dict[str, list[Any]] = {}  # op name -> the eager outputs it stands for
         self._attr_kinds: dict[str, dict[str, str]] = {}
@@ -66,6 +68,7 @@ class Stream:
         self._fast_path = pywrap_tfe.TFE_Py_FastPathExecute
         pywrap_tfe.TFE_Py_FastPathExecute = _reads_in_python(self._fast_path)
         self._values = _watch_values(self)
+        self._constant_value = _watch_folding(self)
         self._name_scope = ops.name_scope
         ops.name_scope = _named_eagerly(self._name_scope)
         self._flow = _watch_control_flow(self)
@@ -74,11 +77,12 @@ class Stream:
 
     def __exit__(self, *exc: Any) -> None:
         from tensorflow.python import pywrap_tfe
-        from tensorflow.python.framework import op_callbacks, ops
+        from tensorflow.python.framework import op_callbacks, ops, tensor_util
 
         op_callbacks.remove_op_callback(self._callback)
         pywrap_tfe.TFE_Py_FastPathExecute = self._fast_path
         ops.name_scope = self._name_scope
+        tensor_util.constant_value = self._constant_value
         for name, method in self._values.items():
             setattr(_eager_tensor_class(), name, method)
         for module, name, function in self._flow:
@@ -176,7 +180,11 @@ class Stream:
         out = {}
         for i in range(0, len(attrs), 2):
             name, value = attrs[i], attrs[i + 1]
-            out[name] = _attr_value(attr_value_pb2.AttrValue, kinds[name], value)
+            kind = kinds[name]
+            if value is None and kind.startswith("list("):
+                value = []  # eagerly an empty list may be handed over as None
+            if value is not None:
+                out[name] = _attr_value(attr_value_pb2.AttrValue, kind, value)
         return out
 
 
@@ -199,7 +207,7 @@ def _watch_values(stream: Stream) -> dict[str, Any]:
 
     def refusing(name: str, method: Any) -> Any:
         def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if stream.refused is None:
+            if stream.refused is None and not stream.folding:
                 stream.refused = f"Python reads a tensor's value ({name}): a graph branches or stops there"
             return method(self, *args, **kwargs)
 
@@ -208,6 +216,25 @@ def _watch_values(stream: Stream) -> dict[str, Any]:
     for name, method in originals.items():
         setattr(cls, name, refusing(name, method))
     return originals
+
+
+def _watch_folding(stream: Stream) -> Any:
+    """TensorFlow's own constant folding (``tensor_util.constant_value``), which reads a
+    value eagerly where a trace reads it from a constant op: not a value the target reads.
+    The function replaced."""
+    from tensorflow.python.framework import tensor_util
+
+    constant_value = tensor_util.constant_value
+
+    def folded(*args: Any, **kwargs: Any) -> Any:
+        stream.folding += 1
+        try:
+            return constant_value(*args, **kwargs)
+        finally:
+            stream.folding -= 1
+
+    tensor_util.constant_value = folded
+    return constant_value
 
 
 def _watch_control_flow(stream: Stream) -> list[tuple[Any, str, Any]]:
