@@ -23,7 +23,7 @@ def _dense():
 
 
 def _copied(fn):
-    with Stream() as stream, tf.GradientTape() as tape:
+    with Stream() as stream, tf.GradientTape(persistent=True) as tape:
         loss = fn()
     return stream, loss, tape
 
@@ -153,3 +153,18 @@ def test_what_tensorflow_does_eagerly_on_its_own_is_copied(op, fn):
     copied = {o.type for o in stream.graph.get_operations() if o.type != "Placeholder"}
     # and every op the trace holds (eagerly the copy also holds what a trace folds: Fill, Shape)
     assert op in copied and {t for t, _ in _traced_ops(fn)} <= copied
+
+
+def test_path_tensors_asked_in_batches_get_the_norms_of_one_pass(monkeypatch):
+    import tfviz.engine.eagerstream as eagerstream
+
+    stream, loss, tape = _copied(_dense)
+    whole = stream_trace(stream, _dense, loss, tape, [W, B], _linker(stream))
+    # one tensor a backward pass: the bound that keeps a big model's memory down
+    monkeypatch.setattr(eagerstream, "MIN_BATCH_ELEMENTS", 1)
+    monkeypatch.setattr(eagerstream, "BATCH_PER_VARIABLES", 0)
+    stream, loss, tape = _copied(_dense)
+    batched = stream_trace(stream, _dense, loss, tape, [W, B], _linker(stream))
+    assert whole is not None and batched is not None and len(whole.tensor_norms) > 3
+    assert batched.tensor_norms == pytest.approx(whole.tensor_norms)
+    assert batched.truth.norms == pytest.approx(whole.truth.norms)

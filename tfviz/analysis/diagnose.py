@@ -519,7 +519,8 @@ def _first_call(
                 if copy:
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
                     copied = _Copied(copying.enter_context(Stream()), scopes)
-                with tf.GradientTape() as tape:
+                # persistent where copied: its path tensors may be asked in batches
+                with tf.GradientTape(persistent=copy) as tape:
                     tape.watch(list(watch))
                     loss = as_value(fn())
             return loss, None, tape, copied

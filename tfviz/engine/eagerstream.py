@@ -355,6 +355,12 @@ def stream_trace(
     )
 
 
+#: the fewest elements of path-tensor gradients one backward pass may hold at once
+MIN_BATCH_ELEMENTS = 1 << 24
+#: how many times the variables' own gradients the path tensors' may hold in one pass
+BATCH_PER_VARIABLES = 4
+
+
 def _asked(
     og: OpGraph,
     tape: Any,
@@ -364,29 +370,71 @@ def _asked(
     keys: list[tuple[str, int]],
     stream: Stream,
 ) -> Trace:
-    """Ask the tape once, for the variables and the path tensors together."""
+    """Ask the tape for the variables' gradients and the path tensors', as norms.
+
+    A path tensor's gradient is as large as the tensor, and a backward pass holds every
+    gradient it was asked for until it ends: asked at once, a convolutional network's
+    would hold a second copy of all its activations. Each backward pass costs as much
+    time as the script's own, so that is spent only past a bound: the path tensors are
+    asked in batches of at most :data:`BATCH_PER_VARIABLES` times the variables'
+    gradients (and at least :data:`MIN_BATCH_ELEMENTS`), each batch one backward pass of
+    the persistent tape. Most models' fit in the first pass, with the variables."""
     truth = Truth()
     tensor_norms: dict[tuple[str, int], float] = {}
+    budget = max(BATCH_PER_VARIABLES * sum(_elements(v) for v in tf_vars), MIN_BATCH_ELEMENTS)
+    batches = _batches(list(zip(tensors, keys)), budget)
+    first = batches.pop(0) if batches else []
     try:
-        grads = tape.gradient(loss, tf_vars + tensors)
+        grads = tape.gradient(loss, tf_vars + [t for t, _ in first])
     except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
         truth.error = exc
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
         return Trace(og, truth, tensor_norms)
-    present = [g for g in grads if g is not None]
-    norms = iter(stacked_norms(shared_norms(present)).numpy().tolist()) if present else iter(())
+    values = _norms(grads)
     shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
-    for i, g in enumerate(grads):
-        value = next(norms) if g is not None else None
-        if i < len(tf_vars):
-            key = id(tf_vars[i])
-            truth.grads_present[key] = g is not None
-            if value is not None:
-                truth.norms[key] = value
-                truth.zeros[key] = not bool(any_nonzero(g, shared).numpy())
-        elif value is not None:
-            tensor_norms[keys[i - len(tf_vars)]] = value
+    for v, g, value in zip(tf_vars, grads, values):
+        truth.grads_present[id(v)] = g is not None
+        if value is not None:
+            truth.norms[id(v)] = value
+            truth.zeros[id(v)] = not bool(any_nonzero(g, shared).numpy())
+    _keep(tensor_norms, [k for _, k in first], values[len(tf_vars) :])
+    del grads
+    for batch in batches:
+        _keep(tensor_norms, [k for _, k in batch], _norms(tape.gradient(loss, [t for t, _ in batch])))
     return Trace(og, truth, tensor_norms)
+
+
+def _elements(t: Any) -> int:
+    n = t.shape.num_elements()
+    return int(n) if n is not None else 0
+
+
+def _batches(items: list[tuple[Any, Any]], budget: int) -> list[list[tuple[Any, Any]]]:
+    """``items`` (tensor, key) in consecutive batches of at most ``budget`` elements (a
+    larger tensor alone); always one batch, if an empty one."""
+    out: list[list[tuple[Any, Any]]] = [[]]
+    size = 0
+    for item in items:
+        n = _elements(item[0])
+        if out[-1] and size + n > budget:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += n
+    return out
+
+
+def _norms(grads: list[Any]) -> list[float | None]:
+    """Each gradient's L2 norm (None for no gradient), in one small stack read at once."""
+    present = [g for g in grads if g is not None]
+    found = iter(stacked_norms(shared_norms(present)).numpy().tolist()) if present else iter(())
+    return [next(found) if g is not None else None for g in grads]
+
+
+def _keep(tensor_norms: dict[tuple[str, int], float], keys: list[Any], values: list[float | None]) -> None:
+    for key, value in zip(keys, values):
+        if value is not None:
+            tensor_norms[key] = value
 
 
 def _raising_copy(exc: BaseException, stream: Stream) -> Any:
