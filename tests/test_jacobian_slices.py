@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import EXAMPLES
 
 CONV = EXAMPLES / "jacobian_conv.py"
-OF, WRT = "convnet_1/conv_1/Relu", "convnet/conv/kernel"
+OF, WRT = "convnet/conv/Relu", "convnet/conv/kernel"
 
 
 class Reference:
@@ -93,7 +93,7 @@ def test_budget_uses_the_sliced_size_and_offers_structured_slices(conv):
 @pytest.mark.parametrize(
     "spec, words",
     [
-        ([0, None, None], "has 3 entries but 'convnet_1/conv_1/Relu' has 4 dimensions (8, 24, 24, 16)"),
+        ([0, None, None], "has 3 entries but 'convnet/conv/Relu' has 4 dimensions (8, 24, 24, 16)"),
         ([8, None, None, None], "index 8 of dimension 0"),
         ([0, [3, 30], None, None], "the range 3:30 of dimension 1"),
         ([0, None, None, -1], "index -1 of dimension 3"),

@@ -16,7 +16,7 @@ from PySide6.QtGui import QImage
 from app.jacobian import saving
 
 CONV = EXAMPLES / "jacobian_conv.py"
-OF, WRT = "convnet_1/conv_1/Relu", "convnet/conv/kernel"
+OF, WRT = "convnet/conv/Relu", "convnet/conv/kernel"
 WAIT_MS = 180_000
 
 

@@ -150,9 +150,11 @@ class Stream:
         if copy is not None:
             return copy
         from tensorflow.core.framework import attr_value_pb2
+        from tensorflow.python.framework import ops
 
         name = "resource" if t.dtype.name == "resource" else f"{consumer.lower()}_input"
-        placeholder = self.graph._create_op_internal(
+        placeholder = ops.Graph._create_op_internal(  # not FuncGraph's, which captures inputs
+            self.graph,
             "Placeholder",
             [],
             dtypes=[t.dtype],
