@@ -65,28 +65,27 @@ class Stream:
         from tensorflow.python.framework import op_callbacks, ops
 
         self._context = context.context()
-        self._fast_path = pywrap_tfe.TFE_Py_FastPathExecute
-        pywrap_tfe.TFE_Py_FastPathExecute = _reads_in_python(self._fast_path)
-        self._values = _watch_values(self)
-        self._constant_value = _watch_folding(self)
-        self._name_scope = ops.name_scope
-        ops.name_scope = _named_eagerly(self._name_scope)
-        self._flow = _watch_control_flow(self)
+        self._patched: list[tuple[Any, str, Any]] = []
+        self._patch(pywrap_tfe, "TFE_Py_FastPathExecute", _reads_in_python)
+        self._patch(ops, "name_scope", _named_eagerly)
+        _watch_values(self)
+        _watch_folding(self)
+        _watch_control_flow(self)
         op_callbacks.add_op_callback(self._callback)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        from tensorflow.python import pywrap_tfe
-        from tensorflow.python.framework import op_callbacks, ops, tensor_util
+        from tensorflow.python.framework import op_callbacks
 
         op_callbacks.remove_op_callback(self._callback)
-        pywrap_tfe.TFE_Py_FastPathExecute = self._fast_path
-        ops.name_scope = self._name_scope
-        tensor_util.constant_value = self._constant_value
-        for name, method in self._values.items():
-            setattr(_eager_tensor_class(), name, method)
-        for module, name, function in self._flow:
-            setattr(module, name, function)
+        for owner, name, original in reversed(self._patched):
+            setattr(owner, name, original)
+
+    def _patch(self, owner: Any, name: str, wrap: Callable[[Any], Any]) -> None:
+        """Replace ``owner.name`` with ``wrap`` of it until the stream is left."""
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        self._patched.append((owner, name, original))
+        setattr(owner, name, wrap(original))
 
     def graph_tensor(self, t: Any) -> Any | None:
         """The graph tensor that eager tensor ``t`` stands for; None if no copied op made it."""
@@ -202,68 +201,69 @@ def _eager_tensor_class() -> Any:
     return ops._EagerTensorBase
 
 
-def _watch_values(stream: Stream) -> dict[str, Any]:
-    """Refuse ``stream`` once Python reads a tensor's value; the methods replaced, by name."""
+def _watch_values(stream: Stream) -> None:
+    """Refuse ``stream`` once Python reads a tensor's value."""
     cls = _eager_tensor_class()
-    originals = {name: cls.__dict__[name] for name in _VALUE_READS if name in cls.__dict__}
 
-    def refusing(name: str, method: Any) -> Any:
-        def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if stream.refused is None and not stream.folding:
-                stream.refused = f"Python reads a tensor's value ({name}): a graph branches or stops there"
-            return method(self, *args, **kwargs)
+    def refusing(name: str) -> Callable[[Any], Any]:
+        def wrap(method: Any) -> Any:
+            def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+                if stream.refused is None and not stream.folding:
+                    stream.refused = (
+                        f"Python reads a tensor's value ({name}): a graph branches or stops there"
+                    )
+                return method(self, *args, **kwargs)
 
-        return read
+            return read
 
-    for name, method in originals.items():
-        setattr(cls, name, refusing(name, method))
-    return originals
+        return wrap
+
+    for name in _VALUE_READS:
+        if name in cls.__dict__:
+            stream._patch(cls, name, refusing(name))
 
 
-def _watch_folding(stream: Stream) -> Any:
+def _watch_folding(stream: Stream) -> None:
     """TensorFlow's own constant folding (``tensor_util.constant_value``), which reads a
-    value eagerly where a trace reads it from a constant op: not a value the target reads.
-    The function replaced."""
+    value eagerly where a trace reads it from a constant op: not a value the target reads."""
     from tensorflow.python.framework import tensor_util
 
-    constant_value = tensor_util.constant_value
+    def wrap(constant_value: Any) -> Any:
+        def folded(*args: Any, **kwargs: Any) -> Any:
+            stream.folding += 1
+            try:
+                return constant_value(*args, **kwargs)
+            finally:
+                stream.folding -= 1
 
-    def folded(*args: Any, **kwargs: Any) -> Any:
-        stream.folding += 1
-        try:
-            return constant_value(*args, **kwargs)
-        finally:
-            stream.folding -= 1
+        return folded
 
-    tensor_util.constant_value = folded
-    return constant_value
+    stream._patch(tensor_util, "constant_value", wrap)
 
 
-def _watch_control_flow(stream: Stream) -> list[tuple[Any, str, Any]]:
+def _watch_control_flow(stream: Stream) -> None:
     """Refuse ``stream`` once the target runs a ``tf.cond``, ``tf.while_loop`` or
     ``tf.switch_case``: eagerly each runs as Python, while a graph holds a cond or a loop,
-    whose gradient differs (zeros for a cut path, where eagerly there is None). The
-    (module, name, function) replaced."""
+    whose gradient differs (zeros for a cut path, where eagerly there is None)."""
     from tensorflow.python.ops import cond, control_flow_switch_case, while_loop
 
-    replaced = [
+    def refusing(name: str) -> Callable[[Any], Any]:
+        def wrap(function: Any) -> Any:
+            def run(*args: Any, **kwargs: Any) -> Any:
+                if stream.refused is None:
+                    stream.refused = f"the target runs control flow ({name}): a graph holds a cond or a loop"
+                return function(*args, **kwargs)
+
+            return run
+
+        return wrap
+
+    for module, name in (
         (cond, "_eager_cond_implementation"),
         (while_loop, "while_loop"),
         (control_flow_switch_case, "_indexed_case_verify_and_canonicalize_args"),
-    ]
-    originals = [(module, name, getattr(module, name)) for module, name in replaced]
-
-    def refusing(name: str, function: Any) -> Any:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            if stream.refused is None:
-                stream.refused = f"the target runs control flow ({name}): a graph holds a cond or a loop"
-            return function(*args, **kwargs)
-
-        return run
-
-    for module, name, function in originals:
-        setattr(module, name, refusing(name, function))
-    return originals
+    ):
+        stream._patch(module, name, refusing(name))
 
 
 def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:
