@@ -155,16 +155,81 @@ def test_what_tensorflow_does_eagerly_on_its_own_is_copied(op, fn):
     assert op in copied and {t for t, _ in _traced_ops(fn)} <= copied
 
 
-def test_path_tensors_asked_in_batches_get_the_norms_of_one_pass(monkeypatch):
+def _split_one_unused():
+    a, b = tf.split(tf.matmul(X, W) + B, 2, axis=1)
+    return tf.reduce_sum(tf.tanh(a))
+
+
+@tf.custom_gradient
+def _clipped(x):
+    return tf.identity(x), lambda dy: tf.clip_by_value(dy, -0.1, 0.1)
+
+
+EMBED = tf.Variable(tf.random.stateless_normal([10, 2], seed=[1, 2]), name="embed")
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("dense", _dense),
+        (
+            "a residual add and a shared input",
+            lambda: tf.reduce_sum(tf.tanh(X @ W) + X @ W + tf.square(X @ W)),
+        ),
+        ("an output no consumer differentiates", _split_one_unused),
+        ("a custom gradient", lambda: tf.reduce_sum(_clipped(X @ W) * B)),
+        ("a gather (IndexedSlices)", lambda: tf.reduce_sum(tf.gather(EMBED, [1, 3, 3]) @ W)),
+        ("a stop_gradient", lambda: tf.reduce_sum(tf.stop_gradient(X @ W) * B + X @ W)),
+        ("a NaN", lambda: tf.reduce_sum(tf.sqrt(X @ W - 10.0)) + tf.reduce_sum(B)),
+        ("an integer cast", lambda: tf.reduce_sum(tf.cast(tf.cast(X @ W, tf.int32), tf.float32) * B)),
+    ],
+)
+def test_path_gradients_watched_in_the_pass_are_the_tapes(monkeypatch, name, fn):
+    """Each path tensor's norm, measured as the variables' one backward pass hands it to an
+    op's gradient function, is that of the tape asked for the tensor itself (None where the
+    tape has None)."""
     import tfviz.engine.eagerstream as eagerstream
 
-    stream, loss, tape = _copied(_dense)
-    whole = stream_trace(stream, _dense, loss, tape, [W, B], _linker(stream))
-    # one tensor a backward pass: the bound that keeps a big model's memory down
-    monkeypatch.setattr(eagerstream, "MIN_BATCH_ELEMENTS", 1)
-    monkeypatch.setattr(eagerstream, "BATCH_PER_VARIABLES", 0)
-    stream, loss, tape = _copied(_dense)
-    batched = stream_trace(stream, _dense, loss, tape, [W, B], _linker(stream))
-    assert whole is not None and batched is not None and len(whole.tensor_norms) > 3
-    assert batched.tensor_norms == pytest.approx(whole.tensor_norms)
-    assert batched.truth.norms == pytest.approx(whole.truth.norms)
+    stream, loss, tape = _copied_once(fn)
+    watched = stream_trace(stream, fn, loss, tape, [W, B, EMBED], _linker(stream))
+    ask_all = eagerstream._watched_or_asked
+
+    def asked_only(stream, tensors, keys):
+        watched, asked = ask_all(stream, tensors, keys)
+        return {}, list(zip(tensors, keys))
+
+    monkeypatch.setattr(eagerstream, "_watched_or_asked", asked_only)
+    stream, loss, tape = _copied_once(fn)
+    oracle = stream_trace(stream, fn, loss, tape, [W, B, EMBED], _linker(stream))
+    assert watched is not None and oracle is not None, name
+    assert len(oracle.tensor_norms) >= 3, name
+    assert watched.tensor_norms.keys() == oracle.tensor_norms.keys(), name
+    for key, value in oracle.tensor_norms.items():
+        assert watched.tensor_norms[key] == pytest.approx(value, rel=1e-6, nan_ok=True), (name, key)
+    assert watched.truth.norms == pytest.approx(oracle.truth.norms, nan_ok=True)
+
+
+def _copied_once(fn):
+    """As the analysis calls it: a tape that gives one backward pass."""
+    with Stream() as stream, tf.GradientTape() as tape:
+        loss = fn()
+    return stream, loss, tape
+
+
+def _watch_every_first_output(stream):
+    return {id(attrs): (attrs, [(0, (name, 0))]) for name, attrs in stream.attrs_of.items()}
+
+
+def test_leaving_the_watch_puts_tensorflow_back_as_it_was():
+    from tfviz.engine.eagerstream import OutputGradients
+
+    stream, loss, tape = _copied_once(_split_one_unused)
+    with OutputGradients(_watch_every_first_output(stream)) as seen:
+        tape.gradient(loss, [W, B])
+    assert len(seen.norms()) >= 3 and seen._fillers  # split's unused half was filled with zeros
+    stream, loss, tape = _copied_once(_split_one_unused)
+    left = OutputGradients(_watch_every_first_output(stream))
+    with left:
+        pass
+    tape.gradient(loss, [W, B])
+    assert left.norms() == {} and not left._fillers

@@ -519,8 +519,7 @@ def _first_call(
                 if copy:
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
                     copied = _Copied(copying.enter_context(Stream()), scopes)
-                # persistent where copied: its path tensors may be asked in batches
-                with tf.GradientTape(persistent=copy) as tape:
+                with tf.GradientTape() as tape:
                     tape.watch(list(watch))
                     loss = as_value(fn())
             return loss, None, tape, copied

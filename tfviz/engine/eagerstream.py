@@ -26,12 +26,12 @@ from tfviz.engine.trace import (
     EAGER_MAY_DIFFER,
     Trace,
     Truth,
-    any_nonzero,
     mark_outside_tape,
+    nonzero_flags,
     path_tensors,
     raising_op,
+    read_norms,
     resolve,
-    shared_norms,
     stacked_norms,
 )
 
@@ -58,16 +58,24 @@ class Stream:
         self._graph_of: dict[int, Any] = {}  # id(eager tensor) -> its graph tensor
         self._eager_of: dict[str, list[Any]] = {}  # op name -> the eager outputs it stands for
         self._attr_kinds: dict[str, dict[str, str]] = {}
+        #: op name -> the attribute tuple its eager call handed the tape: the tape hands
+        #: the same tuple to the op's gradient function, which is how a backward pass
+        #: tells which copied op it differentiates (:class:`OutputGradients`)
+        self.attrs_of: dict[str, tuple[Any, ...]] = {}
+        #: (op name, output) of tensors a Python backward function stands for
+        #: (``tf.custom_gradient``): their gradients never pass an op's gradient function
+        self.python_backward: set[tuple[str, int]] = set()
 
     def __enter__(self) -> Stream:
         from tensorflow.python import pywrap_tfe
-        from tensorflow.python.eager import context
+        from tensorflow.python.eager import context, record
         from tensorflow.python.framework import op_callbacks, ops
 
         self._context = context.context()
         self._patched: list[tuple[Any, str, Any]] = []
         self._patch(pywrap_tfe, "TFE_Py_FastPathExecute", _reads_in_python)
         self._patch(ops, "name_scope", _named_eagerly)
+        self._patch(record, "record_operation", self._noting_python_backward)
         _watch_values(self)
         _watch_folding(self)
         _watch_control_flow(self)
@@ -86,6 +94,21 @@ class Stream:
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         self._patched.append((owner, name, original))
         setattr(owner, name, wrap(original))
+
+    def _noting_python_backward(self, record_operation: Callable[..., Any]) -> Callable[..., Any]:
+        def recorded(op_type: Any, outputs: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            for t in outputs:
+                copy = self._graph_of.get(id(t))
+                if copy is not None:
+                    self.python_backward.add((copy.op.name, copy.value_index))
+            return record_operation(op_type, outputs, inputs, *args, **kwargs)
+
+        return recorded
+
+    def release(self) -> None:
+        """Let go of the eager tensors the copy stood for (the call's activations), so that
+        a backward pass frees each once it is used, as the script's own does."""
+        self._eager_of.clear()
 
     def graph_tensor(self, t: Any) -> Any | None:
         """The graph tensor that eager tensor ``t`` stands for; None if no copied op made it."""
@@ -143,6 +166,8 @@ class Stream:
             copy.set_shape(t.shape)
             self._graph_of[id(t)] = copy
         self._eager_of[op.name] = list(outputs)  # held, so that no id is reused while it stands
+        if attrs:
+            self.attrs_of[op.name] = attrs
 
     def _input(self, t: Any, consumer: str, scope: str) -> Any:
         copy = self._graph_of.get(id(t))
@@ -352,15 +377,7 @@ def stream_trace(
     region = link_variables(og, stream.graph)
     differentiable = loss.dtype.name in DIFFERENTIABLE
     tensors, keys = path_tensors(og, region, stream.graph) if differentiable else ([], [])
-    return _asked(
-        og, tape, loss, resolve(fn, tf_vars), [stream.eager_tensor(t) for t in tensors], keys, stream
-    )
-
-
-#: the fewest elements of path-tensor gradients one backward pass may hold at once
-MIN_BATCH_ELEMENTS = 1 << 24
-#: how many times the variables' own gradients the path tensors' may hold in one pass
-BATCH_PER_VARIABLES = 4
+    return _asked(og, tape, loss, resolve(fn, tf_vars), tensors, keys, stream)
 
 
 def _asked(
@@ -372,71 +389,142 @@ def _asked(
     keys: list[tuple[str, int]],
     stream: Stream,
 ) -> Trace:
-    """Ask the tape for the variables' gradients and the path tensors', as norms.
+    """Ask the tape for the variables' gradients, and measure the path tensors' on the way.
 
-    A path tensor's gradient is as large as the tensor, and a backward pass holds every
-    gradient it was asked for until it ends: asked at once, a convolutional network's
-    would hold a second copy of all its activations. Each backward pass costs as much
-    time as the script's own, so that is spent only past a bound: the path tensors are
-    asked in batches of at most :data:`BATCH_PER_VARIABLES` times the variables'
-    gradients (and at least :data:`MIN_BATCH_ELEMENTS`), each batch one backward pass of
-    the persistent tape. Most models' fit in the first pass, with the variables."""
+    A path tensor's gradient is as large as the tensor. Asked of the tape as a source,
+    each is held until the backward pass ends: a second copy of every activation (a
+    third of ResNet50's peak memory). So the one backward pass that gives the variables'
+    gradients, the script's own, is watched instead (:class:`OutputGradients`): each
+    op's gradient function is handed its outputs' gradients, whose norms are taken there
+    and then. Only the few tensors no gradient function sees (a ``tf.custom_gradient``'s
+    outputs) are asked as sources."""
     truth = Truth()
     tensor_norms: dict[tuple[str, int], float] = {}
-    budget = max(BATCH_PER_VARIABLES * sum(_elements(v) for v in tf_vars), MIN_BATCH_ELEMENTS)
-    batches = _batches(list(zip(tensors, keys)), budget)
-    first = batches.pop(0) if batches else []
+    watched, asked = _watched_or_asked(stream, tensors, keys)
+    sources = [stream.eager_tensor(t) for t, _ in asked]
+    stream.release()
     try:
-        grads = tape.gradient(loss, tf_vars + [t for t, _ in first])
+        with OutputGradients(watched) as seen:
+            grads = tape.gradient(loss, tf_vars + sources)
     except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
         truth.error = exc
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
         return Trace(og, truth, tensor_norms)
-    values = _norms(grads)
-    shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
-    for v, g, value in zip(tf_vars, grads, values):
+    values = read_norms(grads)
+    nonzero = nonzero_flags(grads[: len(tf_vars)])
+    for v, g, value, some in zip(tf_vars, grads, values, nonzero):
         truth.grads_present[id(v)] = g is not None
         if value is not None:
             truth.norms[id(v)] = value
-            truth.zeros[id(v)] = not bool(any_nonzero(g, shared).numpy())
-    _keep(tensor_norms, [k for _, k in first], values[len(tf_vars) :])
-    del grads
-    for batch in batches:
-        _keep(tensor_norms, [k for _, k in batch], _norms(tape.gradient(loss, [t for t, _ in batch])))
+            truth.zeros[id(v)] = not some
+    for (_, key), value in zip(asked, values[len(tf_vars) :]):
+        if value is not None:
+            tensor_norms[key] = value
+    tensor_norms.update(seen.norms())
     return Trace(og, truth, tensor_norms)
 
 
-def _elements(t: Any) -> int:
-    n = t.shape.num_elements()
-    return int(n) if n is not None else 0
+Key = tuple[str, int]
 
 
-def _batches(items: list[tuple[Any, Any]], budget: int) -> list[list[tuple[Any, Any]]]:
-    """``items`` (tensor, key) in consecutive batches of at most ``budget`` elements (a
-    larger tensor alone); always one batch, if an empty one."""
-    out: list[list[tuple[Any, Any]]] = [[]]
-    size = 0
-    for item in items:
-        n = _elements(item[0])
-        if out[-1] and size + n > budget:
-            out.append([])
-            size = 0
-        out[-1].append(item)
-        size += n
-    return out
+def _watched_or_asked(
+    stream: Stream, tensors: list[Any], keys: list[Key]
+) -> tuple[dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]], list[tuple[Any, Key]]]:
+    """Path tensors split into those a gradient function will be handed (by the id of
+    their op's attribute tuple: each output's index and key) and those to ask as sources:
+    an op with no attributes, one whose tuple another op shares, a Python backward."""
+    by_op: dict[str, list[tuple[Any, Key]]] = {}
+    for t, key in zip(tensors, keys):
+        by_op.setdefault(t.op.name, []).append((t, key))
+    holders: dict[int, list[str]] = {}
+    for name in by_op:
+        attrs = stream.attrs_of.get(name)
+        if attrs is not None:
+            holders.setdefault(id(attrs), []).append(name)
+    watched: dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]] = {}
+    asked: list[tuple[Any, Key]] = []
+    for name, outputs in by_op.items():
+        attrs = stream.attrs_of.get(name)
+        for t, key in outputs:
+            if attrs is None or len(holders[id(attrs)]) > 1 or key in stream.python_backward:
+                asked.append((t, key))
+            else:
+                watched.setdefault(id(attrs), (attrs, []))[1].append((t.value_index, key))
+    return watched, asked
 
 
-def _norms(grads: list[Any]) -> list[float | None]:
-    """Each gradient's L2 norm (None for no gradient), in one small stack read at once."""
-    present = [g for g in grads if g is not None]
-    found = iter(stacked_norms(shared_norms(present)).numpy().tolist()) if present else iter(())
-    return [next(found) if g is not None else None for g in grads]
+class OutputGradients:
+    """While entered, the norm of each gradient TensorFlow hands the gradient function of
+    a watched op (by the id of its attribute tuple) for a watched output.
 
+    TensorFlow's tape calls one registered Python function for every op it differentiates
+    (``backprop._gradient_function``) with the op's attributes as recorded and its outputs'
+    gradients, summed over their consumers: the gradient a tape asked for that tensor would
+    return. That function is wrapped while entered, and each such gradient reduced to one
+    L2Loss op before the pass moves on. An output no consumer gave a gradient is handed
+    over as zeros the tape makes (:attr:`_fillers`) where a tape asked for it returns None,
+    so those are not measured."""
 
-def _keep(tensor_norms: dict[tuple[str, int], float], keys: list[Any], values: list[float | None]) -> None:
-    for key, value in zip(keys, values):
-        if value is not None:
-            tensor_norms[key] = value
+    def __init__(self, watched: dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]]) -> None:
+        self._watched = watched
+        self._halves: list[Any] = []
+        self._keys: list[Key] = []
+        self._fillers: dict[int, Any] = {}  # id -> the zeros the tape filled in, held
+
+    def __enter__(self) -> OutputGradients:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import backprop
+
+        vspace = backprop._default_vspace
+        pywrap_tfe.TFE_Py_RegisterVSpace(
+            vspace._replace(
+                zeros_fn=self._noted(vspace.zeros_fn), zeros_like_fn=self._noted(vspace.zeros_like_fn)
+            )
+        )
+        pywrap_tfe.TFE_Py_RegisterGradientFunction(self._measuring(backprop._gradient_function))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import backprop
+
+        pywrap_tfe.TFE_Py_RegisterGradientFunction(backprop._gradient_function)
+        pywrap_tfe.TFE_Py_RegisterVSpace(backprop._default_vspace)
+
+    def _noted(self, zeros: Callable[..., Any]) -> Callable[..., Any]:
+        def filled(*args: Any) -> Any:
+            made = zeros(*args)
+            self._fillers[id(made)] = made
+            return made
+
+        return filled
+
+    def _measuring(self, gradient_function: Callable[..., Any]) -> Callable[..., Any]:
+        from tfviz.engine.trace import sq_norm_of
+
+        def measured(
+            op_type: Any, attrs: Any, num_inputs: Any, inputs: Any, outputs: Any, out_grads: Any, *rest: Any
+        ) -> Any:
+            entry = self._watched.get(id(attrs))
+            if entry is not None and entry[0] is attrs:
+                for i, key in entry[1]:
+                    g = out_grads[i]
+                    if g is not None and id(g) not in self._fillers:
+                        try:
+                            half = sq_norm_of(g)
+                        except Exception:  # noqa: BLE001 - unmeasured, never the user's pass broken
+                            continue
+                        self._halves.append(half)
+                        self._keys.append(key)
+            return gradient_function(op_type, attrs, num_inputs, inputs, outputs, out_grads, *rest)
+
+        return measured
+
+    def norms(self) -> dict[Key, float]:
+        """The norms measured, read in one small stack."""
+        if not self._halves:
+            return {}
+        return dict(zip(self._keys, stacked_norms(self._halves).numpy().tolist()))
 
 
 def _raising_copy(exc: BaseException, stream: Stream) -> Any:

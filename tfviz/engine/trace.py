@@ -429,9 +429,27 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any], fn: Any = None) -> Tru
         truth.error = exc
         truth.error_op = raising_op(exc)
         return truth
-    for v, g in zip(tf_vars, grads):
+    for v, g, norm, some in zip(tf_vars, grads, read_norms(grads), nonzero_flags(grads)):
         truth.grads_present[id(v)] = g is not None
-        if g is not None:
-            truth.norms[id(v)] = math.sqrt(2.0 * float(sq_norm_of(g).numpy()))
-            truth.zeros[id(v)] = bool(is_all_zero(g).numpy())
+        if norm is not None:
+            truth.norms[id(v)] = norm
+            truth.zeros[id(v)] = not some
     return truth
+
+
+def nonzero_flags(grads: list[Any]) -> list[bool]:
+    """Whether each gradient has an element that is not 0 (False for None), read at once:
+    a read of one small tensor costs as much as the op that made it, once per variable."""
+    import tensorflow as tf
+
+    shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
+    present = [any_nonzero(g, shared) for g in grads if g is not None]
+    found = iter(tf.stack(present).numpy().tolist()) if present else iter(())
+    return [bool(next(found)) if g is not None else False for g in grads]
+
+
+def read_norms(grads: list[Any]) -> list[float | None]:
+    """Each gradient's L2 norm (None for no gradient), in one small stack read at once."""
+    present = [g for g in grads if g is not None]
+    found = iter(stacked_norms(shared_norms(present)).numpy().tolist()) if present else iter(())
+    return [next(found) if g is not None else None for g in grads]
