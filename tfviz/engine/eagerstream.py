@@ -17,6 +17,7 @@ type the registry does not know.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,8 @@ from tfviz.engine.trace import (
     resolve,
     stacked_norms,
 )
+from tfviz.report import Source
+from tfviz.script.sourcemap import running_user_source
 
 #: the kinds of attribute value an op copied into the graph can carry
 _LIST_KINDS = {"list(type)": "type", "list(int)": "i", "list(float)": "f", "list(bool)": "b"}
@@ -65,6 +68,8 @@ class Stream:
         #: (op name, output) of tensors a Python backward function stands for
         #: (``tf.custom_gradient``): their gradients never pass an op's gradient function
         self.python_backward: set[tuple[str, int]] = set()
+        #: op name -> the user's line that ran it, read off the stack as it ran
+        self.sources: dict[str, Source | None] = {}
 
     def __enter__(self) -> Stream:
         from tensorflow.python import pywrap_tfe
@@ -144,7 +149,6 @@ class Stream:
         return None
 
     def _copy(self, kind: str, inputs: Any, attrs: Any, outputs: Any, op_name: Any) -> None:
-        from tensorflow.python.framework import ops
 
         graph = self.graph
         values = self._attrs(kind, attrs)
@@ -154,14 +158,8 @@ class Stream:
         # named as a trace names it: a name that ends in "/" is the scope the op's Python
         # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
-        op = ops.Graph._create_op_internal(
-            graph,
-            kind,
-            ins,
-            dtypes=[t.dtype for t in outputs],
-            attrs=values,
-            name=graph.unique_name(full) + "/",
-        )
+        op = _new_op(graph, kind, ins, [t.dtype for t in outputs], values, graph.unique_name(full))
+        self.sources[op.name] = running_user_source()
         for t, copy in zip(outputs, op.outputs):
             copy.set_shape(t.shape)
             self._graph_of[id(t)] = copy
@@ -174,20 +172,20 @@ class Stream:
         if copy is not None:
             return copy
         from tensorflow.core.framework import attr_value_pb2
-        from tensorflow.python.framework import ops
 
         name = "resource" if t.dtype.name == "resource" else f"{consumer.lower()}_input"
-        placeholder = ops.Graph._create_op_internal(  # not FuncGraph's, which captures inputs
+        placeholder = _new_op(
             self.graph,
             "Placeholder",
             [],
-            dtypes=[t.dtype],
-            attrs={
+            [t.dtype],
+            {
                 "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum),
                 "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()),
             },
-            name=self.graph.unique_name(scope + name) + "/",
+            self.graph.unique_name(scope + name),
         ).outputs[0]
+        self.sources[placeholder.op.name] = running_user_source()
         self.graph.add_capture(t, placeholder)
         self._graph_of[id(t)] = placeholder
         self._eager_of[placeholder.op.name] = [t]
@@ -322,6 +320,44 @@ def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
     return fast_path_without_variables
 
 
+def _new_op(
+    graph: Any, kind: str, inputs: list[Any], dtypes: list[Any], attrs: dict[str, Any], name: str
+) -> Any:
+    """An op made in ``graph`` through TensorFlow's C API, as ``Graph._create_op_internal``
+    makes it less what a copy needs none of, which cost two thirds of its time: a
+    ``NodeDef`` built only to be read back, the lock against a session running the graph
+    meanwhile, the checks of hand-written names and inputs (these are an eager op's), and
+    the graph's scopes of devices, colocation, kernel labels and control dependencies,
+    which the copy's graph never opens. Not FuncGraph's own, which captures inputs.
+    ``dtypes``: TensorFlow infers them."""
+    c_api, errors, ops, tf_stack = _internals()
+    grouped = ops._reconstruct_sequence_inputs(graph.op_def_for_type(kind), inputs, attrs)
+    with graph._c_graph.get() as c_graph:
+        desc = c_api.TF_NewOperation(c_graph, kind, name)
+    for x in grouped:
+        if isinstance(x, list):
+            c_api.TF_AddInputList(desc, [t._as_tf_output() for t in x])
+        else:
+            c_api.TF_AddInput(desc, x._as_tf_output())
+    for key, value in attrs.items():
+        c_api.TF_SetAttrValueProto(desc, key, value.SerializeToString())
+    try:
+        c_op = c_api.TF_FinishOperation(desc)
+    except errors.InvalidArgumentError as exc:
+        raise ValueError(exc.message) from None
+    c_api.TF_SetOpStackTrace(c_op, tf_stack.extract_stack(stacklevel=2))
+    return ops.Operation._from_c_op(c_op, graph)
+
+
+@functools.cache
+def _internals() -> tuple[Any, Any, Any, Any]:
+    from tensorflow.python.client import pywrap_tf_session
+    from tensorflow.python.framework import errors, ops
+    from tensorflow.python.util import tf_stack
+
+    return pywrap_tf_session, errors, ops, tf_stack
+
+
 def _attr_value(attr: Any, kind: str, value: Any) -> Any:
     """An eager op's attribute (a Python value) as the AttrValue its graph copy carries."""
     if kind == "type":
@@ -372,7 +408,7 @@ def stream_trace(
     target = stream.graph_tensor(loss)
     if target is None:
         return None
-    og = build_op_graph(stream.graph, target)
+    og = build_op_graph(stream.graph, target, stream.sources)
     mark_outside_tape(og, getattr(fn, "outside_tape", ()))
     region = link_variables(og, stream.graph)
     differentiable = loss.dtype.name in DIFFERENTIABLE
@@ -411,7 +447,7 @@ def _asked(
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
         return Trace(og, truth, tensor_norms)
     values = read_norms(grads)
-    nonzero = nonzero_flags(grads[: len(tf_vars)])
+    nonzero = nonzero_flags(grads[: len(tf_vars)], values[: len(tf_vars)])
     for v, g, value, some in zip(tf_vars, grads, values, nonzero):
         truth.grads_present[id(v)] = g is not None
         if value is not None:
@@ -434,8 +470,8 @@ def _watched_or_asked(
     their op's attribute tuple: each output's index and key) and those to ask as sources:
     an op with no attributes, one whose tuple another op shares, a Python backward."""
     by_op: dict[str, list[tuple[Any, Key]]] = {}
-    for t, key in zip(tensors, keys):
-        by_op.setdefault(t.op.name, []).append((t, key))
+    for t, key in zip(tensors, keys):  # a key is (op name, output): the copy has no nested graphs
+        by_op.setdefault(key[0], []).append((t, key))
     holders: dict[int, list[str]] = {}
     for name in by_op:
         attrs = stream.attrs_of.get(name)
@@ -449,7 +485,7 @@ def _watched_or_asked(
             if attrs is None or len(holders[id(attrs)]) > 1 or key in stream.python_backward:
                 asked.append((t, key))
             else:
-                watched.setdefault(id(attrs), (attrs, []))[1].append((t.value_index, key))
+                watched.setdefault(id(attrs), (attrs, []))[1].append((key[1], key))
     return watched, asked
 
 

@@ -9,12 +9,13 @@ the op that actually breaks it, however deep it sits.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
-from tfviz.report import GraphFunction, TensorInfo
+from tfviz.report import GraphFunction, Source, TensorInfo
 from tfviz.script.sourcemap import user_source
 
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
@@ -24,6 +25,7 @@ CASE_OPS = frozenset({"Case", "StatelessCase"})
 ASSIGN_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 READ_OPS = frozenset({"ReadVariableOp", "ResourceGather"})
 TARGET = "__target__"
+_UNKNOWN = Source(file="", line=0)  # an op whose user line is to be read off its traceback
 
 
 @dataclass
@@ -84,7 +86,9 @@ def bodies(op: Any) -> list[tuple[str, Any]]:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, sources: Mapping[str, Source | None] | None = None) -> None:
+        #: each op's user line where it is known already (an eager op's, noted as it ran)
+        self.known_sources = sources or {}
         self.g: nx.DiGraph[str] = nx.DiGraph()
         self.functions: list[GraphFunction] = []
         #: (node, output index) -> [(node, output index)] the value really comes from
@@ -114,6 +118,7 @@ class _Builder:
     def add_graph(self, graph: Any, prefix: str, group: str) -> None:
         for op in graph.get_operations():
             nid = prefix + op.name
+            source = self.known_sources.get(nid, _UNKNOWN)
             self.g.add_node(
                 nid,
                 op=op,
@@ -122,7 +127,7 @@ class _Builder:
                 scope=_scope(op.name),
                 group=group,
                 outputs=[tensor_info(o) for o in op.outputs],
-                source=user_source(op.traceback or []),
+                source=user_source(op.traceback or []) if source is _UNKNOWN else source,
             )
             nested = bodies(op)
             if nested:
@@ -176,13 +181,16 @@ class _Builder:
                         self.add_edge(src, out, ph, j, inner_out, boundary=True, back=True)
 
 
-def build_op_graph(fg: Any, target_tensor: Any) -> OpGraph:
+def build_op_graph(
+    fg: Any, target_tensor: Any, sources: Mapping[str, Source | None] | None = None
+) -> OpGraph:
     """Flatten ``fg`` (a FuncGraph) and its nested bodies into one DiGraph.
 
     Also links each assignment to later reads of the same variable, since the
     value then flows through the variable's state rather than a tensor edge.
+    ``sources`` holds the user's line of ops of ``fg`` that is known already.
     """
-    b = _Builder()
+    b = _Builder(sources)
     b.add_graph(fg, "", "")
     og = OpGraph(g=b.g, functions=b.functions, target=TARGET, resource_root=b.resource_root)
     b.g.add_node(

@@ -126,6 +126,8 @@ def attributes(layer: Any) -> dict[str, str]:
     {'class': 'Dense', 'units': '8', 'activation': 'relu'}
     """
     out = {"class": type(layer).__name__}
+    if _is_container(layer):
+        return out  # its config is every layer's own (500 Dense layers' for a deep MLP)
     try:
         config = layer.get_config()
     except Exception:  # noqa: BLE001 - a custom layer without a config still has a class
@@ -137,6 +139,17 @@ def attributes(layer: Any) -> dict[str, str]:
             text = str(config[key])
             out[key] = text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
     return out
+
+
+def _is_container(layer: Any) -> bool:
+    """A Keras ``Sequential`` or functional ``Model``: a config of its layers, none of
+    :data:`ATTRIBUTES` of its own."""
+    try:
+        from keras.src.models.functional import Functional
+        from keras.src.models.sequential import Sequential
+    except ImportError:
+        return False
+    return isinstance(layer, (Functional, Sequential))
 
 
 def in_graph(scopes: dict[str, Any], op_scopes: set[str]) -> dict[str, Any]:

@@ -429,7 +429,8 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any], fn: Any = None) -> Tru
         truth.error = exc
         truth.error_op = raising_op(exc)
         return truth
-    for v, g, norm, some in zip(tf_vars, grads, read_norms(grads), nonzero_flags(grads)):
+    norms = read_norms(grads)
+    for v, g, norm, some in zip(tf_vars, grads, norms, nonzero_flags(grads, norms)):
         truth.grads_present[id(v)] = g is not None
         if norm is not None:
             truth.norms[id(v)] = norm
@@ -437,15 +438,25 @@ def eager_truth(tape: Any, loss: Any, tf_vars: list[Any], fn: Any = None) -> Tru
     return truth
 
 
-def nonzero_flags(grads: list[Any]) -> list[bool]:
-    """Whether each gradient has an element that is not 0 (False for None), read at once:
-    a read of one small tensor costs as much as the op that made it, once per variable."""
-    import tensorflow as tf
+def nonzero_flags(grads: list[Any], norms: list[float | None]) -> list[bool]:
+    """Whether each gradient has an element that is not 0 (False for None), given their
+    :func:`read_norms`. A norm that is not 0 (NaN included) says so already; only where it
+    is 0 are the elements compared, for a norm of tiny values underflows to 0. Those are
+    read at once: a read of one small tensor costs as much as the op that made it.
 
-    shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
-    present = [any_nonzero(g, shared) for g in grads if g is not None]
-    found = iter(tf.stack(present).numpy().tolist()) if present else iter(())
-    return [bool(next(found)) if g is not None else False for g in grads]
+    >>> nonzero_flags([None, "g"], [None, 2.5])
+    [False, True]
+    """
+    unsure = [i for i, (g, n) in enumerate(zip(grads, norms)) if g is not None and n == 0.0]
+    flags = [g is not None for g in grads]
+    if unsure:
+        import tensorflow as tf
+
+        shared: dict[tuple[Any, int | None], tuple[Any, Any]] = {}
+        found = tf.stack([any_nonzero(grads[i], shared) for i in unsure]).numpy().tolist()
+        for i, some in zip(unsure, found):
+            flags[i] = bool(some)
+    return flags
 
 
 def read_norms(grads: list[Any]) -> list[float | None]:

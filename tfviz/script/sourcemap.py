@@ -7,6 +7,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -80,6 +81,19 @@ def user_source(frames: Iterable[Any], innermost_first: bool = False) -> Source 
         if filename and is_user_file(filename):
             line = int(getattr(fr, "lineno", 0) or 0)
             return Source(file=filename, line=line, code=code_at(filename, line))
+    return None
+
+
+def running_user_source(skip: int = 0) -> Source | None:
+    """The innermost user frame of the running stack (above the caller and ``skip`` more):
+    what :func:`user_source` finds in the traceback of an op made here, read off the frames
+    themselves, where an op's traceback makes an object of each of its dozens of frames."""
+    frame: types.FrameType | None = sys._getframe(skip + 2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            return Source(file=filename, line=frame.f_lineno, code=code_at(filename, frame.f_lineno))
+        frame = frame.f_back
     return None
 
 

@@ -4,6 +4,7 @@ for Jacobian requests when asked (the protocol: :mod:`tfviz.worker`)."""
 from __future__ import annotations
 
 import faulthandler
+import gc
 import json
 import os
 import sys
@@ -214,6 +215,10 @@ def main() -> int:
     # analysis analyzing, not importing.
     import tfviz.analysis.diagnose  # noqa: F401
 
+    # What is loaded now lives as long as the worker: out of the collector's sight, so its
+    # full collections during an analysis do not walk TensorFlow's every object again.
+    gc.collect()
+    gc.freeze()
     channel.answer(Ready(tf.__version__, os.getpid()))
     # The request pipe stays ours on a private fd: the script gets an empty
     # stdin, a kept session reads its further requests from this one.
