@@ -153,3 +153,20 @@ def test_check_prints_the_warning_and_exits_0(tmp_path):
     first = done.stdout.splitlines()[0]
     assert re.search(r"-> gradients flow, \d+ vanishing$", first), first
     assert "warning vanishing" in done.stdout and "sigmoid" in done.stdout
+
+
+def test_weight_norms_read_at_once_are_tensorflows_and_none_where_there_is_none():
+    import tensorflow as tf
+
+    from tfviz.engine.trace import value_norms
+
+    kernel = tf.Variable(tf.random.stateless_normal([5, 3], seed=[3, 4]))
+    big = tf.Variable(tf.constant([1e20, 1e20], tf.float64))
+    broken = tf.Variable([1.0, float("nan")])
+    counter = tf.Variable(3)
+    got = value_norms([kernel, counter, broken, big, tf.Variable(tf.zeros([2]))])
+    assert got[0] == pytest.approx(float(tf.norm(kernel)), rel=1e-6)
+    assert got[1] is None and got[2] is None  # an integer, a NaN
+    assert got[3] == pytest.approx(math.sqrt(2) * 1e20, rel=1e-9)  # float64 kept as float64
+    assert got[4] == 0.0
+    assert value_norms([]) == []

@@ -79,22 +79,29 @@ class Trace:
     branch_taken: dict[str, str] = field(default_factory=dict)
 
 
-def value_norm(v: Any) -> float | None:
-    """L2 norm of a variable's value at the step; None where it cannot be read (a variable
-    not built yet, one readable only on its replicas) or is not finite.
+def value_norms(vs: list[Any]) -> list[float | None]:
+    """L2 norm of each variable's value at the step, read in one stack; None where one
+    cannot be read (a variable not built yet, one readable only on its replicas), is not
+    a float or is not finite. A read of each alone cost a fifth of the judge's time.
 
     The gradient's size means something only against the weight's: a magnitude rule reads it.
     """
     import tensorflow as tf
 
-    try:
-        value = tf.convert_to_tensor(v)
-        if value.dtype.is_integer or value.dtype == tf.bool:
-            return None
-        norm = math.sqrt(2.0 * float(sq_norm_of(value).numpy()))
-    except (ValueError, TypeError, RuntimeError, tf.errors.OpError):
-        return None
-    return norm if math.isfinite(norm) else None
+    halves, where = [], []
+    for i, v in enumerate(vs):
+        try:
+            value = tf.convert_to_tensor(v)
+            if value.dtype.is_integer or value.dtype == tf.bool:
+                continue
+            halves.append(sq_norm_of(value))
+        except (ValueError, TypeError, RuntimeError, tf.errors.OpError):
+            continue
+        where.append(i)
+    out: list[float | None] = [None] * len(vs)
+    for i, norm in zip(where, stacked_norms(halves).numpy().tolist() if halves else []):
+        out[i] = norm if math.isfinite(norm) else None
+    return out
 
 
 def sq_norm_of(g: Any) -> Any:

@@ -26,7 +26,7 @@ from tfviz.engine.flow import (
 )
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphdoc import graph_doc
-from tfviz.engine.trace import Trace, Truth, value_norm
+from tfviz.engine.trace import Trace, Truth, value_norms
 from tfviz.engine.zeros import (
     branch_text,
     cancel_text,
@@ -139,8 +139,15 @@ def _var_report(
         blocked_at=blocked,
         explanation=text,
         source=f.source,
-        weight_norm=value_norm(v),
     )
+
+
+def _weighed(reports: list[VariableReport], found: list[FoundVariable]) -> list[VariableReport]:
+    """``reports`` with each variable's weight norm, read at once (:func:`value_norms`)."""
+    norms = dict(zip((f.path for f in found), value_norms([f.tf_variable for f in found])))
+    for r in reports:
+        r.weight_norm = norms.get(r.name)
+    return reports
 
 
 def _label(g: nx.DiGraph[str], nid: str) -> str:
@@ -340,7 +347,7 @@ def judge(
                 severity=Severity.WARNING,
             )
         reports.append(_var_report(f, status, kind, norm, blocked, text))
-    reports = _in_order_of_use(reports, found, traced)
+    reports = _in_order_of_use(_weighed(reports, found), found, traced)
     plist = list(problems.items.values())
     ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
         p.severity == Severity.ERROR for p in plist
@@ -575,4 +582,6 @@ def _judge_eager(found: list[FoundVariable], eager: Truth, trace_error: Analysis
     ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
         p.severity == Severity.ERROR for p in plist
     )
-    return Report(script="", target="", ok=ok, variables=reports, problems=plist, traced=False)
+    return Report(
+        script="", target="", ok=ok, variables=_weighed(reports, found), problems=plist, traced=False
+    )

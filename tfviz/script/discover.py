@@ -6,6 +6,7 @@ Each variable gets the Python path it was found at (``upper[0]``,
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -123,21 +124,32 @@ def _line_of(fn: Any) -> int | None:
 
 def _tf_variable_of(obj: Any) -> Any | None:
     """The trainable tf.Variable behind ``obj``, or None."""
+    if type(obj) in _LEAVES:  # most of what a walk of a model meets: its settings
+        return None
+    keras_variable, tf_variable = _variable_types()
+    if keras_variable is not None and isinstance(obj, keras_variable):
+        if not obj.trainable:
+            return None
+        value = getattr(obj, "value", None)
+        return value if isinstance(value, tf_variable) else None
+    if isinstance(obj, tf_variable):
+        return obj if obj.trainable else None
+    return None
+
+
+_LEAVES = frozenset({type(None), bool, int, float, str, bytes})
+
+
+@functools.cache
+def _variable_types() -> tuple[Any, Any]:
+    """Keras' variable class (None without Keras) and TensorFlow's."""
     import tensorflow as tf
 
     try:
         import keras
-
-        if isinstance(obj, keras.Variable):
-            if not obj.trainable:
-                return None
-            value = getattr(obj, "value", None)
-            return value if isinstance(value, tf.Variable) else None
     except ImportError:  # pragma: no cover
-        pass
-    if isinstance(obj, tf.Variable):
-        return obj if obj.trainable else None
-    return None
+        return None, tf.Variable
+    return keras.Variable, tf.Variable
 
 
 def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
