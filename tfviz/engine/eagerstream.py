@@ -4,10 +4,12 @@ Tracing a target into a ``tf.function`` costs several times its eager run (every
 built in Python, then its symbolic gradient, then the function), so on a large model
 tfviz's cost grew faster than the script's own. Here an op callback copies each op the
 eager call runs into a graph as it runs: the same op type, attributes and inputs, under
-the name scope the op ran in and with the user's stack as its traceback. The graph is
-what a trace would hold, unrolled: Python control flow ran once, as it did for the user.
-The gradients then come from the call's own tape, in one backward pass over the
-variables and every tensor on their paths: TensorFlow's eager verdict itself.
+the name scope the op ran in, with the user's line and stack. The graph is what a trace
+would hold, unrolled: Python control flow ran once, as it did for the user. The gradients
+then come from the call's own tape, in the one backward pass the script makes for its
+variables: TensorFlow's eager verdict itself. The gradients of the tensors on their paths
+are measured as that pass hands them to each op's gradient function
+(:class:`OutputGradients`), never held.
 
 What a graph copied op by op cannot stand for refuses the stream (:attr:`Stream.refused`),
 and the caller traces instead: a ``tf.function`` called or traced inside the target (its
@@ -38,6 +40,8 @@ from tfviz.engine.trace import (
 from tfviz.report import Source
 from tfviz.script.sourcemap import running_user_source
 
+#: a tensor of the copy: (op name, output index)
+Key = tuple[str, int]
 #: the kinds of attribute value an op copied into the graph can carry
 _LIST_KINDS = {"list(type)": "type", "list(int)": "i", "list(float)": "f", "list(bool)": "b"}
 
@@ -67,7 +71,7 @@ class Stream:
         self.attrs_of: dict[str, tuple[Any, ...]] = {}
         #: (op name, output) of tensors a Python backward function stands for
         #: (``tf.custom_gradient``): their gradients never pass an op's gradient function
-        self.python_backward: set[tuple[str, int]] = set()
+        self.python_backward: set[Key] = set()
         #: op name -> the user's line that ran it, read off the stack as it ran
         self.sources: dict[str, Source | None] = {}
 
@@ -422,7 +426,7 @@ def _asked(
     loss: Any,
     tf_vars: list[Any],
     tensors: list[Any],
-    keys: list[tuple[str, int]],
+    keys: list[Key],
     stream: Stream,
 ) -> Trace:
     """Ask the tape for the variables' gradients, and measure the path tensors' on the way.
@@ -435,7 +439,7 @@ def _asked(
     and then. Only the few tensors no gradient function sees (a ``tf.custom_gradient``'s
     outputs) are asked as sources."""
     truth = Truth()
-    tensor_norms: dict[tuple[str, int], float] = {}
+    tensor_norms: dict[Key, float] = {}
     watched, asked = _watched_or_asked(stream, tensors, keys)
     sources = [stream.eager_tensor(t) for t, _ in asked]
     stream.release()
@@ -458,9 +462,6 @@ def _asked(
             tensor_norms[key] = value
     tensor_norms.update(seen.norms())
     return Trace(og, truth, tensor_norms)
-
-
-Key = tuple[str, int]
 
 
 def _watched_or_asked(
