@@ -30,7 +30,7 @@ def main(quick: bool) -> int:
         ("loss() mode, ResNet50", ["bench_check.py", "ResNet50"]),
         ("program mode, ResNet50 fit", ["bench_program.py", repeats]),
         ("warm re-run", ["bench_warm.py", repeats]),
-        ("scale", ["bench_scale.py", *(["--quick"] if quick else [])]),
+        ("scale", ["bench_scale.py", "--repeat", repeats, *(["--quick"] if quick else [])]),
     ]
     failed = 0
     for title, (script, *args) in parts:

@@ -20,6 +20,7 @@ type the registry does not know.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +34,8 @@ from tfviz.engine.trace import (
     nonzero_flags,
     path_tensors,
     raising_op,
-    read_norms,
+    read_halves,
     resolve,
-    stacked_norms,
 )
 from tfviz.report import Source
 from tfviz.script.sourcemap import running_user_source
@@ -450,7 +450,7 @@ def _asked(
         truth.error = exc
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
         return Trace(og, truth, tensor_norms)
-    values = read_norms(grads)
+    values = seen.norms_of(grads)
     nonzero = nonzero_flags(grads[: len(tf_vars)], values[: len(tf_vars)])
     for v, g, value, some in zip(tf_vars, grads, values, nonzero):
         truth.grads_present[id(v)] = g is not None
@@ -507,6 +507,10 @@ class OutputGradients:
         self._halves: list[Any] = []
         self._keys: list[Key] = []
         self._fillers: dict[int, Any] = {}  # id -> the zeros the tape filled in, held
+        #: id -> (a weak reference to a gradient measured, its half squared norm): the
+        #: tape hands one tensor on unchanged (a bias add's to its matmul, a read's to its
+        #: variable), and each is measured once while it lives
+        self._measured: dict[int, tuple[Any, Any]] = {}
 
     def __enter__(self) -> OutputGradients:
         from tensorflow.python import pywrap_tfe
@@ -537,8 +541,6 @@ class OutputGradients:
         return filled
 
     def _measuring(self, gradient_function: Callable[..., Any]) -> Callable[..., Any]:
-        from tfviz.engine.trace import sq_norm_of
-
         def measured(
             op_type: Any, attrs: Any, num_inputs: Any, inputs: Any, outputs: Any, out_grads: Any, *rest: Any
         ) -> Any:
@@ -548,7 +550,7 @@ class OutputGradients:
                     g = out_grads[i]
                     if g is not None and id(g) not in self._fillers:
                         try:
-                            half = sq_norm_of(g)
+                            half = self.half_of(g)
                         except Exception:  # noqa: BLE001 - unmeasured, never the user's pass broken
                             continue
                         self._halves.append(half)
@@ -557,11 +559,32 @@ class OutputGradients:
 
         return measured
 
+    def half_of(self, g: Any) -> Any:
+        """Half the squared norm of gradient ``g`` (:func:`sq_norm_of`), once per tensor."""
+        from tfviz.engine.trace import sq_norm_of
+
+        hit = self._measured.get(id(g))
+        if hit is not None and hit[0]() is g:
+            return hit[1]
+        half = sq_norm_of(g)
+        try:
+            self._measured[id(g)] = (weakref.ref(g), half)
+        except TypeError:  # not weakly referable: measured again where met again
+            pass
+        return half
+
+    def norms_of(self, grads: list[Any]) -> list[float | None]:
+        """Each gradient's L2 norm (None for no gradient), those measured in the pass not
+        measured again."""
+        present = [g for g in grads if g is not None]
+        found = iter(read_halves([self.half_of(g) for g in present]))
+        return [next(found) if g is not None else None for g in grads]
+
     def norms(self) -> dict[Key, float]:
-        """The norms measured, read in one small stack."""
+        """The norms measured (:func:`read_halves`)."""
         if not self._halves:
             return {}
-        return dict(zip(self._keys, stacked_norms(self._halves).numpy().tolist()))
+        return dict(zip(self._keys, read_halves(self._halves)))
 
 
 def _raising_copy(exc: BaseException, stream: Stream) -> Any:

@@ -143,7 +143,7 @@ def _var_report(
 
 
 def _weighed(reports: list[VariableReport], found: list[FoundVariable]) -> list[VariableReport]:
-    """``reports`` with each variable's weight norm, read at once (:func:`value_norms`)."""
+    """``reports`` with each variable's weight norm (:func:`value_norms`)."""
     norms = dict(zip((f.path for f in found), value_norms([f.tf_variable for f in found])))
     for r in reports:
         r.weight_norm = norms.get(r.name)
