@@ -211,6 +211,7 @@ def _analyze(
                 step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
             )
             loss, eager, tape, copied = None, None, None, None
+            made_before = recorder.made  # variables the call makes were built lazily by it
             if not graph_step:
                 report_step("calling the target", 0.3)
                 # A target's call is copied into a graph as it runs (eagerstream): the trace
@@ -231,7 +232,7 @@ def _analyze(
                 extras = step_.extras(step_.capture.watched_variables + step_.read_in_graph(), found)
             if mode == "target":
                 _add_read_variables(found, tape.watched_variables() if tape is not None else ())
-                if eager is None and any(id(f.tf_variable) not in step_.before for f in found):
+                if eager is None and any(recorder.made_since(made_before, capture_key(f)) for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape, copied = _first_call(step_.fn, step_.name, path, capture, copy=True)
                     _refuse_new_variables(tape, found, recorder, step_.name, path)
@@ -345,7 +346,6 @@ class _Step:
     ) -> None:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
-        self.before: set[int] = set()
         self.capture: Any = None  # the program's captured step (program mode)
 
     def extras(self, read: Any, sources: list[FoundVariable]) -> list[FoundVariable]:
@@ -407,9 +407,7 @@ def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
     name, target_obj = pick_target(loaded.module, target, path)
     fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
     targets = sorted({*static_targets(read_source(path)), name})
-    step = _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, targets)
-    step.before = {id(f.tf_variable) for f in find_variables(loaded.module)}
-    return step
+    return _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, targets)
 
 
 def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_version: str) -> Analysis:

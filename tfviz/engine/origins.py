@@ -28,6 +28,9 @@ class OriginRecorder:
     def __init__(self) -> None:
         self._origins: dict[int, tuple[Any, frozenset[int], Source | None]] = {}
         self._user_files: dict[str, bool] = {}
+        #: how many variables were made while recording; each handle's number, by id
+        self.made = 0
+        self._number: dict[int, int] = {}
 
     def _user_frame(self) -> Source | None:
         frame: types.FrameType | None = sys._getframe(2)
@@ -62,6 +65,8 @@ class OriginRecorder:
         if op_type in ("VarHandleOp", b"VarHandleOp"):
             # A new variable: remember the user's line that created it.
             self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _EMPTY, self._user_frame())
+            self.made += 1
+            self._number[id(outputs[0])] = self.made
             return None
         taint: set[int] = set()
         for t in inputs or ():
@@ -99,6 +104,12 @@ class OriginRecorder:
             yield
         finally:
             self.__enter__()
+
+    def made_since(self, mark: int, handle: Any) -> bool:
+        """Whether the variable of ``handle`` was made after :attr:`made` was ``mark``
+        (a layer built lazily by a call)."""
+        hit = self._origins.get(id(handle))
+        return hit is not None and hit[0]() is handle and self._number.get(id(handle), 0) > mark
 
     def origin(self, t: Any) -> Source | None:
         hit = self._origins.get(id(t))
