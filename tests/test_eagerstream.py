@@ -245,3 +245,28 @@ def test_leaving_the_watch_puts_tensorflow_back_as_it_was():
         pass
     tape.gradient(loss, [W, B])
     assert left.norms() == {} and not left._fillers
+
+
+def test_an_integer_the_script_holds_is_named_and_one_it_does_not_is_a_constant(tmp_path):
+    """In the copy every eager input is a placeholder: a Python value TensorFlow made a
+    tensor of (``reduce_mean``'s axes) is shown as the constant a trace makes of it, and an
+    integer the script holds (its labels) by the script's name for it."""
+    from tfviz.analysis.diagnose import analyze
+
+    script = tmp_path / "labels.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "w = tf.Variable(tf.ones([3, 4]))\n"
+        "x = tf.ones([2, 3])\n"
+        "labels = tf.constant([1, 3])\n"
+        "def loss():\n"
+        "    logits = tf.matmul(x, w)\n"
+        "    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)\n"
+        "    return tf.reduce_mean(ce, axis=[0])\n"
+    )
+    report = analyze(str(script))
+    assert report.ok
+    ints = [op for op in report.graph.ops if op.outputs and op.outputs[0].dtype == "int32"]
+    assert {op.label for op in ints if op.type == "Placeholder"} == {"labels"}
+    consts = [op for op in ints if op.type == "Const"]
+    assert consts and all(not op.label for op in consts)

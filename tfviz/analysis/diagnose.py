@@ -536,7 +536,7 @@ def _copied_step(
     """The step's trace from its copied eager call, with the tape's gradients; None where
     the copy cannot stand for a trace (the tape is then left unasked)."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+    linker = _Linker(found, recorder, step_.module, frozen, step_.fn, copied=True)
     traced = stream_trace(copied.stream, step_.fn, loss, tape, [f.tf_variable for f in found], linker)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
 
@@ -638,9 +638,11 @@ class _Linker:
         module: Any,
         frozen: list[FrozenCopy],
         fn: Any = None,
+        copied: bool = False,
     ) -> None:
         self.found = found
         self.fn = fn  # the step: the tensors its run made for live sources
+        self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
         self.recorder = recorder
         self.module = module
         self.frozen = frozen
@@ -655,6 +657,18 @@ class _Linker:
             for path, obj in iter_objects(self.module):
                 self._paths.setdefault(id(obj), path)
         return self._paths.get(id(tensor))
+
+    def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
+        """An integer or bool tensor the step captured, by the Python path the script holds
+        it at (``labels``). In a copy, one the script does not hold is what a trace makes a
+        constant of: a Python value TensorFlow turned into a tensor (an axis, a shape)."""
+        if nid not in g or not (ext.dtype.is_integer or ext.dtype.is_bool):
+            return
+        held_at = self._held(ext)
+        if held_at:
+            g.nodes[nid]["label"] = held_at
+        elif self.copied:
+            g.nodes[nid]["type"] = "Const"
 
     def __call__(self, og: OpGraph, fg: Any) -> set[str]:
         g = og.g
@@ -704,6 +718,7 @@ class _Linker:
                 )
                 continue
             if ext.dtype.name not in DIFFERENTIABLE or ext.dtype.name in ("resource", "variant"):
+                self._name_integer(g, nid, ext)
                 continue
             held_at = self._held(ext)
             if held_at and nid in g:  # the graph names it as the user's code does

@@ -177,7 +177,12 @@ class Stream:
             return copy
         from tensorflow.core.framework import attr_value_pb2
 
-        name = "resource" if t.dtype.name == "resource" else f"{consumer.lower()}_input"
+        if t.dtype.name == "resource":
+            name = "resource"
+        elif t.dtype.is_integer or t.dtype.is_bool:
+            name = "Const"  # most are Python values TensorFlow made tensors of, a trace's constants
+        else:
+            name = f"{consumer.lower()}_input"
         placeholder = _new_op(
             self.graph,
             "Placeholder",
