@@ -391,13 +391,6 @@ def path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], lis
     return tensors, keys
 
 
-def is_all_zero(g: Any) -> Any:
-    """A bool tensor: every element of the gradient is exactly 0 (NaN is not)."""
-    import tensorflow as tf
-
-    return tf.logical_not(any_nonzero(g))
-
-
 def any_nonzero(g: Any, shared: dict[tuple[Any, int | None], tuple[Any, Any]] | None = None) -> Any:
     """A bool tensor: some element of the gradient is not 0 (a NaN is not 0).
 
