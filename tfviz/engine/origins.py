@@ -12,14 +12,12 @@ the tensors are kept.
 from __future__ import annotations
 
 import contextlib
-import sys
-import types
 import weakref
 from collections.abc import Iterator
 from typing import Any
 
 from tfviz.report import Source
-from tfviz.script.sourcemap import code_at, is_user_file
+from tfviz.script.sourcemap import running_user_source
 
 _EMPTY: frozenset[int] = frozenset()
 
@@ -27,22 +25,9 @@ _EMPTY: frozenset[int] = frozenset()
 class OriginRecorder:
     def __init__(self) -> None:
         self._origins: dict[int, tuple[Any, frozenset[int], Source | None]] = {}
-        self._user_files: dict[str, bool] = {}
         #: how many variables were made while recording; each handle's number, by id
         self.made = 0
         self._number: dict[int, int] = {}
-
-    def _user_frame(self) -> Source | None:
-        frame: types.FrameType | None = sys._getframe(2)
-        while frame is not None:
-            fn = frame.f_code.co_filename
-            known = self._user_files.get(fn)
-            if known is None:
-                known = self._user_files[fn] = is_user_file(fn)
-            if known:
-                return Source(fn, frame.f_lineno, code_at(fn, frame.f_lineno))
-            frame = frame.f_back
-        return None
 
     def sources_of(self, t: Any) -> frozenset[int]:
         """ids of the variable handles ``t`` was computed from."""
@@ -64,7 +49,7 @@ class OriginRecorder:
             return None
         if op_type in ("VarHandleOp", b"VarHandleOp"):
             # A new variable: remember the user's line that created it.
-            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _EMPTY, self._user_frame())
+            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _EMPTY, running_user_source())
             self.made += 1
             self._number[id(outputs[0])] = self.made
             return None
@@ -76,7 +61,7 @@ class OriginRecorder:
                 taint |= self.sources_of(t)
         if not taint:
             return None
-        src = self._user_frame()
+        src = running_user_source()
         frozen = frozenset(taint)
         for t in outputs:
             try:
