@@ -162,7 +162,7 @@ class Stream:
         # named as a trace names it: a name that ends in "/" is the scope the op's Python
         # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
-        op = _new_op(graph, kind, ins, [t.dtype for t in outputs], values, graph.unique_name(full))
+        op = _new_op(graph, kind, ins, values, graph.unique_name(full))
         self.sources[op.name] = running_user_source()
         for t, copy in zip(outputs, op.outputs):
             copy.set_shape(t.shape)
@@ -187,7 +187,6 @@ class Stream:
             self.graph,
             "Placeholder",
             [],
-            [t.dtype],
             {
                 "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum),
                 "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()),
@@ -329,16 +328,14 @@ def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
     return fast_path_without_variables
 
 
-def _new_op(
-    graph: Any, kind: str, inputs: list[Any], dtypes: list[Any], attrs: dict[str, Any], name: str
-) -> Any:
+def _new_op(graph: Any, kind: str, inputs: list[Any], attrs: dict[str, Any], name: str) -> Any:
     """An op made in ``graph`` through TensorFlow's C API, as ``Graph._create_op_internal``
     makes it less what a copy needs none of, which cost two thirds of its time: a
     ``NodeDef`` built only to be read back, the lock against a session running the graph
     meanwhile, the checks of hand-written names and inputs (these are an eager op's), and
     the graph's scopes of devices, colocation, kernel labels and control dependencies,
     which the copy's graph never opens. Not FuncGraph's own, which captures inputs.
-    ``dtypes``: TensorFlow infers them."""
+    TensorFlow infers the output types from the op's definition and attributes."""
     c_api, errors, ops, tf_stack = _internals()
     grouped = ops._reconstruct_sequence_inputs(graph.op_def_for_type(kind), inputs, attrs)
     with graph._c_graph.get() as c_graph:
