@@ -60,14 +60,18 @@ def test_shapes_are_the_eager_calls():
     assert h.shape.as_list() == [1, 2] and stream.graph_tensor(loss).shape.as_list() == []
 
 
-def test_each_ops_user_line_read_as_it_ran_is_the_one_its_traceback_holds():
+def test_each_ops_user_line_read_as_it_ran_is_the_one_a_traces_traceback_holds():
     from tfviz.script.sourcemap import user_source
 
     stream, _, _ = _copied(_dense)
     ops = stream.graph.get_operations()
     assert {op.name for op in ops} == set(stream.sources)
-    for op in ops:
-        assert stream.sources[op.name] == user_source(op.traceback), op.name
+    graph = tf.function(_dense, autograph=False).get_concrete_function().graph
+    traced = {op.name: user_source(op.traceback) for op in graph.get_operations()}
+    compared = [op.name for op in ops if op.type != "Placeholder"]
+    assert len(compared) >= 6
+    for name in compared:
+        assert stream.sources[name] == traced[name], name
     first = _dense.__code__.co_firstlineno
     assert {src.line for src in stream.sources.values()} == {first + 1, first + 2}
 

@@ -42,9 +42,9 @@ from tfviz.report import Report
 from tfviz.script import notebook
 from tfviz.script.discover import (
     FoundVariable,
+    ObjectWalk,
     find_variables,
     is_tf_function,
-    iter_objects,
     pick_target,
     var_node,
 )
@@ -235,6 +235,7 @@ def _analyze(
                 if eager is None and any(recorder.made_since(made_before, capture_key(f)) for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape, copied = _first_call(step_.fn, step_.name, path, capture, copy=True)
+                    step_.ran_again()
                     _refuse_new_variables(tape, found, recorder, step_.name, path)
         if loss is not None:
             _check_loss(loss, step_.name, step_.line, path)
@@ -295,7 +296,7 @@ def _analyze(
         op_scopes = {o.scope for o in report.graph.ops}
         report.graph.layer_scopes = layerscopes.in_graph(scopes.names, op_scopes)
         report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
-        review(report, sources, extras, step_.module.__dict__, step_.capture)
+        review(report, sources, extras, step_.objects(), step_.capture)
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
@@ -347,6 +348,17 @@ class _Step:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.capture: Any = None  # the program's captured step (program mode)
+        self._walk: ObjectWalk | None = None
+
+    def objects(self) -> ObjectWalk:
+        """The walk of the script's objects, taken once after the step ran."""
+        if self._walk is None:
+            self._walk = ObjectWalk(self.module)
+        return self._walk
+
+    def ran_again(self) -> None:
+        """The step ran again (a lazily built model's second call): what it holds may differ."""
+        self._walk = None
 
     def extras(self, read: Any, sources: list[FoundVariable]) -> list[FoundVariable]:
         """Trainable variables the step read that are not among its sources, named. A
@@ -374,12 +386,12 @@ class _Step:
             return []
         return [
             f.tf_variable
-            for f in find_variables(self.module)
+            for f in find_variables(self.module, self.objects())
             if id(getattr(f.tf_variable, "handle", None)) in handles
         ]
 
     def variables(self) -> list[FoundVariable]:
-        return list(self.fixed) if self.fixed is not None else find_variables(self.module)
+        return list(self.fixed) if self.fixed is not None else find_variables(self.module, self.objects())
 
     def watch(self) -> list[Any]:
         """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway."""
@@ -477,7 +489,8 @@ def _trace_step(
     """Trace the step with its gradient (:func:`~tfviz.engine.trace.trace`), linking ``found``
     into the graph and recording the layers' scopes; raises what the trace raises."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.module, frozen, step_.fn)
+    step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
+    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn)
     with capture.active(), layerscopes.recording() as scopes:
         traced = trace(step_.fn, [f.tf_variable for f in found], linker)
     return _Traced(traced, linker.region, frozen, scopes)
@@ -536,7 +549,7 @@ def _copied_step(
     """The step's trace from its copied eager call, with the tape's gradients; None where
     the copy cannot stand for a trace (the tape is then left unasked)."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.module, frozen, step_.fn, copied=True)
+    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, copied=True)
     traced = stream_trace(copied.stream, step_.fn, loss, tape, [f.tf_variable for f in found], linker)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
 
@@ -635,7 +648,7 @@ class _Linker:
         self,
         found: list[FoundVariable],
         recorder: OriginRecorder,
-        module: Any,
+        objects: ObjectWalk,
         frozen: list[FrozenCopy],
         fn: Any = None,
         copied: bool = False,
@@ -644,7 +657,7 @@ class _Linker:
         self.fn = fn  # the step: the tensors its run made for live sources
         self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
         self.recorder = recorder
-        self.module = module
+        self.objects = objects
         self.frozen = frozen
         self.region: set[str] = set()
         self._paths: dict[int, str] | None = None
@@ -654,7 +667,7 @@ class _Linker:
         serves every captured tensor (a walk per capture would repeat it)."""
         if self._paths is None:
             self._paths = {}
-            for path, obj in iter_objects(self.module):
+            for path, obj in self.objects.pairs():
                 self._paths.setdefault(id(obj), path)
         return self._paths.get(id(tensor))
 

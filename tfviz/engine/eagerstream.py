@@ -65,6 +65,8 @@ class Stream:
         self._graph_of: dict[int, Any] = {}  # id(eager tensor) -> its graph tensor
         self._eager_of: dict[str, list[Any]] = {}  # op name -> the eager outputs it stands for
         self._attr_kinds: dict[str, dict[str, str]] = {}
+        self._grouped: dict[str, bool] = {}  # op type -> whether its inputs include lists
+        self._attr_cache: dict[tuple[str, Any], tuple[dict[str, bytes], dict[str, Any] | None]] = {}
         #: op name -> the attribute tuple its eager call handed the tape: the tape hands
         #: the same tuple to the op's gradient function, which is how a backward pass
         #: tells which copied op it differentiates (:class:`OutputGradients`)
@@ -153,19 +155,18 @@ class Stream:
         return None
 
     def _copy(self, kind: str, inputs: Any, attrs: Any, outputs: Any, op_name: Any) -> None:
-
         graph = self.graph
-        values = self._attrs(kind, attrs)
+        values, grouping = self._attrs(kind, attrs)
         scope = self._context.scope_name or ""
         ins = [self._input(t, kind, scope) for t in inputs]
         name = op_name.decode() if isinstance(op_name, bytes) else op_name
         # named as a trace names it: a name that ends in "/" is the scope the op's Python
         # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
-        op = _new_op(graph, kind, ins, values, graph.unique_name(full))
+        op = _new_op(graph, kind, ins, values, graph.unique_name(full), grouping)
         self.sources[op.name] = running_user_source()
         for t, copy in zip(outputs, op.outputs):
-            copy.set_shape(t.shape)
+            _set_shape(copy, t)
             self._graph_of[id(t)] = copy
         self._eager_of[op.name] = list(outputs)  # held, so that no id is reused while it stands
         if attrs:
@@ -188,8 +189,8 @@ class Stream:
             "Placeholder",
             [],
             {
-                "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum),
-                "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()),
+                "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum).SerializeToString(),
+                "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()).SerializeToString(),
             },
             self.graph.unique_name(scope + name),
         ).outputs[0]
@@ -199,7 +200,21 @@ class Stream:
         self._eager_of[placeholder.op.name] = [t]
         return placeholder
 
-    def _attrs(self, kind: str, attrs: Any) -> dict[str, Any]:
+    def _attrs(self, kind: str, attrs: Any) -> tuple[dict[str, bytes], dict[str, Any] | None]:
+        """The op's attributes as the serialized AttrValues its copy carries, and where its
+        definition takes lists of inputs, the AttrValues that say how long. Most ops of a
+        model repeat a few attribute tuples (a float MatMul's), so each is turned into
+        protocol buffers once."""
+        try:
+            return self._attr_cache[(kind, attrs)]
+        except KeyError:
+            pass
+        except TypeError:  # an attribute value Python cannot hash: made every time
+            return self._make_attrs(kind, attrs)
+        made = self._attr_cache[(kind, attrs)] = self._make_attrs(kind, attrs)
+        return made
+
+    def _make_attrs(self, kind: str, attrs: Any) -> tuple[dict[str, bytes], dict[str, Any] | None]:
         from tensorflow.core.framework import attr_value_pb2
         from tensorflow.python.framework import op_def_registry
 
@@ -209,15 +224,31 @@ class Stream:
             if op_def is None:
                 raise ValueError("its op type is not registered")
             kinds = self._attr_kinds[kind] = {a.name: a.type for a in op_def.attr}
-        out = {}
+            self._grouped[kind] = any(a.number_attr or a.type_list_attr for a in op_def.input_arg)
+        protos = {}
         for i in range(0, len(attrs), 2):
             name, value = attrs[i], attrs[i + 1]
-            kind = kinds[name]
-            if value is None and kind.startswith("list("):
+            attr_kind = kinds[name]
+            if value is None and attr_kind.startswith("list("):
                 value = []  # eagerly an empty list may be handed over as None
             if value is not None:
-                out[name] = _attr_value(attr_value_pb2.AttrValue, kind, value)
-        return out
+                protos[name] = _attr_value(attr_value_pb2.AttrValue, attr_kind, value)
+        serialized = {name: proto.SerializeToString() for name, proto in protos.items()}
+        return serialized, protos if self._grouped[kind] else None
+
+
+def _set_shape(copy: Any, t: Any) -> None:
+    """Give graph tensor ``copy`` eager tensor ``t``'s shape where inference left it less
+    known (an input that was a Python value is a placeholder here, not a constant). Read
+    and set through TensorFlow's C API: ``Tensor.set_shape`` builds TensorShapes, which
+    cost more than the rest of an op's copy."""
+    dims = t._shape_tuple()
+    if dims is None:
+        return
+    known, unknown = copy._shape
+    if unknown or tuple(known) != dims:
+        copy._set_shape([-1 if d is None else d for d in dims], False)
+        copy._shape_val = None
 
 
 #: the ways Python reads an eager tensor's value: ``if loss > 0``, ``float(loss)``,
@@ -328,16 +359,30 @@ def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
     return fast_path_without_variables
 
 
-def _new_op(graph: Any, kind: str, inputs: list[Any], attrs: dict[str, Any], name: str) -> Any:
+def _new_op(
+    graph: Any,
+    kind: str,
+    inputs: list[Any],
+    attrs: dict[str, bytes],
+    name: str,
+    grouping: dict[str, Any] | None = None,
+) -> Any:
     """An op made in ``graph`` through TensorFlow's C API, as ``Graph._create_op_internal``
     makes it less what a copy needs none of, which cost two thirds of its time: a
     ``NodeDef`` built only to be read back, the lock against a session running the graph
-    meanwhile, the checks of hand-written names and inputs (these are an eager op's), and
-    the graph's scopes of devices, colocation, kernel labels and control dependencies,
-    which the copy's graph never opens. Not FuncGraph's own, which captures inputs.
-    TensorFlow infers the output types from the op's definition and attributes."""
-    c_api, errors, ops, tf_stack = _internals()
-    grouped = ops._reconstruct_sequence_inputs(graph.op_def_for_type(kind), inputs, attrs)
+    meanwhile, the checks of hand-written names and inputs (these are an eager op's), the
+    graph's scopes of devices, colocation, kernel labels and control dependencies, which
+    the copy's graph never opens, and the Python stack, which the copy reads as it runs
+    (:attr:`Stream.sources`). Not FuncGraph's own, which captures inputs. ``attrs`` are
+    serialized AttrValues; ``grouping``, where the op's definition takes lists of inputs,
+    the AttrValues by which ``inputs`` are grouped into them. TensorFlow infers the
+    output types."""
+    c_api, errors, ops = _internals()
+    grouped: list[Any] = (
+        inputs
+        if grouping is None
+        else ops._reconstruct_sequence_inputs(graph.op_def_for_type(kind), inputs, grouping)
+    )
     with graph._c_graph.get() as c_graph:
         desc = c_api.TF_NewOperation(c_graph, kind, name)
     for x in grouped:
@@ -346,22 +391,20 @@ def _new_op(graph: Any, kind: str, inputs: list[Any], attrs: dict[str, Any], nam
         else:
             c_api.TF_AddInput(desc, x._as_tf_output())
     for key, value in attrs.items():
-        c_api.TF_SetAttrValueProto(desc, key, value.SerializeToString())
+        c_api.TF_SetAttrValueProto(desc, key, value)
     try:
         c_op = c_api.TF_FinishOperation(desc)
     except errors.InvalidArgumentError as exc:
         raise ValueError(exc.message) from None
-    c_api.TF_SetOpStackTrace(c_op, tf_stack.extract_stack(stacklevel=2))
     return ops.Operation._from_c_op(c_op, graph)
 
 
 @functools.cache
-def _internals() -> tuple[Any, Any, Any, Any]:
+def _internals() -> tuple[Any, Any, Any]:
     from tensorflow.python.client import pywrap_tf_session
     from tensorflow.python.framework import errors, ops
-    from tensorflow.python.util import tf_stack
 
-    return pywrap_tf_session, errors, ops, tf_stack
+    return pywrap_tf_session, errors, ops
 
 
 def _attr_value(attr: Any, kind: str, value: Any) -> Any:

@@ -54,12 +54,14 @@ def _signature(op: Any) -> tuple[Any, ...]:
             if not k.startswith("_") or k == "_gradient_op_type"
         )
     )
-    return (
-        op.type,
-        tuple((t.dtype.name, str(t.shape)) for t in op.inputs),
-        tuple((t.dtype.name, str(t.shape)) for t in op.outputs),
-        attrs,
-    )
+    return (op.type, tuple(map(_tensor_key, op.inputs)), tuple(map(_tensor_key, op.outputs)), attrs)
+
+
+def _tensor_key(t: Any) -> tuple[int, tuple[int, ...] | None]:
+    """A graph tensor's dtype and shape as TensorFlow's C API gives them: a TensorShape
+    made and printed for each cost more than the rest of a large model's signatures."""
+    dims, unknown = t._shape
+    return t.dtype._type_enum, None if unknown else tuple(dims)
 
 
 def _fake_grad(t: Any) -> Any:

@@ -42,11 +42,18 @@ class OpGraph:
 
 
 def shape_of(t: Any) -> list[int | None] | None:
+    """A tensor's dims (None for an unknown one), or None where even its rank is unknown.
+    A graph tensor's are read as TensorFlow's C API gives them: a TensorShape made for each
+    of a large model's tensors cost more than the rest of its node."""
+    read = getattr(t, "_shape", None)  # a graph tensor's (dims, rank unknown)
+    if isinstance(read, tuple):
+        dims, unknown = read
+        return None if unknown else list(dims)
     try:
-        dims: list[int | None] = t.shape.as_list()
+        shape: list[int | None] = t.shape.as_list()
     except ValueError:
         return None
-    return dims
+    return shape
 
 
 def tensor_info(t: Any) -> TensorInfo:

@@ -22,19 +22,51 @@ from tfviz.script.sourcemap import running_user_source
 _EMPTY: frozenset[int] = frozenset()
 
 
+class _Made:
+    """How one eager op's outputs were made: the variable handles it read (ids), the
+    made-records of its inputs that were made from variables, and the user's line.
+
+    Linked, not unioned: a union per op copies every upstream variable's id into each
+    activation, so a deep model's forward pass cost the square of its depth. The union
+    is taken only for the few tensors asked about (:meth:`OriginRecorder.sources_of`)."""
+
+    __slots__ = ("handles", "parents", "source")
+
+    def __init__(self, handles: tuple[int, ...], parents: tuple[_Made, ...], source: Source | None) -> None:
+        self.handles, self.parents, self.source = handles, parents, source
+
+    def variables(self) -> frozenset[int]:
+        """ids of the variable handles read on the way to these outputs."""
+        seen: set[int] = set()
+        found: set[int] = set()
+        stack = [self]
+        while stack:
+            made = stack.pop()
+            if id(made) in seen:
+                continue
+            seen.add(id(made))
+            found.update(made.handles)
+            stack.extend(made.parents)
+        return frozenset(found)
+
+
 class OriginRecorder:
     def __init__(self) -> None:
-        self._origins: dict[int, tuple[Any, frozenset[int], Source | None]] = {}
+        self._origins: dict[int, tuple[Any, _Made]] = {}
         #: how many variables were made while recording; each handle's number, by id
         self.made = 0
         self._number: dict[int, int] = {}
 
-    def sources_of(self, t: Any) -> frozenset[int]:
-        """ids of the variable handles ``t`` was computed from."""
+    def _made(self, t: Any) -> _Made | None:
         hit = self._origins.get(id(t))
         if hit is None or hit[0]() is not t:
-            return _EMPTY
+            return None
         return hit[1]
+
+    def sources_of(self, t: Any) -> frozenset[int]:
+        """ids of the variable handles ``t`` was computed from."""
+        made = self._made(t)
+        return _EMPTY if made is None else made.variables()
 
     def callback(
         self,
@@ -49,23 +81,25 @@ class OriginRecorder:
             return None
         if op_type in ("VarHandleOp", b"VarHandleOp"):
             # A new variable: remember the user's line that created it.
-            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _EMPTY, running_user_source())
+            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _Made((), (), running_user_source()))
             self.made += 1
             self._number[id(outputs[0])] = self.made
             return None
-        taint: set[int] = set()
+        handles: list[int] = []
+        parents: list[_Made] = []
         for t in inputs or ():
             if getattr(t, "dtype", None) is not None and t.dtype.name == "resource":
-                taint.add(id(t))
+                handles.append(id(t))
             else:
-                taint |= self.sources_of(t)
-        if not taint:
+                made = self._made(t)
+                if made is not None and (made.handles or made.parents):
+                    parents.append(made)
+        if not handles and not parents:
             return None
-        src = running_user_source()
-        frozen = frozenset(taint)
+        made = _Made(tuple(handles), tuple(parents), running_user_source())
         for t in outputs:
             try:
-                self._origins[id(t)] = (weakref.ref(t), frozen, src)
+                self._origins[id(t)] = (weakref.ref(t), made)
             except TypeError:
                 pass
         return None
@@ -93,11 +127,8 @@ class OriginRecorder:
     def made_since(self, mark: int, handle: Any) -> bool:
         """Whether the variable of ``handle`` was made after :attr:`made` was ``mark``
         (a layer built lazily by a call)."""
-        hit = self._origins.get(id(handle))
-        return hit is not None and hit[0]() is handle and self._number.get(id(handle), 0) > mark
+        return self._made(handle) is not None and self._number.get(id(handle), 0) > mark
 
     def origin(self, t: Any) -> Source | None:
-        hit = self._origins.get(id(t))
-        if hit is None or hit[0]() is not t:
-            return None
-        return hit[2]
+        made = self._made(t)
+        return None if made is None else made.source

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 import re
-import types
 from typing import Any
 
 from tfviz.program.sources import base_variable, tape_keys, variable_ids
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
-from tfviz.script.discover import FoundVariable, iter_objects
+from tfviz.script.discover import FoundVariable, ObjectWalk
 from tfviz.vocabulary import Kind, Severity, Status
 
 HINT = (
@@ -52,12 +51,10 @@ def _prefixes(path: str) -> list[str]:
 class _Objects:
     """The script's objects by Python path, for finding a variable's owners."""
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        module = types.ModuleType("__main__")
-        module.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+    def __init__(self, walk: ObjectWalk) -> None:
         self.by_path: dict[str, Any] = {}
         self._lambdas: dict[int, str] | None = None
-        for path, obj in iter_objects(module):
+        for path, obj in walk.pairs():
             self.by_path.setdefault(path, obj)
 
     def owners(self, path: str) -> list[tuple[str, Any]]:
@@ -301,11 +298,12 @@ def review(
     report: Report,
     sources: list[FoundVariable],
     extras: list[FoundVariable],
-    namespace: dict[str, Any],
+    walk: ObjectWalk,
     capture: Any | None,
 ) -> None:
-    """Mark variables the loss reads that this training step never updates."""
-    objects = _Objects(namespace)
+    """Mark variables the loss reads that this training step never updates (``walk``: of
+    the script's objects, :class:`~tfviz.script.discover.ObjectWalk`)."""
+    objects = _Objects(walk)
     rows = {r.name: r for r in report.variables}
     source_ids = {id(f.tf_variable) for f in sources}
     everyone = sources + extras

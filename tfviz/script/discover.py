@@ -273,14 +273,32 @@ def _keras_path(obj: Any) -> str | None:
     return path if isinstance(path, str) and "/" in path else None
 
 
-def find_variables(module: types.ModuleType) -> list[FoundVariable]:
-    """Trainable variables reachable from the script's globals, in walk order.
+class ObjectWalk:
+    """One walk of the script's objects (:func:`iter_objects`), taken when first asked
+    and shared by all who ask after the step ran: finding the variables, naming the
+    tensors a step captured, and finding a variable's owners each walked a large
+    model's every layer again."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+        self._pairs: list[tuple[str, Any]] | None = None
+
+    def pairs(self) -> list[tuple[str, Any]]:
+        """Every (Python path, object) of the walk, in its order."""
+        if self._pairs is None:
+            self._pairs = list(iter_objects(self.module))
+        return self._pairs
+
+
+def find_variables(module: types.ModuleType, walk: ObjectWalk | None = None) -> list[FoundVariable]:
+    """Trainable variables reachable from the script's globals, in walk order (``walk``,
+    where one of ``module`` was taken already).
 
     A variable reachable by several paths gets the most readable name (see
     ``name_rank``); among equals, the shortest path, which the walk finds first.
     """
     best: dict[int, tuple[tuple[int, int], FoundVariable]] = {}
-    for path, obj in iter_objects(module):
+    for path, obj in walk.pairs() if walk is not None else iter_objects(module):
         tfv = _tf_variable_of(obj)
         if tfv is None:
             continue
