@@ -127,7 +127,7 @@ def sq_norm_of(g: Any) -> Any:
 
 
 @functools.cache
-def _plain_reads() -> tuple[type, Callable[[Any, Any], Any]]:
+def _plain_reads() -> tuple[Any, Callable[[Any, Any], Any]]:
     """TensorFlow's plain resource variable class, and its generated read op."""
     from tensorflow.python.ops import gen_resource_variable_ops, resource_variable_ops
 
