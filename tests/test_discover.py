@@ -94,3 +94,41 @@ def test_names_prefer_attributes_then_the_programs_layer_names_then_positions():
     assert 'functional.get_layer("z_log_var").kernel' in names  # then the layer's given name
     assert "functional.layers[1].kernel" in names  # a name Keras made up says nothing: its position
     assert not any("dense_" in n for n in names)
+
+
+FROZEN = """
+import tensorflow as tf
+
+w = tf.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+flat = tf.reshape(w, [-1])  # a frozen copy, held by the script
+model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+x = tf.ones([3, 2])
+
+
+def loss():
+    return tf.reduce_sum(model(x)) + tf.reduce_sum(flat)
+"""
+
+
+def test_one_walk_of_the_scripts_objects_serves_the_whole_analysis(tmp_path, monkeypatch):
+    # Finding the variables, naming what the step captured (the frozen copy's holder) and
+    # finding each variable's owners (the review) each walked a large model again.
+    import tfviz.script.discover as discover
+    from tfviz.analysis.diagnose import analyze
+
+    walks = []
+    real = discover._attributes
+
+    def counted(path, obj):  # each walk, whoever takes it, expands the model once
+        if path == "model":
+            walks.append(obj)
+        return real(path, obj)
+
+    monkeypatch.setattr(discover, "_attributes", counted)
+    script = tmp_path / "frozen.py"
+    script.write_text(FROZEN)
+    report = analyze(str(script))
+    assert len(walks) == 1
+    w = next(r for r in report.variables if r.name == "w")
+    assert w.kind == "frozen_copy" and "flat" in w.explanation
+    assert {r.name for r in report.variables} >= {"w", "model.layers[0].kernel"}
