@@ -12,7 +12,10 @@ encoder of 1 to 12 blocks. At each size, side by side:
 Target: the time ratio stays flat, within 10 % from the smallest size to the largest, so
 tfviz's own work is linear in ops. The figures are printed, never bent. Each side runs
 ``--repeat`` times at each size (3 unless told), alternating, and the medians are compared:
-one run of a 5-second script varies by more than the 10 % the target allows.
+one run of a 5-second script varies by more than the 10 % the target allows. The CPU
+seconds of each side (user and system, the worker's included) are printed beside the wall
+time, with their own ratio's growth: a slow spell of a shared machine stretches the wall
+time of one side's runs, and much less their CPU time. The target is the wall time's.
 
     .venv/bin/python tests/bench/bench_scale.py [--family mlp|transformer|all] [--quick] [--repeat N]
 """
@@ -88,27 +91,31 @@ FAMILIES = {"mlp": (MLP, [10, 100, 300, 500]), "transformer": (TRANSFORMER, [1, 
 QUICK = {"mlp": [10, 100, 300], "transformer": [1, 4]}
 
 
-def run(cmd: list[str]) -> tuple[float, float, int, str]:
+Run = tuple[float, float, int, str, float]
+
+
+def run(cmd: list[str]) -> Run:
     """Wall seconds, peak RSS in MiB and exit code of one child process (its own waited-for
-    children, the worker, included), and what it printed."""
+    children, the worker, included), what it printed, and its CPU seconds."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         out.seek(0)
-        return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read(), cpu
 
 
-def _median(runs: list[tuple[float, float, int, str]]) -> tuple[float, float, int, str]:
-    """The run of median wall time, with the median peak memory of all of them; a failed
-    run's exit code if any failed."""
+def _median(runs: list[Run]) -> Run:
+    """The run of median wall time, with the median peak memory and CPU time of all of
+    them; a failed run's exit code if any failed."""
     failed = [r for r in runs if r[2] not in (0, 1)]
     if failed:
         return failed[0]
     ordered = sorted(runs, key=lambda r: r[0])
-    wall, _, code, out = ordered[len(ordered) // 2]
-    return wall, statistics.median(r[1] for r in runs), code, out
+    wall, _, code, out, _ = ordered[len(ordered) // 2]
+    return wall, statistics.median(r[1] for r in runs), code, out, statistics.median(r[4] for r in runs)
 
 
 def layout_rate(graph_json: str) -> tuple[int, float]:
@@ -137,13 +144,13 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     header = (
         f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}"
-        f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}  {'load':>5}{'call':>6}{'trace':>7}"
-        f"{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}"
+        f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}{'bare cpu':>9}{'tfviz cpu':>10}{'ratio':>7}"
+        f"  {'load':>5}{'call':>6}{'trace':>7}{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for family in families:
             template, sizes = FAMILIES[family]
-            ratios = []
+            ratios, cpu_ratios = [], []
             print(header)
             for n in QUICK[family] if args.quick else sizes:
                 script = os.path.join(tmp, f"{family}_{n}.py")
@@ -155,19 +162,21 @@ def main() -> None:
                 for _ in range(args.repeat):  # alternating, so that a slow spell hits both
                     bares.append(run([py, bare]))
                     checks.append(run([tfviz, "check", script, "--json", "--graph", graph]))
-                b_wall, b_mem, b_code, _ = _median(bares)
+                b_wall, b_mem, b_code, _, b_cpu = _median(bares)
                 if b_code != 0:
                     print(f"{family:<12}{n:>6}  the bare script itself fails (exit {b_code}): not compared")
                     continue
-                t_wall, t_mem, code, out = _median(checks)
+                t_wall, t_mem, code, out, t_cpu = _median(checks)
                 t = json.loads(out).get("timings_s", {}) if code in (0, 1) else {}
                 ops, layout = layout_rate(graph) if os.path.exists(graph) else (0, 0.0)
                 judge = t.get("judge", 0.0)
                 if code in (0, 1):
                     ratios.append(t_wall / b_wall)
+                    cpu_ratios.append(t_cpu / b_cpu)
                 print(
                     f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}{t_wall / b_wall:>7.2f}"
-                    f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}  "
+                    f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}"
+                    f"{b_cpu:>9.1f}{t_cpu:>10.1f}{t_cpu / b_cpu:>7.2f}  "
                     f"{t.get('load', 0):>5.1f}{t.get('call', 0):>6.1f}{t.get('trace', 0):>7.1f}"
                     f"{t.get('probe', 0):>6.1f}{judge:>6.2f}{ops / max(judge, 1e-9):>11.0f}"
                     f"{layout:>12.0f}" + ("" if code in (0, 1) else f"  exit {code}")
@@ -178,7 +187,8 @@ def main() -> None:
             growth = ratios[-1] / ratios[0] - 1
             print(
                 f"{family}: time ratio {ratios[0]:.2f} at the smallest, {ratios[-1]:.2f} at the largest:"
-                f" {growth:+.0%} (target: within ±10 %)\n"
+                f" {growth:+.0%} (target: within ±10 %); CPU time ratio {cpu_ratios[0]:.2f} to"
+                f" {cpu_ratios[-1]:.2f}: {cpu_ratios[-1] / cpu_ratios[0] - 1:+.0%}\n"
             )
 
 
