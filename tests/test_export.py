@@ -55,6 +55,24 @@ def test_real_exports_match_the_schema_and_round_trip(analyze_example, name):
     assert [(p.kind, p.op) for p in back.problems] == [(p.kind, p.op) for p in report.problems]
 
 
+@pytest.mark.parametrize("name", ["kind_stop_gradient.py", "kind_nan.py", "seed3_chain_rule.py"])
+def test_the_document_written_from_the_workers_data_is_the_reports_own(analyze_example, name):
+    # ``check --graph`` writes the worker's plain data as it came, not turned into the
+    # report's dataclasses and back; what it writes must be what the report would write.
+    from tfviz.analysisfile import analysis_json_of
+
+    report = analyze_example(name)
+    sent = json.loads(json.dumps(report.to_dict(full_graph=True), allow_nan=True))  # as the worker sends it
+    text = analysis_json_of(sent)
+    expected = analysis_json(Report.from_dict(sent))
+    non_finite = "NaN" in json.dumps(sent, allow_nan=True) or "Infinity" in json.dumps(sent, allow_nan=True)
+    if non_finite:
+        assert text is None  # strict JSON writes those as null: the report's own way
+    else:
+        assert text == expected
+    assert (text or expected) == expected
+
+
 def test_dot_and_graphml_read_back_with_status_kind_and_norm(stop_gradient, tmp_path):
     r = stop_gradient
     graphformats.write(r, str(tmp_path / "g.graphml"))

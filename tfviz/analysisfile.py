@@ -111,6 +111,17 @@ def analysis_json(report: Report, indent: int | None = None) -> str:
     return json.dumps(analysis_document(report), indent=indent, allow_nan=False)
 
 
+def analysis_json_of(data: dict[str, Any]) -> str | None:
+    """The saved-analysis document of a report already turned into plain data with its
+    full graph (``Report.to_dict()``, as the worker sends it), without turning it into
+    dataclasses and back: for a large model that was most of writing ``--graph``. None
+    where it holds a NaN or infinite float, which :func:`analysis_json` writes as null."""
+    try:
+        return json.dumps({"schema_version": SCHEMA_VERSION, **data}, allow_nan=False)
+    except ValueError:
+        return None
+
+
 def load_analysis(
     path: str | os.PathLike[str],
     max_bytes: int = MAX_BYTES,

@@ -94,9 +94,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
             return _list_targets(args)
     except AnalysisError as exc:
         return _fail(args, exc.to_dict())
-    report = analyze(args)
-    if isinstance(report, ExitStatus):
-        return report
+    analyzed = _analyzed(args)
+    if isinstance(analyzed, ExitStatus):
+        return analyzed
+    report, data = analyzed
     if args.json:
         print(report.to_json(full_graph=False, indent=2))
     else:
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
         print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
     sys.stdout.flush()
     if args.graph:
-        _write_graph(args.graph, report)
+        _write_graph(args.graph, report, data)
     return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 
@@ -152,6 +153,12 @@ def _check_watch_options(args: argparse.Namespace) -> None:
 def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
+    answer = _analyzed(args)
+    return answer if isinstance(answer, ExitStatus) else answer[0]
+
+
+def _analyzed(args: argparse.Namespace) -> tuple[Report, dict[str, Any]] | ExitStatus:
+    """:func:`analyze`'s report, with the plain data the worker sent for it."""
     live = sys.stderr.isatty()
     request = {
         "cmd": "analyze",
@@ -188,7 +195,8 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
         return _fail(args, error)
     from tfviz.report import Report
 
-    return Report.from_dict(answer.report or {})
+    data = answer.report or {}
+    return Report.from_dict(data), data
 
 
 def _keep_record(record: Any) -> None:
@@ -238,15 +246,17 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
         )
 
 
-def _write_graph(path: str, report: Report) -> None:
+def _write_graph(path: str, report: Report, data: dict[str, Any]) -> None:
     """Written after the report, so a bad path never hides it; failing to
-    write is one line on stderr and leaves the exit code to the analysis."""
+    write is one line on stderr and leaves the exit code to the analysis. Written from
+    the worker's plain data of the report (``data``) where it can be."""
     try:
-        from tfviz.analysisfile import analysis_json
+        from tfviz.analysisfile import analysis_json, analysis_json_of
         from tfviz.outputs import replacing
 
+        text = analysis_json_of(data) or analysis_json(report)
         with replacing(path) as fh:  # complete or not at all; never over a FIFO or a device
-            fh.write(analysis_json(report))
+            fh.write(text)
     except OSError as exc:
         print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)
 
