@@ -6,6 +6,7 @@ user runs it; the rest are in-process and need neither TensorFlow nor Qt.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -57,6 +58,28 @@ def test_check_finds_the_stop_gradient_exit_1(stop_gradient_graph: tuple[int, Pa
     code, graph = stop_gradient_graph
     assert code == ExitStatus.PROBLEMS
     assert graph.stat().st_size > 0
+
+
+def _refuse_constant(name: str) -> None:
+    raise AssertionError(f"{name} is not strict JSON")
+
+
+@installed
+@pytest.mark.parametrize("name", ["kind_stop_gradient.py", "kind_nan.py"])
+def test_check_graph_writes_strict_json_that_reads_back_as_the_report(tmp_path: Path, name: str) -> None:
+    # --graph is written from the worker's data as it came; a NaN norm takes the report's
+    # own way (null). Either way the file is the report the command printed.
+    from tfviz.analysisfile import load_analysis
+
+    graph = tmp_path / "graph.json"
+    r = tfviz("check", str(EXAMPLES / name), "--json", "--graph", str(graph))
+    assert r.returncode == ExitStatus.PROBLEMS, r.stderr[-2000:]
+    json.loads(graph.read_text(), parse_constant=_refuse_constant)
+    back, printed = load_analysis(graph), json.loads(r.stdout)
+    assert back.ok == printed["ok"] is False
+    assert [v.name for v in back.variables] == [v["name"] for v in printed["variables"]]
+    assert [p.kind for p in back.problems] == [p["kind"] for p in printed["problems"]]
+    assert len(back.graph.ops) == printed["graph"]["ops"] > 0
 
 
 @installed

@@ -315,14 +315,6 @@ def find_variables(module: types.ModuleType, walk: ObjectWalk | None = None) -> 
     return [f for _key, f in best.values()]
 
 
-def locate(module: types.ModuleType, target: Any) -> str | None:
-    """The Python path at which ``target`` (compared by identity) is held."""
-    for path, obj in iter_objects(module):
-        if obj is target:
-            return path
-    return None
-
-
 def tf_name(found: FoundVariable) -> str:
     path = getattr(found.variable, "path", None)
     if isinstance(path, str):
