@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from tests.conftest import EXAMPLES
@@ -117,3 +118,45 @@ def test_a_blank_request_line_is_answered_as_an_error_not_a_silent_exit():
         worker_command(), env=worker_environment(), input="", capture_output=True, text=True, timeout=300
     )
     assert [json.loads(line)["type"] for line in r.stdout.splitlines()] == ["ready"] and r.returncode == 0
+
+
+def test_a_printed_request_is_answered_with_the_commands_text_and_the_graph_file(tmp_path):
+    """``tfviz check`` asks the worker to print the report and write ``--graph`` where the
+    report is: the text is what the command would print of the whole report (paths
+    relative to the command's folder, not the script's), the file is the whole report,
+    and the answer carries the graph's counts, not the graph."""
+    from tfviz.analysisfile import load_analysis
+    from tfviz.report import Report
+    from tfviz.textreport import render
+
+    (tmp_path / "work").mkdir()
+    script = tmp_path / "work" / "kind_stop_gradient.py"
+    script.write_text((EXAMPLES / "kind_stop_gradient.py").read_text())
+    whole = ask({"cmd": "analyze", "script": str(script)})[-1]
+    assert whole["type"] == "result" and len(whole["report"]["graph"]["ops"]) > 5
+    report = Report.from_dict(whole["report"])
+    graph = tmp_path / "g.json"
+    asked = {"format": "text", "color": False, "cwd": str(tmp_path), "graph": str(graph)}
+    answer = ask({"cmd": "analyze", "script": str(script), "printed": asked})[-1]
+    assert answer["type"] == "result", answer
+    assert answer["report"]["graph"] == report.graph.counts() and answer["report"]["ok"] is False
+    assert "graph_error" not in answer
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert answer["printed"] == render(report)
+    finally:
+        os.chdir(here)
+    assert "work/kind_stop_gradient.py:" in answer["printed"]  # a problem's line, as the user is
+    saved = load_analysis(graph)
+    assert [(o.name, o.status) for o in saved.graph.ops] == [(o.name, o.status) for o in report.graph.ops]
+    assert [(v.name, v.kind) for v in saved.variables] == [(v.name, v.kind) for v in report.variables]
+
+    asked = {"format": "json", "cwd": str(tmp_path), "graph": str(tmp_path / "no" / "g.json")}
+    answer = ask({"cmd": "analyze", "script": str(script), "printed": asked})[-1]
+    printed = json.loads(answer["printed"])
+    expected = json.loads(report.to_json(full_graph=False))
+    for doc in (printed, expected):
+        doc.pop("timings_s")
+    assert printed == expected
+    assert "does not exist" in answer["graph_error"]

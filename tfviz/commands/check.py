@@ -94,10 +94,25 @@ def run(args: argparse.Namespace) -> ExitStatus:
             return _list_targets(args)
     except AnalysisError as exc:
         return _fail(args, exc.to_dict())
-    analyzed = _analyzed(args)
+    try:
+        printing: dict[str, Any] | None = {
+            "format": "json" if args.json else "text",
+            "color": sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
+            "cwd": os.getcwd(),
+            "graph": os.path.abspath(args.graph) if args.graph else None,
+        }
+    except OSError:  # the folder it runs in is gone: paths are printed as they are
+        printing = None
+    analyzed = _analyzed(args, printing)
     if isinstance(analyzed, ExitStatus):
         return analyzed
     report, data = analyzed
+    if isinstance(report, str):  # printed by the worker, the --graph file written there
+        print(report)
+        sys.stdout.flush()
+        if data.get("graph_error") is not None:
+            print(f"tfviz: cannot write --graph {args.graph}: {data['graph_error']}", file=sys.stderr)
+        return ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
     if args.json:
         print(report.to_json(full_graph=False, indent=2))
     else:
@@ -154,13 +169,20 @@ def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
     answer = _analyzed(args)
-    return answer if isinstance(answer, ExitStatus) else answer[0]
+    if isinstance(answer, ExitStatus):
+        return answer
+    assert not isinstance(answer[0], str)  # printed only where asked
+    return answer[0]
 
 
-def _analyzed(args: argparse.Namespace) -> tuple[Report, dict[str, Any]] | ExitStatus:
-    """:func:`analyze`'s report, with the plain data the worker sent for it."""
+def _analyzed(
+    args: argparse.Namespace, printing: dict[str, Any] | None = None
+) -> tuple[Report | str, dict[str, Any]] | ExitStatus:
+    """:func:`analyze`'s report, with the plain data the worker sent for it. With
+    ``printing`` (the worker's ``printed`` request) the worker prints the report instead:
+    then the text it made, with its ``ok`` and ``graph_error``."""
     live = sys.stderr.isatty()
-    request = {
+    request: dict[str, Any] = {
         "cmd": "analyze",
         "script": os.path.abspath(args.script),
         "target": args.target,
@@ -178,6 +200,8 @@ def _analyzed(args: argparse.Namespace) -> tuple[Report, dict[str, Any]] | ExitS
             request["zero_steps"] = args.zero_steps
         if args.record:
             request["record"] = os.path.abspath(args.record)
+    if printing is not None:
+        request["printed"] = printing
     from tfviz.worker.client import WorkerClient
 
     worker = WorkerClient(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
@@ -193,9 +217,11 @@ def _analyzed(args: argparse.Namespace) -> tuple[Report, dict[str, Any]] | ExitS
         if not error.get("file") and not error.get("line"):
             error["file"] = os.path.abspath(args.script)
         return _fail(args, error)
+    data = answer.report or {}
+    if answer.printed is not None:
+        return answer.printed, {"ok": data.get("ok"), "graph_error": answer.graph_error}
     from tfviz.report import Report
 
-    data = answer.report or {}
     return Report.from_dict(data), data
 
 

@@ -67,6 +67,11 @@ class Result:
 
     type: ClassVar[str] = "result"
     report: Any = None
+    #: what ``tfviz check`` prints, made by the worker when the request asked for it
+    #: (``printed``); ``report`` then holds the graph's counts, not the graph
+    printed: str | None = field(default=None, metadata={"optional": True})
+    #: why the ``--graph`` file asked with ``printed`` could not be written
+    graph_error: str | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,7 @@ ANALYSIS_ENDS = frozenset({Result.type, Failure.type})
 
 _KINDS: dict[str, tuple[type, ...]] = {
     "str": (str,),
+    "str | None": (str, type(None)),
     "int": (int,),
     "float": (int, float),
     "dict[str, Any]": (dict,),
