@@ -19,11 +19,11 @@ type the registry does not know.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from tfviz.engine.copiedgraph import CopiedGraph
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
 from tfviz.engine.trace import (
@@ -55,9 +55,7 @@ class Stream:
     """
 
     def __init__(self) -> None:
-        from tensorflow.python.framework import func_graph
-
-        self.graph = func_graph.FuncGraph("tfviz_eager_step")
+        self.graph = CopiedGraph("tfviz_eager_step")
         #: why the stream cannot stand for a trace; None while it can
         self.refused: str | None = None
         #: inside TensorFlow's constant folding, whose value reads a trace makes too
@@ -163,10 +161,9 @@ class Stream:
         # named as a trace names it: a name that ends in "/" is the scope the op's Python
         # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
-        op = _new_op(graph, kind, ins, values, graph.unique_name(full), grouping)
+        op = graph.add(graph.unique_name(full), kind, ins, outputs, (attrs, values, grouping))
         self.sources[op.name] = running_user_source()
         for t, copy in zip(outputs, op.outputs):
-            _set_shape(copy, t)
             self._graph_of[id(t)] = copy
         self._eager_of[op.name] = list(outputs)  # held, so that no id is reused while it stands
         if attrs:
@@ -176,26 +173,15 @@ class Stream:
         copy = self._graph_of.get(id(t))
         if copy is not None:
             return copy
-        from tensorflow.core.framework import attr_value_pb2
-
         if t.dtype.name == "resource":
             name = "resource"
         elif t.dtype.is_integer or t.dtype.is_bool:
             name = "Const"  # most are Python values TensorFlow made tensors of, a trace's constants
         else:
             name = f"{consumer.lower()}_input"
-        placeholder = _new_op(
-            self.graph,
-            "Placeholder",
-            [],
-            {
-                "dtype": attr_value_pb2.AttrValue(type=t.dtype.as_datatype_enum).SerializeToString(),
-                "shape": attr_value_pb2.AttrValue(shape=t.shape.as_proto()).SerializeToString(),
-            },
-            self.graph.unique_name(scope + name),
-        ).outputs[0]
+        placeholder = self.graph.add(self.graph.unique_name(scope + name), "Placeholder", [], [t]).outputs[0]
         self.sources[placeholder.op.name] = running_user_source()
-        self.graph.add_capture(t, placeholder)
+        self.graph.captures.append((t, placeholder))
         self._graph_of[id(t)] = placeholder
         self._eager_of[placeholder.op.name] = [t]
         return placeholder
@@ -235,20 +221,6 @@ class Stream:
                 protos[name] = _attr_value(attr_value_pb2.AttrValue, attr_kind, value)
         serialized = {name: proto.SerializeToString() for name, proto in protos.items()}
         return serialized, protos if self._grouped[kind] else None
-
-
-def _set_shape(copy: Any, t: Any) -> None:
-    """Give graph tensor ``copy`` eager tensor ``t``'s shape where inference left it less
-    known (an input that was a Python value is a placeholder here, not a constant). Read
-    and set through TensorFlow's C API: ``Tensor.set_shape`` builds TensorShapes, which
-    cost more than the rest of an op's copy."""
-    dims = t._shape_tuple()
-    if dims is None:
-        return
-    known, unknown = copy._shape
-    if unknown or tuple(known) != dims:
-        copy._set_shape([-1 if d is None else d for d in dims], False)
-        copy._shape_val = None
 
 
 #: the ways Python reads an eager tensor's value: ``if loss > 0``, ``float(loss)``,
@@ -357,54 +329,6 @@ def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
         return fast_path(ctx, op_type, name, *args)
 
     return fast_path_without_variables
-
-
-def _new_op(
-    graph: Any,
-    kind: str,
-    inputs: list[Any],
-    attrs: dict[str, bytes],
-    name: str,
-    grouping: dict[str, Any] | None = None,
-) -> Any:
-    """An op made in ``graph`` through TensorFlow's C API, as ``Graph._create_op_internal``
-    makes it less what a copy needs none of, which cost two thirds of its time: a
-    ``NodeDef`` built only to be read back, the lock against a session running the graph
-    meanwhile, the checks of hand-written names and inputs (these are an eager op's), the
-    graph's scopes of devices, colocation, kernel labels and control dependencies, which
-    the copy's graph never opens, and the Python stack, which the copy reads as it runs
-    (:attr:`Stream.sources`). Not FuncGraph's own, which captures inputs. ``attrs`` are
-    serialized AttrValues; ``grouping``, where the op's definition takes lists of inputs,
-    the AttrValues by which ``inputs`` are grouped into them. TensorFlow infers the
-    output types."""
-    c_api, errors, ops = _internals()
-    grouped: list[Any] = (
-        inputs
-        if grouping is None
-        else ops._reconstruct_sequence_inputs(graph.op_def_for_type(kind), inputs, grouping)
-    )
-    with graph._c_graph.get() as c_graph:
-        desc = c_api.TF_NewOperation(c_graph, kind, name)
-    for x in grouped:
-        if isinstance(x, list):
-            c_api.TF_AddInputList(desc, [t._as_tf_output() for t in x])
-        else:
-            c_api.TF_AddInput(desc, x._as_tf_output())
-    for key, value in attrs.items():
-        c_api.TF_SetAttrValueProto(desc, key, value)
-    try:
-        c_op = c_api.TF_FinishOperation(desc)
-    except errors.InvalidArgumentError as exc:
-        raise ValueError(exc.message) from None
-    return ops.Operation._from_c_op(c_op, graph)
-
-
-@functools.cache
-def _internals() -> tuple[Any, Any, Any]:
-    from tensorflow.python.client import pywrap_tf_session
-    from tensorflow.python.framework import errors, ops
-
-    return pywrap_tf_session, errors, ops
 
 
 def _attr_value(attr: Any, kind: str, value: Any) -> Any:

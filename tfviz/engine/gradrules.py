@@ -47,6 +47,9 @@ class Prober:
 
 
 def _signature(op: Any) -> tuple[Any, ...]:
+    copied = getattr(op, "probe_signature", None)  # an eager op's copy (copiedgraph.CopiedOp)
+    if copied is not None:
+        return ("copied", *copied())
     attrs = tuple(
         sorted(
             (k, v.SerializeToString())
@@ -81,11 +84,19 @@ def _fake_grad(t: Any) -> Any:
 
 
 def _probe(op: Any) -> list[PortVerdict]:
-    """Build ``op``'s gradient in its own graph and read which inputs get one."""
+    """Build ``op``'s gradient in its own graph and read which inputs get one. An eager
+    op's copy is made a graph op for this (:meth:`~tfviz.engine.copiedgraph.CopiedOp.probe_op`);
+    where TensorFlow will not make it so, the registry alone answers."""
     import tensorflow as tf
     from tensorflow.python.framework import ops as tf_ops
 
     n = len(op.inputs)
+    made = getattr(op, "probe_op", None)
+    if made is not None:
+        try:
+            op = made()
+        except Exception:  # noqa: BLE001 - the tape's own pass already gave the verdict
+            return _registered(op.type, n)
     try:
         fn = tf_ops.get_gradient_function(op)
     except LookupError as exc:
@@ -108,6 +119,19 @@ def _probe(op: Any) -> list[PortVerdict]:
         else:
             out.append(PortVerdict(EDGE_PASSES))
     return out
+
+
+def _registered(kind: str, n: int) -> list[PortVerdict]:
+    """Whether ops of type ``kind`` have a gradient, by TensorFlow's registry alone."""
+    from tensorflow.python.framework import ops as tf_ops
+
+    try:
+        fn = tf_ops._gradient_registry.lookup(kind)
+    except LookupError as exc:
+        return [PortVerdict(Kind.NO_GRADIENT, _clean(exc))] * n
+    if fn is None:
+        return [PortVerdict(Kind.NOT_DIFFERENTIABLE, f"{kind} is registered as not differentiable")] * n
+    return [PortVerdict(EDGE_PASSES)] * n
 
 
 def _clean(exc: BaseException) -> str:
