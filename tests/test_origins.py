@@ -57,3 +57,22 @@ def _line() -> int:
     import sys
 
     return sys._getframe(1).f_lineno
+
+
+def test_the_recorder_and_the_copy_read_each_ops_line_off_the_stack_once(monkeypatch):
+    from tfviz.engine.eagerstream import Stream
+    from tfviz.script import sourcemap
+
+    reads = []
+    real = sourcemap.running_user_source
+    monkeypatch.setattr(sourcemap, "running_user_source", lambda skip=0: reads.append(1) or real(skip + 1))
+    a = tf.Variable([1.0, 2.0])
+    with OriginRecorder() as rec, Stream() as stream:
+        doubled = a * 2.0
+        after = _line()
+        tf.reduce_sum(doubled)
+    ops = [op for op in stream.graph.get_operations() if op.type != "Placeholder"]
+    assert [op.type for op in ops] == ["ReadVariableOp", "Mul", "Sum"]
+    assert len(reads) == len(ops)  # the recorder saw all three too (each reads a)
+    made = rec.origin(doubled)
+    assert made is not None and made.line == after - 1 and stream.sources["mul"] == made

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfviz.report import Source
-from tfviz.script.sourcemap import running_user_source
+from tfviz.script.sourcemap import op_user_source
 
 _EMPTY: frozenset[int] = frozenset()
 
@@ -52,6 +52,9 @@ class _Made:
 
 class OriginRecorder:
     def __init__(self) -> None:
+        from tensorflow.python.framework import dtypes
+
+        self._resource = dtypes.resource
         self._origins: dict[int, tuple[Any, _Made]] = {}
         #: how many variables were made while recording; each handle's number, by id
         self.made = 0
@@ -81,14 +84,15 @@ class OriginRecorder:
             return None
         if op_type in ("VarHandleOp", b"VarHandleOp"):
             # A new variable: remember the user's line that created it.
-            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _Made((), (), running_user_source()))
+            self._origins[id(outputs[0])] = (weakref.ref(outputs[0]), _Made((), (), op_user_source(outputs)))
             self.made += 1
             self._number[id(outputs[0])] = self.made
             return None
         handles: list[int] = []
         parents: list[_Made] = []
+        resource = self._resource
         for t in inputs or ():
-            if getattr(t, "dtype", None) is not None and t.dtype.name == "resource":
+            if getattr(t, "dtype", None) is resource:  # DTypes are interned
                 handles.append(id(t))
             else:
                 made = self._made(t)
@@ -96,7 +100,7 @@ class OriginRecorder:
                     parents.append(made)
         if not handles and not parents:
             return None
-        made = _Made(tuple(handles), tuple(parents), running_user_source())
+        made = _Made(tuple(handles), tuple(parents), op_user_source(outputs))
         for t in outputs:
             try:
                 self._origins[id(t)] = (weakref.ref(t), made)

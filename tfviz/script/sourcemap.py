@@ -8,8 +8,9 @@ import os
 import sys
 import sysconfig
 import types
+import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tfviz.report import Source
 
@@ -95,6 +96,28 @@ def running_user_source(skip: int = 0) -> Source | None:
             return Source(file=filename, line=frame.f_lineno, code=code_at(filename, frame.f_lineno))
         frame = frame.f_back
     return None
+
+
+#: the op whose user line was read last (the id of its outputs, a weak reference to the
+#: first) and that line: the origin recorder and the eager copy are op callbacks of the
+#: same op, handed the same outputs, and both want its line
+_last_op: list[Any] = [0, None, None]
+
+
+def op_user_source(outputs: Any) -> Source | None:
+    """:func:`running_user_source` for the op an op callback is handed the ``outputs`` of,
+    read off the stack once for all the callbacks of that op."""
+    if outputs:
+        ref = _last_op[1]
+        if _last_op[0] == id(outputs) and ref is not None and ref() is outputs[0]:
+            return cast("Source | None", _last_op[2])
+    source = running_user_source(1)
+    if outputs:
+        try:
+            _last_op[:] = [id(outputs), weakref.ref(outputs[0]), source]
+        except TypeError:  # not weakly referable: read again by the next callback
+            _last_op[:] = [0, None, None]
+    return source
 
 
 def code_at(filename: str, line: int) -> str:
