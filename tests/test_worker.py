@@ -160,3 +160,30 @@ def test_a_printed_request_is_answered_with_the_commands_text_and_the_graph_file
         doc.pop("timings_s")
     assert printed == expected
     assert "does not exist" in answer["graph_error"]
+
+
+def test_a_workers_analysis_puts_the_loaded_script_out_of_the_collectors_sight():
+    """The worker's process ends with its analysis: what the script made (a model's every
+    layer) is frozen once loaded, so full collections during the analysis skip it. An
+    analysis in a process that goes on (a test, the Jacobian command) freezes nothing."""
+    import sys
+
+    code = (
+        "import gc, sys\n"
+        "from tfviz.analysis.diagnose import analysis\n"
+        "before = gc.get_freeze_count()\n"
+        "done = analysis(sys.argv[1], freeze=sys.argv[2] == 'yes')\n"
+        "print(gc.get_freeze_count() - before)\n"
+    )
+    frozen = {}
+    for freeze in ("yes", "no"):
+        r = subprocess.run(
+            [sys.executable, "-c", code, str(EXAMPLES / "kind_stop_gradient.py"), freeze],
+            env=worker_environment(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        frozen[freeze] = int(r.stdout.split()[-1])
+    assert frozen["no"] == 0 and frozen["yes"] > 1000

@@ -70,6 +70,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
                 progress=lambda stage, frac: channel.answer(Progress(stage, frac)),
                 on_text=channel.logs.write,
                 on_steps=steps.add if steps is not None else None,
+                freeze=True,  # this process ends with the analysis, or its session
             )
         finally:
             if steps is not None:
