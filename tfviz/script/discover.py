@@ -225,20 +225,28 @@ def auto_named(name: str, class_name: str) -> bool:
 
 def _attributes(path: str, obj: Any) -> list[tuple[str, Any]]:
     out = []
-    cls = type(obj)
+    cls: Any = type(obj)
     for name, value in list(getattr(obj, "__dict__", {}).items()):
-        if isinstance(value, (types.ModuleType, types.FunctionType, types.MethodType)):
+        if isinstance(value, _NOT_CHILDREN):
             continue
-        public = name.lstrip("_")
-        if name.startswith("_"):
-            # Keras keeps weights as _kernel behind a `kernel` property; name them
-            # as the user writes them, and skip other private state.
-            if not (public and isinstance(getattr(cls, public, None), property)):
-                if name != "_trainable_variables":
-                    continue
-                public = "trainable_weights"
-        out.append((f"{path}.{public}", value))
+        public = _public_name(cls, name) if name.startswith("_") else name
+        if public:
+            out.append((f"{path}.{public}", value))
     return out
+
+
+_NOT_CHILDREN = (types.ModuleType, types.FunctionType, types.MethodType)
+
+
+@functools.cache
+def _public_name(cls: Any, name: str) -> str:
+    """The name a user writes for private attribute ``name`` of ``cls``, or "" for private
+    state to skip: Keras keeps weights as ``_kernel`` behind a ``kernel`` property. Once
+    per class and name: a model's layers share a few classes, and each has dozens."""
+    public = name.lstrip("_")
+    if public and isinstance(getattr(cls, public, None), property):
+        return public
+    return "trainable_weights" if name == "_trainable_variables" else ""
 
 
 def _user_instance(obj: Any, module: types.ModuleType) -> bool:
