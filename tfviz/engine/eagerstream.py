@@ -3,9 +3,10 @@
 Tracing a target into a ``tf.function`` costs several times its eager run (every op is
 built in Python, then its symbolic gradient, then the function), so on a large model
 tfviz's cost grew faster than the script's own. Here an op callback copies each op the
-eager call runs into a graph as it runs: the same op type, attributes and inputs, under
-the name scope the op ran in, with the user's line and stack. The graph is what a trace
-would hold, unrolled: Python control flow ran once, as it did for the user. The gradients
+eager call runs as it runs: the same op type, attributes and inputs, under the name scope
+the op ran in, with the user's line, held as data (:mod:`tfviz.engine.copiedgraph`; a
+graph op is made only of each signature whose gradient is probed). The copy is what a
+trace would hold, unrolled: Python control flow ran once, as it did for the user. The gradients
 then come from the call's own tape, in the one backward pass the script makes for its
 variables: TensorFlow's eager verdict itself. The gradients of the tensors on their paths
 are measured as that pass hands them to each op's gradient function
