@@ -251,3 +251,34 @@ def test_predict_inside_a_loss_target_is_named_at_its_line(tmp_path):
     assert all("the target calls model.predict() at line 10" in v.explanation for v in report.variables)
     (p,) = report.problems
     assert (p.kind, p.severity, p.source.line) == ("not_read", "error", 10)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [[0.5, -1.25], [3.0, 1e-3]],
+        [1e20, 1e20],  # overflows in float32, as the op does
+        [1.0, float("nan")],
+        [float("inf"), 2.0],
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_small_gradient_in_the_cpus_memory_is_measured_as_the_l2loss_op_measures_it(values, dtype):
+    import math
+
+    import tensorflow as tf
+
+    from tfviz.engine.trace import SMALL_ON_CPU, read_halves, sq_norm_of
+
+    t = tf.constant(values, dtype)
+    half = sq_norm_of(t)
+    assert isinstance(half, float)  # read in NumPy, not by an op
+    (norm,) = read_halves([half])
+    (oracle,) = read_halves([tf.nn.l2_loss(t)])
+    if math.isnan(oracle):
+        assert math.isnan(norm)
+    else:
+        assert norm == pytest.approx(oracle, rel=1e-6)
+    big = tf.ones([SMALL_ON_CPU + 1], dtype)
+    assert not isinstance(sq_norm_of(big), float)  # a large one stays one op
+    assert read_halves([sq_norm_of(big)]) == pytest.approx([math.sqrt(SMALL_ON_CPU + 1)])

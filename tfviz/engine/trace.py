@@ -109,12 +109,25 @@ def value_norms(vs: list[Any]) -> list[float | None]:
     return out
 
 
+#: an eager float tensor of at most this many elements, in the CPU's memory, is measured
+#: in NumPy (:func:`sq_norm_of`)
+SMALL_ON_CPU = 1 << 16
+#: TensorFlow's float32 and float64, as an eager tensor's ``_datatype_enum()`` says them
+_FLOAT32_64 = (1, 2)
+
+
 def sq_norm_of(g: Any) -> Any:
     """Half the squared L2 norm of a gradient (dense or IndexedSlices), as one
     L2Loss op in the gradient's own float dtype: a ResNet-sized graph needs
-    thousands of these, so each costs one op."""
+    thousands of these, so each costs one op. A small eager one in the CPU's memory is
+    measured in NumPy, in its own dtype, and comes back as a float: an eager op and the
+    read of its scalar cost ten times the dot product of a small layer's gradient, and a
+    deep model of small layers has thousands."""
     import tensorflow as tf
 
+    small = _small_on_cpu(g)
+    if small is not None:
+        return small
     values = dense_values(g)
     if values.dtype.is_complex:
         values = tf.math.abs(values)
@@ -124,6 +137,31 @@ def sq_norm_of(g: Any) -> Any:
     if eagerly():
         return l2_loss(values)
     return graph_op("L2Loss", [values], values.dtype, T=values.dtype)
+
+
+def _small_on_cpu(g: Any) -> float | None:
+    """Half the squared norm of ``g``, read in NumPy where it is a small float32 or
+    float64 eager tensor in the CPU's memory (a view of its buffer, summed in its own
+    dtype, so that it overflows where the L2Loss op would); else None."""
+    if (
+        type(g) is not _eager_tensor_type()
+        or g._datatype_enum() not in _FLOAT32_64
+        or g._num_elements() > SMALL_ON_CPU
+        or not g.device.endswith("CPU:0")
+    ):
+        return None
+    import numpy as np
+
+    flat = g._numpy().reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf or nan, as the op gives, unsaid
+        return float(flat.dot(flat)) / 2.0
+
+
+@functools.cache
+def _eager_tensor_type() -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops.EagerTensor
 
 
 @functools.cache
@@ -177,10 +215,10 @@ def shared_norms(grads: list[Any]) -> list[Any]:
 
 
 def read_halves(halves: list[Any]) -> list[float]:
-    """Norms from eager half squared norms, each read on its own: a read of a scalar
-    costs 2 microseconds, where stacking thousands of them first made TensorFlow build a
-    kernel for each new count of inputs (0.1 s each)."""
-    return [math.sqrt(2.0 * float(h.numpy())) for h in halves]
+    """Norms from eager half squared norms (or floats, :func:`sq_norm_of`), each read on
+    its own: a read of a scalar costs 2 microseconds, where stacking thousands of them
+    first made TensorFlow build a kernel for each new count of inputs (0.1 s each)."""
+    return [math.sqrt(2.0 * (h if isinstance(h, float) else float(h.numpy()))) for h in halves]
 
 
 def stacked_norms(halves: list[Any]) -> Any:
