@@ -113,11 +113,15 @@ def recording(eager: bool = False) -> Iterator[Recorded]:
         _eager = was_eager
         kept = {s: layer for s, layer in recorded.items() if s not in _clashes}
         found.names.update({s: layer.name for s, layer in kept.items()})
-        found.attributes.update({s: attributes(layer) for s, layer in kept.items()})
+        alike: dict[Any, dict[str, str]] = {}
+        found.attributes.update({s: attributes(layer, alike) for s, layer in kept.items()})
 
 
-def attributes(layer: Any) -> dict[str, str]:
+def attributes(layer: Any, alike: dict[Any, dict[str, str]] | None = None) -> dict[str, str]:
     """A layer's class and the settings of :data:`ATTRIBUTES` its config holds, as text.
+    With ``alike``, a Keras layer whose settings are those of one already read is given
+    that one's, not its config read again: a config serializes every initializer, and a
+    deep model repeats a few layers hundreds of times.
 
     >>> class Dense:
     ...     def get_config(self):
@@ -125,6 +129,43 @@ def attributes(layer: Any) -> dict[str, str]:
     >>> attributes(Dense())
     {'class': 'Dense', 'units': '8', 'activation': 'relu'}
     """
+    key = _settings(layer) if alike is not None else None
+    if key is not None and alike is not None:
+        hit = alike.get(key)
+        if hit is None:
+            hit = alike[key] = _attributes(layer)
+        return dict(hit)
+    return _attributes(layer)
+
+
+def _settings(layer: Any) -> tuple[Any, ...] | None:
+    """What a Keras layer's config makes :data:`ATTRIBUTES` of: the layer's attributes of
+    those names (Keras' layers keep each setting so, or as ``_num_heads``, or behind a
+    property: an LSTM's ``units`` are its cell's). None for a class of another module,
+    whose config may say what it likes."""
+    cls = type(layer)
+    if not getattr(cls, "__module__", "").startswith("keras."):
+        return None
+    values: list[Any] = [cls]
+    for name in ATTRIBUTES:
+        try:
+            value = getattr(layer, name, _MISSING)
+            if value is _MISSING:
+                value = getattr(layer, "_" + name, _MISSING)
+        except Exception:  # noqa: BLE001 - a property that cannot answer: read the config
+            return None
+        try:
+            hash(value)
+        except TypeError:  # a list of dims
+            value = repr(value)
+        values.append(value)
+    return tuple(values)
+
+
+_MISSING = object()
+
+
+def _attributes(layer: Any) -> dict[str, str]:
     out = {"class": type(layer).__name__}
     if _is_container(layer):
         return out  # its config is every layer's own (500 Dense layers' for a deep MLP)
