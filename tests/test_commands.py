@@ -83,6 +83,25 @@ def test_check_graph_writes_strict_json_that_reads_back_as_the_report(tmp_path: 
 
 
 @installed
+def test_check_prints_its_report_relative_to_where_it_runs_and_says_a_graph_it_cannot_write(
+    tmp_path: Path,
+) -> None:
+    # the worker prints what the command prints: paths relative to the command's folder,
+    # not to the script's (the worker runs the analysis there), and a --graph it could
+    # not write is one line on stderr after the report, the exit code the analysis's
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "cut.py").write_text((EXAMPLES / "kind_stop_gradient.py").read_text())
+    blocked = tmp_path / "not_a_folder"
+    blocked.write_text("")
+    r = tfviz("check", "work/cut.py", "--graph", str(blocked / "g.json"), cwd=tmp_path)
+    assert r.returncode == ExitStatus.PROBLEMS, r.stderr[-2000:]
+    assert "stop_gradient" in r.stdout and "work/cut.py:" in r.stdout
+    assert "Traceback" not in r.stderr
+    (line,) = [t for t in r.stderr.splitlines() if "cannot write --graph" in t]
+    assert line.startswith(f"tfviz: cannot write --graph {blocked / 'g.json'}: ")
+
+
+@installed
 def test_check_healthy_exit_0() -> None:
     r = tfviz("check", str(EXAMPLES / "seed3_chain_rule.py"))
     assert r.returncode == ExitStatus.OK, r.stderr[-2000:]
