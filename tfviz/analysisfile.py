@@ -122,6 +122,20 @@ def analysis_json_of(data: dict[str, Any]) -> str | None:
         return None
 
 
+def write_analysis(path: str, text: str) -> str | None:
+    """Write the saved-analysis document ``text`` to ``path``, complete or not at all and
+    never over a FIFO or a device: None, or the system's words for why it could not (the
+    caller says it in one line, and leaves the exit code to the analysis)."""
+    from tfviz.outputs import replacing
+
+    try:
+        with replacing(path) as fh:
+            fh.write(text)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def load_analysis(
     path: str | os.PathLike[str],
     max_bytes: int = MAX_BYTES,

@@ -110,8 +110,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     if isinstance(report, str):  # printed by the worker, the --graph file written there
         print(report)
         sys.stdout.flush()
-        if data.get("graph_error") is not None:
-            print(f"tfviz: cannot write --graph {args.graph}: {data['graph_error']}", file=sys.stderr)
+        _say_unwritten(args.graph, data.get("graph_error"))
         return ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
     if args.json:
         print(report.to_json(full_graph=False, indent=2))
@@ -273,18 +272,18 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
 
 
 def _write_graph(path: str, report: Report, data: dict[str, Any]) -> None:
-    """Written after the report, so a bad path never hides it; failing to
-    write is one line on stderr and leaves the exit code to the analysis. Written from
-    the worker's plain data of the report (``data``) where it can be."""
-    try:
-        from tfviz.analysisfile import analysis_json, analysis_json_of
-        from tfviz.outputs import replacing
+    """Written after the report, so a bad path never hides it. Written from the worker's
+    plain data of the report (``data``) where it can be."""
+    from tfviz.analysisfile import analysis_json, analysis_json_of, write_analysis
 
-        text = analysis_json_of(data) or analysis_json(report)
-        with replacing(path) as fh:  # complete or not at all; never over a FIFO or a device
-            fh.write(text)
-    except OSError as exc:
-        print(f"tfviz: cannot write --graph {path}: {exc.strerror}", file=sys.stderr)
+    _say_unwritten(path, write_analysis(path, analysis_json_of(data) or analysis_json(report)))
+
+
+def _say_unwritten(path: str, why: str | None) -> None:
+    """A ``--graph`` file that could not be written is one line on stderr; the exit code
+    stays the analysis's."""
+    if why is not None:
+        print(f"tfviz: cannot write --graph {path}: {why}", file=sys.stderr)
 
 
 def _list_targets(args: argparse.Namespace) -> ExitStatus:

@@ -136,24 +136,13 @@ def printed_for(asked: Any, report: Any) -> tuple[str, str | None] | None:
 
             text = render(report, color=asked.get("color") is True)
         graph = asked.get("graph")
-        return text, write_graph(graph, report) if isinstance(graph, str) else None
+        if not isinstance(graph, str):
+            return text, None
+        from tfviz.analysisfile import analysis_json, write_analysis
+
+        return text, write_analysis(graph, analysis_json(report))
     finally:
         os.chdir(here)
-
-
-def write_graph(path: str, report: Any) -> str | None:
-    """Write the saved-analysis document of ``report`` to ``path`` (complete or not at all;
-    never over a FIFO or a device): None, or the system's words for why it could not."""
-    from tfviz.analysisfile import analysis_json
-    from tfviz.outputs import replacing
-
-    try:
-        text = analysis_json(report)
-        with replacing(path) as fh:
-            fh.write(text)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
 
 
 #: What an analysis left, held until the worker ends with ``os._exit``: freeing a model,
