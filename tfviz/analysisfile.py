@@ -47,6 +47,7 @@ from tfviz.report import (
     Report,
     VariableReport,
     collector_paused,
+    strict_json,
 )
 from tfviz.safefile import NotReadable, TooLarge, read_regular
 
@@ -108,18 +109,16 @@ def analysis_document(report: Report) -> dict[str, Any]:
 
 
 def analysis_json(report: Report, indent: int | None = None) -> str:
-    return json.dumps(analysis_document(report), indent=indent, allow_nan=False)
+    """:func:`analysis_document` as text, written from the report's dataclasses as they are
+    (:func:`~tfviz.report.strict_json`), not made plain data first."""
+    return strict_json({"schema_version": SCHEMA_VERSION, **report.fields()}, indent)
 
 
-def analysis_json_of(data: dict[str, Any]) -> str | None:
+def analysis_json_of(data: dict[str, Any]) -> str:
     """The saved-analysis document of a report already turned into plain data with its
     full graph (``Report.to_dict()``, as the worker sends it), without turning it into
-    dataclasses and back: for a large model that was most of writing ``--graph``. None
-    where it holds a NaN or infinite float, which :func:`analysis_json` writes as null."""
-    try:
-        return json.dumps({"schema_version": SCHEMA_VERSION, **data}, allow_nan=False)
-    except ValueError:
-        return None
+    dataclasses and back: for a large model that was most of writing ``--graph``."""
+    return strict_json({"schema_version": SCHEMA_VERSION, **data})
 
 
 def write_analysis(path: str, text: str) -> str | None:

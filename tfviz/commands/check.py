@@ -276,7 +276,7 @@ def _write_graph(path: str, report: Report, data: dict[str, Any]) -> None:
     plain data of the report (``data``) where it can be."""
     from tfviz.analysisfile import analysis_json, analysis_json_of, write_analysis
 
-    _say_unwritten(path, write_analysis(path, analysis_json_of(data) or analysis_json(report)))
+    _say_unwritten(path, write_analysis(path, analysis_json_of(data) if data else analysis_json(report)))
 
 
 def _say_unwritten(path: str, why: str | None) -> None:
