@@ -16,6 +16,9 @@ one run of a 5-second script varies by more than the 10 % the target allows. The
 seconds of each side (user and system, the worker's included) are printed beside the wall
 time, with their own ratio's growth: a slow spell of a shared machine stretches the wall
 time of one side's runs, and much less their CPU time. The target is the wall time's.
+Beside the ratio of the medians, the ``pairs`` column gives the lowest and highest ratio
+of one ``tfviz check`` run to the bare run just before it: how far one run's figure can
+wander on this machine.
 
     .venv/bin/python tests/bench/bench_scale.py [--family mlp|transformer|all] [--quick] [--repeat N]
 """
@@ -143,7 +146,7 @@ def main() -> None:
     tfviz = str(Path(py).with_name("tfviz"))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     header = (
-        f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}"
+        f"{'family':<12}{'size':>6}{'ops':>7}{'bare s':>8}{'tfviz s':>9}{'ratio':>7}{'pairs':>11}"
         f"{'bare MiB':>10}{'tfviz MiB':>10}{'ratio':>7}{'bare cpu':>9}{'tfviz cpu':>10}{'ratio':>7}"
         f"  {'load':>5}{'call':>6}{'trace':>7}{'probe':>6}{'judge':>6}{'judge op/s':>11}{'layout op/s':>12}"
     )
@@ -169,12 +172,15 @@ def main() -> None:
                 t_wall, t_mem, code, out, t_cpu = _median(checks)
                 t = json.loads(out).get("timings_s", {}) if code in (0, 1) else {}
                 ops, layout = layout_rate(graph) if os.path.exists(graph) else (0, 0.0)
+                paired = [c[0] / b[0] for b, c in zip(bares, checks) if b[2] == 0 and c[2] in (0, 1)]
+                pairs = f"{min(paired):.2f}-{max(paired):.2f}" if paired else "-"
                 judge = t.get("judge", 0.0)
                 if code in (0, 1):
                     ratios.append(t_wall / b_wall)
                     cpu_ratios.append(t_cpu / b_cpu)
                 print(
-                    f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}{t_wall / b_wall:>7.2f}"
+                    f"{family:<12}{n:>6}{ops:>7}{b_wall:>8.1f}{t_wall:>9.1f}"
+                    f"{t_wall / b_wall:>7.2f}{pairs:>11}"
                     f"{b_mem:>10.0f}{t_mem:>10.0f}{t_mem / max(b_mem, 1):>7.2f}"
                     f"{b_cpu:>9.1f}{t_cpu:>10.1f}{t_cpu / b_cpu:>7.2f}  "
                     f"{t.get('load', 0):>5.1f}{t.get('call', 0):>6.1f}{t.get('trace', 0):>7.1f}"
