@@ -242,12 +242,7 @@ class Report:
         """The report as plain data (see :func:`plain`); without ``full_graph``, the graph
         as its counts."""
         with collector_paused():
-            return {
-                name: self.graph.counts()
-                if name == "graph" and not full_graph
-                else plain(getattr(self, name), strict)
-                for name in (f.name for f in dataclasses.fields(self))
-            }
+            return {name: plain(value, strict) for name, value in self.fields(full_graph).items()}
 
     def to_json(self, full_graph: bool = True, indent: int | None = None) -> str:
         """Strict JSON: a NaN or infinite norm becomes null (its kind says ``nan``).
