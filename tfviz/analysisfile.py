@@ -108,16 +108,17 @@ def analysis_document(report: Report) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, **report.to_dict(full_graph=True, strict=True)}
 
 
-def analysis_json(report: Report, indent: int | None = None) -> str:
-    """:func:`analysis_document` as text, written from the report's dataclasses as they are
-    (:func:`~tfviz.report.strict_json`), not made plain data first."""
-    return strict_json({"schema_version": SCHEMA_VERSION, **report.fields()}, indent)
+def analysis_json(report: Report) -> str:
+    """:func:`analysis_document` as text, written from the report's dataclasses as they are,
+    not made plain data first."""
+    return analysis_json_of(report.fields())
 
 
 def analysis_json_of(data: dict[str, Any]) -> str:
-    """The saved-analysis document of a report already turned into plain data with its
-    full graph (``Report.to_dict()``, as the worker sends it), without turning it into
-    dataclasses and back: for a large model that was most of writing ``--graph``."""
+    """The saved-analysis document of a report's fields with its full graph, as text
+    (:func:`~tfviz.report.strict_json`): the report's dataclasses, or the plain data the
+    worker sent (``Report.to_dict()``), written without turning it into dataclasses and
+    back: for a large model that was most of writing ``--graph``."""
     return strict_json({"schema_version": SCHEMA_VERSION, **data})
 
 

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
         print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
     sys.stdout.flush()
     if args.graph:
-        _write_graph(args.graph, report, data)
+        _write_graph(args.graph, data)
     return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 
@@ -271,12 +271,12 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
         )
 
 
-def _write_graph(path: str, report: Report, data: dict[str, Any]) -> None:
+def _write_graph(path: str, data: dict[str, Any]) -> None:
     """Written after the report, so a bad path never hides it. Written from the worker's
-    plain data of the report (``data``) where it can be."""
-    from tfviz.analysisfile import analysis_json, analysis_json_of, write_analysis
+    plain data of the report (``data``), which the report was rebuilt from."""
+    from tfviz.analysisfile import analysis_json_of, write_analysis
 
-    _say_unwritten(path, write_analysis(path, analysis_json_of(data) if data else analysis_json(report)))
+    _say_unwritten(path, write_analysis(path, analysis_json_of(data)))
 
 
 def _say_unwritten(path: str, why: str | None) -> None:
