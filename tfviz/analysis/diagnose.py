@@ -61,14 +61,20 @@ Progress = Callable[[str, float], None]
 def _as_run(path: str, args: list[str]) -> Iterator[None]:
     """In the script's folder, with the script's ``sys.argv``, for the whole analysis: the
     step is replayed and traced after the program has stopped, and a step that reads
-    ``sys.argv`` must take the branch it took when the program ran."""
-    old, old_argv = os.getcwd(), sys.argv
+    ``sys.argv`` must take the branch it took when the program ran. A folder it was started
+    in that is gone (removed under a running shell) is not gone back to."""
+    try:
+        old: str | None = os.getcwd()
+    except FileNotFoundError:
+        old = None
+    old_argv = sys.argv
     os.chdir(os.path.dirname(path))
     sys.argv = [path, *args]
     try:
         yield
     finally:
-        os.chdir(old)
+        if old is not None:
+            os.chdir(old)
         sys.argv = old_argv
 
 
