@@ -102,7 +102,8 @@ def test_check_prints_its_report_relative_to_where_it_runs_and_says_a_graph_it_c
 
 
 @installed
-def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["--json", "--text"])
+def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_path: Path, fmt: str) -> None:
     # With no folder to print paths relative to, the worker sends the whole report and the
     # command prints it and writes --graph from the worker's data itself.
     from tfviz.analysisfile import load_analysis
@@ -111,8 +112,8 @@ def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_p
     gone.mkdir()
     script = str(EXAMPLES / "kind_nan.py")
     r = subprocess.run(
-        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" check "$3" --json --graph "$4"', "sh"]
-        + [str(gone), str(TFVIZ), script, str(graph)],
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" check "$3" $5 --graph "$4"', "sh"]
+        + [str(gone), str(TFVIZ), script, str(graph), "--json" if fmt == "--json" else ""],
         capture_output=True,
         text=True,
         timeout=300,
@@ -120,9 +121,13 @@ def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_p
     )
     assert r.returncode == ExitStatus.PROBLEMS, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
-    printed = json.loads(r.stdout)
     json.loads(graph.read_text(), parse_constant=_refuse_constant)  # its infinite norms: null
     back = load_analysis(graph)
+    if fmt == "--text":  # the script's path as it is: there is no folder to be relative to
+        assert r.stdout.startswith(f"{script}  target: loss") and "nan" in r.stdout
+        assert back.script == script and back.problems
+        return
+    printed = json.loads(r.stdout)
     assert back.script == printed["script"] == script
     assert [p.kind for p in back.problems] == [p["kind"] for p in printed["problems"]]
     assert len(back.graph.ops) == printed["graph"]["ops"] > 0

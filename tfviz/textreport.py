@@ -46,9 +46,15 @@ def _c(text: str, key: str, color: bool) -> str:
 
 
 def _rel(path: str) -> str:
+    """``path`` relative to the folder the command runs in, where it is inside it; as it is
+    where that folder is gone (removed under the shell) or on another drive.
+
+    >>> _rel(os.path.join(os.getcwd(), "train.py"))
+    'train.py'
+    """
     try:
         rel = os.path.relpath(path)
-    except ValueError:
+    except (ValueError, OSError):
         return path
     return rel if not rel.startswith("..") else path
 
