@@ -134,6 +134,26 @@ def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_p
 
 
 @installed
+def test_export_in_a_folder_that_is_gone_says_what_it_wrote(
+    stop_gradient_graph: tuple[int, Path], tmp_path: Path
+) -> None:
+    _, graph = stop_gradient_graph
+    gone, out = tmp_path / "gone", tmp_path / "graph.dot"
+    gone.mkdir()
+    r = subprocess.run(
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" export "$3" -o "$4"', "sh"]
+        + [str(gone), str(TFVIZ), str(graph), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == ExitStatus.PROBLEMS, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert r.stdout.startswith(f"{out}: dot, ") and out.read_text().lstrip()
+
+
+@installed
 def test_check_healthy_exit_0() -> None:
     r = tfviz("check", str(EXAMPLES / "seed3_chain_rule.py"))
     assert r.returncode == ExitStatus.OK, r.stderr[-2000:]

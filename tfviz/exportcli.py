@@ -161,7 +161,9 @@ def run(args: argparse.Namespace) -> ExitStatus:
         counts = report.graph.counts()
         done = f"{counts['ops']} ops, {counts['edges']} edges"
     verdict = "every variable gets a gradient" if report.ok else "gradient problems found"
-    print(f"{os.path.relpath(args.output)}: {fmt}, {done}; {verdict}")
+    from tfviz.textreport import shown_path
+
+    print(f"{shown_path(args.output)}: {fmt}, {done}; {verdict}")
     return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
 
 

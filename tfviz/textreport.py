@@ -45,11 +45,11 @@ def _c(text: str, key: str, color: bool) -> str:
     return f"\033[{_COLOR.get(key, '0')}m{text}\033[0m" if color else text
 
 
-def _rel(path: str) -> str:
+def shown_path(path: str) -> str:
     """``path`` relative to the folder the command runs in, where it is inside it; as it is
     where that folder is gone (removed under the shell) or on another drive.
 
-    >>> _rel(os.path.join(os.getcwd(), "train.py"))
+    >>> shown_path(os.path.join(os.getcwd(), "train.py"))
     'train.py'
     """
     try:
@@ -90,7 +90,7 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
         if len(w.layers) > len(shown):
             out.append(f"    ... and {len(w.layers) - len(shown)} more (--json lists them all)")
     if w.record:
-        out.append(f"  record: {_rel(w.record)}")
+        out.append(f"  record: {shown_path(w.record)}")
     if w.record_error:
         out.append(_c(f"  {w.record_error}", Severity.WARNING, color))
     return out
@@ -110,7 +110,7 @@ def render(report: Report, color: bool = False) -> str:
         out.append("")
     head = ("gradients flow" if report.ok else "gradient problems found") + magnitude_counts(report)
     what = "step" if report.mode == "program" else "target"
-    out.append(f"{_rel(report.script)}  {what}: {report.target}  -> {head}")
+    out.append(f"{shown_path(report.script)}  {what}: {report.target}  -> {head}")
     if not report.traced:
         out.append(f"(the {what} could not be traced; verdicts come from running it eagerly)")
     out.extend(f"note: {n}" for n in report.notes)
@@ -140,9 +140,9 @@ def render(report: Report, color: bool = False) -> str:
             where = (
                 ""
                 if not p.source
-                else f"{_rel(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
+                else f"{shown_path(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
                 if p.source.cell_name
-                else f"{_rel(p.source.file)}:{p.source.line}"
+                else f"{shown_path(p.source.file)}:{p.source.line}"
             ) or "(no source line)"
             out.append(f"  {sev} {p.kind}{_op_words(p, h)} at {where}")
             if p.source and p.source.code:
