@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 from tests.test_program_mode import analyzed, ours, theirs, truth
+from tfviz.report import FROZEN_REASON
+from tfviz.textreport import render
 
 PROGRAMS = ROOT / "tests" / "programs"
 CORPUS = PROGRAMS / "corpus"
@@ -103,8 +105,12 @@ def test_style_transfer_names_the_frozen_network_by_its_layers_and_exports_the_i
     path = CORPUS / "trained_image_variable_style_transfer.py"
     report = analyzed(path)
     assert report.ok and not report.problems
-    assert report.read_not_trained and all(
-        "separate model `block" not in r.reason for r in report.read_not_trained
+    # the VGG is frozen (vgg.trainable = False): said so, and in one line of the text report
+    assert len(report.read_not_trained) == 8
+    assert all(r.reason == FROZEN_REASON and r.name.startswith("extractor.") for r in report.read_not_trained)
+    assert all("/" in r.tf_name for r in report.read_not_trained)  # names VGG's layers (block1_conv1)
+    assert "  .. 8 weights frozen in Keras (trainable = False), as the script asks: 8 of extractor" in (
+        render(report).splitlines()
     )
     svg = tmp_path / "style.svg"
     done = subprocess.run(

@@ -152,6 +152,10 @@ class GraphFunction:
     call_type: str = ""
 
 
+#: the reason of a :class:`ReadNotTrained` weight Keras holds frozen (``trainable = False``)
+FROZEN_REASON = "frozen: Keras holds it not trainable (trainable = False), as the script asks"
+
+
 @dataclass
 class ReadNotTrained:
     """A variable the loss reads on purpose without training it (a target network)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 
-from tfviz.report import Problem, Report, WatchSummary
+from tfviz.report import FROZEN_REASON, Problem, Report, WatchSummary
 from tfviz.structure.gradient_path import gradient_path, route
 from tfviz.structure.hierarchy import Hierarchy
 from tfviz.vocabulary import Kind, Severity, Status
@@ -100,6 +101,23 @@ def _g(x: float | None) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
+def frozen_summary(names: list[str]) -> str:
+    """One line for the weights Keras holds frozen, counted by the object that holds them:
+    transfer learning freezes a base model of hundreds.
+
+    >>> frozen_summary(["base.layers[1].kernel", "base.layers[1].bias", "enc.w"])
+    '3 weights frozen in Keras (trainable = False), as the script asks: 2 of base, 1 of enc'
+    """
+    holders: dict[str, int] = {}
+    for name in names:
+        holder = re.split(r"[.\[/]", name, maxsplit=1)[0]
+        holders[holder] = holders.get(holder, 0) + 1
+    shown = ", ".join(f"{n} of {h}" for h, n in list(holders.items())[:4])
+    more = f" and {len(holders) - 4} more" if len(holders) > 4 else ""
+    weights = "weight" if len(names) == 1 else "weights"
+    return f"{len(names)} {weights} frozen in Keras (trainable = False), as the script asks: {shown}{more}"
+
+
 def render(report: Report, color: bool = False) -> str:
     out: list[str] = []
     if report.watch is not None:
@@ -129,8 +147,12 @@ def render(report: Report, color: bool = False) -> str:
     if report.read_not_trained:
         out.append("")
         out.append(f"Read but not trained in this step ({len(report.read_not_trained)}), no problem:")
+        frozen = [r.name for r in report.read_not_trained if r.reason == FROZEN_REASON]
         for r in report.read_not_trained:
-            out.append(f"  .. {r.name}  {r.reason}")
+            if r.reason != FROZEN_REASON:
+                out.append(f"  .. {r.name}  {r.reason}")
+        if frozen:  # a frozen base model's every weight: one line, listed in full by --json
+            out.append(f"  .. {frozen_summary(frozen)}")
     if report.problems:
         out.append("")
         out.append(f"Problems ({len(report.problems)}):")

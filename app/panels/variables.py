@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfviz.report import Report, VariableReport
+from tfviz.report import FROZEN_REASON, Report, VariableReport
 
 from .. import theme
 from ..display import norm_text, shape_text
@@ -338,17 +338,24 @@ class VariablesPanel(Tree):
         head.setData(0, SORT_ROLE, sev * 1e6 + head.data(1, SORT_ROLE + 2))
 
     def _read_not_trained_item(self, r, order: int) -> QTreeWidgetItem:
-        """A separate model's variable the loss reads on purpose: greyed, after the others."""
+        """A variable the loss reads on purpose (a separate model's, or a weight Keras holds
+        frozen): greyed, after the others."""
         look = "read_not_trained"
+        frozen = r.reason == FROZEN_REASON
         v = VariableReport(name=r.name, tf_name="", dtype="", shape=[], status=look, explanation=r.reason)
-        it = _Item(["", r.name, f"{STATUS_WORD[look]}: separate model", "", ""])
+        it = _Item(["", r.name, f"{STATUS_WORD[look]}: {'frozen' if frozen else 'separate model'}", "", ""])
         it.setIcon(0, status_icon(look))
         grey = QBrush(QColor(text_color(look)))
         for col in (1, 2):
             it.setForeground(col, grey)
-        it.setToolTip(0, LOOK_TIP[look])
+        tip = (
+            "frozen in Keras (trainable = False): read, not trained, as the script asks"
+            if frozen
+            else LOOK_TIP[look]
+        )
+        it.setToolTip(0, tip)
         it.setToolTip(1, r.name)
-        it.setToolTip(2, f"{LOOK_TIP[look]}\n{r.reason}")
+        it.setToolTip(2, tip if frozen else f"{tip}\n{r.reason}")
         it.setData(0, ROLE, v)
         for col in range(5):
             it.setData(col, SORT_ROLE, order if col != 1 else r.name.lower())

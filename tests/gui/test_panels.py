@@ -105,3 +105,19 @@ def test_problems_name_each_op_once(qapp):
     col = [p.topLevelItem(i).text(1) for i in range(3)]
     assert col == ["Svd", "″", "StopGradient"]
     assert p.topLevelItem(1).toolTip(1) == "Svd f/Svd (TensorFlow's name)"
+
+
+def test_a_weight_keras_holds_frozen_is_listed_as_frozen_not_as_a_separate_model(qapp, tmp_path):
+    from tfviz.report import FROZEN_REASON
+
+    r = _report(2)
+    r.read_not_trained.append(ReadNotTrained("base.layers[0].kernel", FROZEN_REASON, "base/dense/kernel"))
+    v = VariablesPanel()
+    v.set_report(r)
+    v.resize(720, 260)
+    by_name = {row.text(1): row for row in v.rows()}
+    assert by_name["base.layers[0].kernel"].text(2) == "read, not trained here: frozen"
+    assert "trainable = False" in by_name["base.layers[0].kernel"].toolTip(2)
+    assert by_name["target.kernel"].text(2) == "read, not trained here: separate model"
+    v.grab().save(str(tmp_path / "frozen.png"))
+    assert (tmp_path / "frozen.png").stat().st_size > 0

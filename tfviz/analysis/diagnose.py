@@ -39,12 +39,13 @@ from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources
 from tfviz.program.training import review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
-from tfviz.report import Report
+from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
 from tfviz.script import notebook
 from tfviz.script.discover import (
     FoundVariable,
     ObjectWalk,
     find_variables,
+    frozen_variables,
     is_tf_function,
     pick_target,
     var_node,
@@ -241,19 +242,22 @@ def _analyze(
             # a second forward pass (ResNet50's step twice over).
             found = step_.variables()
             extras: list[FoundVariable] = []
+            # Weights of layers Keras holds frozen: read, never trained, as the script asked.
+            thaw = _Thaw(frozen_variables(step_.objects()), found)
             # Variables the step reads but does not differentiate: are they trained at all?
             # Those read before its tape opened are listed too, as not watched by it.
             if mode == "program" and tape is not None:
-                extras = step_.extras(list(tape.watched_variables()) + step_.read_outside(), found)
+                extras = step_.extras(thaw(list(tape.watched_variables()) + step_.read_outside()), found)
             elif mode == "program" and graph_step:
-                extras = step_.extras(step_.capture.watched_variables + step_.read_in_graph(), found)
+                extras = step_.extras(thaw(step_.capture.watched_variables + step_.read_in_graph()), found)
             if mode == "target":
-                _add_read_variables(found, tape.watched_variables() if tape is not None else ())
+                _add_read_variables(found, thaw(tape.watched_variables() if tape is not None else ()))
                 if eager is None and any(recorder.made_since(made_before, capture_key(f)) for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
                     loss, eager, tape, copied = _first_call(step_.fn, step_.name, path, capture, copy=True)
                     step_.ran_again()
-                    _refuse_new_variables(tape, found, recorder, step_.name, path)
+                    watched = thaw(tape.watched_variables()) if tape is not None else []
+                    _refuse_new_variables(watched, found, recorder, step_.name, path)
         if loss is not None:
             _check_loss(loss, step_.name, step_.line, path)
         if not found and not allow_empty:
@@ -314,6 +318,10 @@ def _analyze(
         report.graph.layer_scopes = layerscopes.in_graph(scopes.names, op_scopes)
         report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
         review(report, sources, extras, step_.objects(), step_.capture)
+        report.read_not_trained.extend(
+            ReadNotTrained(name=name, reason=FROZEN_REASON, tf_name=keras_path)
+            for name, keras_path in thaw.skipped.values()
+        )
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
@@ -339,7 +347,7 @@ def _analyze(
             report.ok = False  # the condition asked for: a gate fails on it
     nb = notebook.known(path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
-        report.notes = nb.notes()
+        report.notes[:0] = nb.notes()
         notebook.place(report, path)
     report_step("done", 1.0)
     return Analysis(
@@ -577,14 +585,12 @@ def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) 
 
 
 def _refuse_new_variables(
-    tape: Any, found: list[FoundVariable], recorder: OriginRecorder, name: str, path: str
+    watched: list[Any], found: list[FoundVariable], recorder: OriginRecorder, name: str, path: str
 ) -> None:
     """A variable the target creates again on every call is never trained:
-    each step would start from a fresh one."""
-    if tape is None:
-        return
+    each step would start from a fresh one (``watched``: what the call's tape watched)."""
     known = {id(f.tf_variable) for f in found}
-    fresh = [v for v in tape.watched_variables() if v.trainable and id(v) not in known]
+    fresh = [v for v in watched if v.trainable and id(v) not in known]
     if not fresh:
         return
     v = fresh[0]
@@ -636,6 +642,27 @@ def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:
             " floating-point to have a gradient",
             file=path,
         )
+
+
+class _Thaw:
+    """Filters the variables a step read of those Keras holds frozen (``frozen``: by id, with
+    their paths), unless the step differentiates them (``found``), noting each it drops."""
+
+    def __init__(self, frozen: dict[int, tuple[str, str]], found: list[FoundVariable]) -> None:
+        self.frozen = frozen
+        self.sources = {id(f.tf_variable) for f in found}
+        #: id -> (Python path, Keras path) of each frozen variable read and left out
+        self.skipped: dict[int, tuple[str, str]] = {}
+
+    def __call__(self, read: Any) -> list[Any]:
+        kept = []
+        for v in read:
+            paths = self.frozen.get(id(v))
+            if paths is None or id(v) in self.sources:
+                kept.append(v)
+            else:
+                self.skipped[id(v)] = paths
+        return kept
 
 
 def _add_read_variables(found: list[FoundVariable], read: Any) -> None:

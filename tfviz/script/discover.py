@@ -298,6 +298,27 @@ class ObjectWalk:
         return self._pairs
 
 
+def frozen_variables(walk: ObjectWalk) -> dict[int, tuple[str, str]]:
+    """The TensorFlow variables behind Keras variables that Keras holds frozen (a layer's
+    after ``layer.trainable = False``), by id, each with the Python path the walk first
+    reached it by and Keras' own path of it (``dense/kernel``, which names its layer).
+
+    Keras freezes its own variable only: the TensorFlow variable inside stays trainable, so
+    a tape still watches it and a step reads it, though no training step on
+    ``trainable_variables`` ever differentiates it.
+    """
+    keras_variable, tf_variable = _variable_types()
+    if keras_variable is None:
+        return {}
+    frozen: dict[int, tuple[str, str]] = {}
+    for path, obj in walk.pairs():
+        if isinstance(obj, keras_variable) and not obj.trainable:
+            value = getattr(obj, "value", None)
+            if isinstance(value, tf_variable) and value.trainable and id(value) not in frozen:
+                frozen[id(value)] = (path, str(getattr(obj, "path", "") or value.name.split(":")[0]))
+    return frozen
+
+
 def find_variables(module: types.ModuleType, walk: ObjectWalk | None = None) -> list[FoundVariable]:
     """Trainable variables reachable from the script's globals, in walk order (``walk``,
     where one of ``module`` was taken already).
