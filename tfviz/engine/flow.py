@@ -62,6 +62,35 @@ def ancestors_of(g: nx.DiGraph[str], target: str) -> set[str]:
     return nx.ancestors(g, target) | {target}
 
 
+def last_made_from(g: nx.DiGraph[str], starts: Iterable[str], anc: set[str]) -> dict[str, str]:
+    """For each of ``starts`` with no path to the target (``anc``: the target's ancestors),
+    the last op computed from it: where what is made from it stops, a value the target
+    never uses (or one the program took out of the graph, ``.numpy()``). "Last" is by the
+    graph's node order, the order its ops ran. One pass over the region off the target's
+    ancestors; a region with a loop in it (a while loop's back edge) answers nothing.
+
+    >>> g = nx.DiGraph([("w", "read"), ("read", "shape"), ("read", "mul"), ("mul", "sub"), ("c", "t")])
+    >>> last_made_from(g, ["w", "c"], {"c", "t"})
+    {'w': 'sub'}
+    """
+    dead = g.subgraph(n for n in g if n not in anc)
+    try:
+        ordered = list(nx.topological_sort(dead))
+    except nx.NetworkXUnfeasible:
+        return {}
+    order = {n: i for i, n in enumerate(g)}
+    latest: dict[str, str] = {}
+    for n in reversed(ordered):
+        best: str | None = None
+        for s in dead.successors(n):
+            for c in (s, latest.get(s)):
+                if c is not None and (best is None or order[c] > order[best]):
+                    best = c
+        if best is not None:
+            latest[n] = best
+    return {s: latest[s] for s in starts if s in latest}
+
+
 def path_region(g: nx.DiGraph[str], source: str, target: str, anc: set[str] | None = None) -> set[str]:
     """Nodes on some path from ``source`` to ``target``, ignoring gradient status.
 

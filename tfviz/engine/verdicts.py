@@ -21,6 +21,7 @@ from tfviz.engine.flow import (
     frontier_cuts,
     gradient_reach,
     integer_origins,
+    last_made_from,
     live_raisers,
     union_region,
 )
@@ -150,6 +151,30 @@ def _weighed(reports: list[VariableReport], found: list[FoundVariable]) -> list[
     return reports
 
 
+_UNUSED_HINT = (
+    "Compute the loss from these values with TensorFlow ops (tf.reduce_mean, not np.mean; no"
+    " .numpy() or float() on the way), and add every term you compute to it."
+)
+
+
+def _at(g: nx.DiGraph[str], nid: str) -> str:
+    """An op and its user line: ``Sub 'sub' (line 12)``."""
+    src = g.nodes[nid].get("source")
+    return f"{_label(g, nid)} (line {src.line})" if src is not None and src.line else _label(g, nid)
+
+
+def _unused_message(g: nx.DiGraph[str], last: str, target: str) -> str:
+    """Why variables the step reads get no gradient when nothing made from them reaches the
+    target: the value stops at ``last``, and the target comes from elsewhere."""
+    made = [u for u in g.predecessors(target) if g.nodes[u].get("source") is not None]
+    origin = f"; the target is computed from {_at(g, made[0])} instead" if made else ""
+    return (
+        f"the values computed from these variables end at {_at(g, last)}, which the target does"
+        f" not use{origin}. A value taken out of TensorFlow (.numpy(), NumPy, float()) carries"
+        " no gradient back, nor does one left unused"
+    )
+
+
 def _label(g: nx.DiGraph[str], nid: str) -> str:
     n = g.nodes[nid]
     return f"{n.get('type', '?')} '{n.get('name', nid)}'"
@@ -216,6 +241,7 @@ def judge(
         for u in g.predecessors(x)
         if u in union and g.edges[u, x].get("status") in RAISING_KINDS
     }
+    dead_ends = last_made_from(g, [var_node(f) for f in found if var_node(f) not in anc], anc)
     reports: list[VariableReport] = []
     for f in found:
         vn = var_node(f)
@@ -254,6 +280,20 @@ def judge(
                 severity=Severity.WARNING,
                 hint="Differentiate model.trainable_variables, not model.variables.",
                 group="not trainable",
+            )
+        elif vn not in anc and vn in dead_ends:  # read, but what is made from it goes unused
+            status, kind = Status.DISCONNECTED, Kind.NOT_READ
+            last = dead_ends[vn]
+            text = f"read, but what is computed from it ends at {_at(g, last)}, which the target does not use"
+            problems.add(
+                Kind.NOT_READ,
+                last,
+                g.nodes[last].get("type", ""),
+                _unused_message(g, last, T),
+                f.path,
+                g.nodes[last].get("source") or f.source,
+                severity=Severity.WARNING,
+                hint=_UNUSED_HINT,
             )
         elif vn not in anc:  # its region is empty: no path to the target at all
             status, kind = Status.DISCONNECTED, Kind.NOT_READ

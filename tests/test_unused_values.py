@@ -1,0 +1,80 @@
+"""A variable that is read, but nothing computed from it reaches the loss.
+
+The classic case: the loss is computed in NumPy (``.numpy()``, ``np.mean``), so the tape
+reads the weights and the loss is a new constant; or a penalty term is computed and never
+added. tfviz said "the target never reads" the variable, which the user can see is false.
+It now names the op where what is made from the variable stops, at its line, and what the
+target is computed from instead. TensorFlow's tape is the oracle: no gradient for either.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.test_program_mode import analyzed, ours, theirs, truth
+
+UNUSED = ROOT / "tests" / "programs" / "unused"
+TFVIZ = Path(sys.executable).with_name("tfviz")
+
+
+def _line(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def test_a_loss_computed_in_numpy_names_where_the_values_stop_and_what_the_loss_is_made_from():
+    path = UNUSED / "numpy_loss_loop.py"
+    report = analyzed(path)
+    assert ours(report) == theirs(truth(path)) == {"w": "disconnected", "b": "disconnected"}
+    stop, made = _line(path, ".numpy()"), _line(path, "tf.constant(np.mean")
+    for v in report.variables:
+        assert v.kind == "not_read"
+        assert v.explanation == (
+            f"read, but what is computed from it ends at Sub 'sub' (line {stop}),"
+            " which the target does not use"
+        )
+    (p,) = report.problems
+    assert p.op_type == "Sub" and p.source is not None and p.source.line == stop
+    assert p.variables == ["w", "b"]
+    assert f"the target is computed from Const 'Const' (line {made}) instead" in p.message
+    assert ".numpy()" in p.message and "np.mean" in p.hint
+    doc = {o.id: o for o in report.graph.ops}
+    assert doc[p.op].status == "not_read"  # the graph marks the op where the values stop
+
+
+def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_never_read_is_still_said_so(
+    tmp_path,
+):
+    import tensorflow as tf
+
+    path = UNUSED / "forgotten_penalty.py"
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    script = runpy.run_path(str(path))
+    with tf.GradientTape() as tape:
+        value = script["loss"]()
+    grads = tape.gradient(value, [script["w"], script["scale"]])
+    assert grads[0] is not None and grads[1] is None
+    by_name = {v["name"]: v for v in report["variables"]}
+    assert by_name["w"]["status"] == "connected" and by_name["scale"]["status"] == "disconnected"
+    (p,) = report["problems"]
+    assert p["source"]["line"] == _line(path, "penalty = ") and p["variables"] == ["scale"]
+    assert f"computed from Mean 'Mean' (line {_line(path, 'fit = ')}) instead" in p["message"]
+
+    example = ROOT / "resources" / "examples" / "kind_not_read.py"
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(example), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    (p,) = json.loads(done.stdout)["problems"]
+    assert p["message"] == "the target never reads forgotten" and p["op"] == ""
