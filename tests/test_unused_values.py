@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 from tests.test_program_mode import analyzed, ours, theirs, truth
 
@@ -78,3 +80,25 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     )
     (p,) = json.loads(done.stdout)["problems"]
     assert p["message"] == "the target never reads forgotten" and p["op"] == ""
+
+
+def test_a_variable_list_read_before_the_model_was_built_is_named_as_why_nothing_is_trained(tmp_path):
+    """TensorFlow's answer: the list the program passes is empty, the model it was read from
+    has four trainable variables once built, and Keras' optimizer, handed the empty list,
+    fails with a ValueError that says nothing of why."""
+    path = UNUSED / "empty_variable_list.py"
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    script: dict = {}
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        exec(compile(path.read_text(), str(path), "exec"), script)  # noqa: S102 - as python runs it
+    assert script["params"] == [] and len(script["model"].trainable_variables) == 4
+    assert done.returncode == 2 and not done.stdout
+    read = _line(path, "params = model.trainable_variables")
+    assert (
+        f"read from `model.trainable_variables` at empty_variable_list.py:{read}"
+        " (`params = model.trainable_variables`) before model was built"
+    ) in done.stderr
+    assert "model has 4 trainable variables now, and the step trains none of them" in done.stderr
+    assert "Traceback" not in done.stderr

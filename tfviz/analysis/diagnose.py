@@ -491,11 +491,38 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: W
     if not captured.sources:
         raise AnalysisError(
             f"the gradient computation ({captured.description}) has no variable or"
-            " watched tensor that tfviz can follow",
+            " watched tensor that tfviz can follow" + _empty_listing(captured, main),
             file=path,
             line=step.line,
         )
     return step
+
+
+def _empty_listing(captured: Any, main: types.ModuleType) -> str:
+    """Why a step differentiates nothing, where its list was read from a layer's
+    ``trainable_variables`` while it had none (before a lazily built model's first call)
+    and the layer has some now: a list does not grow when the model is built."""
+    for listing in captured.listings:
+        if listing.ids:
+            continue
+        try:
+            now = list(listing.layer.trainable_variables)
+        except Exception:  # noqa: BLE001 - a layer that cannot list its variables now
+            continue
+        if not now:
+            continue
+        name = next((k for k, v in main.__dict__.items() if v is listing.layer), listing.layer.name)
+        where = listing.where
+        code = f" (`{where.code.strip()}`)" if where.code else ""
+        return (
+            f": the list it is passed was read from `{name}.trainable_variables` at"
+            f" {os.path.basename(where.file)}:{where.line}{code} before {name} was built, when it"
+            f" had no variables, and a list read then stays empty; {name} has"
+            f" {len(now)} trainable variables now, and the step trains none of them. Read the"
+            f" list after {name}'s first call, or pass {name}.trainable_variables to the"
+            " gradient call itself"
+        )
+    return ""
 
 
 @dataclass
