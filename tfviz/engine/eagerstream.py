@@ -73,6 +73,9 @@ class Stream:
         #: (op name, output) of tensors a Python backward function stands for
         #: (``tf.custom_gradient``): their gradients never pass an op's gradient function
         self.python_backward: set[Key] = set()
+        #: op name of each such output -> the tf.custom_gradient function's name and its
+        #: gradient function's user line, to name it where it returns no gradient
+        self.custom_gradients: dict[str, tuple[str, Source | None]] = {}
         #: op name -> the user's line that ran it, read off the stack as it ran
         self.sources: dict[str, Source | None] = {}
 
@@ -111,6 +114,8 @@ class Stream:
                 copy = self._graph_of.get(id(t))
                 if copy is not None:
                     self.python_backward.add((copy.op.name, copy.value_index))
+                    backward = args[0] if args else kwargs.get("backward_function")
+                    self.custom_gradients[copy.op.name] = (str(op_type), _user_gradient_line(backward))
             return record_operation(op_type, outputs, inputs, *args, **kwargs)
 
         return recorded
@@ -302,6 +307,31 @@ def _watch_control_flow(stream: Stream) -> None:
         stream._patch(module, name, refusing(name))
 
 
+def _user_gradient_line(backward: Any) -> Source | None:
+    """The user's line of the gradient function behind ``backward``, the function
+    ``tf.custom_gradient`` records for the tape, which holds the user's ``grad`` (or the
+    decorated function itself) among the variables it closes over."""
+    from tfviz.script.sourcemap import code_at, is_user_file
+
+    code = getattr(backward, "__code__", None)
+    cells = getattr(backward, "__closure__", None) or ()
+    found: Source | None = None
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
+        try:
+            held = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        held_code = getattr(held, "__code__", None)
+        if held_code is None or not is_user_file(held_code.co_filename):
+            continue
+        line = held_code.co_firstlineno
+        source = Source(file=held_code.co_filename, line=line, code=code_at(held_code.co_filename, line))
+        if name == "grad_fn":
+            return source
+        found = found or source
+    return found
+
+
 def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:
     """TensorFlow's internal name scope, opened eagerly too: eagerly TensorFlow skips the
     scopes its op wrappers open, and with them the names users give (``tf.add(...,
@@ -428,7 +458,7 @@ def _asked(
     except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
         truth.error = exc
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
-        return Trace(og, truth, tensor_norms)
+        return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients)
     values = seen.norms_of(grads)
     nonzero = nonzero_flags(grads[: len(tf_vars)], values[: len(tf_vars)])
     for v, g, value, some in zip(tf_vars, grads, values, nonzero):
@@ -440,7 +470,7 @@ def _asked(
         if value is not None:
             tensor_norms[key] = value
     tensor_norms.update(seen.norms())
-    return Trace(og, truth, tensor_norms)
+    return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients)
 
 
 def _watched_or_asked(

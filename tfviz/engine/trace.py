@@ -21,6 +21,7 @@ from typing import Any
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
 from tfviz.engine.nestednorms import nested_sources
+from tfviz.report import Source
 from tfviz.vocabulary import Kind
 
 
@@ -78,6 +79,9 @@ class Trace:
     tensor_norms: dict[tuple[str, int], float] = field(default_factory=dict)
     #: If/Case node id -> the branch kind it ran at these values ("then", "branch1"...)
     branch_taken: dict[str, str] = field(default_factory=dict)
+    #: node id of each output a ``tf.custom_gradient`` function's gradient stands for ->
+    #: that function's name and its gradient function's user line (an eager call's copy)
+    custom_gradients: dict[str, tuple[str, Source | None]] = field(default_factory=dict)
 
 
 def value_norms(vs: list[Any]) -> list[float | None]:

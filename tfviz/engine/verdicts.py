@@ -151,6 +151,20 @@ def _weighed(reports: list[VariableReport], found: list[FoundVariable]) -> list[
     return reports
 
 
+_CUSTOM_HINT = (
+    "Return a gradient for every input from the custom gradient function (None means none"
+    " flows), or wrap the input in tf.stop_gradient where the cut is meant."
+)
+
+
+def _custom_cut(traced: Trace, region: set[str]) -> tuple[str, tuple[str, Any]] | None:
+    """The first ``tf.custom_gradient`` output on a variable's path, with its function: where
+    TensorFlow's gradient is the user's Python function, which may return None for an
+    input that the copied ops (the function's forward pass) show as connected."""
+    on_path = [n for n in traced.custom_gradients if n in region]  # in the order they ran
+    return (on_path[0], traced.custom_gradients[on_path[0]]) if on_path else None
+
+
 _UNUSED_HINT = (
     "Compute the loss from these values with TensorFlow ops (tf.reduce_mean, not np.mean; no"
     " .numpy() or float() on the way), and add every term you compute to it."
@@ -363,7 +377,25 @@ def judge(
         ts = truth_status(truth, f.tf_variable)
         if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
             ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
-        if ts != status:
+        custom = _custom_cut(traced, regions[f.path]) if ts != status else None
+        if custom is not None and status == Status.CONNECTED and ts == Status.DISCONNECTED:
+            op, (fn_name, where) = custom
+            status, kind, blocked = ts, Kind.NOT_DIFFERENTIABLE, [op]
+            text = (
+                f"the tf.custom_gradient function {fn_name} returns no gradient (None) for the"
+                " input this variable reaches it by, so none flows back through it"
+            )
+            problems.add(
+                Kind.NOT_DIFFERENTIABLE,
+                op,
+                g.nodes[op].get("type", ""),
+                f"the gradient function of the tf.custom_gradient function {fn_name} returns"
+                " None for an input, so no gradient flows back to what made that input",
+                f.path,
+                where or g.nodes[op].get("source"),
+                hint=_CUSTOM_HINT,
+            )
+        elif ts != status:
             problems.add(
                 Kind.OTHER,
                 "",
