@@ -69,3 +69,49 @@ def test_a_loss_over_a_frozen_base_differentiates_what_a_training_step_would(tmp
         (f"base.layers[{i}].{w}", FROZEN_REASON) for i in (0, 1) for w in ("kernel", "bias")
     ]
     assert len(tape.watched_variables()) == 6  # the tape itself watches the frozen four too
+
+
+def _run_and_compare(path: Path, names: list[str]) -> dict[str, bool]:
+    """Run the program as Python runs it, in two parts: up to its training (the first line
+    that starts a loop or a fit), then the rest. For each model named, whether the training
+    changed any of its weights: Keras' own answer."""
+    lines = path.read_text().splitlines()
+    cut = min(i for i, ln in enumerate(lines) if ln.startswith(("for ", "model.fit")))
+    script: dict = {"__name__": "__main__"}
+    exec(compile("\n".join(lines[:cut]), str(path), "exec"), script)  # noqa: S102 - as python runs it
+    before = {name: [w.numpy().copy() for w in script[name].weights] for name in names}
+    exec(compile("\n" * cut + "\n".join(lines[cut:]), str(path), "exec"), script)  # noqa: S102
+    return {
+        name: any((b != w.numpy()).any() for b, w in zip(before[name], script[name].weights))
+        for name in names
+    }
+
+
+def test_a_discriminator_frozen_after_its_compile_is_said_to_train_nothing_in_its_own_call():
+    path = FROZEN / "gan_frozen_at_compile.py"
+    changed = _run_and_compare(path, ["disc", "gen"])
+    assert changed == {"disc": False, "gen": True}  # Keras 3 trains the generator only
+    report = analyzed(path)
+    assert ours(report) == theirs(truth(path))
+    assert not report.ok
+    (p,) = [p for p in report.problems if p.kind == "not_trained"]
+    call = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "disc.train_on_batch" in ln)
+    assert p.severity == "error" and p.source is not None and p.source.line == call
+    assert p.message.startswith(f"disc.train_on_batch at gan_frozen_at_compile.py:{call} trains nothing")
+    assert "its 4 weights are frozen" in p.message and "disc.trainable = True" in p.hint
+    assert p.variables == [f"disc.layers[{i}].{w}" for i in (0, 1) for w in ("kernel", "bias")]
+
+
+def test_a_fit_on_a_model_with_nothing_to_train_says_why_no_gradient_was_computed(tmp_path):
+    path = FROZEN / "fit_frozen_model.py"
+    assert _run_and_compare(path, ["model"]) == {"model": False}
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    fit = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln.startswith("model.fit"))
+    assert "the program ran to the end without computing a gradient" in done.stderr
+    assert (
+        f"model.fit at fit_frozen_model.py:{fit} trains nothing: model has no trainable weights"
+        in done.stderr
+    )

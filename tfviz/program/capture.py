@@ -3,6 +3,7 @@ unwind the user's program at it, and the bookkeeping of step calls and open tape
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,36 @@ class Listing:
     #: the listed variables (tfviz.program.sources.variable_ids)
     ids: set[int]
     where: Source
+
+
+@dataclass
+class FrozenTraining:
+    """A Keras training call (``fit``, ``train_on_batch``) on a model with no trainable
+    weights: Keras warns and trains nothing. Keras 3 reads ``trainable`` at every step, so
+    a model frozen for a combined model's step (the Keras 2 GAN pattern) is frozen for its
+    own step too."""
+
+    model: Any
+    #: the call as the program wrote it: ``disc.train_on_batch``
+    call: str
+    where: Source
+
+    def said(self) -> str:
+        name = self.call.rsplit(".", 1)[0]
+        return (
+            f"{self.call} at {os.path.basename(self.where.file)}:{self.where.line} trains nothing:"
+            f" {name} has no trainable weights (its {len(self.model.weights)} weights are frozen,"
+            " trainable = False): Keras 3 reads the flag at every step, not when the model is"
+            " compiled"
+        )
+
+    def hint(self) -> str:
+        name = self.call.rsplit(".", 1)[0]
+        return (
+            f"Set {name}.trainable = True before its own training call and back to False before"
+            f" the combined model's, or train {name} in a step with a tape over its"
+            " trainable_variables."
+        )
 
 
 @dataclass
@@ -62,6 +93,8 @@ class StepCapture:
     tape_at: Source | None = None
     #: the layers' trainable variables as the program's code listed them (see :class:`Listing`)
     listings: list[Listing] = field(default_factory=list)
+    #: training calls before the step on models with nothing to train (:class:`FrozenTraining`)
+    frozen_training: list[FrozenTraining] = field(default_factory=list)
     #: which of the program's gradient computations this is, counted from 1
     count: int = 0
 

@@ -112,6 +112,8 @@ def run_program(
         if handler.count == 0
         else (f"ran to the end after {handler.count} gradient computation(s); --step {step} asks for more")
     )
+    for call in handler.frozen_training.values():
+        done += f"; {call.said()}"
     source = read_source(path)
     candidates = tuple(static_targets(source))
     if candidates:

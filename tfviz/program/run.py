@@ -37,7 +37,7 @@ from typing import Any
 from tfviz.engine.trace import raising_op
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
-from tfviz.program.capture import Entry, Listing, Reached, Refused, StepCapture, TapeStart
+from tfviz.program.capture import Entry, FrozenTraining, Listing, Reached, Refused, StepCapture, TapeStart
 from tfviz.program.frames import (
     frame_source,
     handles_captured,
@@ -127,6 +127,8 @@ class RunHandler:
         self.tape_serial = 0
         #: the last trainable-variable list the program's code read, per layer and line
         self.listings: dict[tuple[int, str, int], Listing] = {}
+        #: Keras training calls on a model with nothing to train, per model and line
+        self.frozen_training: dict[tuple[int, str, int], FrozenTraining] = {}
 
     # -- tapes ---------------------------------------------------------------
     @_final
@@ -458,6 +460,7 @@ class RunHandler:
 
         from tfviz.program.kerasrun import fit_batches
 
+        self._note_frozen(model, frame, "fit")
         for epoch, batch, data in fit_batches(model, p, self.script):
             label = f"Model.fit → {type(model).__name__}.train_step, epoch {epoch}, batch {batch}"
             self._keras_step(model, data, frame, label)
@@ -471,6 +474,7 @@ class RunHandler:
             return original()
         from tfviz.program.kerasrun import batch_of
 
+        self._note_frozen(model, frame, "train_on_batch")
         logs = self._keras_step(
             model, batch_of(p), frame, f"Model.train_on_batch → {type(model).__name__}.train_step"
         )
@@ -478,6 +482,22 @@ class RunHandler:
             return logs
         values = list(logs.values()) if isinstance(logs, dict) else logs
         return values[0] if isinstance(values, list) and len(values) == 1 else values
+
+    def _note_frozen(self, model: Any, frame: Any, method: str) -> None:
+        """Note a training call on a model whose every weight is frozen: its step computes
+        no gradient (Keras only warns), so the program never reaches one for it."""
+        try:
+            frozen = bool(model.weights) and not model.trainable_weights
+        except Exception:  # noqa: BLE001 - a model that cannot list its weights: not ours to judge
+            return
+        if not frozen:
+            return
+        where = frame_source(frame)
+        held = next((k for k, v in namespace(frame).items() if v is model), None)
+        call = f"{held or model.name}.{method}"
+        self.frozen_training.setdefault(
+            (id(model), where.file, where.line), FrozenTraining(model, call, where)
+        )
 
     def _keras_step(self, model: Any, data: Any, frame: Any, label: str) -> Any:
         from tfviz.program.kerasrun import built, prepare
@@ -658,6 +678,7 @@ class RunHandler:
             if start is not None:
                 captured.tape_at = start.where or frame_source(start.frame)
         captured.listings = list(self.listings.values())
+        captured.frozen_training = list(self.frozen_training.values())
         return captured
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict[str, Any]]:

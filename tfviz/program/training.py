@@ -473,3 +473,25 @@ def _read_op(report: Report, name: str) -> tuple[str, str]:
         if e.src == node and e.dst in types_by_id:
             return e.dst, types_by_id[e.dst]
     return "", ""
+
+
+def frozen_training(capture: Any, frozen: dict[int, tuple[str, str]]) -> list[Problem]:
+    """A problem for each Keras training call before the step on a model with nothing to
+    train (:class:`~tfviz.program.capture.FrozenTraining`), naming its frozen weights the
+    step read (``frozen``: by the id of each TensorFlow variable, its Python path first)."""
+    problems = []
+    for call in getattr(capture, "frozen_training", ()):
+        mine = {id(getattr(w, "value", w)) for w in call.model.weights}
+        problems.append(
+            Problem(
+                kind=Kind.NOT_TRAINED,
+                severity=Severity.ERROR,
+                op="",
+                op_type="",
+                message=call.said(),
+                variables=[path for key, (path, _) in frozen.items() if key in mine],
+                source=call.where,
+                hint=call.hint(),
+            )
+        )
+    return problems
