@@ -24,7 +24,7 @@ def test_a_custom_gradient_that_returns_none_is_named_as_the_cut_at_its_gradient
     import tensorflow as tf
 
     done = subprocess.run(
-        [str(TFVIZ), "check", str(PROGRAM), "--json"],
+        [str(TFVIZ), "check", str(PROGRAM), "--json", "--graph", "g.json"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -46,3 +46,5 @@ def test_a_custom_gradient_that_returns_none_is_named_as_the_cut_at_its_gradient
     grad_line = next(i for i, ln in enumerate(PROGRAM.read_text().splitlines(), 1) if "def grad(dy)" in ln)
     assert p["source"]["line"] == grad_line and p["source"]["code"] == "def grad(dy):"
     assert "please report" not in json.dumps(report)
+    ops = {o["id"]: o for o in json.loads((tmp_path / "g.json").read_text())["graph"]["ops"]}
+    assert ops[p["op"]]["label"] == "scaled (custom gradient)"  # drawn as the function written

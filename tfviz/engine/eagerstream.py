@@ -422,6 +422,9 @@ def stream_trace(
     if target is None:
         return None
     og = build_op_graph(stream.graph, target, stream.sources)
+    for name, (function, _) in stream.custom_gradients.items():
+        if name in og.g:  # drawn as what the user wrote: the function whose gradient is theirs
+            og.g.nodes[name]["label"] = f"{function} (custom gradient)"
     mark_outside_tape(og, getattr(fn, "outside_tape", ()))
     region = link_variables(og, stream.graph)
     differentiable = loss.dtype.name in DIFFERENTIABLE
