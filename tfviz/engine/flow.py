@@ -73,6 +73,9 @@ def last_made_from(g: nx.DiGraph[str], starts: Iterable[str], anc: set[str]) -> 
     >>> last_made_from(g, ["w", "c"], {"c", "t"})
     {'w': 'sub'}
     """
+    starts = [s for s in starts if s not in anc]
+    if not starts:
+        return {}
     dead = g.subgraph(n for n in g if n not in anc)
     try:
         ordered = list(nx.topological_sort(dead))
