@@ -166,8 +166,9 @@ def _custom_cut(traced: Trace, region: set[str]) -> tuple[str, tuple[str, Any]] 
 
 
 _UNUSED_HINT = (
-    "Compute the loss from these values with TensorFlow ops (tf.reduce_mean, not np.mean; no"
-    " .numpy() or float() on the way), and add every term you compute to it."
+    "Make the loss use these values: add every term you compute to it (in Keras, give each"
+    " output you train a loss in compile()), and keep it in TensorFlow ops on the way"
+    " (tf.reduce_mean, not np.mean; no .numpy() or float())."
 )
 
 
