@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_program_mode import analyzed, ours, theirs, truth
+from tests.test_program_mode import _norm, analyzed, ours, theirs, truth
 
 UNUSED = ROOT / "tests" / "programs" / "unused"
 TFVIZ = Path(sys.executable).with_name("tfviz")
@@ -102,3 +102,25 @@ def test_a_variable_list_read_before_the_model_was_built_is_named_as_why_nothing
     ) in done.stderr
     assert "model has 4 trainable variables now, and the step trains none of them" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_output_compiled_without_a_loss_names_its_head_where_its_values_stop(tmp_path):
+    """Through the installed command, as a user runs it; TensorFlow's step is the oracle."""
+    path = UNUSED / "fit_output_without_loss.py"
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr  # two variables get no gradient
+    report = json.loads(done.stdout)
+    t = truth(path)
+    theirs_ = theirs(t)
+    ours_ = {_norm(v["tf_name"]): v["status"] for v in report["variables"]}
+    assert ours_ == theirs_
+    assert {v["name"]: v["status"] for v in report["variables"] if "aux" in v["name"]} == {
+        'model.get_layer("aux").kernel': "disconnected",
+        'model.get_layer("aux").bias': "disconnected",
+    }
+    (p,) = report["problems"]
+    assert p["kind"] == "not_read" and p["op_type"] == "BiasAdd" and "aux" in p["op"]
+    assert p["source"]["line"] == _line(path, 'aux = keras.layers.Dense(3, name="aux")')
+    assert "compile()" in p["hint"]
