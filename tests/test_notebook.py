@@ -165,3 +165,35 @@ def test_export_and_jacobian_take_a_notebook_and_display_is_defined(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert np.load(j).shape == (1, 3, 3)
+
+
+def test_a_watched_notebook_keeps_the_watch_notes_beside_its_own(tmp_path):
+    """A notebook's notes (IPython syntax skipped) are said together with the watch's (an XLA
+    step run without XLA while watched): they used to replace them."""
+    nb = new_notebook(
+        cells=[
+            new_code_cell("%matplotlib inline\nimport tensorflow as tf", execution_count=1),
+            new_code_cell(
+                "w = tf.Variable([1.0, 2.0])\nx = tf.constant([3.0, 4.0])\n"
+                "opt = tf.keras.optimizers.SGD(0.01)",
+                execution_count=2,
+            ),
+            new_code_cell(
+                "@tf.function(jit_compile=True)\ndef step():\n    with tf.GradientTape() as tape:\n"
+                "        loss = tf.reduce_sum((w * x) ** 2)\n"
+                "    opt.apply_gradients([(tape.gradient(loss, w), w)])\n"
+                "    return loss\n\nfor _ in range(3):\n    step()",
+                execution_count=3,
+            ),
+        ]
+    )
+    path = tmp_path / "jit.ipynb"
+    nbformat.write(nb, str(path))
+    done = _check(path, "--until", "nan", "--max-steps", "2")
+    assert done.returncode == 0, done.stderr
+    notes = [ln for ln in done.stdout.splitlines() if ln.startswith("note: ")]
+    assert notes == [
+        "note: jit.ipynb cell 1 [1], line 1: skipped IPython syntax `%matplotlib inline`",
+        "note: step is compiled with XLA (jit_compile=True); while watched it ran without XLA,"
+        " since XLA cannot run tfviz's per-step check",
+    ]
