@@ -157,7 +157,7 @@ _CUSTOM_HINT = (
 )
 
 
-def _custom_cut(traced: Trace, region: set[str]) -> tuple[str, tuple[str, Any]] | None:
+def _custom_cut(traced: Trace, region: set[str]) -> tuple[str, tuple[str, Source | None]] | None:
     """The first ``tf.custom_gradient`` output on a variable's path, with its function: where
     TensorFlow's gradient is the user's Python function, which may return None for an
     input that the copied ops (the function's forward pass) show as connected."""
@@ -256,7 +256,7 @@ def judge(
         for u in g.predecessors(x)
         if u in union and g.edges[u, x].get("status") in RAISING_KINDS
     }
-    dead_ends = last_made_from(g, [var_node(f) for f in found if var_node(f) not in anc], anc)
+    dead_ends = last_made_from(g, [var_node(f) for f in found], anc)
     reports: list[VariableReport] = []
     for f in found:
         vn = var_node(f)

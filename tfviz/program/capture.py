@@ -40,20 +40,23 @@ class FrozenTraining:
     call: str
     where: Source
 
+    @property
+    def holder(self) -> str:
+        """The model as the call names it: ``disc`` of ``disc.train_on_batch``."""
+        return self.call.rsplit(".", 1)[0]
+
     def said(self) -> str:
-        name = self.call.rsplit(".", 1)[0]
         return (
             f"{self.call} at {os.path.basename(self.where.file)}:{self.where.line} trains nothing:"
-            f" {name} has no trainable weights (its {len(self.model.weights)} weights are frozen,"
+            f" {self.holder} has no trainable weights (its {len(self.model.weights)} weights are frozen,"
             " trainable = False): Keras 3 reads the flag at every step, not when the model is"
             " compiled"
         )
 
     def hint(self) -> str:
-        name = self.call.rsplit(".", 1)[0]
         return (
-            f"Set {name}.trainable = True before its own training call and back to False before"
-            f" the combined model's, or train {name} in a step with a tape over its"
+            f"Set {self.holder}.trainable = True before its own training call and back to False"
+            f" before the combined model's, or train {self.holder} in a step with a tape over its"
             " trainable_variables."
         )
 
