@@ -10,26 +10,17 @@ from __future__ import annotations
 
 import json
 import runpy
-import subprocess
-import sys
-from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.test_commands import tfviz
 
 PROGRAM = ROOT / "tests" / "programs" / "custom" / "gradient_returns_none.py"
-TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def test_a_custom_gradient_that_returns_none_is_named_as_the_cut_at_its_gradient_function(tmp_path):
     import tensorflow as tf
 
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(PROGRAM), "--json", "--graph", "g.json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
+    done = tfviz("check", str(PROGRAM), "--json", "--graph", "g.json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     script = runpy.run_path(str(PROGRAM))

@@ -12,17 +12,15 @@ from __future__ import annotations
 import json
 import re
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.test_commands import tfviz
 from tests.test_program_mode import analyzed, ours, theirs, truth
 from tfviz.report import FROZEN_REASON
 from tfviz.textreport import render
 
 FROZEN = ROOT / "tests" / "programs" / "frozen"
-TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def test_a_fit_program_over_a_frozen_base_checks_the_head_and_says_the_base_is_frozen_in_one_note():
@@ -51,9 +49,7 @@ def test_a_loss_over_a_frozen_base_differentiates_what_a_training_step_would(tmp
     import tensorflow as tf
 
     path = FROZEN / "loss_frozen_base.py"
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = tfviz("check", str(path), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     script = runpy.run_path(str(path))
@@ -105,9 +101,7 @@ def test_a_discriminator_frozen_after_its_compile_is_said_to_train_nothing_in_it
 def test_a_fit_on_a_model_with_nothing_to_train_says_why_no_gradient_was_computed(tmp_path):
     path = FROZEN / "fit_frozen_model.py"
     assert _run_and_compare(path, ["model"]) == {"model": False}
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = tfviz("check", str(path), cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     fit = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln.startswith("model.fit"))
     assert "the program ran to the end without computing a gradient" in done.stderr

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import json
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_commands import tfviz
 from tests.test_program_mode import _norm, analyzed, ours, theirs, truth
 
 UNUSED = ROOT / "tests" / "programs" / "unused"
-TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
 def _line(path: Path, text: str) -> int:
@@ -54,9 +52,7 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     import tensorflow as tf
 
     path = UNUSED / "forgotten_penalty.py"
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = tfviz("check", str(path), "--json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     script = runpy.run_path(str(path))
@@ -71,13 +67,7 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     assert f"computed from Mean 'Mean' (line {_line(path, 'fit = ')}) instead" in p["message"]
 
     example = ROOT / "resources" / "examples" / "kind_not_read.py"
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(example), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
+    done = tfviz("check", str(example), "--json", cwd=tmp_path)
     (p,) = json.loads(done.stdout)["problems"]
     assert p["message"] == "the target never reads forgotten" and p["op"] == ""
 
@@ -87,9 +77,7 @@ def test_a_variable_list_read_before_the_model_was_built_is_named_as_why_nothing
     has four trainable variables once built, and Keras' optimizer, handed the empty list,
     fails with a ValueError that says nothing of why."""
     path = UNUSED / "empty_variable_list.py"
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = tfviz("check", str(path), cwd=tmp_path)
     script: dict = {}
     with pytest.raises(ValueError, match="not enough values to unpack"):
         exec(compile(path.read_text(), str(path), "exec"), script)  # noqa: S102 - as python runs it
@@ -107,9 +95,7 @@ def test_a_variable_list_read_before_the_model_was_built_is_named_as_why_nothing
 def test_an_output_compiled_without_a_loss_names_its_head_where_its_values_stop(tmp_path):
     """Through the installed command, as a user runs it; TensorFlow's step is the oracle."""
     path = UNUSED / "fit_output_without_loss.py"
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = tfviz("check", str(path), "--json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # two variables get no gradient
     report = json.loads(done.stdout)
     t = truth(path)
