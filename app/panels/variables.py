@@ -4,6 +4,8 @@ Each row says the variable's Python path (``model.head.kernel``) with its layer'
 beside it in grey (``head``), how its gradient ends (``flows``, ``none: frozen_copy``), its
 shape and gradient norm. A model with many variables (ResNet50: 214) is grouped by layer:
 one header row per layer with its worst status and a count, its variables under it.
+Variables read but not trained follow, greyed; weights Keras holds frozen, when there are
+several (a frozen base of hundreds), under one collapsed row that counts them.
 The filter field keeps the rows whose name, layer or gradient words contain the text.
 Clicking a column header sorts by it (|grad| and shape numerically); a third click
 returns to the report's order (order of first use).
@@ -25,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfviz.report import FROZEN_REASON, Report, VariableReport
+from tfviz.report import FROZEN_REASON, ReadNotTrained, Report, VariableReport
+from tfviz.textreport import frozen_summary
 
 from .. import theme
 from ..display import norm_text, shape_text
@@ -78,6 +81,11 @@ LAYER_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 #: Lists longer than this open grouped by layer (ResNet50's 214 rows become 107 layers).
 GROUP_ABOVE = 12
+#: Marks the header row of the weights Keras holds frozen: a group, not a layer.
+FROZEN_GROUP_ROLE = Qt.ItemDataRole.UserRole + 5
+#: Frozen weights beyond this many are listed under one collapsed row: transfer learning
+#: freezes a base of hundreds, which would bury the model's own variables.
+FROZEN_ROWS_SHOWN = 1
 COLUMNS = ["", "variable", "gradient", "shape", "|grad|"]
 NO_LAYER = "(no layer)"
 EMPTY = "Open a script to see its trainable variables and whether each gets a gradient."
@@ -234,9 +242,13 @@ class VariablesPanel(Tree):
         self.grouped = grouped
         # Under a layer header the path's tail (…layers[2].kernel) says which weight it is.
         self.setTextElideMode(Qt.TextElideMode.ElideLeft if grouped else Qt.TextElideMode.ElideMiddle)
-        self.setRootIsDecorated(grouped)
+        unread = report.read_not_trained if report else []
+        frozen = [r for r in unread if r.reason == FROZEN_REASON]
+        if len(frozen) <= FROZEN_ROWS_SHOWN:
+            frozen = []
+        self.setRootIsDecorated(grouped or bool(frozen))
         self.setIndentation(14)
-        self.header().resizeSection(0, 26 + (2 * self.indentation() if grouped else 0))
+        self.header().resizeSection(0, 26 + (2 * self.indentation() if grouped or frozen else 0))
         self.placeholder = EMPTY if report is None else "The target reads no trainable variable."
         heads: dict[str, QTreeWidgetItem] = {}
         members: dict[str, list[str]] = {}
@@ -257,10 +269,15 @@ class VariablesPanel(Tree):
         for key, looks in members.items():
             self._summarise(heads[key], looks)
         n = len(report.variables) if report else 0
-        for j, r in enumerate(report.read_not_trained if report else []):
+        for j, r in enumerate(r for r in unread if not frozen or r.reason != FROZEN_REASON):
             self.addTopLevelItem(self._read_not_trained_item(r, n + j))
+        if frozen:
+            head = self._frozen_item(frozen, n + len(unread))
+            self.addTopLevelItem(head)
+            head.addChildren([self._read_not_trained_item(r, n + j) for j, r in enumerate(frozen)])
         if grouped:
             self.expandAll()
+        self._collapse_frozen()
         self.setSortingEnabled(True)
         self.apply_filter(self.filter.text())
 
@@ -363,6 +380,39 @@ class VariablesPanel(Tree):
         it.setData(1, SORT_ROLE + 2, order)
         return it
 
+    def _frozen_item(self, frozen: list[ReadNotTrained], order: int) -> QTreeWidgetItem:
+        """The collapsed row the weights Keras holds frozen are listed under, counted by the
+        object that holds them, as the text report says it."""
+        look = "read_not_trained"
+        n = len(frozen)
+        it = _Item(["", "frozen in Keras", f"{n} weights: {STATUS_WORD[look]}", "", ""])
+        it.setIcon(0, status_icon(look))
+        grey = QBrush(QColor(text_color(look)))
+        for col in (1, 2):
+            it.setForeground(col, grey)
+        tip = frozen_summary([r.name for r in frozen])
+        for col in (0, 1, 2):
+            it.setToolTip(col, tip)
+        it.setData(0, ROLE, None)
+        it.setData(0, FROZEN_GROUP_ROLE, True)
+        for col in range(5):
+            it.setData(col, SORT_ROLE, order if col != 1 else "\uffff")
+        it.setData(1, SORT_ROLE + 1, True)
+        it.setData(1, SORT_ROLE + 2, order)
+        return it
+
+    def _frozen_group(self) -> QTreeWidgetItem | None:
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top.data(0, FROZEN_GROUP_ROLE):
+                return top
+        return None
+
+    def _collapse_frozen(self) -> None:
+        head = self._frozen_group()
+        if head is not None:
+            head.setExpanded(False)
+
     # -- reading ------------------------------------------------------------------
     def rows(self) -> list[QTreeWidgetItem]:
         """Every variable's row, in the order shown (layer headers left out)."""
@@ -376,9 +426,9 @@ class VariablesPanel(Tree):
 
     def layers(self) -> list[QTreeWidgetItem]:
         return [
-            self.topLevelItem(i)
-            for i in range(self.topLevelItemCount())
-            if self.topLevelItem(i).data(0, ROLE) is None
+            top
+            for top in (self.topLevelItem(i) for i in range(self.topLevelItemCount()))
+            if top.data(0, ROLE) is None and not top.data(0, FROZEN_GROUP_ROLE)
         ]
 
     def visible_rows(self) -> list[QTreeWidgetItem]:
@@ -416,6 +466,7 @@ class VariablesPanel(Tree):
         self.addTopLevelItems(tops)
         if self.grouped:
             self.expandAll()
+        self._collapse_frozen()
         self.header().blockSignals(True)
         self.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.header().blockSignals(False)
@@ -448,6 +499,8 @@ class VariablesPanel(Tree):
                     kid.setHidden(not hit)
                     any_kid |= hit
                 top.setHidden(not any_kid)
+                if top.data(0, FROZEN_GROUP_ROLE):  # open while the filter finds weights in it
+                    top.setExpanded(bool(low) and any_kid)
             else:
                 top.setHidden(bool(low) and not self._matches(top, low))
 
@@ -458,6 +511,9 @@ class VariablesPanel(Tree):
 
     def _selection_changed(self) -> None:
         it = self.currentItem() if self.selectedItems() else None
+        if it is not None and it.data(0, FROZEN_GROUP_ROLE):
+            self.variableSelected.emit(None)
+            return
         if it is not None and it.data(0, ROLE) is None:
             self.layerSelected.emit(it.text(1))
             self.variableSelected.emit(None)

@@ -121,3 +121,78 @@ def test_a_weight_keras_holds_frozen_is_listed_as_frozen_not_as_a_separate_model
     assert by_name["target.kernel"].text(2) == "read, not trained here: separate model"
     v.grab().save(str(tmp_path / "frozen.png"))
     assert (tmp_path / "frozen.png").stat().st_size > 0
+
+
+def _frozen_base(report: Report, n: int) -> list[str]:
+    from tfviz.report import FROZEN_REASON
+
+    names = [f"base.layers[{i // 2}].{('kernel', 'bias')[i % 2]}" for i in range(n)]
+    report.read_not_trained.extend(
+        ReadNotTrained(name, FROZEN_REASON, f"base/d{i}") for i, name in enumerate(names)
+    )
+    return names
+
+
+def test_a_frozen_base_is_one_collapsed_row_that_counts_it(qapp, tmp_path):
+    r = _report(2)
+    names = _frozen_base(r, 6)
+    v = VariablesPanel()
+    v.set_report(r)
+    v.resize(720, 300)
+    v.show()
+    group = v.topLevelItem(v.topLevelItemCount() - 1)
+    assert group.text(1) == "frozen in Keras" and group.text(2) == "6 weights: read, not trained here"
+    assert group.toolTip(1) == "6 weights frozen in Keras (trainable = False), as the script asks: 6 of base"
+    assert not group.isExpanded()
+    assert [group.child(j).text(1) for j in range(group.childCount())] == names
+    assert all(group.child(j).text(2) == "read, not trained here: frozen" for j in range(6))
+    # the model's own variables stay rows, the separate model's greyed row stays apart
+    rows = [row.text(1) for row in v.rows()]
+    assert rows[:4] == [
+        "model.layers[0].kernel",
+        "model.layers[0].bias",
+        "model.layers[1].kernel",
+        "model.layers[1].bias",
+    ]
+    assert "target.kernel" in rows and set(names) <= set(rows)
+    assert group not in v.layers()
+    v.grab().save(str(tmp_path / "frozen_group.png"))
+
+    got, layers = [], []
+    v.variableSelected.connect(got.append)
+    v.layerSelected.connect(layers.append)
+    v.setCurrentItem(group)
+    assert got[-1] is None and layers == []  # a group of weights, not a layer to show
+    # the filter opens it while it finds weights in it, and closes it when cleared
+    v.filter.setText("layers[2]")
+    assert group.isExpanded() and not group.isHidden()
+    assert [group.child(j).isHidden() for j in range(6)] == [True] * 4 + [False] * 2
+    v.filter.clear()
+    assert not group.isExpanded()
+    # a frozen weight named elsewhere (a problem, a search) is shown in its open group
+    assert v.select_name(names[3])
+    assert group.isExpanded() and v.current_variable().name == names[3]
+
+
+def test_grouped_by_layer_a_frozen_base_stays_one_row_after_sorting(qapp):
+    r = _report(8)
+    _frozen_base(r, 4)
+    v = VariablesPanel()
+    v.set_report(r)
+    assert v.grouped
+    group = v.topLevelItem(v.topLevelItemCount() - 1)
+    assert group.text(1) == "frozen in Keras" and not group.isExpanded()
+    v.sortItems(4, Qt.SortOrder.DescendingOrder)
+    v.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # third click: the report's order
+    last = v.topLevelItem(v.topLevelItemCount() - 1)
+    assert last is group and not group.isExpanded()
+    assert all(head.isExpanded() for head in v.layers())
+
+
+def test_a_single_frozen_weight_stays_a_row_of_its_own(qapp):
+    r = _report(2)
+    _frozen_base(r, 1)
+    v = VariablesPanel()
+    v.set_report(r)
+    assert not any(v.topLevelItem(i).text(1) == "frozen in Keras" for i in range(v.topLevelItemCount()))
+    assert v.rows()[-1].text(2) == "read, not trained here: frozen"
