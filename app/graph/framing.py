@@ -4,7 +4,9 @@ some items that never drops below a readable zoom.
 The window opens on the first problem: the cut, an affected variable and the target
 when they fit at a zoom where text is :data:`READABLE_PX` pixels, else the cut and the
 variable, centred as near both as keeps the cut in view. The view is framed again when
-the window lays itself out (a resize) until the user moves it: zooming, scrolling,
+the window lays itself out (a resize of the view, not of its viewport alone: a scroll bar
+that a fit makes come or go must not fit again, or the two chase each other and the
+event loop never rests) until the user moves it: zooming, scrolling,
 expanding or navigating calls :meth:`Framing.touched`, and re-centring still queued from
 the first view is dropped. Each :class:`app.graph.view.GraphView` holds one ``Framing``.
 """
@@ -38,11 +40,14 @@ class Framing:
         self.view = view
         self.untouched = False  # a report was framed and the user has not moved the view since
         self._moves = 0
+        self._framed_at: tuple[int, int] | None = None  # the view's own size when last framed
 
     def resized(self) -> None:
         """A report opened while the window is still being laid out (or resized before the
         user has touched the view) is framed again for the viewport's real size."""
         v = self.view
+        if (v.width(), v.height()) == self._framed_at:
+            return  # the viewport alone: a scroll bar came or went with the last fit
         if self.untouched and v.hierarchy is not None and v.path is None:
             self.first_view()
 
@@ -63,6 +68,7 @@ class Framing:
         target, at a readable zoom. A healthy graph is fitted if its labels stay legible;
         a long one (ResNet's chain of blocks, wrapped into columns) shows its top left at a
         readable scale instead, as many columns across as the view holds."""
+        self._framed_at = (self.view.width(), self.view.height())
         focus = self.view.first_problem()
         if focus:
             self._fit_problem(focus)

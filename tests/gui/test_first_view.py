@@ -85,3 +85,25 @@ def test_once_the_user_zoomed_a_resize_keeps_their_view(qapp):
     QApplication.processEvents()
     assert view.transform().m11() == chosen
     assert not view.framing.untouched
+
+
+def test_a_scroll_bar_that_comes_or_goes_does_not_frame_again(qapp):
+    """A fit that makes a scroll bar appear shrinks the viewport, not the view: framing
+    again for it made the next fit drop the bar, and the two chased each other for good."""
+    from PySide6.QtCore import Qt
+
+    view = _opened_small(qapp)
+    view.resize(900, 900)
+    QApplication.processEvents()
+    framed = []
+    original = view.framing.first_view
+    view.framing.first_view = lambda: (framed.append(1), original())[1]
+    before = view.viewport().size()
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    QApplication.processEvents()
+    assert view.viewport().size() != before  # the viewport did shrink
+    assert framed == [] and view.framing.untouched
+    view.resize(700, 800)  # the view itself: framed again
+    QApplication.processEvents()
+    assert framed
