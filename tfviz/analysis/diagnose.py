@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfviz import __version__
+from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.engine import layerscopes
 from tfviz.engine.eagerstream import Stream, stream_trace
 from tfviz.engine.flow import union_region
@@ -230,13 +231,19 @@ def _analyze(
             )
             loss, eager, tape, copied = None, None, None, None
             made_before = recorder.made  # variables the call makes were built lazily by it
+            # What a program's step makes when tfviz runs it again is made anew at each call:
+            # the program's first run built every variable it keeps (analysis.fresh).
+            remade: list[tuple[Any, Any]] = []
             if not graph_step:
                 report_step("calling the target", 0.3)
                 # A target's call is copied into a graph as it runs (eagerstream): the trace
                 # below is then needed only where the copy cannot stand for it.
-                loss, eager, tape, copied = _first_call(
-                    step_.fn, step_.name, path, capture, step_.watch(), copy=mode == "target"
-                )
+                with variables_made() as made:
+                    loss, eager, tape, copied = _first_call(
+                        step_.fn, step_.name, path, capture, step_.watch(), copy=mode == "target"
+                    )
+                if mode == "program":  # a target's first call builds its layers lazily
+                    remade += made
             # else the program runs this step as a graph (tf.function, Keras fit): the trace
             # below is its truth, and an eager pass would only add the time and the memory of
             # a second forward pass (ResNet50's step twice over).
@@ -289,7 +296,11 @@ def _analyze(
         if done is None:
             report_step("tracing the graph", 0.5)
             try:
-                done = _trace_step(step_, found, recorder, capture)
+                with variables_made() as made:
+                    try:
+                        done = _trace_step(step_, found, recorder, capture)
+                    finally:
+                        remade += made
             except Exception as exc:  # noqa: BLE001 - untraceable user code
                 trace_error = error_from_exception(
                     exc, f"'{step_.name}' cannot be traced by tf.function", path
@@ -299,7 +310,16 @@ def _analyze(
         if eager is None:
             # The program runs this step as a graph (tf.function, Keras fit): the
             # traced verdict is its truth. Untraceable: fall back to an eager call.
-            eager = traced.truth if traced is not None else _eager_again(step_, path, capture, tf_vars)
+            if traced is not None:
+                eager = traced.truth
+            else:
+                with variables_made() as made:
+                    try:
+                        eager = _eager_again(step_, path, capture, tf_vars)
+                    finally:
+                        remade += made
+        if mode == "program":
+            refuse_fresh(remade, {id(v) for v in tf_vars}, "step", path)
         lap("trace")
         report_step("checking gradients", 0.8)
         prober = Prober()
