@@ -37,7 +37,7 @@ from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks, readouts
 from tfviz.program.launch import run_program
-from tfviz.program.sources import name_sources
+from tfviz.program.sources import name_sources, tape_keys
 from tfviz.program.training import frozen_training, review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
 from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
@@ -348,6 +348,7 @@ def _analyze(
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
+        _watch_hints(report, found, not_watched(found, step_.capture))
         if traced is not None:
             with capture.active():
                 explain_nan_inputs(report, traced.og.g, step_.fn)
@@ -565,10 +566,52 @@ def _trace_step(
     into the graph and recording the layers' scopes; raises what the trace raises."""
     frozen: list[FrozenCopy] = []
     step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
-    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn)
+    unwatched = not_watched(found, step_.capture)
+    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
-        traced = trace(step_.fn, [f.tf_variable for f in found], linker)
+        traced = trace(
+            step_.fn, [f.tf_variable for f in found], linker, unwatched={id(f.tf_variable) for f in unwatched}
+        )
     return _Traced(traced, linker.region, frozen, scopes)
+
+
+def _watch_hints(report: Report, found: list[FoundVariable], unwatched: list[FoundVariable]) -> None:
+    """The hint of a problem whose variables the step's tape never watched: the fix is where
+    the variable is made, or a ``tape.watch``, not computing it inside the block."""
+    variables = {f.path: f for f in unwatched}
+    tensors = {f.path for f in found if not getattr(f.tf_variable, "watched", True)}
+    for p in report.problems:
+        if p.kind != Kind.OUTSIDE_TAPE or not p.variables:
+            continue
+        if all(v in variables for v in p.variables):
+            made = variables[p.variables[0]].source
+            at = f" (line {made.line})" if made is not None and made.line else ""
+            p.hint = (
+                f"Make it trainable where it is made{at}: tf.Variable(..., trainable=True); or, to"
+                f" differentiate it while it stays untrained, call tape.watch({p.variables[0]})"
+                " inside the `with tf.GradientTape()` block."
+            )
+        elif all(v in tensors for v in p.variables):
+            p.hint = f"Call tape.watch({p.variables[0]}) inside the `with tf.GradientTape()` block."
+
+
+def not_watched(found: list[FoundVariable], capture: Any) -> list[FoundVariable]:
+    """The sources the step's own tape never watched: variables made with
+    ``trainable=False``, which a tape watches only when told to (``tape.watch``), so
+    TensorFlow gives them no gradient however the loss reads them."""
+    import tensorflow as tf
+
+    watched = getattr(capture, "watched", None)
+    if watched is None:  # no tape (tf.gradients), or not a program's step
+        return []
+    return [
+        f
+        for f in found
+        if isinstance(f.tf_variable, tf.Variable)
+        and not f.tf_variable.trainable
+        # by identity alone: unnamed variables share the name "Variable"
+        and not {k for k in tape_keys(f.tf_variable) if not isinstance(k, str)} & watched
+    ]
 
 
 @dataclass
@@ -746,8 +789,10 @@ class _Linker:
         frozen: list[FrozenCopy],
         fn: Any = None,
         copied: bool = False,
+        unwatched: Sequence[FoundVariable] = (),
     ) -> None:
         self.found = found
+        self.unwatched = {id(f) for f in unwatched}
         self.fn = fn  # the step: the tensors its run made for live sources
         self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
         self.recorder = recorder
@@ -856,14 +901,22 @@ class _Linker:
                     message=copy.describe(),
                 )
         for f in self.found:
-            if not getattr(f.tf_variable, "watched", True) and var_node(f) in g:
-                for _, _nid, e in g.out_edges(var_node(f), data=True):
-                    e.update(
-                        status=Kind.OUTSIDE_TAPE,
-                        status_fixed=True,
-                        message=f"the tape never watches {f.path}: tape.watch({f.path}) is"
-                        " missing, and a tape follows a tensor only once it is told to",
-                    )
+            if var_node(f) not in g:
+                continue
+            if id(f) in self.unwatched:
+                why = (
+                    f"{f.path} is not trainable (trainable=False), so the tape never watches it:"
+                    " a tape watches only trainable variables on its own"
+                )
+            elif not getattr(f.tf_variable, "watched", True):
+                why = (
+                    f"the tape never watches {f.path}: tape.watch({f.path}) is missing, and a"
+                    " tape follows a tensor only once it is told to"
+                )
+            else:
+                continue
+            for _, _nid, e in g.out_edges(var_node(f), data=True):
+                e.update(status=Kind.OUTSIDE_TAPE, status_fixed=True, message=why)
         region = union_region(g, [var_node(f) for f in self.found], og.target)
         self.region = region
         return region

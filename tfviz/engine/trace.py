@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,9 +301,11 @@ def trace(
     fn: Callable[..., Any],
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
+    unwatched: Collection[int] = (),
 ) -> Trace:
     """Trace ``fn`` with gradients; ``link_variables`` adds variable nodes and
-    returns the nodes on any variable-to-target path.
+    returns the nodes on any variable-to-target path. The variables of ``unwatched`` (ids)
+    are not watched, as the step's own tape did not watch them (``trainable=False``).
 
     Calling a nested tf.function while a tape watches builds its gradient
     right away, so a broken gradient can raise in the forward call. Then
@@ -312,7 +314,7 @@ def trace(
     """
 
     try:
-        return _trace_once(fn, tf_vars, link_variables, taped=True)
+        return _trace_once(fn, tf_vars, link_variables, taped=True, unwatched=unwatched)
     except _TapeForwardError as err:
         traced = _trace_once(fn, tf_vars, link_variables, taped=False)
         traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
@@ -324,6 +326,7 @@ def _trace_once(
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
     taped: bool,
+    unwatched: Collection[int] = (),
 ) -> Trace:
     import tensorflow as tf
 
@@ -334,7 +337,7 @@ def _trace_once(
         if taped:
             try:
                 with tf.GradientTape(watch_accessed_variables=False) as tape:
-                    tape.watch(watchable(tf_vars))
+                    tape.watch([v for v in watchable(tf_vars) if id(v) not in unwatched])
                     loss = as_value(converted())
             except Exception as exc:
                 if raising_op(exc) is None:

@@ -1,0 +1,71 @@
+"""A variable made with ``trainable=False`` that the step asks the gradient of.
+
+A tape watches only trainable variables on its own, so TensorFlow returns None for it
+however the loss reads it. tfviz's trace watched every source it was asked about, said
+the variable was connected, and reported the eager answer's disagreement as a case to
+report. The oracle is TensorFlow's own tape, run as the program runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_commands import tfviz
+
+UNWATCHED = ROOT / "tests" / "programs" / "unwatched"
+
+
+def _line(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def _tape_answer(watch: bool) -> tuple[bool, bool]:
+    """Whether TensorFlow gives w and b a gradient, eagerly and in a tf.function."""
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4, 1]), trainable=False)
+    b = tf.Variable(0.0)
+    x = tf.ones([2, 4])
+
+    def grads():
+        with tf.GradientTape() as tape:
+            if watch:
+                tape.watch(w)
+            loss = tf.reduce_sum(x @ w + b)
+        return [g is not None for g in tape.gradient(loss, [w, b])]
+
+    eager = grads()
+    graph = tf.function(lambda: tf.constant(grads()))().numpy().tolist()
+    assert eager == graph
+    return eager[0], eager[1]
+
+
+@pytest.mark.parametrize("name", ["nontrainable_loop.py", "nontrainable_function.py"])
+def test_a_variable_made_untrainable_is_named_as_never_watched(name, tmp_path):
+    assert _tape_answer(watch=False) == (False, True)
+    path = UNWATCHED / name
+    done = tfviz("check", str(path), "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    by_name = {v["name"]: v for v in report["variables"]}
+    assert by_name["w"]["status"] == "disconnected" and by_name["w"]["kind"] == "outside_tape"
+    assert by_name["b"]["status"] == "connected"
+    (p,) = report["problems"]
+    assert p["kind"] == "outside_tape" and p["variables"] == ["w"]
+    assert "w is not trainable (trainable=False), so the tape never watches it" in p["message"]
+    made = _line(path, "w = tf.Variable(")
+    assert f"Make it trainable where it is made (line {made})" in p["hint"] and "tape.watch(w)" in p["hint"]
+    assert p["source"]["line"] == _line(path, "loss = tf.reduce_mean")
+
+
+def test_an_untrainable_variable_the_step_watches_itself_gets_its_gradient(tmp_path):
+    assert _tape_answer(watch=True) == (True, True)
+    done = tfviz("check", str(UNWATCHED / "watched_on_purpose.py"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert {v["name"]: v["status"] for v in report["variables"]} == {"w": "connected", "b": "connected"}
+    assert report["problems"] == []
