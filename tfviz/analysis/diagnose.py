@@ -38,7 +38,7 @@ from tfviz.errors import AnalysisError
 from tfviz.program import hooks, readouts
 from tfviz.program.launch import run_program
 from tfviz.program.sources import name_sources, tape_keys
-from tfviz.program.training import frozen_training, review
+from tfviz.program.training import frozen_training, reused_tape, review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
 from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
 from tfviz.script import notebook
@@ -342,7 +342,7 @@ def _analyze(
             ReadNotTrained(name=name, reason=FROZEN_REASON, tf_name=keras_path)
             for name, keras_path in thaw.skipped.values()
         )
-        untrainable = frozen_training(step_.capture, thaw.skipped)
+        untrainable = frozen_training(step_.capture, thaw.skipped) + reused_tape(step_.capture, found)
         report.problems.extend(untrainable)
         report.ok = report.ok and not untrainable
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfviz.errors import AnalysisError
+from tfviz.program.sources import base_variable
 from tfviz.report import Source
 from tfviz.script.discover import FoundVariable
 
@@ -100,6 +101,27 @@ class StepCapture:
     frozen_training: list[FrozenTraining] = field(default_factory=list)
     #: which of the program's gradient computations this is, counted from 1
     count: int = 0
+    #: the step's tape (its id) and whether it is persistent
+    tape_id: int | None = None
+    tape_persistent: bool = True
+    #: a later gradient call on that tape, when it is not persistent: where it asks, and the
+    #: ids of what it asks for (TensorFlow raises there: one set of gradients per tape)
+    reused_at: Source | None = None
+    reused_for: set[int] = field(default_factory=set)
+
+    def gradient_again(self, hit: Any, where: Source | None) -> None:
+        """The program asks ``hit`` after the step's own gradient call: on the step's tape,
+        when it is not persistent, TensorFlow raises there."""
+        import tensorflow as tf
+
+        if (
+            self.reused_at is None
+            and hit.tape is not None
+            and id(hit.tape) == self.tape_id
+            and not self.tape_persistent
+        ):
+            self.reused_at = where
+            self.reused_for = {id(base_variable(s)) for s in tf.nest.flatten(hit.sources)}
 
     def stand_ins(self, hit: Any) -> Any:
         import tensorflow as tf

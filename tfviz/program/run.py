@@ -160,6 +160,8 @@ class RunHandler:
 
     @_final
     def gradient(self, hit: hooks.Hit, original: Callable[[], Any]) -> Any:
+        if self.pending is not None and self._may_stop():
+            self.pending.gradient_again(hit, user_line())
         self._stop_if_pending()
         self._count(hit)
         if self.pending is None:
@@ -673,10 +675,14 @@ class RunHandler:
             captured.read_in_graph = handles_captured()
         captured.distributed = bool(tf.distribute.has_strategy())
         if hit.tape is not None:
+            captured.tape_id = id(hit.tape)
+            captured.tape_persistent = bool(getattr(hit.tape, "_persistent", True))
             captured.watched_variables = list(hit.tape.watched_variables())
             captured.watched = {key for v in captured.watched_variables for key in tape_keys(v)}
             if start is not None:
-                captured.tape_at = start.where or frame_source(start.frame)
+                # the line the tape was opened at: its frame has moved on since
+                filename = start.frame.f_code.co_filename
+                captured.tape_at = start.where or Source(filename, start.line, code_at(filename, start.line))
         captured.listings = list(self.listings.values())
         captured.frozen_training = list(self.frozen_training.values())
         return captured

@@ -495,3 +495,37 @@ def frozen_training(capture: Any, frozen: dict[int, tuple[str, str]]) -> list[Pr
             )
         )
     return problems
+
+
+#: TensorFlow's words when a tape that is not persistent is asked a second time
+REUSED_TAPE = "A non-persistent GradientTape can only be used to compute one set of gradients"
+
+
+def reused_tape(capture: Any, found: list[FoundVariable]) -> list[Problem]:
+    """An error where the program asks the step's tape for gradients a second time and the
+    tape is not persistent: TensorFlow raises there, so what that call asks for is never
+    trained (:meth:`~tfviz.program.capture.StepCapture.gradient_again`)."""
+    where = getattr(capture, "reused_at", None)
+    if where is None:
+        return []
+    opened = f" opened at line {capture.tape_at.line}" if capture.tape_at is not None else ""
+    asked = [f.path for f in found if id(base_variable(f.tf_variable)) in capture.reused_for]
+    return [
+        Problem(
+            kind=Kind.NOT_TRAINED,
+            severity=Severity.ERROR,
+            op="",
+            op_type="",
+            message=(
+                f"the step asks the tape{opened} for gradients a second time, and that tape is not"
+                f' persistent: TensorFlow raises RuntimeError here ("{REUSED_TAPE}"), so the'
+                " program stops before it trains anything"
+            ),
+            variables=asked,
+            source=where,
+            hint=(
+                "Ask for every gradient in one call (tape.gradient(loss, a + b), then split the"
+                " list), or open the tape with tf.GradientTape(persistent=True) and del it after."
+            ),
+        )
+    ]
