@@ -69,3 +69,33 @@ def test_an_untrainable_variable_the_step_watches_itself_gets_its_gradient(tmp_p
     report = json.loads(done.stdout)
     assert {v["name"]: v["status"] for v in report["variables"]} == {"w": "connected", "b": "connected"}
     assert report["problems"] == []
+
+
+def test_a_tape_told_to_watch_nothing_of_the_model_cuts_every_variable_in_one_problem(tmp_path):
+    import tensorflow as tf
+
+    path = UNWATCHED / "told_nothing.py"
+    script: dict = {}
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        exec(compile(path.read_text(), str(path), "exec"), script)  # noqa: S102 - as python runs it
+    model, x, y = script["model"], script["x"], script["y"]
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(x)
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    assert all(g is None for g in tape.gradient(loss, model.trainable_variables))  # TensorFlow's answer
+
+    done = tfviz("check", str(path), "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert {v["status"] for v in report["variables"]} == {"disconnected"}
+    assert {v["kind"] for v in report["variables"]} == {"outside_tape"}
+    (p,) = report["problems"]  # one problem, not one per variable, and no disagreement
+    assert len(p["variables"]) == 4 and p["source"]["line"] == _line(path, "loss = tf.reduce_mean")
+    assert "watch_accessed_variables=False" in p["message"] and "tape.watch" in p["hint"]
+
+
+def test_a_tape_told_to_watch_the_model_is_healthy(tmp_path):
+    done = tfviz("check", str(UNWATCHED / "told_the_model.py"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert {v["status"] for v in report["variables"]} == {"connected"} and report["problems"] == []

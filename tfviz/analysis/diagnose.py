@@ -240,7 +240,13 @@ def _analyze(
                 # below is then needed only where the copy cannot stand for it.
                 with variables_made() as made:
                     loss, eager, tape, copied = _first_call(
-                        step_.fn, step_.name, path, capture, step_.watch(), copy=mode == "target"
+                        step_.fn,
+                        step_.name,
+                        path,
+                        capture,
+                        step_.watch(),
+                        copy=mode == "target",
+                        automatic=step_.automatic(),
                     )
                 if mode == "program":  # a target's first call builds its layers lazily
                     remade += made
@@ -443,12 +449,19 @@ class _Step:
         return list(self.fixed) if self.fixed is not None else find_variables(self.module, self.objects())
 
     def watch(self) -> list[Any]:
-        """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway."""
+        """Tensor sources (``tape.watch(x)`` in the program); variables are watched anyway,
+        but by a tape opened with ``watch_accessed_variables=False``: then those the program's
+        tape watched."""
         import tensorflow as tf
 
-        return watchable(
+        told = [] if self.automatic() else list(getattr(self.capture, "watched_variables", ()))
+        return told + watchable(
             [f.tf_variable for f in self.fixed or () if not isinstance(f.tf_variable, tf.Variable)]
         )
+
+    def automatic(self) -> bool:
+        """Whether the step's tape watches the variables it reads on its own."""
+        return bool(getattr(self.capture, "tape_watches_accessed", True))
 
 
 def _identities(v: Any) -> set[int]:
@@ -569,21 +582,31 @@ def _trace_step(
     unwatched = not_watched(found, step_.capture)
     linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
-        traced = trace(
-            step_.fn, [f.tf_variable for f in found], linker, unwatched={id(f.tf_variable) for f in unwatched}
-        )
+        ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
+        traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids)
     return _Traced(traced, linker.region, frozen, scopes)
 
 
-def _watch_hints(report: Report, found: list[FoundVariable], unwatched: list[FoundVariable]) -> None:
+def _watch_hints(report: Report, found: list[FoundVariable], unwatched: dict[int, str]) -> None:
     """The hint of a problem whose variables the step's tape never watched: the fix is where
     the variable is made, or a ``tape.watch``, not computing it inside the block."""
-    variables = {f.path: f for f in unwatched}
+    variables = {f.path: f for f in found if id(f) in unwatched and not f.tf_variable.trainable}
+    told = {f.path for f in found if id(f) in unwatched and f.tf_variable.trainable}
     tensors = {f.path for f in found if not getattr(f.tf_variable, "watched", True)}
     for p in report.problems:
         if p.kind != Kind.OUTSIDE_TAPE or not p.variables:
             continue
-        if all(v in variables for v in p.variables):
+        if all(v in told for v in p.variables):
+            p.message = (
+                "the tape was opened with watch_accessed_variables=False and never told to watch"
+                " these variables (tape.watch), so it does not follow them"
+            )
+            p.hint = (
+                "Open the tape without watch_accessed_variables=False, or tell it to watch them"
+                " inside the block: tape.watch([v.value for v in model.trainable_variables]) (a Keras"
+                " 3 variable holds its tf.Variable as .value)."
+            )
+        elif all(v in variables for v in p.variables):
             made = variables[p.variables[0]].source
             at = f" (line {made.line})" if made is not None and made.line else ""
             p.hint = (
@@ -593,25 +616,44 @@ def _watch_hints(report: Report, found: list[FoundVariable], unwatched: list[Fou
             )
         elif all(v in tensors for v in p.variables):
             p.hint = f"Call tape.watch({p.variables[0]}) inside the `with tf.GradientTape()` block."
+    # A tape told to watch nothing cuts every variable at its own read: one problem says it.
+    merged = [
+        p for p in report.problems if p.kind == Kind.OUTSIDE_TAPE and set(p.variables) <= told and p.variables
+    ]
+    for extra in merged[1:]:
+        merged[0].variables.extend(v for v in extra.variables if v not in merged[0].variables)
+        report.problems.remove(extra)
 
 
-def not_watched(found: list[FoundVariable], capture: Any) -> list[FoundVariable]:
-    """The sources the step's own tape never watched: variables made with
-    ``trainable=False``, which a tape watches only when told to (``tape.watch``), so
-    TensorFlow gives them no gradient however the loss reads them."""
+def not_watched(found: list[FoundVariable], capture: Any) -> dict[int, str]:
+    """The sources the step's own tape never watched, by the id of each, with why: a
+    variable made with ``trainable=False`` (a tape watches only trainable variables on
+    its own), or any variable of a tape opened with ``watch_accessed_variables=False`` that
+    was not told to watch it. TensorFlow gives them no gradient however the loss reads them."""
     import tensorflow as tf
 
     watched = getattr(capture, "watched", None)
     if watched is None:  # no tape (tf.gradients), or not a program's step
-        return []
-    return [
-        f
-        for f in found
-        if isinstance(f.tf_variable, tf.Variable)
-        and not f.tf_variable.trainable
-        # by identity alone: unnamed variables share the name "Variable"
-        and not {k for k in tape_keys(f.tf_variable) if not isinstance(k, str)} & watched
-    ]
+        return {}
+    automatic = getattr(capture, "tape_watches_accessed", True)
+    out: dict[int, str] = {}
+    for f in found:
+        v = f.tf_variable
+        if not isinstance(v, tf.Variable):
+            continue
+        if not v.trainable:
+            # by identity alone: unnamed variables share the name "Variable"
+            if not {k for k in tape_keys(v) if not isinstance(k, str)} & watched:
+                out[id(f)] = (
+                    f"{f.path} is not trainable (trainable=False), so the tape never watches it:"
+                    " a tape watches only trainable variables on its own"
+                )
+        elif not automatic and not tape_keys(v) & watched:
+            out[id(f)] = (
+                f"the tape was opened with watch_accessed_variables=False and never told to watch"
+                f" {f.path} (tape.watch), so it does not follow it"
+            )
+    return out
 
 
 @dataclass
@@ -629,6 +671,7 @@ def _first_call(
     capture: Capture,
     watch: Sequence[Any] = (),
     copy: bool = False,
+    automatic: bool = True,
 ) -> tuple[Any, Truth | None, Any, _Copied | None]:
     """Call the target once, as the user's first call would, under a tape (with ``copy``,
     its ops copied into a graph as they run: :mod:`tfviz.engine.eagerstream`).
@@ -648,7 +691,8 @@ def _first_call(
                 if copy:
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
                     copied = _Copied(copying.enter_context(Stream()), scopes)
-                with tf.GradientTape() as tape:
+                # as the step's own tape watches (watch_accessed_variables=False: only what it was told)
+                with tf.GradientTape(watch_accessed_variables=automatic) as tape:
                     tape.watch(list(watch))
                     loss = as_value(fn())
             return loss, None, tape, copied
@@ -673,7 +717,9 @@ def _copied_step(
 
 
 def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) -> Truth:
-    loss, eager, tape, _ = _first_call(step_.fn, step_.name, path, capture, step_.watch())
+    loss, eager, tape, _ = _first_call(
+        step_.fn, step_.name, path, capture, step_.watch(), automatic=step_.automatic()
+    )
     return eager if eager is not None else eager_truth(tape, loss, tf_vars, step_.fn)
 
 
@@ -789,10 +835,10 @@ class _Linker:
         frozen: list[FrozenCopy],
         fn: Any = None,
         copied: bool = False,
-        unwatched: Sequence[FoundVariable] = (),
+        unwatched: dict[int, str] | None = None,
     ) -> None:
         self.found = found
-        self.unwatched = {id(f) for f in unwatched}
+        self.unwatched = unwatched or {}  # id of a source -> why the step's tape never watched it
         self.fn = fn  # the step: the tensors its run made for live sources
         self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
         self.recorder = recorder
@@ -904,10 +950,7 @@ class _Linker:
             if var_node(f) not in g:
                 continue
             if id(f) in self.unwatched:
-                why = (
-                    f"{f.path} is not trainable (trainable=False), so the tape never watches it:"
-                    " a tape watches only trainable variables on its own"
-                )
+                why = self.unwatched[id(f)]
             elif not getattr(f.tf_variable, "watched", True):
                 why = (
                     f"the tape never watches {f.path}: tape.watch({f.path}) is missing, and a"

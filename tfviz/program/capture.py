@@ -104,6 +104,8 @@ class StepCapture:
     #: the step's tape (its id) and whether it is persistent
     tape_id: int | None = None
     tape_persistent: bool = True
+    #: the tape watches what it reads (not opened with watch_accessed_variables=False)
+    tape_watches_accessed: bool = True
     #: a later gradient call on that tape, when it is not persistent: where it asks, and the
     #: ids of what it asks for (TensorFlow raises there: one set of gradients per tape)
     reused_at: Source | None = None

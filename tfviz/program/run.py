@@ -677,6 +677,7 @@ class RunHandler:
         if hit.tape is not None:
             captured.tape_id = id(hit.tape)
             captured.tape_persistent = bool(getattr(hit.tape, "_persistent", True))
+            captured.tape_watches_accessed = bool(getattr(hit.tape, "_watch_accessed_variables", True))
             captured.watched_variables = list(hit.tape.watched_variables())
             captured.watched = {key for v in captured.watched_variables for key in tape_keys(v)}
             if start is not None:
