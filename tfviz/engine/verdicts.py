@@ -29,6 +29,8 @@ from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphdoc import graph_doc
 from tfviz.engine.trace import Trace, Truth, value_norms
 from tfviz.engine.zeros import (
+    STEPWISE,
+    STEPWISE_HINT,
     branch_text,
     cancel_text,
     cancelling_join,
@@ -490,6 +492,7 @@ def _zero_verdict(
                 name,
                 g.nodes[x].get("source"),
                 severity=Severity.WARNING,
+                hint=STEPWISE_HINT if g.nodes[x]["type"] in STEPWISE else None,
             )
         more = f" (and {len(culprits) - 1} more)" if len(culprits) > 1 else ""
         return culprits, sentence(

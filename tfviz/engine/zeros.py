@@ -38,6 +38,16 @@ WHY: dict[str, str] = {
     "Ceil": "its gradient is zero everywhere",
 }
 
+#: ops whose gradient is zero wherever it is defined: nothing before them ever trains
+STEPWISE = frozenset({"Sign", "Floor", "Ceil"})
+#: what to do about an op of :data:`STEPWISE`, where the general hint (a dead ReLU, a zero
+#: factor) does not apply
+STEPWISE_HINT = (
+    "Its gradient is zero wherever it is defined, so nothing before it trains: train through"
+    " a straight-through estimator, x + tf.stop_gradient(tf.sign(x) - x), or a smooth"
+    " stand-in (tf.tanh(x / t)) in place of the step function."
+)
+
 
 #: ops that read a variable's value
 READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
