@@ -42,7 +42,10 @@ def test_a_layer_made_in_call_is_named_at_its_line_as_never_trained(tmp_path):
 
     done = tfviz("check", str(path), cwd=tmp_path)
     assert done.returncode == 2 and not done.stdout
-    assert f"layer_in_call.py:{_line(path, 'return head(h)')}: the step creates tf.Variable" in done.stderr
+    assert (
+        f"layer_in_call.py:{_line(path, 'return head(h)')}: the step creates a Dense layer's kernel anew"
+        in done.stderr
+    )
     assert "so training never updates it" in done.stderr and "__init__" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -55,7 +58,7 @@ def test_a_variable_made_in_a_tf_function_step_is_named_at_its_line(tmp_path):
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
     assert error["line"] == _line(path, "w = tf.Variable(") and error["file"] == str(path)
-    assert error["message"].startswith("the step creates tf.Variable 'Variable' each time it runs")
+    assert error["message"].startswith("the step creates tf.Variable 'Variable' anew each time it runs")
     assert "tf.function refuses it" in error["message"] and "Traceback" not in done.stderr
 
 
@@ -73,4 +76,4 @@ def test_a_model_its_first_step_builds_is_not_refused(name, tmp_path):
     path = ROOT / "tests" / "programs" / "corpus" / name
     done = tfviz("check", str(path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "gradients flow" in done.stdout and "creates tf.Variable" not in done.stderr
+    assert "gradients flow" in done.stdout and "anew each time it runs" not in done.stderr

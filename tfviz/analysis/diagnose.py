@@ -233,7 +233,7 @@ def _analyze(
             made_before = recorder.made  # variables the call makes were built lazily by it
             # What a program's step makes when tfviz runs it again is made anew at each call:
             # the program's first run built every variable it keeps (analysis.fresh).
-            remade: list[tuple[Any, Any]] = []
+            remade: list[tuple[Any, Any, str]] = []
             if not graph_step:
                 report_step("calling the target", 0.3)
                 # A target's call is copied into a graph as it runs (eagerstream): the trace
