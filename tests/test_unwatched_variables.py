@@ -99,3 +99,18 @@ def test_a_tape_told_to_watch_the_model_is_healthy(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert {v["status"] for v in report["variables"]} == {"connected"} and report["problems"] == []
+
+
+def test_a_keras_variable_handed_to_tape_watch_is_said_in_one_line_with_what_to_watch(tmp_path):
+    path = UNWATCHED / "watch_keras_variables.py"
+    with pytest.raises(ValueError, match="of type 'Variable', not tf.Tensor or tf.Variable"):
+        exec(compile(path.read_text(), str(path), "exec"), {})  # noqa: S102 - as python runs it
+    done = tfviz("check", str(path), cwd=tmp_path)
+    assert done.returncode == 2 and not done.stdout
+    first = done.stderr.splitlines()[0]
+    assert first.endswith(
+        f"watch_keras_variables.py:{_line(path, 'tape.watch(')}: the program raised before its first gradient"
+        " computation: ValueError: tape.watch was handed Keras variable 'sequential/dense/kernel', which is"
+        " not a tf.Variable (Keras 3): watch the tf.Variable it holds, [v.value for v in"
+        " model.trainable_variables]"
+    )

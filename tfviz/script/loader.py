@@ -153,12 +153,37 @@ def error_from_exception(exc: BaseException, what: str, path: str | None = None)
         first = f"{type(exc).__name__}: {first}"
     if isinstance(exc, EOFError):
         first += " (the script asked for input; tfviz runs it with an empty stdin)"
+    first = _keras_variable_watched(str(exc)) or first
     return AnalysisError(
         f"{what}: {first}",
         file=src.file if src else path,
         line=src.line if src else None,
         code=code_at(src.file, src.line) if src else "",
         detail=(user_tb + detail) if user_tb else detail,
+    )
+
+
+_KERAS_WATCHED = re.compile(
+    r"Passed in object <Variable path=([^,>]+).*of type 'Variable', not tf\.Tensor", re.S
+)
+
+
+def _keras_variable_watched(text: str) -> str:
+    """What TensorFlow says, without the variable's values, when ``tape.watch`` is handed
+    a Keras 3 variable (``tape.watch(model.trainable_variables)``, as Keras 2 allowed),
+    and what to watch instead; "" for any other error.
+
+    >>> _keras_variable_watched("Passed in object <Variable path=d/kernel, shape=(2,), value=[1 2]> "
+    ...     "of type 'Variable', not tf.Tensor or tf.Variable or ExtensionType.")[:60]
+    "ValueError: tape.watch was handed Keras variable 'd/kernel',"
+    """
+    m = _KERAS_WATCHED.search(text)
+    if m is None:
+        return ""
+    return (
+        f"ValueError: tape.watch was handed Keras variable '{m.group(1)}', which is not a"
+        " tf.Variable (Keras 3): watch the tf.Variable it holds, [v.value for v in"
+        " model.trainable_variables]"
     )
 
 
