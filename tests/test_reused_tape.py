@@ -47,3 +47,19 @@ def test_a_persistent_tape_asked_twice_is_no_problem(tmp_path):
     done = tfviz("check", str(path), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["problems"] == []
+
+
+def test_a_gradient_taken_inside_another_recording_tape_says_the_training_step_is_later(tmp_path):
+    """MAML's inner gradient is computation 1; the outer tape records it and differentiates
+    through it in computation 2, the meta step. TensorFlow: both give w and b a gradient."""
+    path = TAPES / "maml_inner_step.py"
+    runpy.run_path(str(path))
+    first = json.loads(tfviz("check", str(path), "--json", cwd=tmp_path).stdout)
+    assert first["target"] == f"tape.gradient at maml_inner_step.py:{_line(path, 'inner.gradient(')}"
+    (note,) = [n for n in first["notes"] if "second order" in n]
+    assert f"the tape opened at maml_inner_step.py:{_line(path, 'as outer:')} records" in note
+    assert "computation 1" in note and "--step" in note
+    meta = tfviz("check", str(path), "--step", "2", cwd=tmp_path)
+    assert meta.returncode == 0, meta.stderr
+    assert f"step: tape.gradient at maml_inner_step.py:{_line(path, 'outer.gradient(')}" in meta.stdout
+    assert "second order" not in meta.stdout

@@ -359,6 +359,7 @@ def _analyze(
             with capture.active():
                 explain_nan_inputs(report, traced.og.g, step_.fn)
         mark_not_trained(report)  # the graph document and its exports mark it, not the window only
+        _second_order_note(report, step_.capture)
         lap("judge")
     report.script = path
     report.target = step_.name
@@ -585,6 +586,22 @@ def _trace_step(
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
         traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids)
     return _Traced(traced, linker.region, frozen, scopes)
+
+
+def _second_order_note(report: Report, capture: Any) -> None:
+    """Say so where the step's gradient is taken inside another tape that is still
+    recording: that tape differentiates through it, and the step that trains is its own
+    gradient call, which ``--step`` reaches."""
+    at = getattr(capture, "enclosing_at", None)
+    if at is None:
+        return
+    report.notes.append(
+        f"this gradient (computation {capture.count}) is taken while the tape opened at"
+        f" {os.path.basename(at.file)}:{at.line} records, and that tape differentiates through"
+        " it (second order: MAML's inner step, a gradient penalty, a Hessian-vector product);"
+        " the step that trains is that tape's own gradient call, later: pass --step with its"
+        " number, counting every gradient computation in the order the program asks for them"
+    )
 
 
 def _watch_hints(report: Report, found: list[FoundVariable], unwatched: dict[int, str]) -> None:

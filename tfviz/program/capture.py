@@ -109,6 +109,9 @@ class StepCapture:
     #: a later gradient call on that tape, when it is not persistent: where it asks, and the
     #: ids of what it asks for (TensorFlow raises there: one set of gradients per tape)
     reused_at: Source | None = None
+    #: where a tape that encloses the step's own was opened: it is still recording, so it
+    #: differentiates through this gradient (second order), and trains in a later step
+    enclosing_at: Source | None = None
     reused_for: set[int] = field(default_factory=set)
 
     def gradient_again(self, hit: Any, where: Source | None) -> None:

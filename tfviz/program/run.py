@@ -675,6 +675,7 @@ class RunHandler:
             captured.read_in_graph = handles_captured()
         captured.distributed = bool(tf.distribute.has_strategy())
         if hit.tape is not None:
+            captured.enclosing_at = self._enclosing(hit.tape, start)
             captured.tape_id = id(hit.tape)
             captured.tape_persistent = bool(getattr(hit.tape, "_persistent", True))
             captured.tape_watches_accessed = bool(getattr(hit.tape, "_watch_accessed_variables", True))
@@ -687,6 +688,23 @@ class RunHandler:
         captured.listings = list(self.listings.values())
         captured.frozen_training = list(self.frozen_training.values())
         return captured
+
+    def _enclosing(self, tape: Any, start: TapeStart | None) -> Source | None:
+        """Where the innermost tape opened before ``tape`` and still recording was opened:
+        the step's gradient is then part of that tape's computation (MAML's inner step, a
+        gradient penalty, a Hessian-vector product)."""
+        if start is None:
+            return None
+        outer = [
+            s
+            for t in hooks.open_tapes()
+            if t is not tape and (s := self.tapes.get(id(t))) is not None and s.serial < start.serial
+        ]
+        if not outer:
+            return None
+        s = max(outer, key=lambda o: o.serial)
+        filename = s.frame.f_code.co_filename
+        return s.where or Source(filename, s.line, code_at(filename, s.line))
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict[str, Any]]:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
