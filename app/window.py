@@ -526,6 +526,8 @@ class MainWindow(QMainWindow):
             self.log.note(f"diagnosed its {nth}: {report.target}")
         else:
             self.log.note(f"diagnosed {what}")
+        for note in report.notes:  # what the text report says as "note:" (a second-order step, a cell)
+            self.log.note(note)
         self._idle(f"{what} — {summary(report)}")
         self.stage.setToolTip(self.stage.text())
 

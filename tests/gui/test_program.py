@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ANALYSIS_TIMEOUT_MS, EXAMPLES, SCRIPTS
+from conftest import ANALYSIS_TIMEOUT_MS, EXAMPLES, ROOT, SCRIPTS
 from PySide6.QtCore import Qt
 from test_failures import _alive
 
@@ -242,3 +242,13 @@ def test_open_with_run_and_step_reaches_the_worker_request(qtbot, window, monkey
     window.open_script(path)  # same script, plain open: a loss() script is analyzed as its target
     window.cancel(quiet=True)
     assert sent[-1] == ((path, None), {}) and window.analysis.mode == "target"
+
+
+def test_the_reports_notes_are_in_the_log(qtbot, window):
+    """A gradient taken inside another recording tape (MAML's inner step): the text report's
+    note, that the training step is that tape's own call, is in the Log too."""
+    _open(qtbot, window, ROOT / "tests" / "programs" / "tapes" / "maml_inner_step.py", args=[])
+    report = window.analysis.report
+    assert report is not None, window.analysis.last_error
+    (note,) = [n for n in report.notes if "second order" in n]
+    assert f"── {note}" in window.log.toPlainText()
