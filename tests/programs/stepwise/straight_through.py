@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+keras.utils.set_random_seed(0)
+
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
 x = tf.random.normal([16, 4])
 y = tf.sign(tf.random.normal([16, 1]))
