@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 def main(quick: bool) -> int:
     repeats = "1" if quick else "3"
     parts = [
-        ("loss() mode, ResNet50", ["bench_check.py", "ResNet50"]),
+        ("loss() mode, ResNet50", ["bench_check.py", "ResNet50", "--repeat", repeats]),
         ("program mode, ResNet50 fit", ["bench_program.py", repeats]),
         ("warm re-run", ["bench_warm.py", repeats]),
         ("scale", ["bench_scale.py", "--repeat", repeats, *(["--quick"] if quick else [])]),
