@@ -14,6 +14,7 @@ from typing import Any
 
 from tfviz import __version__
 from tfviz.analysis.fresh import refuse_fresh, variables_made
+from tfviz.analysis.tapes import not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
 from tfviz.engine.eagerstream import Stream, stream_trace
 from tfviz.engine.flow import union_region
@@ -37,7 +38,7 @@ from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks, readouts
 from tfviz.program.launch import run_program
-from tfviz.program.sources import name_sources, tape_keys
+from tfviz.program.sources import name_sources
 from tfviz.program.training import frozen_training, reused_tape, review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
 from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
@@ -288,6 +289,7 @@ def _analyze(
             f.source = f.source or recorder.origin(capture_key(f))
         found = found + extras
         tf_vars = [f.tf_variable for f in found]
+        unwatched = not_watched(found, step_.capture)  # as the program's own tape watched
         as_graph = step_.capture is not None and step_.capture.as_graph
         done: _Traced | None = None
         if copied is not None and eager is None:
@@ -304,7 +306,7 @@ def _analyze(
             try:
                 with variables_made() as made:
                     try:
-                        done = _trace_step(step_, found, recorder, capture)
+                        done = _trace_step(step_, found, recorder, capture, unwatched)
                     finally:
                         remade += made
             except Exception as exc:  # noqa: BLE001 - untraceable user code
@@ -354,12 +356,12 @@ def _analyze(
         _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
         readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
         report.problems.extend(judge_magnitudes(report.variables, report.graph))
-        _watch_hints(report, found, not_watched(found, step_.capture))
+        watch_hints(report, found, unwatched)
         if traced is not None:
             with capture.active():
                 explain_nan_inputs(report, traced.og.g, step_.fn)
         mark_not_trained(report)  # the graph document and its exports mark it, not the window only
-        _second_order_note(report, step_.capture)
+        second_order_note(report, step_.capture)
         lap("judge")
     report.script = path
     report.target = step_.name
@@ -574,103 +576,22 @@ class _Traced:
 
 
 def _trace_step(
-    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture
+    step_: _Step,
+    found: list[FoundVariable],
+    recorder: OriginRecorder,
+    capture: Capture,
+    unwatched: dict[int, str],
 ) -> _Traced:
     """Trace the step with its gradient (:func:`~tfviz.engine.trace.trace`), linking ``found``
-    into the graph and recording the layers' scopes; raises what the trace raises."""
+    into the graph and recording the layers' scopes (``unwatched``: the sources the step's
+    tape did not watch, :func:`~tfviz.analysis.tapes.not_watched`); raises what the trace raises."""
     frozen: list[FrozenCopy] = []
     step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
-    unwatched = not_watched(found, step_.capture)
     linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
         traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids)
     return _Traced(traced, linker.region, frozen, scopes)
-
-
-def _second_order_note(report: Report, capture: Any) -> None:
-    """Say so where the step's gradient is taken inside another tape that is still
-    recording: that tape differentiates through it, and the step that trains is its own
-    gradient call, which ``--step`` reaches."""
-    at = getattr(capture, "enclosing_at", None)
-    if at is None:
-        return
-    report.notes.append(
-        f"this gradient (computation {capture.count}) is taken while the tape opened at"
-        f" {os.path.basename(at.file)}:{at.line} records, and that tape differentiates through"
-        " it (second order: MAML's inner step, a gradient penalty, a Hessian-vector product);"
-        " the step that trains is that tape's own gradient call, later: pass --step with its"
-        " number, counting every gradient computation in the order the program asks for them"
-    )
-
-
-def _watch_hints(report: Report, found: list[FoundVariable], unwatched: dict[int, str]) -> None:
-    """The hint of a problem whose variables the step's tape never watched: the fix is where
-    the variable is made, or a ``tape.watch``, not computing it inside the block."""
-    variables = {f.path: f for f in found if id(f) in unwatched and not f.tf_variable.trainable}
-    told = {f.path for f in found if id(f) in unwatched and f.tf_variable.trainable}
-    tensors = {f.path for f in found if not getattr(f.tf_variable, "watched", True)}
-    for p in report.problems:
-        if p.kind != Kind.OUTSIDE_TAPE or not p.variables:
-            continue
-        if all(v in told for v in p.variables):
-            p.message = (
-                "the tape was opened with watch_accessed_variables=False and never told to watch"
-                " these variables (tape.watch), so it does not follow them"
-            )
-            p.hint = (
-                "Open the tape without watch_accessed_variables=False, or tell it to watch them"
-                " inside the block: tape.watch([v.value for v in model.trainable_variables]) (a Keras"
-                " 3 variable holds its tf.Variable as .value)."
-            )
-        elif all(v in variables for v in p.variables):
-            made = variables[p.variables[0]].source
-            at = f" (line {made.line})" if made is not None and made.line else ""
-            p.hint = (
-                f"Make it trainable where it is made{at}: tf.Variable(..., trainable=True); or, to"
-                f" differentiate it while it stays untrained, call tape.watch({p.variables[0]})"
-                " inside the `with tf.GradientTape()` block."
-            )
-        elif all(v in tensors for v in p.variables):
-            p.hint = f"Call tape.watch({p.variables[0]}) inside the `with tf.GradientTape()` block."
-    # A tape told to watch nothing cuts every variable at its own read: one problem says it.
-    merged = [
-        p for p in report.problems if p.kind == Kind.OUTSIDE_TAPE and set(p.variables) <= told and p.variables
-    ]
-    for extra in merged[1:]:
-        merged[0].variables.extend(v for v in extra.variables if v not in merged[0].variables)
-        report.problems.remove(extra)
-
-
-def not_watched(found: list[FoundVariable], capture: Any) -> dict[int, str]:
-    """The sources the step's own tape never watched, by the id of each, with why: a
-    variable made with ``trainable=False`` (a tape watches only trainable variables on
-    its own), or any variable of a tape opened with ``watch_accessed_variables=False`` that
-    was not told to watch it. TensorFlow gives them no gradient however the loss reads them."""
-    import tensorflow as tf
-
-    watched = getattr(capture, "watched", None)
-    if watched is None:  # no tape (tf.gradients), or not a program's step
-        return {}
-    automatic = getattr(capture, "tape_watches_accessed", True)
-    out: dict[int, str] = {}
-    for f in found:
-        v = f.tf_variable
-        if not isinstance(v, tf.Variable):
-            continue
-        if not v.trainable:
-            # by identity alone: unnamed variables share the name "Variable"
-            if not {k for k in tape_keys(v) if not isinstance(k, str)} & watched:
-                out[id(f)] = (
-                    f"{f.path} is not trainable (trainable=False), so the tape never watches it:"
-                    " a tape watches only trainable variables on its own"
-                )
-        elif not automatic and not tape_keys(v) & watched:
-            out[id(f)] = (
-                f"the tape was opened with watch_accessed_variables=False and never told to watch"
-                f" {f.path} (tape.watch), so it does not follow it"
-            )
-    return out
 
 
 @dataclass

@@ -1,0 +1,105 @@
+"""What the step's own tape watched, and what follows from it for the report.
+
+A tape watches the trainable variables it reads, and only what ``tape.watch`` names when
+it is opened with ``watch_accessed_variables=False``; a variable made with
+``trainable=False`` it never watches on its own. TensorFlow gives an unwatched variable no
+gradient however the loss reads it, so the replay and the trace must watch as the
+program's tape did, and the report says why and what to change. A tape that still records
+when another one's gradient is taken differentiates through that gradient (second order),
+which the report notes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tfviz.program.sources import tape_keys
+from tfviz.report import Report
+from tfviz.script.discover import FoundVariable
+from tfviz.vocabulary import Kind
+
+
+def not_watched(found: list[FoundVariable], capture: Any) -> dict[int, str]:
+    """The sources the step's own tape never watched, by the id of each, with why: a
+    variable made with ``trainable=False`` (a tape watches only trainable variables on
+    its own), or any variable of a tape opened with ``watch_accessed_variables=False`` that
+    was not told to watch it. TensorFlow gives them no gradient however the loss reads them."""
+    import tensorflow as tf
+
+    watched = getattr(capture, "watched", None)
+    if watched is None:  # no tape (tf.gradients), or not a program's step
+        return {}
+    automatic = getattr(capture, "tape_watches_accessed", True)
+    out: dict[int, str] = {}
+    for f in found:
+        v = f.tf_variable
+        if not isinstance(v, tf.Variable):
+            continue
+        if not v.trainable:
+            # by identity alone: unnamed variables share the name "Variable"
+            if not {k for k in tape_keys(v) if not isinstance(k, str)} & watched:
+                out[id(f)] = (
+                    f"{f.path} is not trainable (trainable=False), so the tape never watches it:"
+                    " a tape watches only trainable variables on its own"
+                )
+        elif not automatic and not tape_keys(v) & watched:
+            out[id(f)] = (
+                f"the tape was opened with watch_accessed_variables=False and never told to watch"
+                f" {f.path} (tape.watch), so it does not follow it"
+            )
+    return out
+
+
+def watch_hints(report: Report, found: list[FoundVariable], unwatched: dict[int, str]) -> None:
+    """The hint of a problem whose variables the step's tape never watched: the fix is where
+    the variable is made, or a ``tape.watch``, not computing it inside the block."""
+    variables = {f.path: f for f in found if id(f) in unwatched and not f.tf_variable.trainable}
+    told = {f.path for f in found if id(f) in unwatched and f.tf_variable.trainable}
+    tensors = {f.path for f in found if not getattr(f.tf_variable, "watched", True)}
+    for p in report.problems:
+        if p.kind != Kind.OUTSIDE_TAPE or not p.variables:
+            continue
+        if all(v in told for v in p.variables):
+            p.message = (
+                "the tape was opened with watch_accessed_variables=False and never told to watch"
+                " these variables (tape.watch), so it does not follow them"
+            )
+            p.hint = (
+                "Open the tape without watch_accessed_variables=False, or tell it to watch them"
+                " inside the block: tape.watch([v.value for v in model.trainable_variables]) (a Keras"
+                " 3 variable holds its tf.Variable as .value)."
+            )
+        elif all(v in variables for v in p.variables):
+            made = variables[p.variables[0]].source
+            at = f" (line {made.line})" if made is not None and made.line else ""
+            p.hint = (
+                f"Make it trainable where it is made{at}: tf.Variable(..., trainable=True); or, to"
+                f" differentiate it while it stays untrained, call tape.watch({p.variables[0]})"
+                " inside the `with tf.GradientTape()` block."
+            )
+        elif all(v in tensors for v in p.variables):
+            p.hint = f"Call tape.watch({p.variables[0]}) inside the `with tf.GradientTape()` block."
+    # A tape told to watch nothing cuts every variable at its own read: one problem says it.
+    merged = [
+        p for p in report.problems if p.kind == Kind.OUTSIDE_TAPE and set(p.variables) <= told and p.variables
+    ]
+    for extra in merged[1:]:
+        merged[0].variables.extend(v for v in extra.variables if v not in merged[0].variables)
+        report.problems.remove(extra)
+
+
+def second_order_note(report: Report, capture: Any) -> None:
+    """Say so where the step's gradient is taken inside another tape that is still
+    recording: that tape differentiates through it, and the step that trains is its own
+    gradient call, which ``--step`` reaches."""
+    at = getattr(capture, "enclosing_at", None)
+    if at is None:
+        return
+    report.notes.append(
+        f"this gradient (computation {capture.count}) is taken while the tape opened at"
+        f" {os.path.basename(at.file)}:{at.line} records, and that tape differentiates through"
+        " it (second order: MAML's inner step, a gradient penalty, a Hessian-vector product);"
+        " the step that trains is that tape's own gradient call, later: pass --step with its"
+        " number, counting every gradient computation in the order the program asks for them"
+    )
