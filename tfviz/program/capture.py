@@ -12,6 +12,7 @@ from tfviz.errors import AnalysisError
 from tfviz.program.sources import base_variable
 from tfviz.report import Source
 from tfviz.script.discover import FoundVariable
+from tfviz.script.sourcemap import code_at
 
 
 @dataclass
@@ -109,10 +110,10 @@ class StepCapture:
     #: a later gradient call on that tape, when it is not persistent: where it asks, and the
     #: ids of what it asks for (TensorFlow raises there: one set of gradients per tape)
     reused_at: Source | None = None
+    reused_for: set[int] = field(default_factory=set)
     #: where a tape that encloses the step's own was opened: it is still recording, so it
     #: differentiates through this gradient (second order), and trains in a later step
     enclosing_at: Source | None = None
-    reused_for: set[int] = field(default_factory=set)
 
     def gradient_again(self, hit: Any, where: Source | None) -> None:
         """The program asks ``hit`` after the step's own gradient call: on the step's tape,
@@ -197,3 +198,10 @@ class TapeStart:
     where: Source | None = None
     #: how many tapes the program had entered before this one
     serial: int = 0
+
+    def opened_at(self) -> Source:
+        """The line the tape was opened at (its ``with``): the frame has moved on since."""
+        if self.where is not None:
+            return self.where
+        filename = self.frame.f_code.co_filename
+        return Source(filename, self.line, code_at(filename, self.line))

@@ -54,7 +54,7 @@ from tfviz.program.watch import Watch
 from tfviz.report import Source
 from tfviz.script.loader import read_source
 from tfviz.script.scriptinfo import TF1_REFUSAL
-from tfviz.script.sourcemap import code_at, is_user_file
+from tfviz.script.sourcemap import is_user_file
 
 
 def _graph_step(model: Any) -> Any:
@@ -651,11 +651,7 @@ class RunHandler:
         sources = name_sources(objs, ns, local_names([o for o, _ in objs]))
         if inert:
             if start is not None:
-                where = Source(
-                    start.frame.f_code.co_filename,
-                    start.line,
-                    code_at(start.frame.f_code.co_filename, start.line),
-                )
+                where = start.opened_at()
             err = hit.error
             desc = f"{type(err).__name__} while a GradientTape recorded"
         else:
@@ -682,9 +678,7 @@ class RunHandler:
             captured.watched_variables = list(hit.tape.watched_variables())
             captured.watched = {key for v in captured.watched_variables for key in tape_keys(v)}
             if start is not None:
-                # the line the tape was opened at: its frame has moved on since
-                filename = start.frame.f_code.co_filename
-                captured.tape_at = start.where or Source(filename, start.line, code_at(filename, start.line))
+                captured.tape_at = start.opened_at()
         captured.listings = list(self.listings.values())
         captured.frozen_training = list(self.frozen_training.values())
         return captured
@@ -702,9 +696,7 @@ class RunHandler:
         ]
         if not outer:
             return None
-        s = max(outer, key=lambda o: o.serial)
-        filename = s.frame.f_code.co_filename
-        return s.where or Source(filename, s.line, code_at(filename, s.line))
+        return max(outer, key=lambda o: o.serial).opened_at()
 
     def _block_replay(self, hit: hooks.Hit, inert: bool) -> tuple[Callable[[], Any], dict[str, Any]]:
         start = self.tapes.get(id(hit.tape)) if hit.tape is not None else None
