@@ -12,6 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "resources" / "examples"
 
 
+def line_of(path: Path, text: str) -> int:
+    """The number of the first line of ``path`` that contains ``text``: what a report
+    should point at, found in the program itself rather than written as a number."""
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
 def default_sigint() -> None:
     """``preexec_fn`` for a child a test sends SIGINT: a shell's background job
     ignores SIGINT, its children inherit that, and the signal would do nothing."""

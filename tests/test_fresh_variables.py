@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import json
 import runpy
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, line_of
 from tests.test_commands import tfviz
 
 FRESH = ROOT / "tests" / "programs" / "fresh"
-
-
-def _line(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
 
 
 def test_a_layer_made_in_call_is_named_at_its_line_as_never_trained(tmp_path):
@@ -43,21 +38,21 @@ def test_a_layer_made_in_call_is_named_at_its_line_as_never_trained(tmp_path):
     done = tfviz("check", str(path), cwd=tmp_path)
     assert done.returncode == 2 and not done.stdout
     assert (
-        f"layer_in_call.py:{_line(path, 'return head(h)')}: the step creates a Dense layer's kernel anew"
+        f"layer_in_call.py:{line_of(path, 'return head(h)')}: the step creates a Dense layer's kernel anew"
         in done.stderr
     )
     assert "so training never updates it" in done.stderr and "__init__" in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_a_variable_made_in_a_tf_function_step_is_named_at_its_line(tmp_path):
+def test_a_variable_made_in_a_tf_function_step_is_named_at_itsline_of(tmp_path):
     path = FRESH / "variable_in_function.py"
     with pytest.raises(ValueError, match="singleton tf.Variables"):
         runpy.run_path(str(path))
     done = tfviz("check", str(path), "--json", cwd=tmp_path)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
-    assert error["line"] == _line(path, "w = tf.Variable(") and error["file"] == str(path)
+    assert error["line"] == line_of(path, "w = tf.Variable(") and error["file"] == str(path)
     assert error["message"].startswith("the step creates tf.Variable 'Variable' anew each time it runs")
     assert "tf.function refuses it" in error["message"] and "Traceback" not in done.stderr
 

@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import json
 import runpy
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, line_of
 from tests.test_commands import tfviz
 from tfviz.program.training import REUSED_TAPE
 
 TAPES = ROOT / "tests" / "programs" / "tapes"
 
 
-def _line(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
-
-
 @pytest.mark.parametrize("name", ["asked_twice.py", "asked_twice_function.py"])
-def test_a_second_call_on_a_tape_that_is_not_persistent_is_an_error_at_its_line(name, tmp_path):
+def test_a_second_call_on_a_tape_that_is_not_persistent_is_an_error_at_itsline_of(name, tmp_path):
     path = TAPES / name
     with pytest.raises(RuntimeError, match=REUSED_TAPE):
         runpy.run_path(str(path))
@@ -35,8 +30,8 @@ def test_a_second_call_on_a_tape_that_is_not_persistent_is_an_error_at_its_line(
     report = json.loads(done.stdout)
     (p,) = report["problems"]
     assert p["kind"] == "not_trained" and p["severity"] == "error"
-    assert p["source"]["line"] == _line(path, "g2 = tape.gradient(")
-    assert f"the tape opened at line {_line(path, 'with tf.GradientTape()')}" in p["message"]
+    assert p["source"]["line"] == line_of(path, "g2 = tape.gradient(")
+    assert f"the tape opened at line {line_of(path, 'with tf.GradientTape()')}" in p["message"]
     assert REUSED_TAPE in p["message"] and "persistent=True" in p["hint"]
     assert p["variables"] == ["dec.layers[0].kernel", "dec.layers[0].bias"]
 
@@ -55,11 +50,11 @@ def test_a_gradient_taken_inside_another_recording_tape_says_the_training_step_i
     path = TAPES / "maml_inner_step.py"
     runpy.run_path(str(path))
     first = json.loads(tfviz("check", str(path), "--json", cwd=tmp_path).stdout)
-    assert first["target"] == f"tape.gradient at maml_inner_step.py:{_line(path, 'inner.gradient(')}"
+    assert first["target"] == f"tape.gradient at maml_inner_step.py:{line_of(path, 'inner.gradient(')}"
     (note,) = [n for n in first["notes"] if "second order" in n]
-    assert f"the tape opened at maml_inner_step.py:{_line(path, 'as outer:')} records" in note
+    assert f"the tape opened at maml_inner_step.py:{line_of(path, 'as outer:')} records" in note
     assert "computation 1" in note and "--step" in note
     meta = tfviz("check", str(path), "--step", "2", cwd=tmp_path)
     assert meta.returncode == 0, meta.stderr
-    assert f"step: tape.gradient at maml_inner_step.py:{_line(path, 'outer.gradient(')}" in meta.stdout
+    assert f"step: tape.gradient at maml_inner_step.py:{line_of(path, 'outer.gradient(')}" in meta.stdout
     assert "second order" not in meta.stdout

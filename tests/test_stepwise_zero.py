@@ -5,17 +5,12 @@ estimator, not the dead-ReLU advice. TensorFlow's tape is the oracle."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, line_of
 from tests.test_commands import tfviz
 from tests.test_program_mode import _norm, theirs, truth
 
 STEPWISE = ROOT / "tests" / "programs" / "stepwise"
-
-
-def _line(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
 
 
 def _ours(report: dict) -> dict[str, str]:
@@ -37,7 +32,7 @@ def test_sign_on_the_path_zeroes_every_gradient_and_points_at_a_straight_through
     assert _ours(report) == tf_says
     (p,) = report["problems"]
     assert p["kind"] == "zero" and p["op_type"] == "Sign"
-    assert p["source"]["line"] == _line(path, "pred = tf.sign(")
+    assert p["source"]["line"] == line_of(path, "pred = tf.sign(")
     assert "straight-through" in p["hint"] and "ReLU" not in p["hint"]
 
 

@@ -11,26 +11,21 @@ from __future__ import annotations
 
 import json
 import runpy
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, line_of
 from tests.test_commands import tfviz
 from tests.test_program_mode import _norm, analyzed, ours, theirs, truth
 
 UNUSED = ROOT / "tests" / "programs" / "unused"
 
 
-def _line(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
-
-
 def test_a_loss_computed_in_numpy_names_where_the_values_stop_and_what_the_loss_is_made_from():
     path = UNUSED / "numpy_loss_loop.py"
     report = analyzed(path)
     assert ours(report) == theirs(truth(path)) == {"w": "disconnected", "b": "disconnected"}
-    stop, made = _line(path, ".numpy()"), _line(path, "tf.constant(np.mean")
+    stop, made = line_of(path, ".numpy()"), line_of(path, "tf.constant(np.mean")
     for v in report.variables:
         assert v.kind == "not_read"
         assert v.explanation == (
@@ -63,8 +58,8 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     by_name = {v["name"]: v for v in report["variables"]}
     assert by_name["w"]["status"] == "connected" and by_name["scale"]["status"] == "disconnected"
     (p,) = report["problems"]
-    assert p["source"]["line"] == _line(path, "penalty = ") and p["variables"] == ["scale"]
-    assert f"computed from Mean 'Mean' (line {_line(path, 'fit = ')}) instead" in p["message"]
+    assert p["source"]["line"] == line_of(path, "penalty = ") and p["variables"] == ["scale"]
+    assert f"computed from Mean 'Mean' (line {line_of(path, 'fit = ')}) instead" in p["message"]
 
     example = ROOT / "resources" / "examples" / "kind_not_read.py"
     done = tfviz("check", str(example), "--json", cwd=tmp_path)
@@ -83,7 +78,7 @@ def test_a_variable_list_read_before_the_model_was_built_is_named_as_why_nothing
         exec(compile(path.read_text(), str(path), "exec"), script)  # noqa: S102 - as python runs it
     assert script["params"] == [] and len(script["model"].trainable_variables) == 4
     assert done.returncode == 2 and not done.stdout
-    read = _line(path, "params = model.trainable_variables")
+    read = line_of(path, "params = model.trainable_variables")
     assert (
         f"read from `model.trainable_variables` at empty_variable_list.py:{read}"
         " (`params = model.trainable_variables`) before model was built"
@@ -108,5 +103,5 @@ def test_an_output_compiled_without_a_loss_names_its_head_where_its_values_stop(
     }
     (p,) = report["problems"]
     assert p["kind"] == "not_read" and p["op_type"] == "BiasAdd" and "aux" in p["op"]
-    assert p["source"]["line"] == _line(path, 'aux = keras.layers.Dense(3, name="aux")')
+    assert p["source"]["line"] == line_of(path, 'aux = keras.layers.Dense(3, name="aux")')
     assert "compile()" in p["hint"]

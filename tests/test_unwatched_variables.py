@@ -9,18 +9,13 @@ report. The oracle is TensorFlow's own tape, run as the program runs it.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, line_of
 from tests.test_commands import tfviz
 
 UNWATCHED = ROOT / "tests" / "programs" / "unwatched"
-
-
-def _line(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
 
 
 def _tape_answer(watch: bool) -> tuple[bool, bool]:
@@ -57,9 +52,9 @@ def test_a_variable_made_untrainable_is_named_as_never_watched(name, tmp_path):
     (p,) = report["problems"]
     assert p["kind"] == "outside_tape" and p["variables"] == ["w"]
     assert "w is not trainable (trainable=False), so the tape never watches it" in p["message"]
-    made = _line(path, "w = tf.Variable(")
+    made = line_of(path, "w = tf.Variable(")
     assert f"Make it trainable where it is made (line {made})" in p["hint"] and "tape.watch(w)" in p["hint"]
-    assert p["source"]["line"] == _line(path, "loss = tf.reduce_mean")
+    assert p["source"]["line"] == line_of(path, "loss = tf.reduce_mean")
 
 
 def test_an_untrainable_variable_the_step_watches_itself_gets_its_gradient(tmp_path):
@@ -90,7 +85,7 @@ def test_a_tape_told_to_watch_nothing_of_the_model_cuts_every_variable_in_one_pr
     assert {v["status"] for v in report["variables"]} == {"disconnected"}
     assert {v["kind"] for v in report["variables"]} == {"outside_tape"}
     (p,) = report["problems"]  # one problem, not one per variable, and no disagreement
-    assert len(p["variables"]) == 4 and p["source"]["line"] == _line(path, "loss = tf.reduce_mean")
+    assert len(p["variables"]) == 4 and p["source"]["line"] == line_of(path, "loss = tf.reduce_mean")
     assert "watch_accessed_variables=False" in p["message"] and "tape.watch" in p["hint"]
 
 
@@ -109,8 +104,9 @@ def test_a_keras_variable_handed_to_tape_watch_is_said_in_one_line_with_what_to_
     assert done.returncode == 2 and not done.stdout
     first = done.stderr.splitlines()[0]
     assert first.endswith(
-        f"watch_keras_variables.py:{_line(path, 'tape.watch(')}: the program raised before its first gradient"
-        " computation: ValueError: tape.watch was handed Keras variable 'sequential/dense/kernel', which is"
-        " not a tf.Variable (Keras 3): watch the tf.Variable it holds, [v.value for v in"
+        f"watch_keras_variables.py:{line_of(path, 'tape.watch(')}: the program raised before its first"
+        " gradient computation: ValueError: tape.watch was handed Keras variable"
+        " 'sequential/dense/kernel', which is not a tf.Variable (Keras 3): watch the tf.Variable"
+        " it holds, [v.value for v in"
         " model.trainable_variables]"
     )
