@@ -528,7 +528,9 @@ class MainWindow(QMainWindow):
             self.log.note(f"diagnosed {what}")
         for note in report.notes:  # what the text report says as "note:" (a second-order step, a cell)
             self.log.note(note)
-        self._idle(f"{what} — {summary(report)}")
+        n = len(report.notes)
+        noted = f" · {n} note{'s' * (n != 1)} in the Log" if n else ""
+        self._idle(f"{what} — {summary(report)}{noted}")
         self.stage.setToolTip(self.stage.text())
 
     def _show_error(self, err: dict) -> None:

@@ -252,3 +252,4 @@ def test_the_reports_notes_are_in_the_log(qtbot, window):
     assert report is not None, window.analysis.last_error
     (note,) = [n for n in report.notes if "second order" in n]
     assert f"── {note}" in window.log.toPlainText()
+    assert window.stage.text().endswith(" · 1 note in the Log")  # the Log is not the tab in front
