@@ -129,6 +129,22 @@ class _Item(QTreeWidgetItem):
         return a < b
 
 
+def _greyed(name: str, words: str, order: int, name_key: str) -> QTreeWidgetItem:
+    """A row read but not trained here: greyed, with the read-not-trained icon, kept after
+    the model's own variables in any order (``name_key`` sorts it by name)."""
+    look = "read_not_trained"
+    it = _Item(["", name, words, "", ""])
+    it.setIcon(0, status_icon(look))
+    grey = QBrush(QColor(text_color(look)))
+    for col in (1, 2):
+        it.setForeground(col, grey)
+    for col in range(5):
+        it.setData(col, SORT_ROLE, order if col != 1 else name_key)
+    it.setData(1, SORT_ROLE + 1, True)
+    it.setData(1, SORT_ROLE + 2, order)
+    return it
+
+
 class _NameDelegate(QStyledItemDelegate):
     """Column 1: the Python path, and in the room it leaves, its layer's name right-aligned in grey."""
 
@@ -360,11 +376,9 @@ class VariablesPanel(Tree):
         look = "read_not_trained"
         frozen = r.reason == FROZEN_REASON
         v = VariableReport(name=r.name, tf_name="", dtype="", shape=[], status=look, explanation=r.reason)
-        it = _Item(["", r.name, f"{STATUS_WORD[look]}: {'frozen' if frozen else 'separate model'}", "", ""])
-        it.setIcon(0, status_icon(look))
-        grey = QBrush(QColor(text_color(look)))
-        for col in (1, 2):
-            it.setForeground(col, grey)
+        it = _greyed(
+            r.name, f"{STATUS_WORD[look]}: {'frozen' if frozen else 'separate model'}", order, r.name.lower()
+        )
         tip = (
             "frozen in Keras (trainable = False): read, not trained, as the script asks"
             if frozen
@@ -374,31 +388,19 @@ class VariablesPanel(Tree):
         it.setToolTip(1, r.name)
         it.setToolTip(2, tip if frozen else f"{tip}\n{r.reason}")
         it.setData(0, ROLE, v)
-        for col in range(5):
-            it.setData(col, SORT_ROLE, order if col != 1 else r.name.lower())
-        it.setData(1, SORT_ROLE + 1, True)
-        it.setData(1, SORT_ROLE + 2, order)
         return it
 
     def _frozen_item(self, frozen: list[ReadNotTrained], order: int) -> QTreeWidgetItem:
         """The collapsed row the weights Keras holds frozen are listed under, counted by the
         object that holds them, as the text report says it."""
-        look = "read_not_trained"
-        n = len(frozen)
-        it = _Item(["", "frozen in Keras", f"{n} weights: {STATUS_WORD[look]}", "", ""])
-        it.setIcon(0, status_icon(look))
-        grey = QBrush(QColor(text_color(look)))
-        for col in (1, 2):
-            it.setForeground(col, grey)
+        it = _greyed(
+            "frozen in Keras", f"{len(frozen)} weights: {STATUS_WORD['read_not_trained']}", order, "\uffff"
+        )
         tip = frozen_summary([r.name for r in frozen])
         for col in (0, 1, 2):
             it.setToolTip(col, tip)
         it.setData(0, ROLE, None)
         it.setData(0, FROZEN_GROUP_ROLE, True)
-        for col in range(5):
-            it.setData(col, SORT_ROLE, order if col != 1 else "\uffff")
-        it.setData(1, SORT_ROLE + 1, True)
-        it.setData(1, SORT_ROLE + 2, order)
         return it
 
     def _frozen_group(self) -> QTreeWidgetItem | None:
