@@ -327,7 +327,7 @@ def _analyze(
                     finally:
                         remade += made
         if mode == "program":
-            refuse_fresh(remade, {id(v) for v in tf_vars}, "step", path)
+            refuse_fresh(remade, "step", path)
         lap("trace")
         report_step("checking gradients", 0.8)
         prober = Prober()

@@ -60,14 +60,10 @@ def _mapped_source() -> Source | None:
     return user_source(tf_stack.extract_stack())
 
 
-def refuse_fresh(made: list[tuple[Any, Source | None, str]], known: set[int], what: str, path: str) -> None:
-    """Raise for the first trainable variable of ``made`` that is not one of ``known``
-    (ids): the step ``what`` made it again, so no training step keeps it."""
-    fresh = [
-        (v, where, weight)
-        for v, where, weight in made
-        if getattr(v, "trainable", False) and id(v) not in known
-    ]
+def refuse_fresh(made: list[tuple[Any, Source | None, str]], what: str, path: str) -> None:
+    """Raise for the first trainable variable of ``made`` (each made while tfviz ran the step
+    ``what`` again, so new by then): no training step keeps it."""
+    fresh = [(v, where, weight) for v, where, weight in made if getattr(v, "trainable", False)]
     if not fresh:
         return
     variable, where, weight = fresh[0]
