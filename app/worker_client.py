@@ -211,7 +211,7 @@ class Worker(QObject):
     def _on_started(self) -> None:
         self._group = int(self.proc.processId())
 
-    def stderr_tail(self, limit: int = 6000) -> str:
+    def stderr_tail(self, limit: int = 20000) -> str:
         return bytes(self._err[-limit:]).decode("utf-8", "replace")
 
     def _on_stderr(self) -> None:

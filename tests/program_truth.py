@@ -136,6 +136,15 @@ def _status_of_value(value) -> str:
     return "connected"
 
 
+def _norm_of_value(value) -> float | None:
+    """The gradient's L2 norm, as the program's own gradient call returned it (None: no gradient)."""
+    import numpy as np
+
+    if value is None:
+        return None
+    return float(np.linalg.norm(np.asarray(value, dtype=np.float64)))
+
+
 def _where(script: str) -> str | None:
     """`file:line` of the innermost frame of the program's own file on the current stack."""
     script = os.path.realpath(script)
@@ -215,6 +224,7 @@ class _Observer:
         if eager:
             for entry, grad in zip(described, flat_grads):
                 entry["status"] = _status_of_value(self._dense(grad))
+                entry["norm"] = _norm_of_value(tf.convert_to_tensor(grad) if grad is not None else None)
             record = {
                 "kind": "tape.gradient",
                 "mode": "eager",
@@ -283,6 +293,7 @@ class _Observer:
                 entry["status"] = "disconnected"
             for i, value in zip(present, values):
                 sources[i]["status"] = _status_of_value(value)
+                sources[i]["norm"] = _norm_of_value(value)
             record["sources"] = sources
             if self._event(record):
                 raise GraphStop("program_truth: step observed")

@@ -52,7 +52,7 @@ def test_the_variables_keep_their_values_from_before_the_steps_update(tmp_path):
     import numpy as np
 
     from tfviz.program.launch import run_program
-    from tfviz.script.loader import Capture
+    from tfviz.script.streams import Capture
 
     captured = run_program(str(PROGRAMS / "v1_momentum.py"), [str(tmp_path)], 2, Capture())
     ns = captured.namespace

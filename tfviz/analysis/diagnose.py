@@ -52,12 +52,19 @@ from tfviz.script.discover import (
     pick_target,
     var_node,
 )
-from tfviz.script.loader import Capture, compile_script, error_from_exception, load_script, read_source
+from tfviz.script.loader import compile_script, error_from_exception, load_script, read_source
 from tfviz.script.quiet import import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
+from tfviz.script.streams import Capture
 from tfviz.vocabulary import Kind, Severity
 
 Progress = Callable[[str, float], None]
+
+#: The fast path: a target's eager call, copied op by op as it runs
+#: (:mod:`tfviz.engine.eagerstream`), stands for its trace wherever the copy is faithful.
+#: Its slow twin, the trace alone, is what the differential test sets this False for
+#: (tests/test_copy_vs_trace.py): the two must agree on every verdict, kind, op and line.
+COPY_EAGER_CALL = True
 
 
 @contextlib.contextmanager
@@ -246,7 +253,7 @@ def _analyze(
                         path,
                         capture,
                         step_.watch(),
-                        copy=mode == "target",
+                        copy=COPY_EAGER_CALL and mode == "target",
                         automatic=step_.automatic(),
                     )
                 if mode == "program":  # a target's first call builds its layers lazily
@@ -268,7 +275,9 @@ def _analyze(
                 _add_read_variables(found, thaw(tape.watched_variables() if tape is not None else ()))
                 if eager is None and any(recorder.made_since(made_before, capture_key(f)) for f in found):
                     # Layers were built lazily by that call; a training step sees the second call.
-                    loss, eager, tape, copied = _first_call(step_.fn, step_.name, path, capture, copy=True)
+                    loss, eager, tape, copied = _first_call(
+                        step_.fn, step_.name, path, capture, copy=COPY_EAGER_CALL
+                    )
                     step_.ran_again()
                     watched = thaw(tape.watched_variables()) if tape is not None else []
                     _refuse_new_variables(watched, found, recorder, step_.name, path)

@@ -37,6 +37,7 @@ from tfviz.engine.trace import (
     raising_op,
     read_halves,
     resolve,
+    user_gradient_line,
 )
 from tfviz.report import Source
 from tfviz.script.sourcemap import op_user_source
@@ -78,6 +79,8 @@ class Stream:
         self.custom_gradients: dict[str, tuple[str, Source | None]] = {}
         #: op name -> the user's line that ran it, read off the stack as it ran
         self.sources: dict[str, Source | None] = {}
+        #: the copy of the op whose Python backward function (tf.custom_gradient) raised
+        self.raised_in: Any = None
 
     def __enter__(self) -> Stream:
         from tensorflow.python import pywrap_tfe
@@ -92,6 +95,7 @@ class Stream:
         _watch_values(self)
         _watch_folding(self)
         _watch_control_flow(self)
+        _watch_python_functions(self)
         op_callbacks.add_op_callback(self._callback)
         return self
 
@@ -110,15 +114,35 @@ class Stream:
 
     def _noting_python_backward(self, record_operation: Callable[..., Any]) -> Callable[..., Any]:
         def recorded(op_type: Any, outputs: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            backward = args[0] if args else kwargs.get("backward_function")
+            made = None
             for t in outputs:
                 copy = self._graph_of.get(id(t))
                 if copy is not None:
+                    made = made or copy.op
                     self.python_backward.add((copy.op.name, copy.value_index))
-                    backward = args[0] if args else kwargs.get("backward_function")
-                    self.custom_gradients[copy.op.name] = (str(op_type), _user_gradient_line(backward))
+                    self.custom_gradients[copy.op.name] = (str(op_type), user_gradient_line(backward))
+            if made is not None and callable(backward):
+                backward = self._naming_raiser(backward, made)
+                args = (backward, *args[1:]) if args else args
+                if not args:
+                    kwargs["backward_function"] = backward
             return record_operation(op_type, outputs, inputs, *args, **kwargs)
 
         return recorded
+
+    def _naming_raiser(self, backward: Callable[..., Any], op: Any) -> Callable[..., Any]:
+        """``backward`` (a ``tf.custom_gradient``'s), noting ``op``, the copy of what it
+        differentiates, when it raises: no op's gradient function is on that error's stack."""
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return backward(*args, **kwargs)
+            except Exception:
+                self.raised_in = op
+                raise
+
+        return run
 
     def release(self) -> None:
         """Let go of the eager tensors the copy stood for (the call's activations), so that
@@ -307,29 +331,22 @@ def _watch_control_flow(stream: Stream) -> None:
         stream._patch(module, name, refusing(name))
 
 
-def _user_gradient_line(backward: Any) -> Source | None:
-    """The user's line of the gradient function behind ``backward``, the function
-    ``tf.custom_gradient`` records for the tape, which holds the user's ``grad`` (or the
-    decorated function itself) among the variables it closes over."""
-    from tfviz.script.sourcemap import code_at, is_user_file
+def _watch_python_functions(stream: Stream) -> None:
+    """Refuse ``stream`` once the target calls ``tf.numpy_function`` (or ``tf.compat.v1.py_func``):
+    eagerly TensorFlow calls the function as plain Python, with no op for the copy to see,
+    and converts what it returns into a constant; a graph holds the ``PyFunc`` op that cuts
+    the gradient, which the trace names at its line."""
+    from tensorflow.python.ops import script_ops
 
-    code = getattr(backward, "__code__", None)
-    cells = getattr(backward, "__closure__", None) or ()
-    found: Source | None = None
-    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
-        try:
-            held = cell.cell_contents
-        except ValueError:  # a cell not filled yet
-            continue
-        held_code = getattr(held, "__code__", None)
-        if held_code is None or not is_user_file(held_code.co_filename):
-            continue
-        line = held_code.co_firstlineno
-        source = Source(file=held_code.co_filename, line=line, code=code_at(held_code.co_filename, line))
-        if name == "grad_fn":
-            return source
-        found = found or source
-    return found
+    def wrap(function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if stream.refused is None:
+                stream.refused = "the target runs Python through tf.numpy_function: a graph holds a PyFunc op"
+            return function(*args, **kwargs)
+
+        return run
+
+    stream._patch(script_ops, "py_func_common", wrap)
 
 
 def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:
@@ -460,7 +477,7 @@ def _asked(
             grads = tape.gradient(loss, tf_vars + sources)
     except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
         truth.error = exc
-        truth.error_op = raising_op(exc) or _raising_copy(exc, stream)
+        truth.error_op = raising_op(exc) or _raising_copy(exc, stream) or stream.raised_in
         return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients)
     values = seen.norms_of(grads)
     nonzero = nonzero_flags(grads[: len(tf_vars)], values[: len(tf_vars)])

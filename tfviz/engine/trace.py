@@ -349,6 +349,7 @@ def _trace_once(
             loss = tf.convert_to_tensor(loss)
         fg = tf.compat.v1.get_default_graph()
         og = build_op_graph(fg, loss)
+        state["custom"] = graph_custom_gradients(og)
         mark_outside_tape(og, getattr(fn, "outside_tape", ()))
         state["og"] = og
         region = link_variables(og, fg)
@@ -393,7 +394,66 @@ def _trace_once(
                     truth.zeros[key] = bool(next(zeros))
             elif value is not None and state["inner"].keep(state["keys"][i - nv], taken):
                 tensor_norms[state["keys"][i - nv]] = value
-    return Trace(state["og"], truth, tensor_norms, taken)
+    return Trace(state["og"], truth, tensor_norms, taken, custom_gradients=state.get("custom", {}))
+
+
+def graph_custom_gradients(og: OpGraph) -> dict[str, tuple[str, Source | None]]:
+    """The ``tf.custom_gradient`` outputs of a traced graph (the ``IdentityN`` whose gradient
+    is overridden by the user's function), each with the function's name and its gradient
+    function's user line, labelled as the copy of an eager call labels them."""
+    from tensorflow.python.framework import ops
+
+    found: dict[str, tuple[str, Source | None]] = {}
+    for nid, data in og.g.nodes(data=True):
+        op = data.get("op")
+        if op is None or op.type != "IdentityN":
+            continue
+        try:
+            name = op.get_attr("_gradient_op_type").decode()
+            registered = ops._gradient_registry.lookup(name)
+        except (ValueError, LookupError, AttributeError):
+            continue
+        grad_fn = _user_function(registered, depth=3)
+        qualname = getattr(grad_fn, "__qualname__", "") or ""
+        function = qualname.split(".<locals>")[0] if ".<locals>" in qualname else "custom_gradient"
+        found[nid] = (function, user_gradient_line(registered))
+        og.g.nodes[nid]["label"] = f"{function} (custom gradient)"
+    return found
+
+
+def _user_function(fn: Any, depth: int) -> Any:
+    """The first function of the user's own that ``fn`` closes over, ``depth`` closures deep."""
+    from tfviz.script.sourcemap import is_user_file
+
+    code = getattr(fn, "__code__", None)
+    if code is not None and is_user_file(code.co_filename):
+        return fn
+    if depth == 0 or code is None:
+        return None
+    cells = list(zip(code.co_freevars, getattr(fn, "__closure__", None) or ()))
+    cells.sort(key=lambda named: named[0] != "grad_fn")  # the user's gradient function first
+    for _, cell in cells:
+        try:
+            held = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        if callable(held) and (found := _user_function(held, depth - 1)) is not None:
+            return found
+    return None
+
+
+def user_gradient_line(backward: Any) -> Source | None:
+    """The user's line of the gradient function behind ``backward``, the function
+    ``tf.custom_gradient`` records for the tape (or registers for a graph), which holds the
+    user's ``grad`` among the variables it closes over, a closure or two deep."""
+    from tfviz.script.sourcemap import code_at
+
+    held = _user_function(backward, depth=3)
+    code = getattr(held, "__code__", None)
+    if code is None:
+        return None
+    line = code.co_firstlineno
+    return Source(file=code.co_filename, line=line, code=code_at(code.co_filename, line))
 
 
 @contextlib.contextmanager

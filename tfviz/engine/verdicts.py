@@ -38,6 +38,7 @@ from tfviz.engine.zeros import (
     in_loop,
     loop_branch_text,
     only_branch,
+    structural_zero,
     untaken_branch,
     zero_culprits,
 )
@@ -94,8 +95,11 @@ def truth_status(truth: Truth, v: Any) -> str:
 
 
 class _Problems:
-    def __init__(self) -> None:
+    def __init__(self, custom_gradients: dict[str, tuple[str, Source | None]] | None = None) -> None:
         self.items: dict[tuple[str, str, str], Problem] = {}
+        #: a problem at a tf.custom_gradient's op points at its gradient function, where the
+        #: fix goes, not at the call
+        self.custom_gradients = custom_gradients or {}
 
     def add(
         self,
@@ -112,6 +116,9 @@ class _Problems:
         """Add ``var`` to the problem of this kind at ``op`` (and ``group``: problems of one
         kind and op that need telling apart), made with the rest where it is the first."""
         key = (kind, op, group)
+        custom = self.custom_gradients.get(op)
+        if custom is not None and custom[1] is not None:
+            source = custom[1]
         p = self.items.get(key)
         if p is None:
             p = self.items[key] = Problem(
@@ -138,7 +145,9 @@ def _var_report(
         shape=v.shape.as_list(),
         status=status,
         kind=kind,
-        grad_norm=norm,
+        # A gradient that does not exist has no size: TensorFlow's zeros for a cut path in a
+        # loop or a cond (where eagerly it returns None) are not a gradient of 0
+        grad_norm=None if status == Status.DISCONNECTED else norm,
         blocked_at=blocked,
         explanation=text,
         source=f.source,
@@ -194,6 +203,8 @@ def _unused_message(g: nx.DiGraph[str], last: str, target: str) -> str:
 
 def _label(g: nx.DiGraph[str], nid: str) -> str:
     n = g.nodes[nid]
+    if str(n.get("label", "")).endswith("(custom gradient)"):
+        return str(n["label"])  # what the user wrote, not the IdentityN that stands for it
     return f"{n.get('type', '?')} '{n.get('name', nid)}'"
 
 
@@ -214,7 +225,7 @@ def judge(
     union = union_region(g, [var_node(f) for f in found], T, anc)
     reach = gradient_reach(g, T)
     raisers = live_raisers(g, union, reach)
-    problems = _Problems()
+    problems = _Problems(traced.custom_gradients)
     x: str | None
     kind: str | None
     if raisers and not truth.raised:
@@ -241,9 +252,14 @@ def judge(
         x = _node_of_op(g, truth.error_op)
         if x is not None and x in union:
             kind = exception_kind(truth.error)
+            message = str(truth.error).strip().splitlines()[0] if str(truth.error).strip() else ""
+            if kind == Kind.OTHER:
+                # Raised building that op's gradient (a tf.custom_gradient's own function):
+                # what probing its gradient function in a graph finds too (gradrules)
+                kind, message = Kind.UNIMPLEMENTED, f"{type(truth.error).__name__}: {message}"
             for u in g.predecessors(x):
                 if u in union:
-                    g.edges[u, x].update(status=kind, message=str(truth.error).splitlines()[0])
+                    g.edges[u, x].update(status=kind, message=message)
             raisers = {x}
     would = gradient_reach(g, T, also_pass=raisers) if raisers else reach
     by_node = {x: _raise_kind(g, x) for x in raisers}
@@ -482,6 +498,16 @@ def _zero_verdict(
     """Name the op (or the untaken tf.cond branch) that zeroes a connected gradient."""
     culprits = zero_culprits(g, region, traced.tensor_norms, traced.og.target)
     if culprits:
+        for x in culprits:
+            structural = structural_zero(g, region, x)
+            if structural is not None:  # zero whatever the values: the step never trains it
+                why = f"{_label(g, x)} passes back a zero gradient: {structural[0]}"
+                problems.add(
+                    Kind.ZERO, x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"), hint=structural[1]
+                )
+                return [
+                    x
+                ], f"the gradient is exactly zero whatever the values, so training never changes it: {why}"
         for x in culprits:
             why = culprit_text(g.nodes[x]["type"], _label(g, x))
             problems.add(

@@ -49,6 +49,43 @@ STEPWISE_HINT = (
 )
 
 
+#: (op type, input port) whose gradient TensorFlow defines as zero whatever the values, with
+#: why and what to do: the cross-entropy ops give their labels the loss's own gradient only,
+#: and drop the second-order term (the gradient of their backprop output) for them
+STRUCTURAL_ZEROS: dict[tuple[str, int], tuple[str, str]] = {
+    ("SoftmaxCrossEntropyWithLogits", 1): (
+        "TensorFlow's gradient of softmax_cross_entropy_with_logits with respect to its labels"
+        " leaves out what flows back through the gradient it computes for the logits, so through"
+        " that path (a penalty on the logits' gradient) the labels get exact zeros whatever the"
+        " values",
+        "Write the cross-entropy with ops TensorFlow differentiates twice,"
+        " -tf.reduce_sum(labels * tf.nn.log_softmax(logits), axis=-1), where the labels must"
+        " get a second-order gradient.",
+    ),
+}
+
+
+def structural_zero(g: nx.DiGraph[str], region: set[str], op: str) -> tuple[str, str] | None:
+    """Why (and what to do) when ``op`` zeroes the gradient of an input it takes from
+    ``region`` whatever the values (:data:`STRUCTURAL_ZEROS`); None otherwise.
+
+    >>> g = nx.DiGraph()
+    >>> g.add_node("ce", type="SoftmaxCrossEntropyWithLogits")
+    >>> g.add_edge("labels", "ce", ports=[(0, 1)])
+    >>> structural_zero(g, {"labels", "ce"}, "ce")[0][:40]
+    "TensorFlow's gradient of softmax_cross_e"
+    """
+    kind = g.nodes[op].get("type", "")
+    for u in g.predecessors(op):
+        if u not in region:
+            continue
+        for _src, dst in g.edges[u, op].get("ports", []):
+            found = STRUCTURAL_ZEROS.get((kind, dst))
+            if found is not None:
+                return found
+    return None
+
+
 #: ops that read a variable's value
 READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
 

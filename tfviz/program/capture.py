@@ -77,7 +77,7 @@ class StepCapture:
     namespace: dict[str, Any] = field(default_factory=dict)
     #: the sources exactly as the program passed them, flattened
     passed: list[Any] = field(default_factory=list)
-    #: the stand-in gradients handed back to the program, in the same order
+    #: the gradients handed back to the program (TensorFlow's own), in the same order
     handed: list[Any] = field(default_factory=list)
     #: what the optimizer was asked to update: (index into ``passed`` of the
     #: gradient it got, or None when that gradient was not one of ours, variable)
@@ -129,20 +129,18 @@ class StepCapture:
             self.reused_at = where
             self.reused_for = {id(base_variable(s)) for s in tf.nest.flatten(hit.sources)}
 
-    def stand_ins(self, hit: Any) -> Any:
+    def hand(self, hit: Any, grads: Any) -> Any:
+        """Hand the program TensorFlow's own gradients for the step and remember them: what
+        its optimizer is then asked to apply is matched to them by identity. The program
+        never sees a value TensorFlow would not give it."""
         import tensorflow as tf
 
         self.passed = tf.nest.flatten(hit.sources)
-        self.handed = [
-            tf.zeros(s.shape, s.dtype)
-            if hasattr(s, "shape") and s.shape.is_fully_defined()
-            else tf.zeros_like(s)
-            for s in self.passed
-        ]
-        return tf.nest.pack_sequence_as(hit.sources, self.handed)
+        self.handed = list(tf.nest.flatten(grads, expand_composites=False)) if grads is not None else []
+        return grads
 
     def record_update(self, grads: list[Any], variables: list[Any], where: Source | None) -> None:
-        index = {id(g): i for i, g in enumerate(self.handed)}
+        index = {id(g): i for i, g in enumerate(self.handed) if g is not None}
         self.updates = [(index.get(id(g)), v) for g, v in zip(grads, variables)]
         self.update_at = where
 

@@ -25,15 +25,23 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[in
     are reached only when every epoch counts.
     """
     try:
-        from keras.src.trainers.data_adapters import get_data_adapter
+        from keras.src.trainers.data_adapters import array_slicing, get_data_adapter
 
+        x, y, sample_weight = p.get("x"), p.get("y"), p.get("sample_weight")
+        if p.get("validation_split") and p.get("validation_data") is None:
+            # as fit splits them, before its batches are made
+            (x, y, sample_weight), _ = array_slicing.train_validation_split(
+                (x, y, sample_weight), validation_split=p["validation_split"]
+            )
+        # Shuffled as fit shuffles (by default), at the same point of the program: the batches,
+        # and so the step's gradients, are the ones the program's own fit trains on.
         adapter = get_data_adapter(
-            x=p.get("x"),
-            y=p.get("y"),
-            sample_weight=p.get("sample_weight"),
+            x=x,
+            y=y,
+            sample_weight=sample_weight,
             batch_size=p.get("batch_size"),
             steps_per_epoch=p.get("steps_per_epoch"),
-            shuffle=False,
+            shuffle=p.get("shuffle", True),
             class_weight=p.get("class_weight"),
         )
         dataset = adapter.get_tf_dataset()

@@ -16,9 +16,10 @@ from tfviz.program import hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
-from tfviz.script.loader import Capture, compile_script, error_from_exception, read_source
+from tfviz.script.loader import compile_script, error_from_exception, read_source
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.scriptinfo import losses_with_arguments, static_targets
+from tfviz.script.streams import Capture
 
 
 def run_program(

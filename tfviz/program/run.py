@@ -168,10 +168,16 @@ class RunHandler:
             if self.watch is None or self.retracing or other_replica():
                 return original()
             return self._watched(hit, original())
-        # The captured step: its gradients are stand-ins (zeros shaped like the
-        # sources), so the program reaches its optimizer call at no cost, and
-        # what it applies them to can be matched by identity.
-        return self.pending.stand_ins(hit)
+        # The captured step: the program gets TensorFlow's own gradients and runs on to its
+        # update, where it is stopped; what it applies them to is matched by identity. A
+        # gradient call that raises stops it here, before the error reaches its code.
+        try:
+            grads = original()
+        except Exception:
+            if self._may_stop():
+                raise Reached(self.pending) from None
+            raise
+        return self.pending.hand(hit, grads)
 
     def _watched(self, hit: hooks.Hit, grads: Any) -> Any:
         """The gradients of a watched step: checked now (eager), or made to pass the check
@@ -191,7 +197,7 @@ class RunHandler:
             return grads
         self.step = self.count
         self.pending = self._capture(hit, self.entries[0] if self.entries else None)
-        return self.pending.stand_ins(hit)
+        return self.pending.hand(hit, grads)
 
     def _settled(self) -> None:
         """The first watched step is over: what tfviz records of every eager op (where copies of
@@ -546,7 +552,13 @@ class RunHandler:
                 # not eagerly (an eager forward pass keeps every activation on its tape: the
                 # program's peak memory). A model its step builds is built eagerly, as before;
                 # a train_step that is a tf.function of the user's is called as it is.
-                result = _graph_step(model)(data)  # counted as any tf.function the step calls
+                graph_step = _graph_step(model)
+                # Its first trace may create variables (Keras' global seed generator, made by
+                # the step's first keras.random call): that trace is let finish, as for any
+                # tf.function step (see _may_stop), so TensorFlow initialises them.
+                self.entries[-1].function = graph_step
+                self.entries[-1].first_trace = graph_step._variable_creation_config is None
+                result = graph_step(data)  # counted as any tf.function the step calls
             else:
                 result = self._eager_step(model, data, before)
         finally:

@@ -398,6 +398,8 @@ def _check_updates(
     if updates is None or not capture.updates_known or any(i is None for i, _ in updates):
         return  # no optimizer call seen, or gradients transformed on the way: cannot tell
     passed = [id(base_variable(p)) for p in capture.passed]
+    # TensorFlow gave no gradient for these: there was nothing for the optimizer to apply
+    no_gradient = {passed[i] for i, g in enumerate(capture.handed) if g is None and i < len(passed)}
     by_id = {id(base_variable(f.tf_variable)): f for f in sources}
     applied_right: set[int] = set()
     applied_wrong: set[int] = set()
@@ -426,7 +428,7 @@ def _check_updates(
         row = rows.get(f.path)
         if row is None or row.status != Status.CONNECTED or key in applied_right or key in applied_wrong:
             continue
-        if key in passed:
+        if key in passed and key not in no_gradient:
             _mark(
                 report,
                 row,

@@ -2,12 +2,12 @@
 
 The script runs unchanged: ``__name__`` is not ``"__main__"`` (guarded
 training loops stay idle), its folder is on ``sys.path`` and is the working
-directory, and what it prints is captured rather than mixed into ours.
+directory, and what it prints is captured rather than mixed into ours
+(:mod:`tfviz.script.streams`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import re
@@ -16,7 +16,6 @@ import sys
 import tokenize
 import traceback
 import types
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ from tfviz.script.notebook import is_notebook
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.notebook import read as read_notebook
 from tfviz.script.sourcemap import code_at, user_source
+from tfviz.script.streams import Capture
 
 if TYPE_CHECKING:
     from tfviz.report import Source
@@ -38,31 +38,6 @@ class LoadedScript:
     module: types.ModuleType
     stdout: str
     stderr: str
-
-
-class Capture:
-    """Collects the script's stdout/stderr (optionally echoing to a callback)."""
-
-    def __init__(self, on_text: Callable[[str, str], None] | None = None) -> None:
-        self.out = _Tee("stdout", on_text)
-        self.err = _Tee("stderr", on_text)
-
-    @contextlib.contextmanager
-    def active(self) -> Iterator[None]:
-        with contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err):
-            yield
-
-
-class _Tee(io.StringIO):
-    def __init__(self, stream: str, on_text: Callable[[str, str], None] | None) -> None:
-        super().__init__()
-        self.stream = stream
-        self.on_text = on_text
-
-    def write(self, s: str) -> int:
-        if self.on_text and s:
-            self.on_text(self.stream, s)
-        return super().write(s)
 
 
 def read_source(path: str) -> str:

@@ -54,7 +54,7 @@ class WorkerClient:
         on_stderr: Callable[[str], None] | None = None,
     ) -> None:
         self.on_progress, self.on_log, self.on_stderr = on_progress, on_log, on_stderr
-        self.stderr_tail: deque[str] = deque(maxlen=60)
+        self.stderr_tail: deque[str] = deque(maxlen=200)
         env = worker_environment()
         # Forked by a warm server when one is named (tfviz.worker.forkserver), else started;
         # a started one is not sent to ask the server again.
@@ -180,19 +180,28 @@ def ended_error(status: int, stderr_tail: list[str]) -> dict[str, Any]:
         message = (
             f"the script ended its process with exit status {status} (os._exit) before tfviz could answer"
         )
-    detail = "\n".join(stderr_tail[-40:])
-    file, line = _user_frame(stderr_tail)
+    fatal = [i for i, text in enumerate(stderr_tail) if text.startswith("Fatal Python error")]
+    # a crash's trace from its first line: faulthandler lists every thread, tfviz's readers too
+    detail = "\n".join(stderr_tail[fatal[-1] :][:80] if fatal else stderr_tail[-40:])
+    file, line = _user_frame(stderr_tail[fatal[-1] :] if fatal else stderr_tail)
     return {"message": message, "file": file, "line": line, "code": "", "detail": detail, "candidates": []}
 
 
 def _user_frame(stderr_tail: list[str]) -> tuple[str | None, int | None]:
-    """The innermost user frame of a faulthandler trace (it lists innermost first).
+    """The innermost user frame of a faulthandler trace (it lists innermost first), in the
+    thread that crashed where the trace names it.
 
     >>> _user_frame(['  File "/u/train.py", line 12 in crash', '  File "/u/train.py", line 30 in <module>'])
     ('/u/train.py', 12)
+    >>> _user_frame(['Thread 0x1 (most recent call first):', '  File "/u/a.py", line 3 in f', '',
+    ...              'Current thread 0x2 (most recent call first):', '  File "/u/b.py", line 9 in g'])
+    ('/u/b.py', 9)
     """
     from tfviz.script.sourcemap import is_user_file
 
+    current = [i for i, text in enumerate(stderr_tail) if text.startswith("Current thread")]
+    if current:
+        stderr_tail = stderr_tail[current[-1] :] + stderr_tail[: current[-1]]
     for text in stderr_tail:
         m = re.match(r'\s*File "([^"]+)", line (\d+)', text)
         if m and is_user_file(m.group(1)):

@@ -172,6 +172,9 @@ def flush_at_exit(sender: LogSender) -> None:
     real_exit = os._exit
 
     def _exit(status: int) -> NoReturn:
+        from tfviz.script.streams import drain_all
+
+        drain_all()  # what the script wrote to its file descriptors, not read yet
         sender.flush_before_exit()
         real_exit(status)
 

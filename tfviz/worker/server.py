@@ -243,7 +243,9 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    faulthandler.enable(file=sys.stderr, all_threads=True)
+    # On a duplicate of the worker's stderr: fd 2 itself is a pipe of tfviz's own while the
+    # script runs (tfviz.script.streams), and a crash's trace must reach the client.
+    faulthandler.enable(file=os.dup(2), all_threads=True)
     channel = Channel()
     flush_at_exit(channel.logs)
     from tfviz.script.quiet import import_tensorflow

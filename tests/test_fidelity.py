@@ -1,0 +1,74 @@
+"""The program cannot tell it runs under tfviz: it gets real streams, TensorFlow's own
+gradients and its Keras state as under ``python``, checked through the installed ``tfviz``
+against the same program run by ``python`` and against TensorFlow's answer at its step."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_program_mode import _norm, truth
+
+PROGRAMS = ROOT / "tests" / "programs" / "fidelity"
+TFVIZ = Path(sys.executable).with_name("tfviz")
+
+
+def _check(path: Path, *args: str, step: int = 1) -> tuple[int, dict]:
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path), "--json", "--step", str(step), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_the_program_writes_through_real_streams_and_logs_tensorflows_gradient(tmp_path):
+    program = PROGRAMS / "streams.py"
+    plain = subprocess.run(
+        [sys.executable, str(program), str(tmp_path / "python.log")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    rc, report = _check(program, "--", str(tmp_path / "tfviz.log"))
+    assert rc == 0, report
+    # each of these lines raised under the old capture: reconfigure, .buffer, .fileno(), faulthandler
+    for text in ("épochs: 3\n", "raw bytes\n", "from a child\n", "stdout fd 1, stderr fd 2\n"):
+        assert text in report["stdout"] and text in plain.stdout, text
+    assert "to stderr\n" in report["stderr"] and "to stderr\n" in plain.stderr
+    # what the program printed arrives in the order it printed it
+    out = report["stdout"]
+    assert out.index("épochs") < out.index("raw bytes") < out.index("from a child") < out.index("stdout fd")
+    # the step's gradient is TensorFlow's (2.0), not a stand-in: the file the program wrote
+    # before its update holds what python's run wrote at the same step
+    logged = (tmp_path / "tfviz.log").read_text().splitlines()
+    assert logged == (tmp_path / "python.log").read_text().splitlines()[:1] == ["step 0: 2.0"]
+
+
+@pytest.mark.parametrize("program", ["keras_state_fit.py", "keras_state_loop.py"])
+@pytest.mark.parametrize("step", [1, 3])
+def test_keras_state_made_by_the_steps_first_trace_is_the_programs(program, step):
+    """Keras' global seed generator is first made inside the step's trace: the replay draws
+    the same noise from it, so every gradient is the one TensorFlow computes at that step."""
+    path = PROGRAMS / program
+    rc, report = _check(path, step=step)
+    assert rc == 0, report.get("error")
+    t = truth(path, step=step)
+    theirs = {_norm(s["name"]): s for s in t["sources"]}
+    ours = {_norm(v["tf_name"]): v for v in report["variables"]}
+    assert ours.keys() == theirs.keys()
+    for name, v in ours.items():
+        assert v["status"] == theirs[name]["status"] == "connected", name
+        assert math.isclose(v["grad_norm"], theirs[name]["norm"], rel_tol=1e-4), name
