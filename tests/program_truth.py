@@ -304,7 +304,8 @@ class _Observer:
         with tf.control_dependencies(deps):
             flag = tf.numpy_function(
                 observe,
-                [self._dense(flat_grads[i]) for i in present],
+                # an IndexedSlices as the optimizer applies it: its rows summed into a dense tensor
+                [tf.convert_to_tensor(flat_grads[i]) for i in present],
                 tf.bool,
                 stateful=True,
                 name="program_truth",

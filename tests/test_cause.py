@@ -129,3 +129,155 @@ def test_a_gradient_the_program_drops_as_none_is_not_called_untrained(until):
     rc, report = _check(EXAMPLES / "train_cond_branch.py", *until)
     aux = [p for p in report["problems"] if "w_aux" in p["variables"]]
     assert [p["kind"] for p in aux] == ["zero"]
+
+
+def test_a_nans_origin_and_every_edge_carrying_it_are_drawn_as_nan(tmp_path):
+    """After ``--until nan``, the graph says what the problem says: TensorFlow's forward pass
+    is already NaN at the division, and every gradient that flows back from it is not finite."""
+    import math
+
+    import tensorflow as tf
+
+    path = EXAMPLES / "train_nan_sqrt_variance.py"
+    saved = tmp_path / "nan.json"
+    rc, report = _check(path, "--until", "nan", "--graph", str(saved))
+    assert rc == 1
+    (p,) = [p for p in report["problems"] if p["kind"] == "nan"]
+    assert p["op_type"] == "RealDiv" and "forward pass" in p["message"]
+    graph = json.loads(saved.read_text())["graph"]
+    ops = {o["id"]: o for o in graph["ops"]}
+    assert ops[p["op"]]["status"] == "nan" and ops[p["op"]]["message"] == p["message"]
+    into = [e for e in graph["edges"] if e["dst"] == p["op"]]
+    assert into and all(e["status"] == "nan" for e in into)
+    # what TensorFlow says of the same division: 0 / sqrt(0) is NaN, its gradient too
+    zero = tf.constant([0.0])
+    with tf.GradientTape() as tape:
+        tape.watch(zero)
+        q = zero / tf.sqrt(zero)
+    assert math.isnan(float(q[0])) and math.isnan(float(tape.gradient(q, zero)[0]))
+    # no edge the NaN never reaches is drawn as NaN: the loss's own gradient is finite
+    (last,) = [e for e in graph["edges"] if e["dst"] == "__target__"]
+    assert last["status"] == "passes" and last["grad_norm"] == 1.0
+
+
+def test_a_loss_scaled_for_mixed_precision_is_said_with_its_scale():
+    """Under mixed_float16 the step differentiates the loss its LossScaleOptimizer scaled: the
+    report says by how much, and each |grad| is what the program's gradient call returns."""
+    import math
+
+    from tests.test_program_mode import _norm, truth
+
+    path = ROOT / "tests" / "programs" / "corpus" / "mixed_precision_loss_scale_custom_loop.py"
+    rc, report = _check(path, "--step", "2")
+    assert rc == 0, report
+    (note,) = [n for n in report["notes"] if "LossScaleOptimizer" in n]
+    assert "32768" in note  # Keras 3's initial loss scale, 2 ** 15, unchanged by two finite steps
+    theirs = {_norm(s["name"]): s["norm"] for s in truth(path, step=2)["sources"]}
+    ours = {_norm(v["tf_name"]): v["grad_norm"] for v in report["variables"]}
+    assert ours.keys() == theirs.keys()
+    assert all(math.isclose(ours[n], theirs[n], rel_tol=2e-3) for n in ours), (ours, theirs)
+    assert min(ours.values()) > 100  # scaled: the unscaled gradients are about 2 ** 15 smaller
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_a_loop_rnns_integer_gate_is_one_cut_and_no_disagreement(eager):
+    """TensorFlow: zeros for W_gate in the tf.function step (a tf.while_loop), None eagerly;
+    both are the integer cut at the gate's line, said once, with no disagreement to report."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "loop_rnn_int_gate.py"
+    args = ["--", "--eager"] if eager else []
+    t = truth(path, args=("--eager",) if eager else ())
+    gate = next(s for s in t["sources"] if s["name"].startswith("W_gate"))
+    assert gate["status"] == ("disconnected" if eager else "zero")
+    rc, report = _check(path, *args)
+    assert rc == 1
+    (p,) = report["problems"]
+    assert (p["kind"], p["variables"]) == ("integer", ["W_gate"])
+    lines = [i for i, ln in enumerate(path.read_text().splitlines(), 1) if "gate = tf.cast(" in ln]
+    assert p["source"]["line"] == lines[1 if eager else 0]  # eager_step's own line, or train_step's
+    row = next(v for v in report["variables"] if v["name"] == "W_gate")
+    assert row["status"] == "disconnected" and row["grad_norm"] is None
+
+
+def test_a_zero_is_traced_back_to_the_cast_that_makes_the_input_zero():
+    """Rescaling(1/255, dtype="uint8") turns every pixel into 0: TensorFlow gives the encoder
+    exact-zero gradients. The cause named is that cast, not the dead ReLU it leads to, and
+    an encoder that trains nothing at all is an error."""
+    import keras
+
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "rescaling_uint8.py"
+    images = np.random.randint(0, 256, size=(4, 8, 8, 3)).astype("uint8")
+    assert not np.any(keras.layers.Rescaling(1 / 255, dtype="uint8")(images).numpy())
+    t = truth(path)
+    encoder = [s for s in t["sources"] if s["name"].startswith("encoder/")]
+    assert encoder and all(s["status"] == "zero" for s in encoder)  # TensorFlow: exact zeros
+    rc, report = _check(path)
+    assert rc == 1
+    (p,) = [p for p in report["problems"] if p["kind"] == "zero"]
+    assert (p["op_type"], p["severity"]) == ("Cast", "error")
+    assert "uint8" in p["message"] and "encoder trains nothing" in p["message"]
+    assert "Rescaling" in p["hint"] and "ReLU" not in p["hint"]
+    assert {v["name"] for v in report["variables"] if v["kind"] == "zero"} <= set(p["variables"])
+
+
+def test_a_batchnorm_with_one_value_per_channel_is_named_with_its_sizes():
+    """TensorFlow gives the innermost block and the one after it exact zeros: that
+    BatchNormalization normalizes one value per channel. Named with its input's size and
+    the line that built it, not as a dead ReLU."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "batchnorm_one_value.py"
+    zeros = [s["name"] for s in truth(path)["sources"] if s["status"] == "zero"]
+    assert len(zeros) == 6
+    rc, report = _check(path)
+    assert rc == 1
+    (p,) = report["problems"]
+    assert (p["kind"], p["severity"]) == ("zero", "error")
+    assert "BatchNormalization" in p["message"] and "1x1x1x16 (batch 1, a 1x1 map)" in p["message"]
+    assert p["source"]["line"] == line_of(path, "d3 = downsample(16)(d2)")
+    assert "LeakyReLU" not in p["hint"] and len(p["variables"]) == 6
+
+
+def test_an_output_compiled_without_a_loss_is_named_at_its_compile():
+    """TensorFlow gives the box head's variables None; the cause is compile()'s loss dict,
+    which leaves that output out, and the report says so at that line."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "output_without_loss.py"
+    box = [s for s in truth(path)["sources"] if s["name"].startswith("box/")]
+    assert box and all(s["status"] == "disconnected" for s in box)
+    rc, report = _check(path)
+    (p,) = report["problems"]
+    assert p["kind"] == "not_read" and "output 'box' has no loss in compile()" in p["message"]
+    assert p["source"]["line"] == line_of(path, "model.compile(")
+    assert "'box'" in p["hint"] and ".numpy()" not in p["message"]
+    assert sorted(p["variables"]) == ['model.get_layer("box").bias', 'model.get_layer("box").kernel']
+
+
+def test_a_zero_gradient_variable_says_zero_on_its_own_hop(tmp_path):
+    """The path view's first hop is the variable itself: a variable TensorFlow gives an
+    exact-zero gradient reads "zero", norm 0, there, as its row does; no gradient, no norm."""
+    import tensorflow as tf
+
+    from tfviz.analysisfile import load_analysis
+    from tfviz.structure.gradient_path import gradient_path
+
+    path = EXAMPLES / "kind_zero_dead_relu.py"
+    ns = runpy.run_path(str(path))
+    with tf.GradientTape() as tape:
+        loss = ns["loss"]()
+    (g,) = tape.gradient(loss, [ns["dead"]])
+    assert not np.any(g.numpy())  # TensorFlow: exact zeros
+    saved = tmp_path / "a.json"
+    _check(path, "--graph", str(saved))
+    report = load_analysis(saved)
+    first = gradient_path(report, "var:dead").hops[0]
+    assert (first.op, first.status, first.grad_norm) == ("var:dead", "zero", 0.0)
+    # an op no gradient reaches (behind a tf.stop_gradient) has no norm either
+    cut = tmp_path / "cut.json"
+    _check(EXAMPLES / "kind_stop_gradient.py", "--graph", str(cut))
+    starved = [o for o in load_analysis(cut).graph.ops if o.status == "starved"]
+    assert starved and all(o.grad_norm is None for o in starved)

@@ -15,8 +15,12 @@ with TensorFlow's own answer at the same gradient computation
   real optimizer step indeed leaves unchanged (``tests/update_truth.py``);
 * every variable tfviz calls never trained is unchanged by that real step.
 
+* each ``|grad|`` is the norm of the gradient the program's own gradient call returns at
+  that step (every program seeds Python, NumPy and TensorFlow, so both runs draw the same
+  numbers).
+
 The docstring fields (``Pattern:``, ``Family:``, ``Bug:``, ``Step:``,
-``Args:``, ``Truth:``, ``Update:``) say how to run each program. ``Missed: bug|healthy|both
+``Args:``, ``Truth:``, ``Update:``, ``Norms:``) say how to run each program. ``Missed: bug|healthy|both
 - why`` names a run tfviz is known to get wrong: it is an expected failure
 (strict, so a fix shows) and the table says "known miss". The whole corpus takes
 minutes, so it is marked ``corpus``: ``pytest -m "not corpus"`` skips it.
@@ -58,6 +62,9 @@ class Case:
     missed: str = ""
     #: the optimizer update that applies step ``step``'s gradients (``Update:``; default ``step``)
     update: int = 0
+    #: why tfviz's ``|grad|`` is known to differ from the program's own (``Norms: healthy|bug|both - why``);
+    #: strict: a run whose sizes agree after all fails until the field goes
+    norms_differ: str = ""
 
     @property
     def id(self) -> str:
@@ -106,9 +113,24 @@ def cases() -> list[Case]:
             update=int(f.get("Update", f.get("Step", "1"))),
         )
         which, _, why = f.get("Missed", "").partition(" - ")
-        found.append(Case(bug=False, missed=why if which.strip() in ("healthy", "both") else "", **common))
+        sized, _, differ = f.get("Norms", "").partition(" - ")
+        found.append(
+            Case(
+                bug=False,
+                missed=why if which.strip() in ("healthy", "both") else "",
+                norms_differ=differ if sized.strip() in ("healthy", "both") else "",
+                **common,
+            )
+        )
         if f.get("Bug"):
-            found.append(Case(bug=True, missed=why if which.strip() in ("bug", "both") else "", **common))
+            found.append(
+                Case(
+                    bug=True,
+                    missed=why if which.strip() in ("bug", "both") else "",
+                    norms_differ=differ if sized.strip() in ("bug", "both") else "",
+                    **common,
+                )
+            )
     return found
 
 
@@ -211,6 +233,36 @@ def truth_sources(truth: dict) -> list[dict]:
     return []
 
 
+def norms(outcome: Outcome) -> tuple[dict[str, float], dict[str, float]]:
+    """(the gradient norm the program's own gradient call returned per connected source, as
+    TensorFlow computed it inside the program's run; tfviz's ``|grad|``), matched by name as
+    :func:`statuses` matches them."""
+    theirs: dict[str, float] = {}
+    for s in truth_sources(outcome.truth or {}):
+        if s.get("status") == "connected" and s.get("norm") is not None:
+            theirs.setdefault(s["name"].split(":")[0], s["norm"])
+    ours: dict[str, float] = {}
+    rows = (outcome.report or {}).get("variables", [])
+    by_name = {(r.get("tf_name") or r["name"]).split(":")[0]: r for r in rows}
+    for name in theirs:
+        row = by_name.get(name) or next((r for n, r in by_name.items() if _norm(n) == _norm(name)), None)
+        if row is not None and row.get("grad_norm") is not None:
+            ours[name] = row["grad_norm"]
+    return theirs, ours
+
+
+def norms_differ(outcome: Outcome) -> list[str]:
+    """Sources whose ``|grad|`` is not what the program's own gradient call returned."""
+    import math
+
+    theirs, ours = norms(outcome)
+    return [
+        f"{name}: tfviz {ours[name]:.4g}, TensorFlow {value:.4g}"
+        for name, value in theirs.items()
+        if name in ours and not math.isclose(ours[name], value, rel_tol=2e-3, abs_tol=1e-6)
+    ]
+
+
 def statuses(outcome: Outcome) -> tuple[dict[str, str], dict[str, str]]:
     """(TensorFlow's status per source, tfviz's), both keyed by TensorFlow's name.
 
@@ -301,6 +353,11 @@ def agrees(outcome: Outcome) -> tuple[bool, str]:
     theirs, ours = statuses(outcome)
     if theirs != ours:
         return False, f"statuses differ: TensorFlow {theirs}, tfviz {ours}"
+    differ = norms_differ(outcome)
+    if differ and not outcome.case.norms_differ:
+        return False, f"|grad| is not the program's own gradient's: {differ[:4]}"
+    if outcome.case.norms_differ and not differ:
+        return False, "|grad| now agrees with the program's own gradients: remove its Norms field"
     flagged, confirmed = flagged_untrained(outcome), confirmed_untrained(outcome)
     if set(flagged) != set(confirmed):
         wrong = sorted(set(flagged) - set(confirmed))

@@ -203,6 +203,9 @@ def test_predict_inside_the_tape_is_named_at_its_line():
     assert (p.kind, p.severity, p.source.line) == ("not_read", "error", 26)
     assert "student.predict(" in p.source.code and "model(x, training=True)" in p.hint
     assert len(p.variables) == 4 and not report.ok
+    # what the step ran is drawn up to the cut: the loss from predict()'s NumPy, no failed trace
+    assert report.traced and report.graph.ops
+    assert {"Square", "Mean"} <= {o.type for o in report.graph.ops}
 
     healthy = analyzed(path, ("--teacher",))
     assert ours(healthy) == theirs(truth(path, ("--teacher",)))

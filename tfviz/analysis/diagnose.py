@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from tfviz import __version__
 from tfviz.analysis.fresh import refuse_fresh, variables_made
-from tfviz.analysis.tapes import not_watched, second_order_note, watch_hints
+from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
 from tfviz.engine.eagerstream import Stream, stream_trace
 from tfviz.engine.flow import union_region
@@ -35,10 +36,12 @@ from tfviz.engine.trace import (
 )
 from tfviz.engine.untrained import mark_not_trained
 from tfviz.engine.verdicts import FrozenCopy, judge
+from tfviz.engine.zeroorigin import explain_zero_origins
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks, readouts
+from tfviz.program.kerasloss import explain_outputs_without_loss
 from tfviz.program.launch import run_program
-from tfviz.program.sources import name_sources
+from tfviz.program.sources import base_variable, name_sources
 from tfviz.program.training import frozen_training, reused_tape, review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
 from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
@@ -322,6 +325,12 @@ def _analyze(
                 trace_error = error_from_exception(
                     exc, f"'{step_.name}' cannot be traced by tf.function", path
                 )
+            if done is None and mode == "program" and not as_graph and COPY_EAGER_CALL:
+                # The program runs this step eagerly: its eager call, copied op by op, draws
+                # what the step ran (up to a model.predict(), say), where a trace cannot.
+                done = _copied_again(step_, found, recorder, capture)
+                if done is not None:
+                    eager, trace_error = done.traced.truth, None
         traced = done.traced if done is not None else None
         scopes = done.scopes if done is not None else layerscopes.Recorded()
         if eager is None:
@@ -351,6 +360,7 @@ def _analyze(
             trace_error=trace_error,
             target_name=step_.name,
         )
+        _programs_own_norms(report, found, step_.capture)
         op_scopes = {o.scope for o in report.graph.ops}
         report.graph.layer_scopes = layerscopes.in_graph(scopes.names, op_scopes)
         report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
@@ -369,8 +379,11 @@ def _analyze(
         if traced is not None:
             with capture.active():
                 explain_nan_inputs(report, traced.og.g, step_.fn)
+                explain_zero_origins(report, traced.og.g, step_.fn)
         mark_not_trained(report)  # the graph document and its exports mark it, not the window only
         second_order_note(report, step_.capture)
+        loss_scale_note(report, step_.capture)
+        explain_outputs_without_loss(report, found, step_.capture)
         lap("judge")
     report.script = path
     report.target = step_.name
@@ -663,6 +676,22 @@ def _copied_step(
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
 
 
+def _copied_again(
+    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture
+) -> _Traced | None:
+    """The step's eager call once more, copied as it runs (:func:`_copied_step`); None where
+    the copy cannot stand for a trace, or the call raises."""
+    try:
+        loss, eager, tape, copied = _first_call(
+            step_.fn, step_.name, step_.name, capture, step_.watch(), copy=True, automatic=step_.automatic()
+        )
+    except AnalysisError:
+        return None
+    if eager is not None or copied is None or tape is None:
+        return None
+    return _copied_step(step_, found, recorder, copied, loss, tape)
+
+
 def _eager_again(step_: _Step, path: str, capture: Capture, tf_vars: list[Any]) -> Truth:
     loss, eager, tape, _ = _first_call(
         step_.fn, step_.name, path, capture, step_.watch(), automatic=step_.automatic()
@@ -689,6 +718,25 @@ def _refuse_new_variables(
         line=where.line if where else None,
         code=where.code if where else "",
     )
+
+
+def _programs_own_norms(report: Report, found: list[FoundVariable], capture: Any) -> None:
+    """Each ``|grad|`` as the program's own gradient call returned it at its step, where the
+    program ran the step eagerly: tfviz hands it TensorFlow's gradients, so they are at hand.
+    The replay that tfviz judges the step by runs the step again, and draws its own random
+    numbers (dropout, sampled noise, sampled actions), so its sizes can differ from the
+    program's. A variable with no gradient keeps none."""
+    if capture is None:
+        return
+    norms = capture.handed_norms()
+    if not norms:
+        return
+    rows = {v.name: v for v in report.variables}
+    for f in found:
+        row = rows.get(f.path)
+        norm = norms.get(id(base_variable(f.tf_variable)))
+        if row is not None and norm is not None and row.grad_norm is not None and math.isfinite(norm):
+            row.grad_norm = norm
 
 
 def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) -> None:

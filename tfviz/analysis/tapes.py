@@ -103,3 +103,23 @@ def second_order_note(report: Report, capture: Any) -> None:
         " the step that trains is that tape's own gradient call, later: pass --step with its"
         " number, counting every gradient computation in the order the program asks for them"
     )
+
+
+def loss_scale_note(report: Report, capture: Any) -> None:
+    """Say by how much the gradients are scaled where the step differentiates a loss its
+    LossScaleOptimizer scaled (mixed precision): each ``|grad|`` is what the program's own
+    gradient call returns, the loss scale times what the optimizer applies once it unscales."""
+    scaler = getattr(capture, "loss_scaler", None)
+    if scaler is None:
+        return
+    try:
+        scale = float(scaler.dynamic_scale.numpy()) if scaler.built else float(scaler.initial_scale)
+    except Exception:  # noqa: BLE001 - an optimizer of another shape: nothing to say
+        return
+    if scale == 1.0:
+        return
+    report.notes.append(
+        f"the step differentiates its loss scaled by the LossScaleOptimizer (mixed precision), whose"
+        f" loss scale is {scale:g} at this step: each |grad| is what the gradient call returns, {scale:g}"
+        f" times the gradient the optimizer applies once it unscales them"
+    )

@@ -81,6 +81,9 @@ class Stream:
         self.sources: dict[str, Source | None] = {}
         #: the copy of the op whose Python backward function (tf.custom_gradient) raised
         self.raised_in: Any = None
+        #: inside a Keras ``predict()``: its ops are not the target's (it hands back NumPy,
+        #: which the copy then captures as a value from outside, as a trace would)
+        self.suspended = 0
 
     def __enter__(self) -> Stream:
         from tensorflow.python import pywrap_tfe
@@ -96,6 +99,7 @@ class Stream:
         _watch_folding(self)
         _watch_control_flow(self)
         _watch_python_functions(self)
+        _watch_predict(self)
         op_callbacks.add_op_callback(self._callback)
         return self
 
@@ -167,7 +171,7 @@ class Stream:
         op_name: str | None = None,
         graph: Any = None,
     ) -> None:
-        if self.refused is not None:
+        if self.refused is not None or self.suspended:
             return None
         kind = op_type.decode() if isinstance(op_type, bytes) else op_type
         if kind in EAGER_MAY_DIFFER:
@@ -273,7 +277,7 @@ def _watch_values(stream: Stream) -> None:
     def refusing(name: str) -> Callable[[Any], Any]:
         def wrap(method: Any) -> Any:
             def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-                if stream.refused is None and not stream.folding:
+                if stream.refused is None and not stream.folding and not stream.suspended:
                     stream.refused = (
                         f"Python reads a tensor's value ({name}): a graph branches or stops there"
                     )
@@ -329,6 +333,31 @@ def _watch_control_flow(stream: Stream) -> None:
         (control_flow_switch_case, "_indexed_case_verify_and_canonicalize_args"),
     ):
         stream._patch(module, name, refusing(name))
+
+
+def _watch_predict(stream: Stream) -> None:
+    """Copy nothing of a Keras ``predict()`` called inside the target: it runs a tf.function
+    of its own and returns NumPy, so what the target computes from it starts at a value from
+    outside, which the copy captures as a placeholder: the graph is drawn up to that cut."""
+    try:
+        import keras
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return
+
+    def wrap(predict: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            stream.suspended += 1
+            try:
+                return predict(*args, **kwargs)
+            finally:
+                stream.suspended -= 1
+
+        return run
+
+    for name in ("predict", "predict_on_batch"):
+        # where the method is defined now: tfviz's own predict hook, if installed, is on keras.Model
+        owner = next(c for c in keras.Model.__mro__ if name in c.__dict__)
+        stream._patch(owner, name, wrap)
 
 
 def _watch_python_functions(stream: Stream) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import networkx as nx
@@ -57,6 +58,8 @@ def graph_doc(
             status = EDGE_STARVED
             message = f"no gradient arrives here: cut at {_name(g, cut)}"
         outs = [norms[(nid, i)] for i in range(len(d.get("outputs", []))) if (nid, i) in norms]
+        if status == EDGE_PASSES and not all(math.isfinite(n) for n in outs):
+            status, message = Kind.NAN, NAN_CARRIED
         ops.append(
             GraphOp(
                 id=nid,
@@ -69,7 +72,8 @@ def graph_doc(
                 on_path=on,
                 status=status,
                 message=message,
-                grad_norm=max(outs) if outs else None,
+                # no gradient arrives at a starved op: whatever a loop's zeros measured is no size
+                grad_norm=max(outs) if outs and status != EDGE_STARVED else None,
                 is_variable=bool(d.get("is_variable")),
                 cut_at=cut,
                 label=d.get("label") or "",
@@ -84,6 +88,9 @@ def graph_doc(
             status = EDGE_STARVED
         need = needed is None or status in (EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED) or (u, v) in needed
         for src_out, dst_in in e["ports"]:
+            carried = norms.get((u, src_out)) if on else None
+            if status == EDGE_PASSES and carried is not None and not math.isfinite(carried):
+                status = Kind.NAN  # the gradient it carries back is NaN or infinite
             edges.append(
                 GraphEdge(
                     src=u,
@@ -93,13 +100,17 @@ def graph_doc(
                     dtype=e["dtype"],
                     shape=e.get("shape"),
                     status=status,
-                    grad_norm=norms.get((u, src_out)) if on else None,
+                    grad_norm=norms.get((u, src_out)) if on and status != EDGE_STARVED else None,
                     back=bool(e.get("back")),
                     cut_at=cut,
                     needed=need,
                 )
             )
     return GraphDoc(ops=ops, edges=edges, functions=list(functions))
+
+
+#: what an op says whose own output's gradient is NaN or infinite, where the problem is elsewhere
+NAN_CARRIED = "the gradient here is NaN or infinite: it carries back a non-finite gradient"
 
 
 def _name(g: nx.DiGraph[str], nid: str) -> str:

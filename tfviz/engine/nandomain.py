@@ -218,6 +218,7 @@ def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[I
     op_type = node.get("type", "")
     text, overflow = domain_text(op_type, ranges)
     label = f"{op_type} '{node.get('name', nid)}'"
+    was = p.op
     p.op, p.op_type, p.source = nid, op_type, node.get("source") or p.source
     p.message = (
         f"the loss is already non-finite in the forward pass: it first becomes NaN or"
@@ -228,3 +229,13 @@ def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[I
     for v in report.variables:
         if v.name in p.variables and v.kind == Kind.NAN:
             v.explanation, v.blocked_at = p.message, [nid]
+    # the graph says what the problem says: the origin is drawn as NaN, and the op the
+    # backward pass first met the NaN at says where it came from
+    for op in report.graph.ops if report.graph is not None else ():
+        if op.id == nid:
+            op.status, op.message = Kind.NAN, p.message
+        elif op.id == was and op.status == Kind.NAN:
+            op.message = (
+                "the gradient here is NaN or infinite: its input is already NaN in the forward"
+                f" pass, from {label}"
+            )

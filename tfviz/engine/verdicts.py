@@ -46,6 +46,7 @@ from tfviz.errors import AnalysisError
 from tfviz.report import (
     EDGE_PASSES,
     RAISING_KINDS,
+    GraphDoc,
     Problem,
     Report,
     Source,
@@ -393,7 +394,7 @@ def judge(
             own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
             if kind == Kind.OUTSIDE_TAPE and own:
                 text = own[0]  # the tape was never told to watch this tensor
-        ts = truth_status(truth, f.tf_variable)
+        ts = raw_ts = truth_status(truth, f.tf_variable)
         if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
             ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
         custom = _custom_cut(traced, regions[f.path]) if ts != status else None
@@ -426,7 +427,9 @@ def judge(
             )
             status, kind, text = ts, Kind.OTHER, f"TensorFlow's tape.gradient finds it {ts}"
         es = truth_status(eager, f.tf_variable)
-        if es != ts and not _zeros_for_none(eager, truth, f.tf_variable):
+        # (a graph step's eager truth is its trace's own: then there is nothing to compare; the
+        # trace's zeros for a cut in a loop are compared as TensorFlow returned them)
+        if eager is not truth and es != raw_ts and not _zeros_for_none(eager, truth, f.tf_variable):
             problems.add(
                 Kind.OTHER,
                 "",
@@ -453,7 +456,47 @@ def judge(
         reach=reach,
         needed=needed,
     )
-    return Report(script="", target=target_name, ok=ok, variables=reports, problems=plist, graph=doc)
+    _mark_zero_variables(doc, reports)
+    return Report(
+        script="", target=target_name, ok=ok, variables=reports, problems=_one_per_line(plist), graph=doc
+    )
+
+
+def _mark_zero_variables(doc: GraphDoc, reports: list[VariableReport]) -> None:
+    """A variable whose gradient is exactly zero is drawn and described so in its own box,
+    with its norm 0: the path view's first hop then says what its row says."""
+    zero = {f"var:{r.name}": r for r in reports if r.kind == Kind.ZERO}
+    for op in doc.ops:
+        r = zero.get(op.id)
+        if r is not None and op.status == EDGE_PASSES:
+            op.status, op.message, op.grad_norm = Kind.ZERO, r.explanation, r.grad_norm
+
+
+def _one_per_line(problems: list[Problem]) -> list[Problem]:
+    """One problem per kind, op type and line of the user's code: a Python loop that runs
+    the same line again makes an op for each pass (an eager call copied as it ran, or an
+    unrolled trace), where a ``tf.while_loop`` holds one. The first op stands for them all;
+    the graph still marks each.
+
+    >>> p = lambda op: Problem(kind="integer", severity="error", op=op, op_type="Greater",
+    ...     message="m", variables=["w"], source=Source("f.py", 3, ""))
+    >>> [q.op for q in _one_per_line([p("Greater"), p("Greater_1")])]
+    ['Greater']
+    """
+    kept: dict[tuple[str, str, str, str, int], Problem] = {}
+    out: list[Problem] = []
+    for p in problems:
+        if not p.op or p.source is None or not p.source.line:
+            out.append(p)
+            continue
+        key = (p.kind, p.severity, p.op_type, p.source.file, p.source.line)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = p
+            out.append(p)
+            continue
+        first.variables.extend(v for v in p.variables if v not in first.variables)
+    return out
 
 
 def _in_order_of_use(

@@ -114,6 +114,10 @@ class StepCapture:
     #: where a tape that encloses the step's own was opened: it is still recording, so it
     #: differentiates through this gradient (second order), and trains in a later step
     enclosing_at: Source | None = None
+    #: the LossScaleOptimizer whose scale_loss made the loss this step differentiates
+    loss_scaler: Any = None
+    #: the model whose Keras training call (fit, train_on_batch) runs this step
+    keras_model: Any = None
 
     def gradient_again(self, hit: Any, where: Source | None) -> None:
         """The program asks ``hit`` after the step's own gradient call: on the step's tape,
@@ -138,6 +142,28 @@ class StepCapture:
         self.passed = tf.nest.flatten(hit.sources)
         self.handed = list(tf.nest.flatten(grads, expand_composites=False)) if grads is not None else []
         return grads
+
+    def handed_norms(self) -> dict[int, float]:
+        """The norm of each gradient the program's own gradient call returned, by the id of the
+        variable (or tensor) it is for, as its optimizer applies it (an IndexedSlices summed
+        into a dense tensor); empty for a step the program runs as a graph, whose gradients
+        were symbolic, and under a strategy (one replica's)."""
+        import tensorflow as tf
+
+        if self.as_graph or self.distributed:
+            return {}
+        out: dict[int, float] = {}
+        for source, grad in zip(self.passed, self.handed):
+            if grad is None or not hasattr(grad, "numpy") and not isinstance(grad, tf.IndexedSlices):
+                continue
+            try:
+                dense = tf.convert_to_tensor(grad)
+                if not hasattr(dense, "numpy") or not dense.dtype.is_floating:
+                    continue
+                out[id(base_variable(source))] = float(tf.norm(tf.cast(dense, tf.float64)))
+            except Exception:  # noqa: BLE001 - a value that cannot be measured keeps the replay's
+                continue
+        return out
 
     def record_update(self, grads: list[Any], variables: list[Any], where: Source | None) -> None:
         index = {id(g): i for i, g in enumerate(self.handed) if g is not None}

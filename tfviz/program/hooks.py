@@ -16,6 +16,8 @@ import contextlib
 import os
 import sys
 import threading
+import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -76,6 +78,8 @@ class Handler(Protocol):
     def variable_assigned(self, variable: Any) -> None: ...
 
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None: ...
+
+    def loss_scaled(self, optimizer: Any) -> None: ...
 
 
 _handler: Handler | None = None
@@ -230,6 +234,9 @@ def install() -> None:
 
     _patch(BaseOptimizer, "apply_gradients", _apply_gradients)
     _patch(BaseOptimizer, "apply", _apply)
+    from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+
+    _patch(LossScaleOptimizer, "scale_loss", _scale_loss)
     for cls in (resource_variable_ops.ResourceVariable, resource_variable_ops.BaseResourceVariable):
         for name in ("assign", "assign_add", "assign_sub"):
             if name in vars(cls):
@@ -241,14 +248,46 @@ def install() -> None:
     install_predict()
     _patch(keras.Model, "fit", lambda orig: _keras(orig, "keras_fit"))
     _patch(keras.Model, "train_on_batch", lambda orig: _keras(orig, "keras_train_on_batch"))
+    _patch(keras.Model, "compile", _compile)
+
+
+#: where each model was last compiled, at the program's own line (the model itself is not
+#: touched: the program sees no attribute of tfviz's)
+compiled_at: weakref.WeakKeyDictionary[Any, Source] = weakref.WeakKeyDictionary()
+
+
+def _compile(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def compile(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _handler is not None:
+            from tfviz.script.sourcemap import user_source
+
+            with contextlib.suppress(TypeError):  # a model that cannot be a weak key: not noted
+                where = user_source(traceback.extract_stack(sys._getframe(1)))
+                if where is not None:
+                    compiled_at[self] = where
+        return orig(self, *args, **kwargs)
+
+    compile.__name__ = orig.__name__
+    compile.__doc__ = orig.__doc__
+    return compile
 
 
 def _caller(depth: int = 2) -> Any:
-    """The frame that called the patched function (past the do_not_convert wrapper)."""
+    """The frame that called the patched function (past the do_not_convert wrapper, and past
+    tfviz's own wrappers of the same function: the copy of an eager call wraps predict())."""
+    from tfviz.script.sourcemap import is_user_file
+
     frame = sys._getframe(depth)
-    while frame.f_back is not None and frame.f_code.co_filename.endswith(AUTOGRAPH_API):
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.endswith(AUTOGRAPH_API)
+        or (frame.f_code.co_filename.startswith(_OWN) and not is_user_file(frame.f_code.co_filename))
+    ):
         frame = frame.f_back
     return frame
+
+
+#: tfviz's own package: a frame there is a wrapper of tfviz's (the bundled examples are the user's)
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 #: the file of the do_not_convert wrapper around every patch
@@ -447,6 +486,17 @@ def _apply(orig: Callable[..., Any]) -> Callable[..., Any]:
 
     apply.__doc__ = orig.__doc__
     return apply
+
+
+def _scale_loss(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def scale_loss(self: Any, *args: Any, **kwargs: Any) -> Any:
+        h = _handler
+        if h is not None:
+            h.loss_scaled(self)
+        return orig(self, *args, **kwargs)
+
+    scale_loss.__doc__ = orig.__doc__
+    return scale_loss
 
 
 def _assign(orig: Callable[..., Any]) -> Callable[..., Any]:

@@ -163,6 +163,9 @@ class ReplayHandler:
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
         return None
 
+    def loss_scaled(self, optimizer: Any) -> None:
+        return None
+
     def strategy_run(
         self,
         strategy: Any,

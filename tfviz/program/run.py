@@ -129,6 +129,8 @@ class RunHandler:
         self.listings: dict[tuple[int, str, int], Listing] = {}
         #: Keras training calls on a model with nothing to train, per model and line
         self.frozen_training: dict[tuple[int, str, int], FrozenTraining] = {}
+        #: the LossScaleOptimizer that scaled the loss of the tape recording now
+        self.scaler: Any = None
 
     # -- tapes ---------------------------------------------------------------
     @_final
@@ -144,6 +146,7 @@ class RunHandler:
         while len(self.tapes) > 64:
             self.tapes.popitem(last=False)
         self.watched.pop(id(tape), None)
+        self.scaler = None  # a loss scaled for another tape's step is not this one's
         return True
 
     @_final
@@ -235,6 +238,12 @@ class RunHandler:
         if self._may_stop(assigning=True):
             self.pending.updates_known = False  # type: ignore[union-attr] # a hand-written update
             raise Reached(self.pending)  # type: ignore[arg-type]
+
+    def loss_scaled(self, optimizer: Any) -> None:
+        """A LossScaleOptimizer scales the loss (Keras 3 ``scale_loss``): the gradient the
+        step's tape returns next is that many times the one the optimizer applies."""
+        if self.pending is None:
+            self.scaler = optimizer
 
     @_final
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None:
@@ -678,6 +687,9 @@ class RunHandler:
         if label:
             desc = f"{label}: {desc}"
         captured = StepCapture(hit.api, desc, replay, sources, where, hit.error, ns, count=self.count)
+        captured.loss_scaler = self.scaler
+        if entry is not None and entry.label.startswith("Model."):  # a Keras fit/train_on_batch batch
+            captured.keras_model = getattr(entry.fn, "__self__", None)
         captured.as_graph = entry is not None and entry.as_graph
         if captured.as_graph and in_function_graph():
             captured.read_in_graph = handles_captured()

@@ -16,7 +16,7 @@ parser.add_argument("--bug", action="store_true")
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 Q_NEG, Q_POS = 8.0, 7.0  # signed 4-bit
 
 

@@ -22,7 +22,7 @@ parser.add_argument("--steps", type=int, default=4)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 DIM, DEPTH = 32, 3
 x_train = rng.normal(size=(256, 10)).astype(np.float32)
 y_train = np.sin(x_train[:, :1] * 2.0) + 0.1 * x_train[:, 1:2] ** 2

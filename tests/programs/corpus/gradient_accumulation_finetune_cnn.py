@@ -19,7 +19,7 @@ args = parser.parse_args()
 
 ACCUM_STEPS, MICRO_BATCH = 4, 8
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 images = rng.normal(size=(ACCUM_STEPS * MICRO_BATCH * args.steps, 16, 16, 3)).astype(np.float32)
 labels = rng.integers(0, 3, size=len(images)).astype(np.int32)
 

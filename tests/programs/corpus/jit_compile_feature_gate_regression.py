@@ -18,7 +18,7 @@ parser.add_argument("--steps", type=int, default=5)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 N_FEATURES = 12
 x_train = rng.normal(size=(512, N_FEATURES)).astype(np.float32)
 y_train = (2.0 * x_train[:, 0] - x_train[:, 3] + 0.5 * x_train[:, 7] ** 2)[:, None].astype(np.float32)

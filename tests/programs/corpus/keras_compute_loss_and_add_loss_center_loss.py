@@ -17,7 +17,7 @@ args = parser.parse_args()
 
 NUM_CLASSES, EMBED_DIM, CENTER_WEIGHT = 4, 8, 0.05
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x_train = rng.normal(size=(160, 12)).astype(np.float32)
 y_train = np.argmax(x_train[:, :NUM_CLASSES], axis=1).astype(np.int32)
 

@@ -18,7 +18,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 x_train = rng.normal(size=(256, 8)).astype("float32")
 y_train = np.where(x_train[:, :1] > 0, x_train[:, 1:2] * 2.0, -x_train[:, 2:3]).astype("float32")

@@ -15,7 +15,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 x_train = rng.normal(loc=2.0, scale=3.0, size=(256, 16)).astype("float32")
 y_train = (np.sin(x_train[:, 0]) + 0.5 * x_train[:, 1] > 1.0).astype("float32")[:, None]

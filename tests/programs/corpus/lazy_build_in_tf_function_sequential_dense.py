@@ -15,7 +15,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 x_train = rng.normal(size=(256, 20)).astype("float32")
 y_train = (x_train[:, :5].sum(axis=1) > 0).astype("int64") + (x_train[:, 5] > 1).astype("int64")

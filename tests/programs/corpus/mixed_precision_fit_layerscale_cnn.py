@@ -17,7 +17,7 @@ args = parser.parse_args()
 
 tf.keras.mixed_precision.set_global_policy("mixed_float16")
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 
 class LayerScale(tf.keras.layers.Layer):

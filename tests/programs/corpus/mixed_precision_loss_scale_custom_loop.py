@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 tf.keras.mixed_precision.set_global_policy("mixed_float16")
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 x_train = rng.normal(size=(256, 20)).astype(np.float32)
 y_train = (x_train[:, :3].sum(axis=1) > 0).astype(np.int32) + (x_train[:, 3] > 1).astype(np.int32)

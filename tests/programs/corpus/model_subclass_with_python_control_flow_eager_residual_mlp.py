@@ -15,7 +15,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 x_train = rng.normal(size=(128, 10)).astype("float32")
 y_train = (np.sin(x_train[:, :3]).sum(axis=1, keepdims=True) + 0.1 * x_train[:, 3:4] ** 2).astype("float32")

@@ -16,7 +16,7 @@ parser.add_argument("--bug", action="store_true")
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x_train = rng.normal(size=(64, 12, 12, 1)).astype(np.float32)
 y_train = (x_train[:, :6].mean(axis=(1, 2, 3)) > x_train[:, 6:].mean(axis=(1, 2, 3))).astype(np.int32)
 

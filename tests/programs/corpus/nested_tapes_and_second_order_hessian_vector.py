@@ -17,7 +17,7 @@ parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x = rng.normal(size=(256, 8)).astype("float32")
 y = (np.sin(x[:, :1]) + 0.5 * x[:, 1:2] ** 2 + 0.1 * rng.normal(size=(256, 1))).astype("float32")
 

@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 CLASSES, PENALTY = 4, 0.1
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x = rng.normal(size=(256, 20)).astype("float32")
 y = np.argmax(x[:, :CLASSES] + 0.3 * rng.normal(size=(256, CLASSES)), axis=1).astype("int32")
 y[rng.random(256) < 0.2] = -1  # unlabeled rows

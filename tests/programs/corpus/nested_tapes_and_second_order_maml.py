@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 TASKS, K_SHOT, HIDDEN = 3, 10, 40
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 
 def sample_task():

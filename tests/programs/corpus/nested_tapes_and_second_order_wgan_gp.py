@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 LATENT, BATCH, GP_WEIGHT = 16, 16, 10.0
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 real_images = np.tanh(rng.normal(size=(64, 16, 16, 1))).astype("float32")
 
 layers = tf.keras.layers

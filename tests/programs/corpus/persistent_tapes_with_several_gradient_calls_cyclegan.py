@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 LAMBDA = 10
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 train_horses = np.tanh(rng.normal(size=(4, 32, 32, 3))).astype("float32")
 train_zebras = np.tanh(rng.normal(0.5, 1.0, size=(4, 32, 32, 3))).astype("float32")
 layers = tf.keras.layers

@@ -17,7 +17,7 @@ parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x = rng.normal(size=(512, 16)).astype("float32")
 y_class = (x[:, 0] + x[:, 1] > 0).astype("int32")
 y_reg = (x[:, 2] * x[:, 3] + 0.1 * rng.normal(size=512)).astype("float32")[:, None]

@@ -17,7 +17,7 @@ args = parser.parse_args()
 
 GAMMA, MAX_STEPS, NUM_ACTIONS = 0.99, 40, 2
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 eps = np.finfo(np.float32).eps.item()
 
 

@@ -18,7 +18,7 @@ args = parser.parse_args()
 NUM_STATES, NUM_ACTIONS, UPPER_BOUND = 2, 1, 1.0
 GAMMA, TAU, BATCH_SIZE = 0.99, 0.005, 32
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 layers = tf.keras.layers
 
 

@@ -18,7 +18,7 @@ args = parser.parse_args()
 SIZE, N_ACTIONS, GAMMA, BATCH_SIZE, TARGET_SYNC = 5, 4, 0.95, 32, 8
 MOVES = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]])
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 
 class GridWorld:

@@ -15,7 +15,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 VOCAB, SEQ_LEN = 20, 12
 stream = (np.arange(4000) * 7 + rng.integers(0, 3, size=4000)) % VOCAB

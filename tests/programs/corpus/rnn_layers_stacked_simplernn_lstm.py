@@ -15,7 +15,7 @@ parser.add_argument("--bug", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
 
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 rng = np.random.default_rng(0)
 WINDOW = 20
 t = np.arange(2000, dtype="float32")

@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 VOCAB, SEQ_LEN, EMBED_DIM = 40, 12, 16
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 # small vocabulary, padded with 0: every batch repeats many token ids
 lengths = rng.integers(4, SEQ_LEN + 1, size=128)

@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 VOCAB, EMBED_DIM, NUM_SAMPLED, WINDOW, BATCH = 200, 32, 16, 2, 64
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 
 # Zipf-distributed corpus: frequent words repeat many times in every batch
 corpus = np.minimum(rng.zipf(1.3, size=4000), VOCAB) - 1

@@ -16,7 +16,7 @@ parser.add_argument("--bug", action="store_true")
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 TIMESTEPS, FEATURES = 10, 6
 x_train = rng.normal(size=(128, TIMESTEPS, FEATURES)).astype(np.float32)
 y_train = (x_train[:, 3, 0] + x_train[:, 7, 1] > 0).astype(np.float32)

@@ -18,7 +18,7 @@ args = parser.parse_args()
 
 TARGET_CLASS = 2
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x_train = rng.uniform(0, 1, size=(128, 28, 28, 1)).astype("float32")
 y_train = np.argmax(x_train.reshape(128, 4, 196).mean(axis=2), axis=1).astype("int32")
 

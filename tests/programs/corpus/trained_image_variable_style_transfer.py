@@ -17,7 +17,7 @@ parser.add_argument("--steps-per-epoch", type=int, default=5)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 content_image = tf.constant(rng.uniform(0, 1, size=(1, 64, 64, 3)), tf.float32)
 style_image = tf.constant(rng.uniform(0, 1, size=(1, 64, 64, 3)), tf.float32)
 

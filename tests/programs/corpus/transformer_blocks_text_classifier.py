@@ -17,7 +17,7 @@ args = parser.parse_args()
 
 VOCAB_SIZE, MAXLEN, EMBED_DIM, NUM_HEADS, FF_DIM = 100, 16, 16, 2, 32
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x_train = rng.integers(1, VOCAB_SIZE, size=(128, MAXLEN)).astype(np.int32)
 y_train = (x_train[:, 0] < x_train[:, -1]).astype(np.int32)  # order matters: needs positions
 

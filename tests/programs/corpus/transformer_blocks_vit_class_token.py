@@ -19,7 +19,7 @@ args = parser.parse_args()
 IMAGE, PATCH, DIM, HEADS, CLASSES = 16, 4, 32, 4, 5
 NUM_PATCHES = (IMAGE // PATCH) ** 2
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 images = rng.normal(size=(128, IMAGE, IMAGE, 3)).astype(np.float32)
 labels = rng.integers(0, CLASSES, size=128).astype(np.int32)
 dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(128, seed=0).batch(32)

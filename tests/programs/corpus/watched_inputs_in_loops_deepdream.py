@@ -16,7 +16,7 @@ parser.add_argument("--steps", type=int, default=10)
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 original_img = rng.uniform(0, 255, size=(48, 48, 3)).astype("float32")
 
 layers = tf.keras.layers

@@ -17,7 +17,7 @@ args = parser.parse_args()
 
 EPS, ALPHA, PGD_STEPS = 0.1, 0.025, 4
 rng = np.random.default_rng(0)
-tf.random.set_seed(0)
+tf.keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow: Keras 3 seeds its initializers from Python
 x_train = rng.uniform(0, 1, size=(128, 16, 16, 1)).astype("float32")
 y_train = (x_train[:, :, :8].mean(axis=(1, 2, 3)) > x_train[:, :, 8:].mean(axis=(1, 2, 3))).astype("int32")
 
