@@ -30,9 +30,10 @@ MARGIN = 0.75
 TFVIZ = Path(sys.executable).with_name("tfviz")
 
 
-def tensorflow_sizes(path: Path) -> tuple[dict[str, float], list[str]]:
-    """Gradient per element of each trainable variable (by Keras path), and the reference
-    variables: the output layer's bias (or its variables, where it has none)."""
+def tensorflow_sizes(path: Path) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """Gradient per element of each trainable variable (by Keras path), and each one's
+    reference variables: the output layer's kernel for a kernel, its bias for the rest (or its
+    variables, where it has none of that kind)."""
     import tensorflow as tf
 
     cwd = os.getcwd()
@@ -57,7 +58,12 @@ def tensorflow_sizes(path: Path) -> tuple[dict[str, float], list[str]]:
         sizes[_in_model(v.path)] = float(tf.norm(g)) / math.sqrt(n)
     last = model.layers[-1].trainable_variables
     bias = [v for v in last if v.path.endswith("/bias")]  # its gradient is the loss's own signal
-    return sizes, [_in_model(v.path) for v in bias or last]
+    kernel = [v for v in last if len(v.shape) >= 2]
+    # like with like: kernels against the output layer's kernel, the rest against its bias
+    return sizes, {
+        _in_model(v.path): [_in_model(w.path) for w in (kernel if len(v.shape) >= 2 else bias) or last]
+        for v in variables
+    }
 
 
 def _in_model(path: str) -> str:
@@ -70,16 +76,16 @@ def _by_tf_name(report) -> dict[str, object]:
     return {_in_model(v.tf_name): v for v in report.variables}
 
 
-def expected_verdicts(truth: dict[str, float], reference: list[str]) -> dict[str, str | None]:
+def expected_verdicts(truth: dict[str, float], reference: dict[str, list[str]]) -> dict[str, str | None]:
     """What the documented rule says of TensorFlow's own sizes; variables in the margin band
     around a threshold are left out (``...``): either answer is right there."""
-    ref = math.log10(statistics.median(truth[p] for p in reference))
     layers: dict[str, list[str]] = {}
     for path in truth:
         layers.setdefault(path.rsplit("/", 1)[0], []).append(path)
     out: dict[str, str | None] = {}
     for path, size in truth.items():
         x = math.log10(size)
+        ref = math.log10(statistics.median(truth[p] for p in reference[path]))
         top = max(math.log10(truth[p]) for p in layers[path.rsplit("/", 1)[0]])
         gap, below = top - x, ref - x
         if gap >= CANCELLED_GAP + MARGIN and below >= CANCELLED_BELOW + MARGIN:
@@ -170,3 +176,15 @@ def test_weight_norms_read_at_once_are_tensorflows_and_none_where_there_is_none(
     assert got[3] == pytest.approx(math.sqrt(2) * 1e20, rel=1e-9)  # float64 kept as float64
     assert got[4] == 0.0
     assert value_norms([]) == []
+
+
+def test_an_exploding_stack_is_named_where_its_growth_starts(analyze_example):
+    """Compared like with like, the deep linear stack's kernels are alike and its biases grow:
+    the problem names the first bias past the threshold from the loss back (the row selects
+    it: it is the problem's first variable) and the largest, the input layer's."""
+    report = analyze_example("kind_exploding.py")
+    (p,) = [p for p in report.problems if p.kind == "exploding"]
+    flagged = [v for v in report.variables if v.magnitude == "exploding"]
+    assert flagged and all(v.shape and len(v.shape) == 1 for v in flagged)  # biases only
+    assert p.variables[0] == "stack[5].bias" and "past that at stack[5].bias" in p.message
+    assert "furthest at stack[0].bias" in p.message

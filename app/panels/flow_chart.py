@@ -13,6 +13,7 @@ the step never updates (``not_trained``) keeps its would-be bar, in its own colo
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,7 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from tfviz.engine.magnitude import DECADES, scale
+from tfviz.engine.magnitude import DECADES, role, scale
 from tfviz.report import Report, VariableReport
 
 from .. import theme
@@ -96,14 +97,15 @@ class FlowChart(QWidget):
         self.looks: dict[str, str] = {}  # variable -> its variable_look (the bar's colour)
         self.layer_starts: list[tuple[int, str]] = []  # (first bar, layer name)
         self.base = 0.0
-        #: the magnitude rule's reference (log10 per element); None: too few variables to judge
-        self.reference: float | None = None
+        #: the magnitude rule's reference for each bar (log10 per element): its own kind's, a
+        #: kernel's the kernels', a bias's or scale's theirs; empty: too few variables to judge
+        self.references: dict[str, float] = {}
         self._rows: list[VariableReport] = []
 
     def set_report(self, report: Report | None) -> None:
         self.plot.clear()
         self.names, self.heights, self.markers, self.looks = [], {}, {}, {}
-        self.reference, self.layer_starts, self._rows = None, [], []
+        self.references, self.layer_starts, self._rows = {}, [], []
         if report is None or not report.variables:
             self.caption.setText(
                 "Open a script to see each variable's gradient."
@@ -115,9 +117,15 @@ class FlowChart(QWidget):
         self.names = [v.name for v in vs]
         logs = {v.name: log_size(v) for v in vs}
         measured = scale(vs, report.graph)
-        self.reference = math.log10(measured.reference) if measured else None
+        if measured is not None:
+            # every bar has its kind's reference, those with no gradient too (their kind's, or all's)
+            fallback = statistics.median(measured.references.values())
+            self.references = {
+                v.name: math.log10(measured.references.get(role(v.shape), fallback)) for v in vs
+            }
         finite = [x for x in logs.values() if x is not None]
-        lows = finite + ([self.reference - DECADES] if self.reference is not None else [])
+        refs = list(self.references.values())
+        lows = finite + ([min(refs) - DECADES] if refs else [])
         self.base = math.floor(min(lows)) - 1.0 if lows else -1.0
         xs, tops, brushes = [], [], []
         marks: dict[str, list] = {"none": [], "zero": [], "never updated": []}
@@ -162,44 +170,11 @@ class FlowChart(QWidget):
                         name=kind,
                     )
                 )
-        ref = self.reference
-        if ref is not None:
-            where = "nearest the loss" if measured and measured.nearest else "median"
-            for y, style, label, color, at, anchor in (
-                (ref, Qt.PenStyle.DashLine, f"reference ({where})", theme.LABEL_INK, 0.99, (1, 1)),
-                (
-                    ref + DECADES,
-                    Qt.PenStyle.DotLine,
-                    f"+{DECADES:g} decades: exploding",
-                    STATUS_ICON_COLOR["exploding"],
-                    0.01,
-                    (0, 0),
-                ),
-                (
-                    ref - DECADES,
-                    Qt.PenStyle.DotLine,
-                    f"−{DECADES:g} decades: vanishing",
-                    STATUS_ICON_COLOR["vanishing"],
-                    0.01,
-                    (0, 1),
-                ),
-            ):
-                # inside the plot, never clipped at its edge: the top line's label under it, the
-                # others above theirs; the reference's at the right, clear of the other two
-                line = pg.InfiniteLine(
-                    pos=y,
-                    angle=0,
-                    pen=pg.mkPen(color, width=1, style=style),
-                    label=label,
-                    labelOpts={
-                        "position": at,
-                        "color": color,
-                        "fill": (255, 255, 255, 200),
-                        "anchors": [anchor, anchor],
-                    },
-                )
-                self.plot.addItem(line)
-        highs = tops + ([ref + DECADES] if ref is not None else [])
+        if self.references:
+            self._draw_references(
+                [self.references[v.name] for v in vs], measured is not None and measured.nearest
+            )
+        highs = tops + ([max(refs) + DECADES] if refs else [])
         top = max(highs) + 1.0 if highs else 1.0
         self.layer_starts = _layer_starts(vs)
         self._place_ticks()
@@ -207,15 +182,51 @@ class FlowChart(QWidget):
         self.plot.setYRange(self.base, top, padding=0.02)
         self.caption.setText(self._caption_text(measured is not None))
 
+    def _draw_references(self, refs: list[float], nearest: bool) -> None:
+        """The reference (dashed) and the lines :data:`DECADES` above and below it (dotted), over
+        each bar: a bar past its own dotted line is exactly a variable the rule flags. Kernels
+        are compared with kernels and biases and scales with theirs, so the lines step where
+        the two references differ."""
+        where = "nearest the loss" if nearest else "median"
+        for offset, style, label, color in (
+            (0.0, Qt.PenStyle.DashLine, f"reference ({where}, each of its kind)", theme.LABEL_INK),
+            (
+                DECADES,
+                Qt.PenStyle.DotLine,
+                f"+{DECADES:g} decades: exploding",
+                STATUS_ICON_COLOR["exploding"],
+            ),
+            (
+                -DECADES,
+                Qt.PenStyle.DotLine,
+                f"−{DECADES:g} decades: vanishing",
+                STATUS_ICON_COLOR["vanishing"],
+            ),
+        ):
+            xs = np.repeat(np.arange(len(refs), dtype=float), 2) + np.tile([-0.5, 0.5], len(refs))
+            ys = np.repeat(np.array(refs) + offset, 2)
+            self.plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(color, width=1, style=style), name=label))
+            # the label inside the plot, never clipped at its edge: the top line's under it, the
+            # others above theirs; the reference's at the right, clear of the other two
+            at_right = offset == 0.0
+            text = pg.TextItem(
+                label,
+                color=color,
+                fill=(255, 255, 255, 200),
+                anchor=(1, 1) if at_right else (0, 0 if offset > 0 else 1),
+            )
+            text.setPos((len(refs) - 0.6) if at_right else -0.6, refs[-1 if at_right else 0] + offset)
+            self.plot.addItem(text)
+
     def _caption_text(self, judged: bool) -> str:
         marked = list(self.markers.values())
         counts = {k: marked.count(k) for k in ("none", "zero", "never updated")}
         looks = list(self.looks.values())
         sized = {k: looks.count(k) for k in ("vanishing", "exploding", "cancelled")}
-        ref = self.reference
+        refs = sorted(set(round(r, 1) for r in self.references.values()))
         parts = (
-            [f"reference 1e{ref:.1f} per element"]
-            if judged and ref is not None
+            ["reference " + " and ".join(f"1e{r:.1f}" for r in refs) + " per element"]
+            if judged and refs
             else ["too few variables with a gradient to judge their sizes"]
         )
         parts += [f"↓ {sized['vanishing']} vanishing"] if sized["vanishing"] else []

@@ -2,9 +2,11 @@
 
 Twenty Dense layers without activation or normalization, each with weights of standard
 deviation 0.3 on 64 inputs, so every layer multiplies the signal (and, backwards, the gradient)
-by about 2.4. The first layers' gradients are 7 decades larger than those nearest the loss:
-tfviz warns `exploding` for each variable more than 5 decades above them. (The loss is
-huge too: the forward pass grows as fast.)
+by about 2.4. The first layers' biases get gradients 7 decades larger than those nearest
+the loss: tfviz warns `exploding` for each more than 5 decades above them. The kernels'
+gradients are huge too, and alike (each is its input's activations, which grow forward as
+fast, times the gradient arriving): compared kernel with kernel, none stands out. (The loss
+is huge too.)
 """
 
 import keras

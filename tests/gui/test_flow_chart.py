@@ -40,9 +40,10 @@ def test_bars_markers_and_lines_from_a_report(qapp):
     chart.set_report(Report(script="x.py", target="loss", variables=[*vs, looped]))
     assert chart.markers["g"] == "none" and "○ 1 exactly zero" in chart.caption.text()
     chart.set_report(Report(script="x.py", target="loss", variables=vs))
-    # no graph: the reference is the median of the judged three (a, e, f)
-    assert chart.reference == pytest.approx(want["f"])
-    assert chart.base < chart.reference - DECADES and chart.base <= want["e"]
+    # no graph: the reference is the median of the judged three (a, e, f), all of one kind
+    assert set(chart.references) == set("abcdef")
+    assert all(r == pytest.approx(want["f"]) for r in chart.references.values())
+    assert chart.base < want["f"] - DECADES and chart.base <= want["e"]
     assert "never updated" in chart.caption.text()
 
 
@@ -62,11 +63,38 @@ def test_bars_past_the_lines_are_the_variables_the_rule_flags(qapp):
     chart.set_report(report)
     assert {v.name: v.magnitude for v in vs if v.magnitude} == {"v3": "vanishing", "v4": "exploding"}
     for v in vs:
-        beyond = abs(chart.heights[v.name] - chart.reference) > DECADES
+        beyond = abs(chart.heights[v.name] - chart.references[v.name]) > DECADES
         assert beyond == (v.magnitude is not None)
         assert chart.looks[v.name] == (v.magnitude or "connected")
     assert "↓ 1 vanishing" in chart.caption.text() and "↑ 1 exploding" in chart.caption.text()
     assert [t for _, t in chart.layer_starts] == [f"layer{i}" for i in range(6)]
+
+
+def test_kernels_are_compared_with_kernels_and_biases_with_biases(qapp):
+    """Every kernel's gradient is huge and alike (large activations), the biases' far smaller
+    but one. Compared with all variables at once the biases would all look vanishing; like with
+    like, only that one bias is out of scale, and each bar's lines are its own kind's."""
+    from tfviz.engine.magnitude import judge_magnitudes
+
+    kernels = [
+        VariableReport(f"k{i}", f"l{i}/kernel", "float32", [1, 1], "connected", None, 1e14) for i in range(6)
+    ]
+    biases = [
+        VariableReport(f"b{i}", f"l{i}/bias", "float32", [1], "connected", None, g)
+        for i, g in enumerate([1e16, 1e8, 1e8, 1e8, 1e8, 1e8])
+    ]
+    vs = [v for pair in zip(kernels, biases) for v in pair]
+    report = Report(script="x.py", target="loss", variables=vs)
+    report.problems = judge_magnitudes(report.variables, report.graph)
+    assert {v.name: v.magnitude for v in vs if v.magnitude} == {"b0": "exploding"}
+    (p,) = report.problems
+    assert p.kind == "exploding" and "their own kind" in p.message
+    chart = FlowChart()
+    chart.set_report(report)
+    assert chart.references["k0"] == pytest.approx(14.0) and chart.references["b0"] == pytest.approx(8.0)
+    for v in vs:
+        beyond = abs(chart.heights[v.name] - chart.references[v.name]) > DECADES
+        assert beyond == (v.magnitude is not None)
 
 
 def test_chart_in_the_window_matches_the_report(qtbot, window):

@@ -152,28 +152,74 @@ def reference(sizes: Mapping[str, float], hops: Mapping[str, int] | None) -> flo
     return float(10 ** statistics.median(logs))
 
 
+#: the two kinds of variable, each compared with its own kind: a kernel's gradient is its
+#: input's activations times the gradient arriving, a bias's or a scale's the arriving gradient
+#: alone, so where the activations grow (an exploding forward pass) every kernel's gradient is
+#: large while the biases' show how the gradient itself grows on its way back
+KERNELS = "kernels"
+VECTORS = "biases and scales"
+
+
+def role(shape: Iterable[int | None]) -> str:
+    """``kernels`` for a variable of two dimensions or more, else ``biases and scales``.
+
+    >>> role([64, 64]), role([64]), role([])
+    ('kernels', 'biases and scales', 'biases and scales')
+    """
+    return KERNELS if len(list(shape)) >= 2 else VECTORS
+
+
+def references(
+    sizes: Mapping[str, float], roles: Mapping[str, str], hops: Mapping[str, int] | None
+) -> dict[str, float]:
+    """Each role's reference (:func:`reference` over its own variables); a role with fewer than
+    three variables that get a gradient is compared with the reference of all of them.
+
+    >>> refs = references({"k1": 1.0, "k2": 1.0, "k3": 1.0, "b1": 1e-3, "b2": 1e-9},
+    ...                   {"k1": KERNELS, "k2": KERNELS, "k3": KERNELS, "b1": VECTORS, "b2": VECTORS}, None)
+    >>> refs[KERNELS], refs[VECTORS]
+    (1.0, 1.0)
+    """
+    overall = reference(sizes, hops)
+    out: dict[str, float] = {}
+    for kind in set(roles.values()):
+        own = {n: x for n, x in sizes.items() if roles.get(n) == kind}
+        out[kind] = reference(own, hops) if len(own) >= 3 else overall
+    return out
+
+
 @dataclass(frozen=True)
 class Scale:
-    """What the rule measures: each variable's gradient per element, and the reference."""
+    """What the rule measures: each variable's gradient per element, its role, and each
+    role's reference."""
 
     sizes: dict[str, float]
-    reference: float
+    roles: dict[str, str]
+    references: dict[str, float]
     #: the reference is the variables nearest the loss (False: the median of all, no graph)
     nearest: bool
 
-    @property
-    def where(self) -> str:
-        return "the variables nearest the loss" if self.nearest else "the model's median"
+    def reference_of(self, name: str) -> float:
+        return self.references[self.roles[name]]
+
+    def where(self, name: str) -> str:
+        """Whom ``name`` is compared with, in words."""
+        kind = self.roles[name]
+        own = sum(1 for r in self.roles.values() if r == kind) >= 3
+        what = kind if own else "the variables"
+        return f"the {what} nearest the loss" if self.nearest else f"the median of {what}"
 
 
 def scale(variables: Iterable[VariableReport], graph: GraphDoc | None) -> Scale | None:
-    """The rule's measure and reference; None with fewer than three variables that get a
+    """The rule's measure and references; None with fewer than three variables that get a
     gradient: below that there is no "rest of the model" to compare with."""
-    sizes = {v.name: s for v in variables if (s := per_element(v)) is not None}
+    rows = list(variables)
+    sizes = {v.name: s for v in rows if (s := per_element(v)) is not None}
     if len(sizes) < 3:
         return None
+    roles = {v.name: role(v.shape) for v in rows if v.name in sizes}
     hops = hops_to_target(graph) if graph is not None and graph.edges else None
-    return Scale(sizes, reference(sizes, hops), bool(hops))
+    return Scale(sizes, roles, references(sizes, roles, hops), bool(hops))
 
 
 def layer_key(v: VariableReport) -> str:
@@ -186,7 +232,9 @@ def layer_key(v: VariableReport) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def cancelled(sizes: Mapping[str, float], rows: Iterable[VariableReport], ref: float) -> dict[str, str]:
+def cancelled(
+    sizes: Mapping[str, float], rows: Iterable[VariableReport], ref: float | Mapping[str, float]
+) -> dict[str, str]:
     """The variables whose gradient is rounding noise next to their own layer's: each one's
     layer-mate whose gradient per element is :data:`CANCELLED_GAP` decades larger or more.
 
@@ -213,7 +261,8 @@ def cancelled(sizes: Mapping[str, float], rows: Iterable[VariableReport], ref: f
         top = max(names, key=lambda n: sizes[n])
         for n in names:
             gap = math.log10(sizes[top]) - math.log10(sizes[n])
-            if gap >= CANCELLED_GAP and math.log10(ref) - math.log10(sizes[n]) >= CANCELLED_BELOW:
+            own = ref if isinstance(ref, (int, float)) else ref[n]
+            if gap >= CANCELLED_GAP and math.log10(own) - math.log10(sizes[n]) >= CANCELLED_BELOW:
                 out[n] = top
     return out
 
@@ -229,13 +278,15 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
     measured = scale(rows, graph)
     if measured is None:
         return []
-    sizes, ref, where = measured.sizes, measured.reference, measured.where
-    noise = cancelled(sizes, rows, ref)
+    sizes = measured.sizes
+    refs = {n: measured.reference_of(n) for n in sizes}
+    noise = cancelled(sizes, rows, refs)
+    hops = hops_to_target(graph) if graph is not None and graph.edges else {}
     found: dict[str, list[tuple[VariableReport, Magnitude]]] = {}
     for v in rows:
         if v.name not in sizes:
             continue
-        m = Magnitude(sizes[v.name], ref)
+        m = Magnitude(sizes[v.name], refs[v.name])
         verdict = Kind.CANCELLED if v.name in noise else m.verdict
         if verdict is not None:
             v.magnitude = verdict
@@ -249,7 +300,7 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
         for v, m in flagged:
             v.explanation = (
                 f"its gradient is {m.per_element:.2g} per element, {abs(m.decades):.1f}"
-                f" decades {word} the {ref:.2g} of {where}: "
+                f" decades {word} the {m.reference:.2g} of {measured.where(v.name)}: "
                 + (
                     "too small to train it"
                     if verdict == Kind.VANISHING
@@ -257,7 +308,21 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
                 )
             )
         worst = max(flagged, key=lambda vm: abs(vm[1].decades))
+        # where the change starts: the flagged variable nearest the loss (without a graph,
+        # the worst); named first, so choosing the problem selects it
+        start = min(flagged, key=lambda vm: hops.get(vm[0].name, 10**9)) if hops else worst
         n = len(flagged)
+        kinds = sorted({measured.roles[v.name] for v, _ in flagged})
+        than = " and ".join(f"the {k} nearest the loss" for k in kinds) if measured.nearest else "the median"
+        grows = "shrinks" if verdict == Kind.VANISHING else "grows"
+        if start[0] is worst[0]:
+            where = f"the furthest is {worst[0].name}, at {worst[1].per_element:.2g} per element"
+        else:
+            where = (
+                f"it {grows} past that at {start[0].name} and furthest at {worst[0].name},"
+                f" {worst[1].per_element:.2g} per element"
+            )
+        order = [start[0].name] + [v.name for v, _ in flagged if v is not start[0]]
         problems.append(
             Problem(
                 kind=verdict,
@@ -266,11 +331,10 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
                 op_type="",
                 message=(
                     f"{n} variable{'s' * (n != 1)} get{'s' * (n == 1)} a gradient more than"
-                    f" {DECADES:g} decades {word} that of {where} ({ref:.2g} per element); the"
-                    f" furthest is {worst[0].name}, at {worst[1].per_element:.2g}"
+                    f" {DECADES:g} decades {word} that of their own kind (compared with {than}); {where}"
                 ),
-                variables=[v.name for v, _ in flagged],
-                source=worst[0].source,
+                variables=order,
+                source=start[0].source,
                 hint=HINT[verdict],
             )
         )

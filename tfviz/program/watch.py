@@ -89,6 +89,8 @@ class _Seen:
 
     name: str
     size: int
+    #: its number of dimensions: a kernel is compared with kernels (magnitude.role)
+    rank: int = 1
     had_gradient: bool = False
     zero_run: int = 0
     steps: int = 0
@@ -188,6 +190,8 @@ class Watch:
     steps: int = 0
     fired: Fired | None = None
     seen: dict[int, _Seen] = field(default_factory=dict)
+    #: each source's number of dimensions, by key (see _note_ranks)
+    ranks: dict[int, int] = field(default_factory=dict)
     _out: IO[str] | None = None
     _writer: Any = None
     #: the record's rows of the latest step, by variable, until its update is known
@@ -215,6 +219,7 @@ class Watch:
         import tensorflow as tf
 
         described = _describe(sources, grads)
+        self._note_ranks(sources, described)
         packed = _measure(sources, grads, target, self.detailed)
 
         def callback(values: Any) -> Any:
@@ -243,6 +248,15 @@ class Watch:
         with tf.control_dependencies([done]):
             flat = [_after(g) for g in tf.nest.flatten(grads)]
         return tf.nest.pack_sequence_as(grads, flat)
+
+    def _note_ranks(self, sources: Any, described: _Described) -> None:
+        """Each source's number of dimensions, by its key: the magnitude rule compares a kernel
+        with kernels (:func:`tfviz.engine.magnitude.role`)."""
+        import tensorflow as tf
+
+        for key, source in zip(described[0], tf.nest.flatten(sources)):
+            shape = getattr(source, "shape", None)
+            self.ranks[key] = len(shape) if shape is not None and shape.rank is not None else 1
 
     def _gate(self, packed: Any, described: _Described) -> Any:
         """An in-graph bool: could a rule fire on this step? None: always check before the
@@ -277,8 +291,10 @@ class Watch:
 
     def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
         packed = _measure(sources, grads, target, self.detailed).numpy().tolist()
+        described = _describe(sources, grads)
+        self._note_ranks(sources, described)
         try:
-            self._observe_packed(step, 1, _describe(sources, grads), packed)
+            self._observe_packed(step, 1, described, packed)
         except WatchStop:
             return self.fired
         return None
@@ -356,7 +372,7 @@ class Watch:
         for key, name, size, has in zip(keys, names, sizes, present):
             s = self.seen.get(key)
             if s is None:
-                s = self.seen[key] = _Seen(name, size)
+                s = self.seen[key] = _Seen(name, size, self.ranks.get(key, 1))
             norm, ok = next(it_norms) if has else (None, True)
             weight = next(it_weights, None) if self.detailed else None
             rows.append((s, norm, ok, weight))
@@ -389,7 +405,7 @@ class Watch:
             for (key, name, size), first, last, low, high, zeros in zip(quiet.rows, *figures):
                 s = self.seen.get(key)
                 if s is None:
-                    s = self.seen[key] = _Seen(name, size)
+                    s = self.seen[key] = _Seen(name, size, self.ranks.get(key, 1))
                 s.had_gradient = True
                 s.steps += n
                 s.zero_run = s.zero_run + n if zeros >= n else int(zeros)
@@ -651,26 +667,30 @@ def _magnitude_rule(
         return None
     order = list(sizes)
     hops = {name: len(order) - i for i, name in enumerate(order)}  # the last sources nearest the loss
-    ref = magnitude.reference(sizes, hops)
-    low, high = ref * 10**-magnitude.DECADES, ref * 10**magnitude.DECADES
-    if all(low <= p <= high for p in sizes.values()):
+    roles = {s.name: magnitude.role([0] * s.rank) for s, *_ in rows if s.name in sizes}
+    by_role = magnitude.references(sizes, roles, hops)
+    refs = {n: by_role[roles[n]] for n in sizes}
+    span = 10**magnitude.DECADES
+    if all(refs[n] / span <= p <= refs[n] * span for n, p in sizes.items()):
         return None
     reports = [VariableReport(n, n, "float32", [1], "connected", grad_norm=p) for n, p in sizes.items()]
-    quiet = magnitude.cancelled(sizes, reports, ref)
+    quiet = magnitude.cancelled(sizes, reports, refs)
     for condition in wanted:
         hit = [
-            n for n, p in sizes.items() if n not in quiet and magnitude.Magnitude(p, ref).verdict == condition
+            n
+            for n, p in sizes.items()
+            if n not in quiet and magnitude.Magnitude(p, refs[n]).verdict == condition
         ]
         if hit:
-            worst = max(hit, key=lambda n: abs(math.log10(sizes[n] / ref)))
-            decades = math.log10(sizes[worst] / ref)
+            worst = max(hit, key=lambda n: abs(math.log10(sizes[n] / refs[n])))
+            decades = math.log10(sizes[worst] / refs[worst])
             return (
                 condition,
                 hit,
                 (
                     "the gradient of {names}"
                     f" sits {abs(decades):.1f} decades"
-                    f" {'below' if decades < 0 else 'above'} the variables nearest the loss"
+                    f" {'below' if decades < 0 else 'above'} the {roles[worst]} nearest the loss"
                 ),
             )
     return None
