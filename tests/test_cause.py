@@ -281,3 +281,23 @@ def test_a_zero_gradient_variable_says_zero_on_its_own_hop(tmp_path):
     _check(EXAMPLES / "kind_stop_gradient.py", "--graph", str(cut))
     starved = [o for o in load_analysis(cut).graph.ops if o.status == "starved"]
     assert starved and all(o.grad_norm is None for o in starved)
+
+
+def test_a_py_function_that_reads_numpy_is_named_at_its_line():
+    """TensorFlow raises in the encoder's BiasAddGrad: the gradient that reaches it came out of
+    a tf.py_function whose Python takes the values out of TensorFlow. The problem names that
+    EagerPyFunc at its line, not TensorFlow's error alone."""
+    path = LOSSES / "py_function_numpy.py"
+    import tensorflow as tf
+
+    ns = runpy.run_path(str(path))
+    with tf.GradientTape() as tape:
+        loss = ns["loss"]()
+    with pytest.raises(Exception, match="BiasAddGrad"):
+        tape.gradient(loss, ns["encoder"].trainable_variables)
+    rc, report = _check(path)
+    assert rc == 1
+    (p,) = report["problems"]
+    assert (p["op_type"], p["source"]["line"]) == ("EagerPyFunc", line_of(path, "tf.py_function("))
+    assert "layers before it get no gradient" in p["message"] and "function_node" not in p["message"]
+    assert {v["status"] for v in report["variables"]} == {"broken"}

@@ -325,9 +325,10 @@ def _analyze(
                 trace_error = error_from_exception(
                     exc, f"'{step_.name}' cannot be traced by tf.function", path
                 )
-            if done is None and mode == "program" and not as_graph and COPY_EAGER_CALL:
-                # The program runs this step eagerly: its eager call, copied op by op, draws
-                # what the step ran (up to a model.predict(), say), where a trace cannot.
+            if done is None and not as_graph:
+                # The step runs eagerly: its eager call, copied op by op, draws what it ran (up
+                # to a model.predict(), through a tf.py_function), where a trace cannot. The
+                # only path left, not a fast one: its verdict is the eager run's own.
                 done = _copied_again(step_, found, recorder, capture)
                 if done is not None:
                     eager, trace_error = done.traced.truth, None
@@ -632,6 +633,7 @@ def _first_call(
     watch: Sequence[Any] = (),
     copy: bool = False,
     automatic: bool = True,
+    lenient: bool = False,
 ) -> tuple[Any, Truth | None, Any, _Copied | None]:
     """Call the target once, as the user's first call would, under a tape (with ``copy``,
     its ops copied into a graph as they run: :mod:`tfviz.engine.eagerstream`).
@@ -650,7 +652,7 @@ def _first_call(
                 copied = None
                 if copy:
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
-                    copied = _Copied(copying.enter_context(Stream()), scopes)
+                    copied = _Copied(copying.enter_context(Stream(lenient=lenient)), scopes)
                 # as the step's own tape watches (watch_accessed_variables=False: only what it was told)
                 with tf.GradientTape(watch_accessed_variables=automatic) as tape:
                     tape.watch(list(watch))
@@ -683,7 +685,14 @@ def _copied_again(
     the copy cannot stand for a trace, or the call raises."""
     try:
         loss, eager, tape, copied = _first_call(
-            step_.fn, step_.name, step_.name, capture, step_.watch(), copy=True, automatic=step_.automatic()
+            step_.fn,
+            step_.name,
+            step_.name,
+            capture,
+            step_.watch(),
+            copy=True,
+            automatic=step_.automatic(),
+            lenient=True,
         )
     except AnalysisError:
         return None

@@ -56,7 +56,10 @@ class Stream:
     trace captures it, so the linker finds variables and frozen copies by their handles.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lenient: bool = False) -> None:
+        #: copy what a trace could run otherwise too (Python code, control flow, values read
+        #: out): for drawing a step that cannot be traced, whose verdict is its eager run's
+        self.lenient = lenient
         self.graph = CopiedGraph("tfviz_eager_step")
         #: why the stream cannot stand for a trace; None while it can
         self.refused: str | None = None
@@ -174,7 +177,7 @@ class Stream:
         if self.refused is not None or self.suspended:
             return None
         kind = op_type.decode() if isinstance(op_type, bytes) else op_type
-        if kind in EAGER_MAY_DIFFER:
+        if kind in EAGER_MAY_DIFFER and not self.lenient:
             self.refused = f"{kind} runs Python, which a graph runs otherwise"
             return None
         if graph is not None:
@@ -277,7 +280,12 @@ def _watch_values(stream: Stream) -> None:
     def refusing(name: str) -> Callable[[Any], Any]:
         def wrap(method: Any) -> Any:
             def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-                if stream.refused is None and not stream.folding and not stream.suspended:
+                if (
+                    stream.refused is None
+                    and not stream.folding
+                    and not stream.suspended
+                    and not stream.lenient
+                ):
                     stream.refused = (
                         f"Python reads a tensor's value ({name}): a graph branches or stops there"
                     )
@@ -319,7 +327,7 @@ def _watch_control_flow(stream: Stream) -> None:
     def refusing(name: str) -> Callable[[Any], Any]:
         def wrap(function: Any) -> Any:
             def run(*args: Any, **kwargs: Any) -> Any:
-                if stream.refused is None:
+                if stream.refused is None and not stream.lenient:
                     stream.refused = f"the target runs control flow ({name}): a graph holds a cond or a loop"
                 return function(*args, **kwargs)
 
@@ -369,7 +377,7 @@ def _watch_python_functions(stream: Stream) -> None:
 
     def wrap(function: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
-            if stream.refused is None:
+            if stream.refused is None and not stream.lenient:
                 stream.refused = "the target runs Python through tf.numpy_function: a graph holds a PyFunc op"
             return function(*args, **kwargs)
 
@@ -653,9 +661,19 @@ def _raising_copy(exc: BaseException, stream: Stream) -> Any:
     while tb is not None:
         op = tb.tb_frame.f_locals.get("op")
         outputs = getattr(op, "outputs", None)
-        if outputs:
-            copy = stream.graph_tensor(outputs[0])
-            if copy is not None:
-                found = copy.op
+        copy = stream.graph_tensor(outputs[0]) if outputs else None
+        if copy is not None:
+            found = copy.op
+        elif op is not None and (named := _by_attrs(stream, getattr(op, "attrs", None))) is not None:
+            found = named
         tb = tb.tb_next
     return found
+
+
+def _by_attrs(stream: Stream, attrs: Any) -> Any:
+    """The copied op the tape handed ``attrs`` for (the attribute tuple of its eager call, which
+    the tape hands its gradient function), where exactly one copied op has that tuple."""
+    if attrs is None:
+        return None
+    names = [name for name, held in stream.attrs_of.items() if held is attrs]
+    return stream.graph.get_operation_by_name(names[0]) if len(names) == 1 else None

@@ -59,7 +59,7 @@ def graph_doc(
             message = f"no gradient arrives here: cut at {_name(g, cut)}"
         outs = [norms[(nid, i)] for i in range(len(d.get("outputs", []))) if (nid, i) in norms]
         if status == EDGE_PASSES and not all(math.isfinite(n) for n in outs):
-            status, message = Kind.NAN, NAN_CARRIED
+            message = NAN_CARRIED  # its edges say NaN; the op's own mark stays for where it starts
         ops.append(
             GraphOp(
                 id=nid,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,12 +250,18 @@ def judge(
                     g.edges[u, x]["status"] = EDGE_PASSES
         reach = gradient_reach(g, T)
         raisers = set()
+    raiser_hints: dict[str, str] = {}
     if truth.raised and not raisers:
         x = _node_of_op(g, truth.error_op)
         if x is not None and x in union:
             kind = exception_kind(truth.error)
             message = str(truth.error).strip().splitlines()[0] if str(truth.error).strip() else ""
-            if kind == Kind.OTHER:
+            py = _py_function_after(g, x, union)
+            if py is not None:
+                # the gradient that made the op's own gradient fail came out of a tf.py_function
+                x, kind, message = py, Kind.UNIMPLEMENTED, _py_function_text(g, x, message)
+                raiser_hints[x] = PY_FUNCTION_HINT
+            elif kind == Kind.OTHER:
                 # Raised building that op's gradient (a tf.custom_gradient's own function):
                 # what probing its gradient function in a graph finds too (gradrules)
                 kind, message = Kind.UNIMPLEMENTED, f"{type(truth.error).__name__}: {message}"
@@ -293,7 +300,13 @@ def judge(
                     text += "; without that op this variable would get a gradient"
                 for x in mine:
                     problems.add(
-                        by_node[x][0], x, g.nodes[x]["type"], by_node[x][1], f.path, g.nodes[x].get("source")
+                        by_node[x][0],
+                        x,
+                        g.nodes[x]["type"],
+                        by_node[x][1],
+                        f.path,
+                        g.nodes[x].get("source"),
+                        hint=raiser_hints.get(x),
                     )
             else:
                 text = (
@@ -634,6 +647,35 @@ def _blame(g: nx.DiGraph[str], region: set[str], u: str, v: str) -> list[tuple[s
         ]
         out.append((x, msgs[0] if msgs else e.get("message", "")))
     return out
+
+
+PY_FUNCTION_HINT = (
+    "Compute the function with TensorFlow ops on the tensors it is handed (no .numpy(),"
+    " no NumPy): tf.py_function differentiates only what TensorFlow ops compute, or wrap it in"
+    " tf.stop_gradient where no gradient is meant to flow."
+)
+
+
+def _py_function_after(g: nx.DiGraph[str], x: str, union: set[str]) -> str | None:
+    """The ``tf.py_function`` op (``EagerPyFunc``) between the op whose gradient raised and the
+    target, if any: TensorFlow computes its inputs' gradient by running its Python function
+    again under a tape, and a function that takes its values out of TensorFlow hands back a
+    gradient the ops before it cannot use (TensorFlow then raises at one of them)."""
+    found = [n for n in nx.descendants(g, x) & union if g.nodes[n].get("type") == "EagerPyFunc"]
+    if not found:
+        return None
+    return min(found, key=lambda n: len(nx.shortest_path(g, x, n)))
+
+
+def _py_function_text(g: nx.DiGraph[str], was: str, error: str) -> str:
+    error = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", error)  # TensorFlow's wrapper, not the error
+    error = re.sub(r"\s*name:\s*$", "", error)
+    return (
+        "tf.py_function runs Python, and TensorFlow computes its inputs' gradient by running"
+        " that Python again under a tape; a function that takes its values out of TensorFlow"
+        " (.numpy(), NumPy) gives none, so the layers before it get no gradient through it,"
+        f" and the backward pass fails at {_label(g, was)}: {error}"
+    )
 
 
 def _raise_kind(g: nx.DiGraph[str], x: str) -> tuple[str, str]:
