@@ -397,7 +397,8 @@ def test_ctrl_c_keeps_the_record_of_the_steps_watched(tmp_path: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
-    while not any(p.name.endswith(".tfviz-tmp") for p in tmp_path.iterdir()):
+    # the record's temporary is made before the program starts: wait for its first steps
+    while not any(p.name.endswith(".tfviz-tmp") and p.stat().st_size > 200 for p in tmp_path.iterdir()):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
     time.sleep(1.0)

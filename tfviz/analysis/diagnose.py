@@ -137,6 +137,7 @@ def analysis(
     until: Sequence[str] = (),
     zero_steps: int = ZERO_STEPS,
     record: str | None = None,
+    record_tmp: str | None = None,
     on_steps: Callable[[dict[str, Any]], None] | None = None,
     freeze: bool = False,
 ) -> Analysis:
@@ -156,7 +157,7 @@ def analysis(
     With ``freeze`` (a worker, whose process ends with the analysis or its session), what
     the script made is put out of the cycle collector's sight for good once it is loaded.
     """
-    watch = Watch(list(until), zero_steps, record, live=on_steps) if until else None
+    watch = Watch(list(until), zero_steps, record, record_tmp=record_tmp, live=on_steps) if until else None
     try:
         return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty, watch, freeze)
     except SystemExit as exc:

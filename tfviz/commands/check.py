@@ -198,7 +198,18 @@ def _analyzed(
         if args.zero_steps is not None:
             request["zero_steps"] = args.zero_steps
         if args.record:
+            from tfviz.errors import AnalysisError
+            from tfviz.program.watch import record_temporary
+
             request["record"] = os.path.abspath(args.record)
+            # made now, before the program starts: a missing folder, a FIFO or a folder that
+            # cannot be written fails here, not at the first recorded step
+            try:
+                request["record_tmp"] = record_temporary(args.record)
+            except OSError as exc:
+                missing = isinstance(exc, FileNotFoundError)
+                why = "its folder does not exist" if missing else (exc.strerror or str(exc))
+                return _fail(args, AnalysisError(f"--record {args.record}: cannot write it: {why}").to_dict())
     if printing is not None:
         request["printed"] = printing
     from tfviz.worker.client import WorkerClient
@@ -209,8 +220,10 @@ def _analyzed(
     except KeyboardInterrupt:
         worker.kill()
         print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
-        _keep_record(request.get("record"))
+        _keep_record(request.get("record"), request.get("record_tmp"))
         return ExitStatus.INTERRUPTED
+    finally:
+        _drop_unused(request.get("record_tmp"))
     if isinstance(answer, Failure):
         error = dict(answer.error)
         if not error.get("file") and not error.get("line"):
@@ -224,14 +237,20 @@ def _analyzed(
     return Report.from_dict(data), data
 
 
-def _keep_record(record: Any) -> None:
+def _drop_unused(tmp: Any) -> None:
+    """The record's temporary, where the run wrote nothing to it (or it is in place already)."""
+    if isinstance(tmp, str) and os.path.isfile(tmp) and not os.path.islink(tmp) and os.path.getsize(tmp) == 0:
+        os.remove(tmp)
+
+
+def _keep_record(record: Any, tmp: Any) -> None:
     """Ctrl-C ends the worker mid-run: the steps it recorded are kept, not left in a temporary file."""
-    if not isinstance(record, str):
+    if not isinstance(record, str) or not isinstance(tmp, str):
         return
     from tfviz.program.watch import finish_record
 
     try:
-        if finish_record(record):
+        if finish_record(record, tmp):
             print(f"tfviz: the record of the steps watched so far is in {record}", file=sys.stderr)
     except OSError as exc:
         print(f"tfviz: cannot write the record {record}: {exc.strerror or exc}", file=sys.stderr)

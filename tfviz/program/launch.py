@@ -90,7 +90,7 @@ def run_program(
     if isinstance(outcome, SystemExit):
         if handler.pending is not None:
             return handler.pending
-        if watch is not None and outcome.code in (None, 0):
+        if watch is not None and outcome.code in (None, 0) and handler.count > 0:
             raise RanToEnd(handler.count) from None
         raise _exit_error(outcome, path, capture, handler.count) from None
     if isinstance(outcome, KeyboardInterrupt):
@@ -106,8 +106,8 @@ def run_program(
         raise error_from_exception(outcome, what, path) from None
     if handler.pending is not None:
         return handler.pending
-    if watch is not None:
-        raise RanToEnd(handler.count)
+    if watch is not None and handler.count > 0:
+        raise RanToEnd(handler.count)  # watched, and no condition met: a watch that saw no step fails
     done = (
         "ran to the end without computing a gradient"
         if handler.count == 0

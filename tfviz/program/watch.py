@@ -185,6 +185,9 @@ class Watch:
     until: list[str]
     zero_steps: int = ZERO_STEPS
     record: str | None = None
+    #: the temporary the record is written to, beside it, made by the client before the
+    #: program starts (``check`` finishes it if Ctrl-C ends the worker); None: made here
+    record_tmp: str | None = None
     #: gradient computations the program had made before the running tf.function call
     base: int = 0
     steps: int = 0
@@ -484,7 +487,11 @@ class Watch:
         assert self.record is not None
         try:
             destination(self.record)  # a regular file or a new name: never a FIFO or a device
-            self._out = open(recording_path(self.record), "w", newline="", encoding="utf-8")  # noqa: SIM115
+            if self.record_tmp is None:
+                self.record_tmp = record_temporary(self.record)
+            # the temporary the client made: opened as it is, never through a link planted there
+            fd = os.open(self.record_tmp, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+            self._out = open(fd, "w", newline="", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
             self.record = None
@@ -501,9 +508,9 @@ class Watch:
             return
         self._out.close()
         self._out = None
-        assert self.record is not None
+        assert self.record is not None and self.record_tmp is not None
         try:
-            finish_record(self.record)
+            finish_record(self.record, self.record_tmp)
         except OSError as exc:
             self.record_error = f"cannot write the record {self.record}: {exc.strerror or exc}"
 
@@ -545,15 +552,26 @@ class Watch:
         )
 
 
-def recording_path(record: str) -> str:
-    """Where the record is written while the program runs: beside it, under a name the
-    ``check`` command can find again when Ctrl-C ends the worker before it is renamed.
+def record_temporary(record: str) -> str:
+    """A fresh temporary for the record, beside it (:func:`tempfile.mkstemp`: a new name, made
+    with O_EXCL, so nothing planted there is followed or truncated). Raises OSError (a missing
+    folder, one that cannot be written) or :class:`~tfviz.outputs.OutputError` (a record that
+    is a FIFO or a device) before anything runs.
 
-    >>> recording_path("/runs/norms.csv")
-    '/runs/.norms.csv.recording.tfviz-tmp'
+    >>> import tempfile
+    >>> tmp = record_temporary(os.path.join(tempfile.mkdtemp(), "norms.csv"))
+    >>> os.path.basename(tmp).startswith(".norms.csv.") and tmp.endswith(".recording.tfviz-tmp")
+    True
     """
+    import tempfile
+
+    from tfviz.outputs import destination
+
+    destination(record)
     folder, name = os.path.split(os.path.abspath(record))
-    return os.path.join(folder, f".{name}.recording.tfviz-tmp")
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".recording.tfviz-tmp", dir=folder)
+    os.close(fd)
+    return tmp
 
 
 def wants_parquet(record: str) -> bool:
@@ -574,12 +592,15 @@ def parquet_missing() -> str:
     return ""
 
 
-def finish_record(record: str) -> bool:
-    """Put the record written so far in place; False when there is none. The steps are
-    written as CSV while the program runs (a line at a time, so Ctrl-C keeps them); a
-    Parquet record is made from that CSV here, at the end."""
-    tmp = recording_path(record)
-    if not os.path.exists(tmp):
+def finish_record(record: str, tmp: str) -> bool:
+    """Put the record written so far (in ``tmp``) in place; False when there is none (nothing
+    was written: the temporary is removed). The steps are written as CSV while the program
+    runs (a line at a time, so Ctrl-C keeps them); a Parquet record is made from that CSV
+    here, at the end."""
+    if not os.path.isfile(tmp) or os.path.islink(tmp):
+        return False
+    if os.path.getsize(tmp) == 0:
+        os.remove(tmp)
         return False
     try:
         if wants_parquet(record):

@@ -239,6 +239,11 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(record, str) or not record:
             raise ValueError(f'"record" must be a file path, got {record!r}')
         options["record"] = record
+    tmp = request.get("record_tmp")
+    if tmp is not None:
+        if not isinstance(tmp, str) or not tmp:
+            raise ValueError(f'"record_tmp" must be a file path, got {tmp!r}')
+        options["record_tmp"] = tmp
     return options
 
 
