@@ -331,7 +331,7 @@ def test_tfviz_serve_ends_on_sigterm_as_on_ctrl_c(tmp_path):
     server = _serve(socket_path)
     try:
         server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == 130
+        assert server.wait(timeout=30) == 143  # 128 + SIGTERM, as a shell reports it
         assert not socket_path.exists()
         assert "Traceback" not in (server.stderr.read() if server.stderr else "")
     finally:
@@ -353,3 +353,44 @@ def test_the_server_forks_only_for_its_own_user_python_tfviz_and_import_time_env
     assert "another tfviz" in forkserver._refusal({**asked, "package": "/x"}, env, [0, 1, 2], None)
     other = {**asked, "env": {**env, "KERAS_HOME": "/elsewhere"}}
     assert forkserver._refusal(other, env, [0, 1, 2], None) == "another environment: KERAS_HOME"
+
+
+def test_a_killed_server_is_named_not_the_script(tmp_path):
+    """The server killed while its forked worker runs the program: the worker ends with it,
+    and the command says the server ended, not that the script's process did."""
+    socket_path = tmp_path / "s"
+    server = _serve(socket_path)
+    program = tmp_path / "slow.py"
+    program.write_text(
+        "import time\n\nimport tensorflow as tf\n\nprint('started', flush=True)\ntime.sleep(60)\n"
+    )
+    try:
+        check = subprocess.Popen(
+            [str(TFVIZ), "check", str(program)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=_env(str(socket_path)),
+            cwd=tmp_path,
+        )
+        time.sleep(3.0)  # the program runs in a worker the server forked
+
+        def children(pid: int) -> list[int]:
+            out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+            return [int(p) for p in out.stdout.split()]
+
+        # the server dies and takes its worker with it: its supervisor, then the worker's group
+        (supervisor,) = children(server.pid)
+        (worker,) = children(supervisor)
+        server.kill()
+        os.kill(supervisor, signal.SIGKILL)
+        os.killpg(worker, signal.SIGKILL)
+        server.wait(timeout=30)
+        _, err = check.communicate(timeout=60)
+        assert check.returncode == 2, err
+        assert "the tfviz server that forked the worker" in err and "script's process" not in err, err
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -61,10 +61,14 @@ def _interrupt_on_termination() -> None:
     everything the user's program started are ended too, never left to init."""
     import signal
 
-    def interrupt(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+    from tfviz.exitstatus import Terminated
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    statuses = {signal.SIGTERM: ExitStatus.TERMINATED, signal.SIGHUP: ExitStatus.HANGUP}
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Terminated(signal.Signals(signum).name, statuses[signal.Signals(signum)])
+
+    for sig in statuses:
         signal.signal(sig, interrupt)
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from tfviz.commands.args import add_step_options
 from tfviz.commands.check import analyze
-from tfviz.exitstatus import ExitStatus
+from tfviz.exitstatus import ExitStatus, interrupted
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
@@ -143,9 +143,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
     if fmt in IMAGE_FORMATS:
         try:
             ok, done = draw(report, args.output, fmt, args.expand, args.scale)
-        except KeyboardInterrupt:
-            print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
-            return ExitStatus.INTERRUPTED
+        except KeyboardInterrupt as exc:
+            what, status = interrupted(exc)
+            print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
+            return status
         if not ok:
             print(f"tfviz: {done}", file=sys.stderr)
             return ExitStatus.ERROR
@@ -155,9 +156,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
         except OSError as exc:  # an OutputError says why in words; others are the system's
             print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return ExitStatus.ERROR
-        except KeyboardInterrupt:
-            print(f"tfviz: interrupted (Ctrl-C); {args.output} was not written", file=sys.stderr)
-            return ExitStatus.INTERRUPTED
+        except KeyboardInterrupt as exc:
+            what, status = interrupted(exc)
+            print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
+            return status
         counts = report.graph.counts()
         done = f"{counts['ops']} ops, {counts['edges']} edges"
     verdict = "every variable gets a gradient" if report.ok else "gradient problems found"

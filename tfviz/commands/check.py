@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfviz import __version__
 from tfviz.commands.args import add_step_options, positive
-from tfviz.exitstatus import ExitStatus
+from tfviz.exitstatus import ExitStatus, interrupted
 from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
 if TYPE_CHECKING:
@@ -217,11 +217,12 @@ def _analyzed(
     worker = WorkerClient(on_progress=_progress_printer(live), on_log=_pass_through if live else None)
     try:
         answer = worker.run(request)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         worker.kill()
-        print("tfviz: interrupted (Ctrl-C); nothing was diagnosed", file=sys.stderr)
+        what, status = interrupted(exc)
+        print(f"tfviz: interrupted ({what}); nothing was diagnosed", file=sys.stderr)
         _keep_record(request.get("record"), request.get("record_tmp"))
-        return ExitStatus.INTERRUPTED
+        return status
     finally:
         _drop_unused(request.get("record_tmp"))
     if isinstance(answer, Failure):

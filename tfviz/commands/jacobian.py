@@ -20,7 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tfviz.exitstatus import ExitStatus
+from tfviz.exitstatus import ExitStatus, interrupted
 from tfviz.worker.messages import Failure, JacobianAnswer, JacobianError, JacobianProgress, Progress
 
 if TYPE_CHECKING:
@@ -158,10 +158,11 @@ def run(args: argparse.Namespace) -> ExitStatus:
     worker = WorkerClient(on_progress=_progress if sys.stderr.isatty() else None)
     try:
         return _serve(worker, args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         worker.kill()
-        print("tfviz: interrupted (Ctrl-C)", file=sys.stderr)
-        return ExitStatus.INTERRUPTED
+        what, status = interrupted(exc)
+        print(f"tfviz: interrupted ({what})", file=sys.stderr)
+        return status
     finally:
         worker.close()
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from tfviz.exitstatus import ExitStatus
+from tfviz.exitstatus import ExitStatus, interrupted
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
@@ -53,11 +52,10 @@ def run(args: argparse.Namespace) -> ExitStatus:
     if not os.path.isdir(os.path.dirname(path)):
         print(f"tfviz: {os.path.dirname(path)}: no such folder", file=sys.stderr)
         return ExitStatus.ERROR
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # ends as Ctrl-C does
     try:
         serve(path, ready=f"{SERVER_VARIABLE}={path}", until_stdin_closes=False)
-    except KeyboardInterrupt:
-        return ExitStatus.INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM and SIGHUP as the command line raises them
+        return interrupted(exc)[1]
     except OSError as exc:
         print(f"tfviz: {path}: cannot listen there ({exc.strerror or exc})", file=sys.stderr)
         return ExitStatus.ERROR

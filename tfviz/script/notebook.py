@@ -16,6 +16,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,7 +171,11 @@ def read(path: str) -> Notebook:
 
     path = os.path.abspath(path)
     try:
-        doc = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is untyped
+        with warnings.catch_warnings():
+            # nbformat 4.5 notebooks saved without cell ids: nbformat adds them and says so on
+            # stderr, every time; that is not the user's output, nor a problem of theirs
+            warnings.simplefilter("ignore")
+            doc = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is untyped
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for a bad file
         raise AnalysisError(f"not a Jupyter notebook nbformat can read: {exc}", file=path) from None
     nb = join(path, list(doc.get("cells", [])))

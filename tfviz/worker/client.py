@@ -125,6 +125,8 @@ class WorkerClient:
                 return answer
         status = self.proc.wait()
         self._stderr_thread.join(timeout=2)
+        if getattr(self.proc, "server_lost", False):
+            return Failure(server_lost_error(list(self.stderr_tail)))
         return Failure(ended_error(status, list(self.stderr_tail)))
 
     def _drain_stderr(self) -> None:
@@ -185,6 +187,30 @@ def ended_error(status: int, stderr_tail: list[str]) -> dict[str, Any]:
     detail = "\n".join(stderr_tail[fatal[-1] :][:80] if fatal else stderr_tail[-40:])
     file, line = _user_frame(stderr_tail[fatal[-1] :] if fatal else stderr_tail)
     return {"message": message, "file": file, "line": line, "code": "", "detail": detail, "candidates": []}
+
+
+def server_lost_error(stderr_tail: list[str]) -> dict[str, Any]:
+    """The warm server that forked the worker ended (killed) before the worker answered: the
+    worker ends with it, and it is not the script that failed.
+
+    >>> server_lost_error([])["message"][:41]
+    'the tfviz server that forked the worker ('
+    """
+    from tfviz.worker.forkserver import SERVER_VARIABLE
+
+    message = (
+        f"the tfviz server that forked the worker ({SERVER_VARIABLE}) ended before tfviz could"
+        " answer, and its worker with it: start the server again (tfviz serve), or unset"
+        f" {SERVER_VARIABLE} to start a worker of the command's own"
+    )
+    return {
+        "message": message,
+        "file": None,
+        "line": None,
+        "code": "",
+        "detail": "\n".join(stderr_tail[-40:]),
+        "candidates": [],
+    }
 
 
 def _user_frame(stderr_tail: list[str]) -> tuple[str | None, int | None]:

@@ -113,6 +113,8 @@ class ForkedWorker:
         self.args = args
         self.stdin, self.stdout, self.stderr = pipes
         self.returncode: int | None = None
+        #: the server's supervisor vanished without the worker's status: the server ended
+        self.server_lost = False
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -141,6 +143,7 @@ class ForkedWorker:
         if line is None:
             return False
         self.returncode = _status(line)
+        self.server_lost = not line
         self._lines.conn.close()
         return True
 
@@ -429,6 +432,9 @@ def _become_worker(request: dict[str, Any], fds: list[int]) -> None:
         os.umask(int(request.get("umask", 0o22)))
         os.environ.clear()
         os.environ.update(request["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # the server's cached temporary folder: the client's TMPDIR instead
         _new_streams()
         import faulthandler
 
