@@ -330,6 +330,8 @@ def test_exit_status_values() -> None:
         "ERROR": 2,
         "INTERNAL": 3,
         "INTERRUPTED": 130,
+        "HANGUP": 129,
+        "TERMINATED": 143,
     }
 
 
