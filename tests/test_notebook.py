@@ -197,3 +197,89 @@ def test_a_watched_notebook_keeps_the_watch_notes_beside_its_own(tmp_path):
         "note: step is compiled with XLA (jit_compile=True); while watched it ran without XLA,"
         " since XLA cannot run tfviz's per-step check",
     ]
+
+
+#: cells as people write them, with every form of IPython syntax the transformer knows
+IPYTHON_CELLS = [
+    "\n%%writefile cleanup.py\nimport os\nos.remove('x')\n",  # a cell magic after a blank line
+    "%%time\nx = 1\ny = x + 1",
+    "%%time\n!ls\nz = 3",  # IPython syntax inside a Python cell magic's body
+    "  \n%%bash\necho hi",
+    "%matplotlib inline\nimport numpy as np",
+    "files = !ls\nprint(files)",  # a shell command's output as a value
+    "x = %time f()\n",
+    "model?\n??model\nhelp(len)",
+    "!pip install x\nif True:\n    %time f()\n    y = 2",
+    "%time f(a, \\\n   b)\nz = 1",  # a magic continued onto the next line
+    "print('%%not magic, a string')\n",
+    ">>> a = 1\n>>> b = a * 2",  # a pasted doctest prompt, which IPython strips
+    "In [3]: c = 5\n",
+    "def f():\n    return 1  # %not a magic in a comment\n",
+]
+
+
+def _what_ipython_runs(cell: str) -> list[str]:
+    """The oracle: the lines IPython's transformer makes of ``cell`` that are Python of the
+    cell's own (its calls into IPython left out), a Python cell magic's body included."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    out = TransformerManager().transform_cell(cell)
+    if out.lstrip().startswith("get_ipython().run_cell_magic("):
+        name, _, body = (a.value for a in ast.parse(out).body[0].value.args)
+        return _what_ipython_runs(body) if name in ("time", "timeit", "capture", "prun", "debug") else []
+    return [ln for ln in out.splitlines() if ln.strip() and "get_ipython()" not in ln]
+
+
+def test_what_a_cell_runs_is_what_ipythons_transformer_makes_of_it():
+    from tfviz.script.notebook import _python_lines
+
+    for cell in IPYTHON_CELLS:
+        skipped: list = []
+        ours = _python_lines(0, cell.split("\n"), skipped)
+        assert len(ours) == len(cell.split("\n")), cell  # line for line: cell lines stay where they are
+        kept = [ln for ln in ours if ln.strip() and "skipped by tfviz" not in ln]
+        assert kept == _what_ipython_runs(cell), cell
+        # each note names the cell's own line that did not run as written, and each line
+        # left out is noted
+        lines = cell.split("\n")
+        assert all(lines[n - 1].strip() == text.strip() for _, n, text in skipped), (cell, skipped)
+        placeholders = {i for i, ln in enumerate(ours, 1) if "skipped by tfviz" in ln}
+        assert placeholders <= {n for _, n, _ in skipped}, (cell, skipped)
+
+
+def test_a_cell_magic_after_a_blank_line_runs_nothing(tmp_path):
+    """Jupyter writes the file and runs none of the cell; tfviz runs none of it either."""
+    nb = new_notebook(
+        cells=[
+            new_code_cell(
+                "import tensorflow as tf\nw = tf.Variable(2.0)\n\n\ndef loss():\n    return w * w\n"
+            ),
+            new_code_cell("\n%%writefile cleanup.py\nopen('marker.txt', 'w').write('ran')\n"),
+        ]
+    )
+    path = tmp_path / "magic.ipynb"
+    nbformat.write(nb, str(path))
+    done = subprocess.run(
+        [str(TFVIZ), "check", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "marker.txt").exists() and not (tmp_path / "cleanup.py").exists()
+    assert "%%writefile" in done.stdout  # noted as not run
+
+
+def test_the_fast_path_for_plain_cells_agrees_with_the_transformer(monkeypatch):
+    """A cell with nothing IPython acts on skips its transformer: for every cell here, plain
+    or not, the answer is the one the transformer alone gives."""
+    from tfviz.script import notebook
+
+    plain = ["import numpy as np\nx = np.ones(3)", "def f(a):\n    return a * 2\n\n\n", "y = [1, 2][0]"]
+    for cell in IPYTHON_CELLS + plain:
+        answers = []
+        for fast in (True, False):
+            monkeypatch.setattr(notebook, "FAST_PLAIN_CELLS", fast)
+            skipped: list = []
+            answers.append((notebook._python_lines(0, cell.split("\n"), skipped), skipped))
+        assert answers[0] == answers[1], cell
+    assert all(notebook._plainly_python(c.split("\n")) for c in plain)

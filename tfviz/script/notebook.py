@@ -5,10 +5,12 @@ script (compiling it, running it, naming a line of it) reads the notebook unchan
 only where a line is *shown* is its script line turned back into its cell and the line
 within that cell (``cell 7 [5], line 3``: the cell's position, its execution count).
 
-IPython syntax is not Python: a line magic (``%matplotlib inline``) or a shell line
-(``!pip install ...``) becomes ``pass`` at its indentation, a cell magic (``%%time``)
-drops its first line, and a cell that is not Python at all (``%%bash``) is left out;
-each is noted, so the report says what did not run. Saved outputs are never read.
+IPython syntax is not Python, and what is Python is decided by IPython's own input
+transformer, as Jupyter decides it (:func:`_python_lines`): a line magic
+(``%matplotlib inline``) or a shell line (``!pip install ...``) becomes ``pass`` at its
+indentation, a cell magic that times or captures its cell (``%%time``) runs the rest, and a
+cell that is not Python at all (``%%bash``, ``%%writefile``, after any blank lines) is left
+out; each is noted, so the report says what did not run. Saved outputs are never read.
 """
 
 from __future__ import annotations
@@ -25,11 +27,6 @@ from tfviz.errors import AnalysisError
 SUFFIX = ".ipynb"
 #: cell magics whose cell is still Python: their first line is dropped, the rest runs
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
-_MAGIC = re.compile(r"^(\s*)(%|!)")
-#: ``files = !ls`` and ``t = %timeit f()``: a value from IPython syntax
-_ASSIGNED_MAGIC = re.compile(r"^(\s*)[\w.,\s\[\]()]+=\s*[%!]")
-#: ``model?`` and ``?model``: IPython help
-_HELP = re.compile(r"^\s*(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
 
 
 @dataclass
@@ -106,24 +103,97 @@ def _cell(source: str, count: int | None = None) -> dict[str, Any]:
     return {"cell_type": "code", "source": source, "execution_count": count}
 
 
-def _python_lines(index: int, lines: list[str], skipped: list[tuple[int, int, str]]) -> list[str]:
-    """A cell's lines as Python: IPython syntax replaced, line for line, and noted."""
-    first = lines[0].strip() if lines else ""
-    if first.startswith("%%"):
-        magic = first[2:].split()[0] if len(first) > 2 else ""
-        skipped.append((index, 1, first))
+def _transformer() -> Any:
+    """IPython's own input transformer: what Jupyter makes of a cell before Python runs it."""
+    global _TRANSFORMER
+    if _TRANSFORMER is None:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        _TRANSFORMER = TransformerManager()  # type: ignore[no-untyped-call]  # IPython is untyped here
+    return _TRANSFORMER
+
+
+_TRANSFORMER: Any = None
+
+
+#: The fast path: a cell with none of what IPython's transformer acts on is Python as it is.
+#: Its slow twin, the transformer on every cell, is what tests/test_notebook.py compares it with.
+FAST_PLAIN_CELLS = True
+#: what IPython's transforms start from: magics, shell lines, help, pasted prompts
+_IPYTHON_MARKS = ("%", "!", "?")
+_PROMPTS = (">>>", "...", "In [", "In[")
+
+
+def _plainly_python(lines: list[str]) -> bool:
+    """No line holds a character or starts with a prompt that any IPython transform reads.
+
+    >>> _plainly_python(["x = 1", "def f():", "    return x"]), _plainly_python(["x != 1"])
+    (True, False)
+    """
+    return not any(
+        any(mark in line for mark in _IPYTHON_MARKS) or line.lstrip().startswith(_PROMPTS) for line in lines
+    )
+
+
+def _cell_magic(transformed: str) -> str | None:
+    """The magic's name where IPython made the whole cell one ``run_cell_magic`` call."""
+    import ast
+
+    if not transformed.lstrip().startswith("get_ipython().run_cell_magic("):
+        return None
+    try:
+        call = ast.parse(transformed).body[0].value  # type: ignore[attr-defined]
+        name = call.args[0].value
+    except (SyntaxError, IndexError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _python_lines(
+    index: int, lines: list[str], skipped: list[tuple[int, int, str]], offset: int = 0
+) -> list[str]:
+    """A cell's lines as Python, line for line, as IPython's transformer decides: a cell magic
+    (after any blank lines) runs its body as Python only for the magics that time or capture
+    it, and is left out otherwise (``%%writefile``, ``%%bash``); a line IPython turns into a
+    call of its own (a line magic, ``!cmd``, ``x = %time f()``, ``obj?``) becomes ``pass`` at
+    its indentation (the lines it continues onto, blank); a line IPython rewrites into plain
+    Python (a pasted ``>>>`` prompt) runs as IPython rewrote it. Each IPython line is noted
+    (``offset``: where ``lines`` start in the cell)."""
+    import difflib
+
+    text = "\n".join(lines)
+    if FAST_PLAIN_CELLS and _plainly_python(lines):
+        return list(lines)  # nothing IPython would touch: its transformer is skipped
+    transformed = _transformer().transform_cell(text)
+    magic = _cell_magic(transformed)
+    if magic is not None:
+        at = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        skipped.append((index, offset + at + 1, lines[at].strip()))
         if magic not in _PYTHON_CELL_MAGICS:  # %%bash, %%writefile, %%html: not Python
             return [""] * len(lines)
-        lines = ["", *lines[1:]]
-    out = []
-    for n, line in enumerate(lines, 1):
-        m = _MAGIC.match(line) or _ASSIGNED_MAGIC.match(line)
-        if m or _HELP.match(line):
-            indent = re.match(r"\s*", line).group(0)  # type: ignore[union-attr]  # always matches
-            skipped.append((index, n, line))
-            out.append(f"{indent}pass  # skipped by tfviz: IPython syntax")
-        else:
-            out.append(line)
+        body = _python_lines(index, lines[at + 1 :], skipped, offset + at + 1)
+        return [""] * (at + 1) + body
+    new = transformed.split("\n")
+    if transformed.endswith("\n") and not text.endswith("\n"):
+        new = new[:-1]  # the newline IPython adds to every cell
+    out = list(lines)
+    matcher = difflib.SequenceMatcher(a=lines, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or i1 == i2:
+            continue
+        rewritten = new[j1:j2]
+        if i2 - i1 == j2 - j1 and not any("get_ipython()" in line for line in rewritten):
+            out[i1:i2] = rewritten  # IPython's rewrite is plain Python: it runs as rewritten
+            continue
+        for k in range(i1, i2):
+            if not lines[k].strip():
+                out[k] = ""
+                continue
+            indent = re.match(r"\s*", lines[k]).group(0)  # type: ignore[union-attr]  # always matches
+            continued = k > i1 and lines[k - 1].rstrip().endswith("\\")
+            out[k] = "" if continued else f"{indent}pass  # skipped by tfviz: IPython syntax"
+            if not continued:
+                skipped.append((index, offset + k + 1, lines[k]))
     return out
 
 
