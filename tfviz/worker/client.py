@@ -78,11 +78,18 @@ class WorkerClient:
         return cast(Ready | Failure, self._answer(frozenset({Ready.type})))
 
     def run(self, request: dict[str, Any]) -> Result | Failure:
-        """One analysis, then the worker ends (even if the script left threads running)."""
+        """One analysis, then the worker ends (even if the script left threads running).
+        Ctrl-C (or SIGTERM, SIGHUP) ends it at once: no grace for a worker still at work."""
         try:
-            return self.analyze(request)
-        finally:
+            answer = self.analyze(request)
+        except KeyboardInterrupt:
+            self.kill()
+            raise
+        except BaseException:
             self.close()
+            raise
+        self.close()
+        return answer
 
     def analyze(self, request: dict[str, Any]) -> Result | Failure:
         return cast(Result | Failure, self.request(request, ANALYSIS_ENDS))
