@@ -18,6 +18,25 @@ def line_of(path: Path, text: str) -> int:
     return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
 
 
+def check_json(path: Path, *args: str) -> tuple[int, dict]:
+    """``tfviz check PATH --json ARGS`` through the installed command, as a user runs it: its
+    exit status and the document it printed. A traceback of tfviz's own on stderr fails."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("tfviz")), "check", str(path), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout)
+
+
 def default_sigint() -> None:
     """``preexec_fn`` for a child a test sends SIGINT: a shell's background job
     ignores SIGINT, its children inherit that, and the signal would do nothing."""

@@ -13,23 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT, line_of
+from tests.conftest import EXAMPLES, ROOT, check_json, line_of
 
 LOSSES = ROOT / "tests" / "programs" / "losses"
 TFVIZ = Path(sys.executable).with_name("tfviz")
-
-
-def _check(path: Path, *args: str) -> tuple[int, dict]:
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    return done.returncode, json.loads(done.stdout)
 
 
 def _tensorflow(path: Path, names: list[str]):
@@ -51,7 +38,7 @@ def test_numpy_function_is_named_at_its_line_not_as_an_unused_value():
     path = LOSSES / "numpy_function_sliced.py"
     (g,) = _tensorflow(path, ["w"])
     assert g is None  # TensorFlow: no gradient through tf.numpy_function
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1
     (w,) = report["variables"]
     assert (w["status"], w["kind"], w["grad_norm"]) == ("disconnected", "py_function", None)
@@ -64,7 +51,7 @@ def test_a_custom_gradient_missing_a_variable_is_named_with_tensorflows_error():
     path = LOSSES / "custom_gradient_missing_variable.py"
     raised = _tensorflow(path, ["w", "act_scale"])
     assert isinstance(raised, ValueError) and "Must return gradient for each variable" in str(raised)
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1
     assert {(v["status"], v["kind"]) for v in report["variables"]} == {("broken", "unimplemented")}
     (p,) = report["problems"]
@@ -84,7 +71,7 @@ def test_softmax_cross_entropy_gives_its_labels_no_second_order_gradient_whateve
         loss = ns["loss"]()
     grads = tape.gradient(loss, ns["teacher"].trainable_variables)
     assert all(g is not None and not np.any(g.numpy()) for g in grads)  # TensorFlow: exact zeros
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1  # the teacher never trains: an error, not a warning
     (p,) = report["problems"]
     assert (p["kind"], p["severity"], p["op_type"]) == ("zero", "error", "SoftmaxCrossEntropyWithLogits")
@@ -112,7 +99,7 @@ def test_a_gradient_that_does_not_exist_has_no_norm():
     with tf.GradientTape() as tape:
         loss = ns["loss"]()
     assert tape.gradient(loss, ns["cell"].w_skip) is None  # eagerly: None
-    rc, report = _check(path)
+    rc, report = check_json(path)
     row = next(v for v in report["variables"] if v["name"] == "cell.w_skip")
     assert row["status"] == "disconnected" and row["grad_norm"] is None
     text = subprocess.run(
@@ -126,7 +113,7 @@ def test_a_gradient_that_does_not_exist_has_no_norm():
 def test_a_gradient_the_program_drops_as_none_is_not_called_untrained(until):
     """The program filters out None gradients before its update (TensorFlow's own gradients
     reach it now): that is the disconnection, not an update that forgot the variable."""
-    rc, report = _check(EXAMPLES / "train_cond_branch.py", *until)
+    rc, report = check_json(EXAMPLES / "train_cond_branch.py", *until)
     aux = [p for p in report["problems"] if "w_aux" in p["variables"]]
     assert [p["kind"] for p in aux] == ["zero"]
 
@@ -140,7 +127,7 @@ def test_a_nans_origin_and_every_edge_carrying_it_are_drawn_as_nan(tmp_path):
 
     path = EXAMPLES / "train_nan_sqrt_variance.py"
     saved = tmp_path / "nan.json"
-    rc, report = _check(path, "--until", "nan", "--graph", str(saved))
+    rc, report = check_json(path, "--until", "nan", "--graph", str(saved))
     assert rc == 1
     (p,) = [p for p in report["problems"] if p["kind"] == "nan"]
     assert p["op_type"] == "RealDiv" and "forward pass" in p["message"]
@@ -168,7 +155,7 @@ def test_a_loss_scaled_for_mixed_precision_is_said_with_its_scale():
     from tests.test_program_mode import _norm, truth
 
     path = ROOT / "tests" / "programs" / "corpus" / "mixed_precision_loss_scale_custom_loop.py"
-    rc, report = _check(path, "--step", "2")
+    rc, report = check_json(path, "--step", "2")
     assert rc == 0, report
     (note,) = [n for n in report["notes"] if "LossScaleOptimizer" in n]
     assert "32768" in note  # Keras 3's initial loss scale, 2 ** 15, unchanged by two finite steps
@@ -190,7 +177,7 @@ def test_a_loop_rnns_integer_gate_is_one_cut_and_no_disagreement(eager):
     t = truth(path, args=("--eager",) if eager else ())
     gate = next(s for s in t["sources"] if s["name"].startswith("W_gate"))
     assert gate["status"] == ("disconnected" if eager else "zero")
-    rc, report = _check(path, *args)
+    rc, report = check_json(path, *args)
     assert rc == 1
     (p,) = report["problems"]
     assert (p["kind"], p["variables"]) == ("integer", ["W_gate"])
@@ -214,7 +201,7 @@ def test_a_zero_is_traced_back_to_the_cast_that_makes_the_input_zero():
     t = truth(path)
     encoder = [s for s in t["sources"] if s["name"].startswith("encoder/")]
     assert encoder and all(s["status"] == "zero" for s in encoder)  # TensorFlow: exact zeros
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1
     (p,) = [p for p in report["problems"] if p["kind"] == "zero"]
     assert (p["op_type"], p["severity"]) == ("Cast", "error")
@@ -232,7 +219,7 @@ def test_a_batchnorm_with_one_value_per_channel_is_named_with_its_sizes():
     path = ROOT / "tests" / "programs" / "cause" / "batchnorm_one_value.py"
     zeros = [s["name"] for s in truth(path)["sources"] if s["status"] == "zero"]
     assert len(zeros) == 6
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1
     (p,) = report["problems"]
     assert (p["kind"], p["severity"]) == ("zero", "error")
@@ -249,7 +236,7 @@ def test_an_output_compiled_without_a_loss_is_named_at_its_compile():
     path = ROOT / "tests" / "programs" / "cause" / "output_without_loss.py"
     box = [s for s in truth(path)["sources"] if s["name"].startswith("box/")]
     assert box and all(s["status"] == "disconnected" for s in box)
-    rc, report = _check(path)
+    rc, report = check_json(path)
     (p,) = report["problems"]
     assert p["kind"] == "not_read" and "output 'box' has no loss in compile()" in p["message"]
     assert p["source"]["line"] == line_of(path, "model.compile(")
@@ -272,13 +259,13 @@ def test_a_zero_gradient_variable_says_zero_on_its_own_hop(tmp_path):
     (g,) = tape.gradient(loss, [ns["dead"]])
     assert not np.any(g.numpy())  # TensorFlow: exact zeros
     saved = tmp_path / "a.json"
-    _check(path, "--graph", str(saved))
+    check_json(path, "--graph", str(saved))
     report = load_analysis(saved)
     first = gradient_path(report, "var:dead").hops[0]
     assert (first.op, first.status, first.grad_norm) == ("var:dead", "zero", 0.0)
     # an op no gradient reaches (behind a tf.stop_gradient) has no norm either
     cut = tmp_path / "cut.json"
-    _check(EXAMPLES / "kind_stop_gradient.py", "--graph", str(cut))
+    check_json(EXAMPLES / "kind_stop_gradient.py", "--graph", str(cut))
     starved = [o for o in load_analysis(cut).graph.ops if o.status == "starved"]
     assert starved and all(o.grad_norm is None for o in starved)
 
@@ -295,7 +282,7 @@ def test_a_py_function_that_reads_numpy_is_named_at_its_line():
         loss = ns["loss"]()
     with pytest.raises(Exception, match="BiasAddGrad"):
         tape.gradient(loss, ns["encoder"].trainable_variables)
-    rc, report = _check(path)
+    rc, report = check_json(path)
     assert rc == 1
     (p,) = report["problems"]
     assert (p["op_type"], p["source"]["line"]) == ("EagerPyFunc", line_of(path, "tf.py_function("))

@@ -4,32 +4,16 @@ against the same program run by ``python`` and against TensorFlow's answer at it
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, check_json
 from tests.test_program_mode import _norm, truth
 
 PROGRAMS = ROOT / "tests" / "programs" / "fidelity"
-TFVIZ = Path(sys.executable).with_name("tfviz")
-
-
-def _check(path: Path, *args: str, step: int = 1) -> tuple[int, dict]:
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json", "--step", str(step), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    return done.returncode, json.loads(done.stdout)
 
 
 def test_the_program_writes_through_real_streams_and_logs_tensorflows_gradient(tmp_path):
@@ -42,7 +26,7 @@ def test_the_program_writes_through_real_streams_and_logs_tensorflows_gradient(t
         cwd=ROOT,
     )
     assert plain.returncode == 0, plain.stderr[-2000:]
-    rc, report = _check(program, "--", str(tmp_path / "tfviz.log"))
+    rc, report = check_json(program, "--", str(tmp_path / "tfviz.log"))
     assert rc == 0, report
     # each of these lines raised under the old capture: reconfigure, .buffer, .fileno(), faulthandler
     for text in ("épochs: 3\n", "raw bytes\n", "from a child\n", "stdout fd 1, stderr fd 2\n"):
@@ -63,7 +47,7 @@ def test_keras_state_made_by_the_steps_first_trace_is_the_programs(program, step
     """Keras' global seed generator is first made inside the step's trace: the replay draws
     the same noise from it, so every gradient is the one TensorFlow computes at that step."""
     path = PROGRAMS / program
-    rc, report = _check(path, step=step)
+    rc, report = check_json(path, "--step", str(step))
     assert rc == 0, report.get("error")
     t = truth(path, step=step)
     theirs = {_norm(s["name"]): s for s in t["sources"]}

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, check_json
 from tests.test_program_mode import analyzed, ours, theirs, truth
 from tfviz.report import FROZEN_REASON
 from tfviz.textreport import render
@@ -22,18 +22,6 @@ PROGRAMS = ROOT / "tests" / "programs"
 CORPUS = PROGRAMS / "corpus"
 WGAN = PROGRAMS / "wgan_critic_cancel.py"
 TFVIZ = Path(sys.executable).with_name("tfviz")
-
-
-def _check(path: Path, *args: str) -> tuple[int, dict]:
-    done = subprocess.run(
-        [str(TFVIZ), "check", str(path), "--json", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
-    return done.returncode, json.loads(done.stdout)
 
 
 def test_a_gradient_penalty_source_is_the_tensor_the_step_makes_named_as_the_program_names_it():
@@ -126,7 +114,7 @@ def test_style_transfer_names_the_frozen_network_by_its_layers_and_exports_the_i
 
 
 def test_an_exit_2_says_the_real_error_at_the_users_line_not_keras_argument_dump():
-    rc, out = _check(PROGRAMS / "keras_layer_error.py")
+    rc, out = check_json(PROGRAMS / "keras_layer_error.py")
     assert rc == 2
     err = out["error"]
     assert "InvalidArgumentError: inputs must be scaled below 0.5" in err["message"]
@@ -155,7 +143,7 @@ def test_recompute_grads_inner_gradient_calls_are_part_of_the_outer_step():
 
 def test_a_layer_unfrozen_after_its_variables_were_listed_is_never_trained_and_says_where():
     path = CORPUS / "gradient_accumulation_finetune_cnn.py"
-    rc, out = _check(path, "--step", "5", "--", "--bug")
+    rc, out = check_json(path, "--step", "5", "--", "--bug")
     assert rc == 1
     stale = [p for p in out["problems"] if p["kind"] == "not_trained"]
     assert len(stale) == 4 and all(p["variables"][0].startswith("backbone.") for p in stale)
@@ -164,7 +152,7 @@ def test_a_layer_unfrozen_after_its_variables_were_listed_is_never_trained_and_s
         for p in stale
     )
     assert all("Read model.trainable_variables again" in p["hint"] for p in stale)
-    rc, out = _check(path, "--step", "5")
+    rc, out = check_json(path, "--step", "5")
     assert rc == 0 and not out["problems"]
 
 
