@@ -132,3 +132,32 @@ def test_the_program_sees_the_callers_temporary_folder(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stdout"].strip() == str(folder)
+
+
+def test_a_helper_in_a_session_of_its_own_is_said_to_be_left_running(tmp_path):
+    """tfviz ends the program's process group; a helper started in a session of its own
+    leaves it, so the report says that one is still running, with its pid."""
+    import json
+    import signal
+
+    program = tmp_path / "helper.py"
+    program.write_text(
+        "import subprocess\n\nimport tensorflow as tf\n\n"
+        "helper = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+        "print(helper.pid, flush=True)\n"
+        "w = tf.Variable(1.0)\nwith tf.GradientTape() as tape:\n    loss = w * 3.0\n"
+        "tape.gradient(loss, w)\n"
+    )
+    done = _tfviz(str(program), "--json", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    pid = int(report["stdout"].split()[0])
+    try:
+        assert done.returncode == 0, done.stderr
+        (note,) = [n for n in report["notes"] if "session of its own" in n]
+        assert f"process {pid} (sleep)" in note and "still running" in note
+        os.kill(pid, 0)  # it is indeed still running
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -53,9 +53,10 @@ def end_own_group() -> None:
     os._exit(4)
 
 
-def _members(group: int) -> list[int]:
-    """The pids in a process group (from /proc; none where there is no /proc)."""
-    pids = []
+def _processes() -> list[tuple[int, int, int, str]]:
+    """Every process as (pid, parent pid, process group, command name), from /proc; none
+    where there is no /proc."""
+    out = []
     try:
         entries = os.listdir("/proc")
     except OSError:  # pragma: no cover - not Linux
@@ -69,7 +70,21 @@ def _members(group: int) -> list[int]:
         except OSError:
             continue
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
+        comm = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace")
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == group:
-            pids.append(int(entry))
-    return pids
+        if len(fields) > 2:
+            out.append((int(entry), int(fields[1]), int(fields[2]), comm))
+    return out
+
+
+def _members(group: int) -> list[int]:
+    """The pids in a process group."""
+    return [pid for pid, _, pgrp, _ in _processes() if pgrp == group]
+
+
+def left_the_group() -> list[tuple[int, str]]:
+    """This process's children that left its process group (a helper started with
+    ``start_new_session=True``, or one that called ``setsid``): ending the group will not
+    end them. (pid, command name) of each still running."""
+    me, group = os.getpid(), os.getpgid(0)
+    return [(pid, comm) for pid, ppid, pgrp, comm in _processes() if ppid == me and pgrp != group]

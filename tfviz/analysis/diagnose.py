@@ -38,6 +38,7 @@ from tfviz.engine.untrained import mark_not_trained
 from tfviz.engine.verdicts import FrozenCopy, judge
 from tfviz.engine.zeroorigin import explain_zero_origins
 from tfviz.errors import AnalysisError
+from tfviz.procgroup import left_the_group
 from tfviz.program import hooks, readouts
 from tfviz.program.kerasloss import explain_outputs_without_loss
 from tfviz.program.launch import run_program
@@ -402,6 +403,12 @@ def _analyze(
         report.notes.extend(watch.notes)
         if watch.fired is not None:
             report.ok = False  # the condition asked for: a gate fails on it
+    for pid, name in left_the_group():  # not ended with the worker: say so, not a surprise
+        report.notes.append(
+            f"the program started process {pid} ({name}) in a session of its own (setsid,"
+            " start_new_session=True); tfviz ends what the program starts, but not that: it is"
+            " still running"
+        )
     nb = notebook.known(path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
         report.notes[:0] = nb.notes()
