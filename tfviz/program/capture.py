@@ -150,8 +150,8 @@ class StepCapture:
         were symbolic, and under a strategy (one replica's)."""
         import tensorflow as tf
 
-        if self.as_graph or self.distributed:
-            return {}
+        if self.as_graph or self.distributed or self.api not in ("tape.gradient", "tf.gradients"):
+            return {}  # (a Jacobian's rows are not the gradient whose size the report gives)
         out: dict[int, float] = {}
         for source, grad in zip(self.passed, self.handed):
             if grad is None or not hasattr(grad, "numpy") and not isinstance(grad, tf.IndexedSlices):
