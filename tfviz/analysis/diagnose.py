@@ -331,7 +331,11 @@ def _analyze(
                 # The step runs eagerly: its eager call, copied op by op, draws what it ran (up
                 # to a model.predict(), through a tf.py_function), where a trace cannot. The
                 # only path left, not a fast one: its verdict is the eager run's own.
-                done = _copied_again(step_, found, recorder, capture)
+                with variables_made() as made:
+                    try:
+                        done = _copied_again(step_, path, found, recorder, capture)
+                    finally:
+                        remade += made
                 if done is not None:
                     eager, trace_error = done.traced.truth, None
         traced = done.traced if done is not None else None
@@ -687,7 +691,7 @@ def _copied_step(
 
 
 def _copied_again(
-    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture
+    step_: _Step, path: str, found: list[FoundVariable], recorder: OriginRecorder, capture: Capture
 ) -> _Traced | None:
     """The step's eager call once more, copied as it runs (:func:`_copied_step`); None where
     the copy cannot stand for a trace, or the call raises."""
@@ -695,7 +699,7 @@ def _copied_again(
         loss, eager, tape, copied = _first_call(
             step_.fn,
             step_.name,
-            step_.name,
+            path,
             capture,
             step_.watch(),
             copy=True,

@@ -119,6 +119,12 @@ class Stream:
         self._patched.append((owner, name, original))
         setattr(owner, name, wrap(original))
 
+    def refuse(self, why: str) -> None:
+        """The copy cannot stand for a trace, for ``why`` (the first reason is kept); a lenient
+        stream, copied only to draw a step no trace could, refuses nothing of this kind."""
+        if self.refused is None and not self.lenient:
+            self.refused = why
+
     def _noting_python_backward(self, record_operation: Callable[..., Any]) -> Callable[..., Any]:
         def recorded(op_type: Any, outputs: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
             backward = args[0] if args else kwargs.get("backward_function")
@@ -178,7 +184,7 @@ class Stream:
             return None
         kind = op_type.decode() if isinstance(op_type, bytes) else op_type
         if kind in EAGER_MAY_DIFFER and not self.lenient:
-            self.refused = f"{kind} runs Python, which a graph runs otherwise"
+            self.refuse(f"{kind} runs Python, which a graph runs otherwise")
             return None
         if graph is not None:
             self.refused = f"a tf.function is traced inside the target ({kind} in {graph.name})"
@@ -280,15 +286,8 @@ def _watch_values(stream: Stream) -> None:
     def refusing(name: str) -> Callable[[Any], Any]:
         def wrap(method: Any) -> Any:
             def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-                if (
-                    stream.refused is None
-                    and not stream.folding
-                    and not stream.suspended
-                    and not stream.lenient
-                ):
-                    stream.refused = (
-                        f"Python reads a tensor's value ({name}): a graph branches or stops there"
-                    )
+                if not stream.folding and not stream.suspended:
+                    stream.refuse(f"Python reads a tensor's value ({name}): a graph branches or stops there")
                 return method(self, *args, **kwargs)
 
             return read
@@ -300,22 +299,41 @@ def _watch_values(stream: Stream) -> None:
             stream._patch(cls, name, refusing(name))
 
 
+def _refusing(stream: Stream, why: str) -> Callable[[Any], Any]:
+    """A wrapper that refuses ``stream`` for ``why`` before it runs what it wraps."""
+
+    def wrap(function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            stream.refuse(why)
+            return function(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+def _counting(stream: Stream, counter: str) -> Callable[[Any], Any]:
+    """A wrapper that raises ``stream``'s ``counter`` by one while what it wraps runs."""
+
+    def wrap(function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            setattr(stream, counter, getattr(stream, counter) + 1)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                setattr(stream, counter, getattr(stream, counter) - 1)
+
+        return run
+
+    return wrap
+
+
 def _watch_folding(stream: Stream) -> None:
     """TensorFlow's own constant folding (``tensor_util.constant_value``), which reads a
     value eagerly where a trace reads it from a constant op: not a value the target reads."""
     from tensorflow.python.framework import tensor_util
 
-    def wrap(constant_value: Any) -> Any:
-        def folded(*args: Any, **kwargs: Any) -> Any:
-            stream.folding += 1
-            try:
-                return constant_value(*args, **kwargs)
-            finally:
-                stream.folding -= 1
-
-        return folded
-
-    stream._patch(tensor_util, "constant_value", wrap)
+    stream._patch(tensor_util, "constant_value", _counting(stream, "folding"))
 
 
 def _watch_control_flow(stream: Stream) -> None:
@@ -324,23 +342,13 @@ def _watch_control_flow(stream: Stream) -> None:
     whose gradient differs (zeros for a cut path, where eagerly there is None)."""
     from tensorflow.python.ops import cond, control_flow_switch_case, while_loop
 
-    def refusing(name: str) -> Callable[[Any], Any]:
-        def wrap(function: Any) -> Any:
-            def run(*args: Any, **kwargs: Any) -> Any:
-                if stream.refused is None and not stream.lenient:
-                    stream.refused = f"the target runs control flow ({name}): a graph holds a cond or a loop"
-                return function(*args, **kwargs)
-
-            return run
-
-        return wrap
-
     for module, name in (
         (cond, "_eager_cond_implementation"),
         (while_loop, "while_loop"),
         (control_flow_switch_case, "_indexed_case_verify_and_canonicalize_args"),
     ):
-        stream._patch(module, name, refusing(name))
+        why = f"the target runs control flow ({name}): a graph holds a cond or a loop"
+        stream._patch(module, name, _refusing(stream, why))
 
 
 def _watch_predict(stream: Stream) -> None:
@@ -352,20 +360,10 @@ def _watch_predict(stream: Stream) -> None:
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return
 
-    def wrap(predict: Any) -> Any:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            stream.suspended += 1
-            try:
-                return predict(*args, **kwargs)
-            finally:
-                stream.suspended -= 1
-
-        return run
-
     for name in ("predict", "predict_on_batch"):
         # where the method is defined now: tfviz's own predict hook, if installed, is on keras.Model
         owner = next(c for c in keras.Model.__mro__ if name in c.__dict__)
-        stream._patch(owner, name, wrap)
+        stream._patch(owner, name, _counting(stream, "suspended"))
 
 
 def _watch_python_functions(stream: Stream) -> None:
@@ -375,15 +373,8 @@ def _watch_python_functions(stream: Stream) -> None:
     the gradient, which the trace names at its line."""
     from tensorflow.python.ops import script_ops
 
-    def wrap(function: Any) -> Any:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            if stream.refused is None and not stream.lenient:
-                stream.refused = "the target runs Python through tf.numpy_function: a graph holds a PyFunc op"
-            return function(*args, **kwargs)
-
-        return run
-
-    stream._patch(script_ops, "py_func_common", wrap)
+    why = "the target runs Python through tf.numpy_function: a graph holds a PyFunc op"
+    stream._patch(script_ops, "py_func_common", _refusing(stream, why))
 
 
 def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:

@@ -109,6 +109,14 @@ def graph_doc(
     return GraphDoc(ops=ops, edges=edges, functions=list(functions))
 
 
+def mark_op(doc: GraphDoc | None, nid: str, status: str, message: str) -> None:
+    """Give the op ``nid`` of ``doc`` a status and what it says, where a problem moved to it
+    after the graph was made (the op that made a NaN or a zero in the forward pass)."""
+    for op in doc.ops if doc is not None else ():
+        if op.id == nid:
+            op.status, op.message = status, message
+
+
 #: what an op says whose own output's gradient is NaN or infinite, where the problem is elsewhere
 NAN_CARRIED = "the gradient here is NaN or infinite: it carries back a non-finite gradient"
 

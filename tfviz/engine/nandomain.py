@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tfviz.engine.graphdoc import mark_op
 from tfviz.report import Report
 from tfviz.vocabulary import Kind
 
@@ -231,11 +232,11 @@ def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[I
             v.explanation, v.blocked_at = p.message, [nid]
     # the graph says what the problem says: the origin is drawn as NaN, and the op the
     # backward pass first met the NaN at says where it came from
-    for op in report.graph.ops if report.graph is not None else ():
-        if op.id == nid:
-            op.status, op.message = Kind.NAN, p.message
-        elif op.id == was and op.status == Kind.NAN:
-            op.message = (
-                "the gradient here is NaN or infinite: its input is already NaN in the forward"
-                f" pass, from {label}"
-            )
+    mark_op(report.graph, nid, Kind.NAN, p.message)
+    if was != nid:
+        mark_op(
+            report.graph,
+            was,
+            Kind.NAN,
+            f"the gradient here is NaN or infinite: its input is NaN in the forward pass, from {label}",
+        )

@@ -558,12 +558,12 @@ def _zero_verdict(
             structural = structural_zero(g, region, x)
             if structural is not None:  # zero whatever the values: the step never trains it
                 why = f"{_label(g, x)} passes back a zero gradient: {structural[0]}"
-                problems.add(
-                    Kind.ZERO, x, g.nodes[x]["type"], why, name, g.nodes[x].get("source"), hint=structural[1]
+                source = g.nodes[x].get("source")
+                problems.add(Kind.ZERO, x, g.nodes[x]["type"], why, name, source, hint=structural[1])
+                text = (
+                    f"the gradient is exactly zero whatever the values, so training never changes it: {why}"
                 )
-                return [
-                    x
-                ], f"the gradient is exactly zero whatever the values, so training never changes it: {why}"
+                return [x], text
         for x in culprits:
             why = culprit_text(g.nodes[x]["type"], _label(g, x))
             problems.add(

@@ -14,6 +14,7 @@ from typing import Any
 
 import networkx as nx
 
+from tfviz.engine.graphdoc import mark_op
 from tfviz.report import Report
 from tfviz.vocabulary import Kind, Severity
 
@@ -90,6 +91,7 @@ def explain_zero_origins(report: Report, graph: nx.DiGraph[str], fn: Callable[[]
             p.message, made = single
             p.severity, p.hint = Severity.ERROR, BATCHNORM_HINT
             p.source = made or p.source
+        mark_op(report.graph, nid, Kind.ZERO, p.message)  # drawn where the problem now is
         for v in report.variables:
             if v.name in p.variables and v.kind == Kind.ZERO:
                 v.explanation = f"the gradient is exactly zero: {p.message}"
@@ -196,7 +198,7 @@ def _nothing_trains(report: Report) -> None:
     zero problems are errors, not warnings (the variables held by one name, ``encoder.``)."""
     by_holder: dict[str, list[Any]] = {}
     for v in report.variables:
-        by_holder.setdefault(v.name.split(".")[0].split("[")[0], []).append(v)
+        by_holder.setdefault(_holder(v.name), []).append(v)
     dead = {
         holder
         for holder, rows in by_holder.items()
@@ -205,11 +207,21 @@ def _nothing_trains(report: Report) -> None:
     if not dead:
         return
     for p in report.problems:
-        if p.kind == Kind.ZERO and any(v.split(".")[0].split("[")[0] in dead for v in p.variables):
+        holders = {_holder(v) for v in p.variables} & dead
+        if p.kind == Kind.ZERO and holders:
             if p.severity != Severity.ERROR:
                 p.severity = Severity.ERROR
-                names = sorted({v.split(".")[0].split("[")[0] for v in p.variables} & dead)
+                names = sorted(holders)
                 p.message += (
                     f"; {', '.join(names)} trains nothing at all: every one of its variables gets zero"
                 )
     report.ok = report.ok and not any(p.severity == Severity.ERROR for p in report.problems)
+
+
+def _holder(name: str) -> str:
+    """The name a variable is held under at the top (``encoder`` of ``encoder.layers[2].kernel``).
+
+    >>> _holder("encoder.layers[2].kernel"), _holder("stack[0].bias")
+    ('encoder', 'stack')
+    """
+    return name.split(".")[0].split("[")[0]
