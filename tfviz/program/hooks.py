@@ -236,11 +236,11 @@ def install() -> None:
     _patch(BaseOptimizer, "apply", _apply)
     from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 
-    _patch(LossScaleOptimizer, "scale_loss", _scale_loss)
+    _patch(LossScaleOptimizer, "scale_loss", _telling("loss_scaled"))
     for cls in (resource_variable_ops.ResourceVariable, resource_variable_ops.BaseResourceVariable):
         for name in ("assign", "assign_add", "assign_sub"):
             if name in vars(cls):
-                _patch(cls, name, _assign)
+                _patch(cls, name, _telling("variable_assigned"))
     from keras.src.layers.layer import Layer
 
     for name in ("trainable_variables", "trainable_weights"):
@@ -488,27 +488,22 @@ def _apply(orig: Callable[..., Any]) -> Callable[..., Any]:
     return apply
 
 
-def _scale_loss(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def scale_loss(self: Any, *args: Any, **kwargs: Any) -> Any:
-        h = _handler
-        if h is not None:
-            h.loss_scaled(self)
-        return orig(self, *args, **kwargs)
+def _telling(method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A patch that tells the handler's ``method`` of the object before the call runs as it
+    would (an assignment to a variable, a loss scaled by a LossScaleOptimizer)."""
 
-    scale_loss.__doc__ = orig.__doc__
-    return scale_loss
+    def patch(orig: Callable[..., Any]) -> Callable[..., Any]:
+        def told(self: Any, *args: Any, **kwargs: Any) -> Any:
+            h = _handler
+            if h is not None:
+                getattr(h, method)(self)
+            return orig(self, *args, **kwargs)
 
+        told.__name__ = orig.__name__
+        told.__doc__ = orig.__doc__
+        return told
 
-def _assign(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def assign(self: Any, *args: Any, **kwargs: Any) -> Any:
-        h = _handler
-        if h is not None:
-            h.variable_assigned(self)
-        return orig(self, *args, **kwargs)
-
-    assign.__name__ = orig.__name__
-    assign.__doc__ = orig.__doc__
-    return assign
+    return patch
 
 
 def _listing(fget: Callable[..., Any]) -> Callable[..., Any]:
