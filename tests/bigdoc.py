@@ -119,3 +119,79 @@ def big_document(n_variables: int, graph_every: int = 1) -> dict[str, Any]:
 
 def big_json(n_variables: int, graph_every: int = 1) -> bytes:
     return json.dumps(big_document(n_variables, graph_every)).encode()
+
+
+def deep_document(n_layers: int, ops_per_layer: int = 100) -> dict[str, Any]:
+    """A model-shaped graph: ``n_layers`` Keras-style layers in a chain, each a scope of
+    ``ops_per_layer`` ops (its kernel's ``var:`` op, the read, and a chain of arithmetic),
+    every op with its source line. The window opens it with one box per layer."""
+    doc = big_document(0)
+    ops, edges, variables = doc["graph"]["ops"], doc["graph"]["edges"], doc["variables"]
+    ops.clear()
+    kinds = ("MatMul", "BiasAdd", "Relu", "Mul", "AddV2", "Sigmoid", "Tanh", "Sub")
+    prev = None
+    for i in range(n_layers):
+        scope = f"model/block_{i}"
+        name = f"block_{i}/kernel"
+        src = {"file": "/home/user/model.py", "line": 20 + i % 300, "code": "x = self.dense(x)"}
+        variables.append(
+            {
+                "name": f"model.block_{i}.kernel",
+                "tf_name": name,
+                "dtype": "float32",
+                "shape": [64, 64],
+                "status": "connected",
+                "kind": None,
+                "grad_norm": 0.5 + i % 7,
+                "blocked_at": [],
+                "explanation": "",
+                "source": src,
+            }
+        )
+        ids = [f"var:{name}"] + [f"{scope}/op_{k}" for k in range(1, ops_per_layer)]
+        for k, op_id in enumerate(ids):
+            op: dict[str, Any] = {
+                "id": op_id,
+                "name": name if k == 0 else op_id,
+                "type": "VarHandleOp" if k == 0 else "ReadVariableOp" if k == 1 else kinds[k % len(kinds)],
+                "scope": scope,
+                "outputs": [
+                    {"dtype": "resource" if k == 0 else "float32", "shape": [] if k == 0 else [32, 64]}
+                ],
+                "on_path": True,
+                "grad_norm": 0.5,
+                "source": src,
+            }
+            if k == 0:
+                op["is_variable"] = True
+            ops.append(op)
+        for k in range(1, ops_per_layer):
+            edges.append(_edge(ids[k - 1], ids[k], 0))
+        if prev is not None:
+            edges.append(_edge(prev, ids[2], 1))
+        prev = ids[-1]
+    ops.append(
+        {
+            "id": "loss",
+            "name": "loss",
+            "type": "Mean",
+            "scope": "",
+            "on_path": True,
+            "outputs": [{"dtype": "float32", "shape": []}],
+        }
+    )
+    edges.append(_edge(prev, "loss", 0))
+    return doc
+
+
+def _edge(src: str, dst: str, dst_input: int) -> dict[str, Any]:
+    return {
+        "src": src,
+        "dst": dst,
+        "src_output": 0,
+        "dst_input": dst_input,
+        "dtype": "float32",
+        "shape": [32, 64],
+        "status": "passes",
+        "grad_norm": 0.5,
+    }

@@ -75,6 +75,37 @@ def test_the_document_written_from_the_workers_data_is_the_reports_own(analyze_e
         json.loads(text, parse_constant=refuse)
 
 
+def same_graphml(g: nx.MultiDiGraph) -> None:
+    """The fast GraphML writer and networkx's own read back to the same graph: nodes, edges
+    (their keys too) and every value, with its type."""
+    fast, slow = (
+        nx.parse_graphml(w(g), force_multigraph=True)
+        for w in (graphformats.graphml_text, graphformats.graphml_by_networkx)
+    )
+    assert fast.graph == slow.graph
+    read = {k: v for k, v in fast.graph.items() if not k.endswith("_default")}
+    assert read == {k: _as_xml_reads(v) for k, v in g.graph.items()}
+    assert list(fast.nodes(data=True)) == list(slow.nodes(data=True))
+    assert list(fast.edges(keys=True, data=True)) == list(slow.edges(keys=True, data=True))
+    assert fast.number_of_nodes() == g.number_of_nodes() and fast.number_of_edges() == g.number_of_edges()
+
+
+def _as_xml_reads(v):
+    """An XML reader turns a carriage return in text into a line feed (both writers alike)."""
+    return v.replace("\r\n", "\n").replace("\r", "\n") if isinstance(v, str) else v
+
+
+@pytest.mark.parametrize("name", ["kind_stop_gradient.py", "kind_nan.py", "seed3_chain_rule.py"])
+def test_graphml_writer_is_networkxs_twin(analyze_example, name):
+    same_graphml(graphformats.to_networkx(analyze_example(name)))
+
+
+def test_graphml_writer_is_networkxs_twin_on_a_model_shaped_graph():
+    from tests.bigdoc import deep_document
+
+    same_graphml(graphformats.to_networkx(Report.from_dict(deep_document(30, 12))))
+
+
 def test_dot_and_graphml_read_back_with_status_kind_and_norm(stop_gradient, tmp_path):
     r = stop_gradient
     graphformats.write(r, str(tmp_path / "g.graphml"))

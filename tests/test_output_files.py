@@ -9,6 +9,7 @@ The user-facing cases run the installed ``tfviz`` command; the properties run in
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import stat
@@ -25,6 +26,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES
+from tests.test_export import same_graphml
 from tfviz import graphformats, outputs
 from tfviz.analysisfile import analysis_json
 from tfviz.errors import AnalysisError
@@ -228,6 +230,7 @@ def test_graphml_and_dot_hold_any_name(tmp_path, names):
             ns = "{http://graphml.graphdrawing.org/xmlns}"
             ids = {n.get("id") for n in root.iter(f"{ns}node")}
             assert ids == {"var:w", *map(outputs.xml_safe, names)}
+            same_graphml(graphformats.to_networkx(r))
         else:
             assert not outputs._NOT_XML.search(text)
             parses_as_dot(text, len(names) + 1)
@@ -239,6 +242,20 @@ def test_xml_safe_leaves_what_xml_holds(text):
     ET.fromstring(f"<a b={_attr(safe)}>{_text(safe)}</a>")
     if not outputs._NOT_XML.search(text):
         assert safe == text
+
+
+@settings(max_examples=300)
+@given(
+    names=st.lists(
+        st.one_of(NAMES, st.sampled_from(["a\\u0000b", "\\b", "re\\f", "\\\\u00", "\x08", "x\x0c", "\x01"])),
+        max_size=6,
+    )
+)
+def test_xml_safe_json_is_the_walk(names):
+    """The fast path (no walk when the JSON text shows nothing to change) is the walk's twin:
+    the same document, read back, for any names, keys and backslashes included."""
+    doc = {"script": "s.py", "ops": [{"name": n, n: [n, 1, None, 0.5]} for n in names], "n": len(names)}
+    assert json.loads(outputs.xml_safe_json(doc)) == outputs.xml_safe_tree(doc)
 
 
 def _text(s: str) -> str:

@@ -15,7 +15,6 @@ not be analyzed or the file could not be written, 130 Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -185,10 +184,10 @@ def draw(
 ) -> tuple[bool, str]:
     """Draw ``report`` into ``output`` in a child process: (True, the renderer's one-line
     summary), or (False, why it failed). The child gets the analysis with every name made
-    one XML can hold (:func:`~tfviz.outputs.xml_safe_tree`): Qt writes an escape
+    one XML can hold (:func:`~tfviz.outputs.xml_safe_json`): Qt writes an escape
     character or a NUL into the SVG as it is, which no XML reader then opens."""
     from tfviz.analysisfile import analysis_document
-    from tfviz.outputs import xml_safe_tree
+    from tfviz.outputs import xml_safe_json
     from tfviz.report import collector_paused
     from tfviz.worker.launch import worker_environment
 
@@ -203,8 +202,7 @@ def draw(
         try:  # a private scratch file, not an output: written plainly
             with open(path, "w", encoding="utf-8") as fh:
                 with collector_paused():
-                    safe = xml_safe_tree(analysis_document(report))
-                fh.write(json.dumps(safe, allow_nan=False))
+                    fh.write(xml_safe_json(analysis_document(report)))
         except OSError as exc:
             return False, f"cannot write a temporary file: {exc.strerror or exc}"
         cmd = [
@@ -219,6 +217,7 @@ def draw(
             expand,
             "--scale",
             repr(scale),
+            "--checked",  # made just now from a checked report
         ]
         try:
             # subprocess.run kills the renderer when tfviz is interrupted (SIGTERM is one).

@@ -9,6 +9,8 @@ Labels are dropped when zoomed out (level of detail).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
@@ -55,7 +57,7 @@ class NodeItem(QGraphicsItem):
         status: str = "passes",
         on_path: bool = True,
         badges: dict[str, int] | None = None,
-        tooltip: str = "",
+        tooltip: str | Callable[[], str] = "",
     ):
         super().__init__()
         self.node_id = node_id
@@ -66,7 +68,9 @@ class NodeItem(QGraphicsItem):
         self.status, self.on_path, self.badges = status, on_path, badges or {}
         self.highlight = False
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
-        self.setToolTip(tooltip)
+        self._lazy_tip = tooltip if callable(tooltip) else None
+        if isinstance(tooltip, str):
+            self.setToolTip(tooltip)
         cat = category(status)
         if kind == "target":
             self._fill, self._text = QColor(theme.INK), QColor("white")
@@ -98,6 +102,13 @@ class NodeItem(QGraphicsItem):
         self.far_cat = cat if self._problem else worst(bad) if bad else ""
         if self.far_cat:
             self.setZValue(1)  # problems are drawn on top
+
+    def tip(self) -> str:
+        """The tooltip, made now if it was given as a function (the scene asks on hover)."""
+        if self._lazy_tip is not None:
+            self.setToolTip(self._lazy_tip())
+            self._lazy_tip = None
+        return self.toolTip()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
         return self._rect.adjusted(-3, -3, 3, 3)

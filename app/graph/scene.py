@@ -240,16 +240,38 @@ class GraphScene(QGraphicsScene):
         kind = "target" if op.type == "Target" else "variable" if op.is_variable else "op"
         outs = ", ".join(f"{t.dtype}{_fmt_shape(t.shape)}" for t in op.outputs[:2])
         sub = op.type + (f" → {outs}" if outs else "")
+        label = self.hierarchy.title(op.id)
+        step = kind == "target" and self.report.mode == "program"
+        if step:
+            # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
+            # node is the value the program differentiates, so it says so, and the tooltip says where
+            label = "loss"
+        return NodeItem(
+            op.id,
+            rect,
+            label,
+            sub,
+            kind=kind,
+            status=op.status,
+            on_path=op.on_path,
+            tooltip=lambda: self._op_tip(op, step),
+        )
+
+    def _op_tip(self, op, step: bool) -> str:
+        """An op's tooltip: made when first hovered, not for each of a large graph's boxes."""
+        assert self.report is not None  # items exist only with a report
         tip = f"{op.name}\n{op.type}" + (f"\n{op.message}" if op.message else "")
         if op.source:
             where = location(op.source.file, op.source.line, os.path.dirname(self.report.script))
             tip += f"\n{where}: {op.source.code}"
-        label = self.hierarchy.title(op.id)
-        if kind == "target" and self.report.mode == "program":
-            # the step's description is long ("Model.fit → …: tape.gradient at x.py:90"); the
-            # node is the value the program differentiates, so it says so, and the tooltip says where
-            label, tip = "loss", f"the loss of the gradient step\n{self.report.target}\n{tip}"
-        return NodeItem(op.id, rect, label, sub, kind=kind, status=op.status, on_path=op.on_path, tooltip=tip)
+        return f"the loss of the gradient step\n{self.report.target}\n{tip}" if step else tip
+
+    def helpEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Give the boxes under the pointer their tooltips before Qt looks for one."""
+        for item in self.items(event.scenePos()):
+            if isinstance(item, NodeItem):
+                item.tip()
+        super().helpEvent(event)
 
     def _build_edges(self, placed: Scene) -> None:
         assert self.hierarchy is not None and self.report is not None  # called by build, with a report
