@@ -394,3 +394,45 @@ def test_a_killed_server_is_named_not_the_script(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_server_killed_alone_lets_its_analysis_finish(tmp_path):
+    """Only the listening server killed (SIGKILL): the analysis it forked runs on to its end
+    and reports, and the next command, finding no server, starts a worker of its own."""
+    socket_path = tmp_path / "s"
+    server = _serve(socket_path)
+    program = tmp_path / "slow.py"
+    program.write_text(
+        "import time\n\nimport tensorflow as tf\n\nw = tf.Variable(1.0)\ntime.sleep(4)\n\n\n"
+        "def loss():\n    return w * 2.0\n"
+    )
+    try:
+        check = subprocess.Popen(
+            [str(TFVIZ), "check", str(program)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=_env(str(socket_path)),
+            cwd=tmp_path,
+        )
+        time.sleep(2.0)  # the program runs in a worker the server forked
+        server.kill()
+        server.wait(timeout=30)
+        out, err = check.communicate(timeout=120)
+        assert check.returncode == 0, err
+        assert "connected  |grad|=2" in out
+        again = subprocess.run(
+            [str(TFVIZ), "check", str(program)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=_env(str(socket_path)),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert again.returncode == 0 and "connected  |grad|=2" in again.stdout, again.stderr
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

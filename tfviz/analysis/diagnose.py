@@ -56,7 +56,7 @@ from tfviz.script.discover import (
     pick_target,
     var_node,
 )
-from tfviz.script.loader import compile_script, error_from_exception, load_script, read_source
+from tfviz.script.loader import Script, error_from_exception, load_script
 from tfviz.script.quiet import import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
 from tfviz.script.streams import Capture
@@ -192,9 +192,9 @@ def _analyze(
         timings[name] = round(timings.get(name, 0.0) + now - clock, 3)
         clock = now
 
-    compile_script(path)  # a missing file or a syntax error fails before the slow import
-    source = read_source(path)
-    mode = choose_mode(source, target, run)
+    # read once (a missing file or a syntax error fails before the slow import), then passed down
+    script = Script.read(path)
+    mode = choose_mode(script.tree, target, run)
     if watch is not None and mode != "program":
         raise AnalysisError(
             "--until watches a program as it trains; this script is analyzed by"
@@ -220,7 +220,7 @@ def _analyze(
                     0.1,
                 )
                 try:
-                    step_ = _program_step(path, list(args), step, capture, watch)
+                    step_ = _program_step(script, list(args), step, capture, watch)
                 except RanToEnd as end:
                     assert watch is not None
                     return _ran_to_end(path, end, watch, capture, tf.__version__)
@@ -229,7 +229,7 @@ def _analyze(
                 recording.close()
             else:
                 report_step("running the script", 0.1)
-                step_ = _target_step(path, target, capture)
+                step_ = _target_step(script, target, capture)
             lap("load")
             if freeze:
                 # The script's objects, a model's every layer among them, live as long as
@@ -510,15 +510,16 @@ def _identities(v: Any) -> set[int]:
     return {id(v), *(id(c) for c in copies)}
 
 
-def _target_step(path: str, target: str | None, capture: Capture) -> _Step:
-    loaded = load_script(path, capture)
+def _target_step(script: Script, target: str | None, capture: Capture) -> _Step:
+    path = script.path
+    loaded = load_script(script, capture)
     import tensorflow as tf
 
     if not tf.executing_eagerly():  # the script switched TensorFlow 1 graph mode on
-        raise AnalysisError(TF1_REFUSAL, file=path, line=tf1_switch_line(read_source(path)))
+        raise AnalysisError(TF1_REFUSAL, file=path, line=tf1_switch_line(script.tree))
     name, target_obj = pick_target(loaded.module, target, path)
     fn = target_obj.python_function if is_tf_function(target_obj) else target_obj
-    targets = sorted({*static_targets(read_source(path)), name})
+    targets = sorted({*static_targets(script.tree), name})
     return _Step(name, fn, loaded.module, fn.__code__.co_firstlineno, targets)
 
 
@@ -550,8 +551,11 @@ def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_ver
     )
 
 
-def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: Watch | None = None) -> _Step:
-    captured = run_program(path, args, n, capture, watch)
+def _program_step(
+    script: Script, args: list[str], n: int, capture: Capture, watch: Watch | None = None
+) -> _Step:
+    path = script.path
+    captured = run_program(script, args, n, capture, watch)
     main = types.ModuleType("__main__")  # where frozen copies are looked for by name
     main.__dict__.update(captured.namespace)
     step = _Step(
@@ -559,7 +563,7 @@ def _program_step(path: str, args: list[str], n: int, capture: Capture, watch: W
         captured.replay,
         main,
         captured.where.line if captured.where else None,
-        static_targets(read_source(path)),
+        static_targets(script.tree),
     )
     step.fixed = captured.sources
     step.capture = captured

@@ -16,16 +16,16 @@ from tfviz.program import hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
-from tfviz.script.loader import compile_script, error_from_exception, read_source
+from tfviz.script.loader import Script, error_from_exception
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.scriptinfo import losses_with_arguments, static_targets
 from tfviz.script.streams import Capture
 
 
 def run_program(
-    path: str, args: list[str], step: int, capture: Capture, watch: Watch | None = None
+    script: Script | str, args: list[str], step: int, capture: Capture, watch: Watch | None = None
 ) -> StepCapture:
-    """Run the script at ``path`` as ``__main__`` until its ``step``-th gradient
+    """Run the script (a :class:`Script`, or a path to read) as ``__main__`` until its ``step``-th gradient
     computation; raise AnalysisError when it never gets there. With a ``watch``,
     the step captured is the first where its condition fires, if that comes
     first; a watched program that ends before either raises :class:`RanToEnd`.
@@ -37,8 +37,9 @@ def run_program(
     ``finally`` blocks, and a program that catches ``BaseException`` would
     carry on training, saving and retrying.
     """
-    path = os.path.abspath(path)
-    code = compile_script(path)
+    if isinstance(script, str):
+        script = Script.read(script)
+    path, code = script.path, script.code
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
@@ -115,7 +116,7 @@ def run_program(
     )
     for call in handler.frozen_training.values():
         done += f"; {call.said()}"
-    source = read_source(path)
+    source = script.tree
     candidates = tuple(static_targets(source))
     if candidates:
         done += (

@@ -53,6 +53,7 @@ from tfviz.program.stepcount import CompiledStep, Steps, trace_again
 from tfviz.program.watch import Watch
 from tfviz.report import Source
 from tfviz.script.loader import read_source
+from tfviz.script.notebook import known as known_notebook
 from tfviz.script.scriptinfo import TF1_REFUSAL
 from tfviz.script.sourcemap import is_user_file
 
@@ -750,7 +751,9 @@ class RunHandler:
                 )
             stop = f.f_lineno
         try:
-            code, assigned = block_code(read_source(filename), filename, start.line, stop)
+            nb = known_notebook(filename)  # read at this analysis's start: not parsed again
+            text = nb.source if nb is not None else read_source(filename)
+            code, assigned = block_code(text, filename, start.line, stop)
         except AnalysisError as exc:
             raise Refused(exc) from None
         k = self.count - start.count

@@ -8,6 +8,7 @@ directory, and what it prints is captured rather than mixed into ours
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfviz.errors import AnalysisError
-from tfviz.script.notebook import is_notebook
+from tfviz.script.notebook import Notebook, is_notebook
+from tfviz.script.notebook import known as known_notebook
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.notebook import read as read_notebook
 from tfviz.script.sourcemap import code_at, user_source
@@ -71,10 +73,41 @@ def read_source(path: str) -> str:
         raise AnalysisError(f"cannot read the script: {exc.strerror}", file=path) from None
 
 
+@dataclass(frozen=True)
+class Script:
+    """A script or notebook read and compiled once, for the whole analysis: a notebook's
+    reading (nbformat parses and validates every cell) was repeated up to six times.
+
+    ``path`` is absolute (the code's file name, as tracebacks and the report say it);
+    ``notebook`` holds a notebook's cells, None for a ``.py`` file."""
+
+    path: str
+    source: str
+    #: its syntax tree, parsed once: what the mode, the targets and the hints are read from
+    tree: ast.Module
+    code: types.CodeType
+    notebook: Notebook | None = None
+
+    @classmethod
+    def read(cls, path: str) -> Script:
+        """Read and compile ``path``; AnalysisError (naming ``path`` as given) when it is
+        missing, not a regular file, not text, or not valid Python."""
+        full = os.path.abspath(path)
+        text = read_source(path)
+        tree, code = _compiled(text, path, full)
+        return cls(full, text, tree, code, known_notebook(full))
+
+
 def compile_script(path: str) -> types.CodeType:
-    text = read_source(path)
+    """The script's code; the errors of :meth:`Script.read`."""
+    return Script.read(path).code
+
+
+def _compiled(text: str, path: str, filename: str) -> tuple[ast.Module, types.CodeType]:
+    """The tree and the code, parsed once: compiling the tree is compiling the text."""
     try:
-        return compile(text, path, "exec", dont_inherit=True)
+        tree = ast.parse(text, filename)
+        return tree, compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         # Python reads the offending line from the file itself: a notebook's is JSON
         code = text.splitlines()[exc.lineno - 1] if is_notebook(path) and exc.lineno else exc.text
@@ -88,14 +121,15 @@ def compile_script(path: str) -> types.CodeType:
         raise AnalysisError(f"not a Python script: {exc}", file=path) from None
 
 
-def load_script(path: str, capture: Capture | None = None) -> LoadedScript:
-    """Execute ``path`` as a fresh module and return it.
+def load_script(script: Script | str, capture: Capture | None = None) -> LoadedScript:
+    """Execute the script (a :class:`Script`, or a path to read) as a fresh module and return it.
 
     The caller keeps the process's working directory: it changes to the
     script's folder for the whole analysis (tracing may read files too).
     """
-    path = os.path.abspath(path)
-    code = compile_script(path)
+    if isinstance(script, str):
+        script = Script.read(script)
+    path, code = script.path, script.code
     capture = capture or Capture()
     folder = os.path.dirname(os.path.realpath(path))  # as `python script.py` sets sys.path[0]
     if folder not in sys.path:

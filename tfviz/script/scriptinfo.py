@@ -60,7 +60,18 @@ TF1_REFUSAL = (
 )
 
 
-def tf1_switch_line(source: str) -> int | None:
+def _parsed(source: str | ast.Module) -> ast.Module | None:
+    """The module's tree: ``source`` parsed, or as given when it is one already (a
+    :class:`~tfviz.script.loader.Script`'s, parsed once); None for a syntax error."""
+    if isinstance(source, ast.Module):
+        return source
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def tf1_switch_line(source: str | ast.Module) -> int | None:
     r"""The first line that turns TensorFlow 1 graph mode on.
 
     >>> tf1_switch_line("import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n")
@@ -68,9 +79,8 @@ def tf1_switch_line(source: str) -> int | None:
     >>> tf1_switch_line("x = 1\n") is None
     True
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parsed(source)
+    if tree is None:
         return None
     lines = [
         node.lineno
@@ -81,11 +91,10 @@ def tf1_switch_line(source: str) -> int | None:
     return min(lines) if lines else None
 
 
-def static_targets(source: str) -> list[str]:
+def static_targets(source: str | ast.Module) -> list[str]:
     """Names of the script's zero-argument top-level functions that return a value."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parsed(source)
+    if tree is None:
         return []
     out = []
     for node in tree.body:
@@ -95,16 +104,15 @@ def static_targets(source: str) -> list[str]:
     return sorted(out)
 
 
-def losses_with_arguments(source: str) -> list[str]:
+def losses_with_arguments(source: str | ast.Module) -> list[str]:
     """The script's top-level loss functions that need arguments, as called: tfviz calls a
     target with none, so a ``loss(x)`` is run as a program instead, never as a target.
 
     >>> losses_with_arguments("def loss(x, y=1):\\n    return x\\ndef mse_loss():\\n    return 1.0\\n")
     ['loss(x, y)']
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parsed(source)
+    if tree is None:
         return []
     return [
         f"{node.name}({', '.join(a.arg for a in node.args.posonlyargs + node.args.args)})"
@@ -116,7 +124,7 @@ def losses_with_arguments(source: str) -> list[str]:
     ]
 
 
-def choose_mode(source: str, target: str | None, run: bool) -> str:
+def choose_mode(source: str | ast.Module, target: str | None, run: bool) -> str:
     """``"target"`` when a target is named or the script defines ``loss()``;
     otherwise ``"program"``.
 
