@@ -22,7 +22,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from tfviz.commands.args import add_step_options
+from tfviz.commands.args import add_step_options, command_parser
 from tfviz.commands.check import analyze
 from tfviz.exitstatus import ExitStatus, interrupted
 
@@ -44,14 +44,24 @@ def _scale(text: str) -> float:
 
 
 def add_parser(sub: Subparsers) -> None:
-    e = sub.add_parser(
+    e = command_parser(
+        sub,
         "export",
-        help="analyze a script and write the graph as an image (PNG, SVG, PDF) or data (JSON, DOT, GraphML)",
+        summary="analyze a script and write the graph as an image (PNG, SVG, PDF)"
+        " or data (JSON, DOT, GraphML)",
         usage="tfviz export SCRIPT -o OUT.{png,svg,pdf,json,dot,graphml} [options] [-- ARGS...]",
-        epilog="Images show the graph as the window does, with a title line and the legend; they"
-        " are drawn without a display. JSON is a saved analysis the app opens (tfviz OUT.json);"
-        " DOT opens in Graphviz, GraphML in Gephi or yEd. SCRIPT may be a saved analysis"
-        " (.json): nothing is run then. Arguments after -- go to the script.",
+        description="Analyze a script as tfviz check does, then write its gradient graph: as an"
+        " image drawn as the window draws it (with a title line and the legend, no display"
+        " needed), or as data. JSON is a saved analysis the app opens (tfviz OUT.json); DOT"
+        " opens in Graphviz, GraphML in Gephi or yEd. Exit status as for check.",
+        notes="SCRIPT may be a saved analysis (.json): nothing is run then. Arguments after --"
+        " go to the script.",
+        examples=[
+            ("tfviz export train.py -o graph.svg", "the graph as the window first shows it"),
+            ("tfviz export train.py -o graph.png --expand problems", "open only groups with a problem"),
+            ("tfviz export train.py -o analysis.json", "save the analysis; tfviz analysis.json opens it"),
+            ("tfviz export analysis.json -o graph.dot", "convert a saved analysis, running nothing"),
+        ],
     )
     e.add_argument(
         "script",
@@ -74,7 +84,7 @@ def add_parser(sub: Subparsers) -> None:
         choices=EXPANSIONS,
         default="default",
         help="images: which groups are open: default (as the window opens the graph),"
-        " all, problems (only groups holding a problem), none",
+        " all, problems (only groups holding a problem), none (default: default)",
     )
     e.add_argument(
         "--scale",

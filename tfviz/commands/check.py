@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tfviz import __version__
-from tfviz.commands.args import add_step_options, positive
+from tfviz.commands.args import add_color_option, add_step_options, command_parser, positive, use_color
 from tfviz.exitstatus import ExitStatus, interrupted
 from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
@@ -28,15 +28,29 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Subparsers) -> None:
-    c = sub.add_parser(
+    c = command_parser(
+        sub,
         "check",
-        help="diagnose a script's gradients in the terminal (CI-friendly)",
+        summary="diagnose a script's gradients in the terminal (CI-friendly)",
         usage="tfviz check SCRIPT [options] [-- ARGS...]",
-        epilog="Arguments after -- go to the script: tfviz check train.py -- --epochs 3",
+        description="Run a training script or notebook to its first gradient step (or call its"
+        " loss()), and say which trainable variables get no gradient, where the chain is cut"
+        " and why, at the line of the script. Exit status: 0 every variable gets a gradient,"
+        " 1 problems found, 2 the script could not be analyzed, 130 Ctrl-C.",
+        notes="Arguments after -- go to the script.",
+        examples=[
+            ("tfviz check train.py", "diagnose the first gradient step of train.py"),
+            ("tfviz check train.py --step 3 -- --epochs 3", "the third step, with the script's arguments"),
+            ("tfviz check model.py --target loss", "differentiate loss() instead of running the program"),
+            ("tfviz check train.py --until nan --record norms.csv", "watch training until a NaN gradient"),
+            ("tfviz check train.py --format github", "CI: annotations on the lines of the problems"),
+            ("tfviz check train.py --format sarif > tfviz.sarif", "for GitHub code scanning"),
+        ],
     )
     c.add_argument("script", help="the training script or Jupyter notebook (or one that defines loss())")
     add_step_options(c)
     c.add_argument("--json", action="store_true", help="print one JSON document")
+    add_color_option(c)
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
     c.add_argument(
@@ -97,7 +111,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     try:
         printing: dict[str, Any] | None = {
             "format": "json" if args.json else "text",
-            "color": sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
+            "color": use_color(args.color, sys.stdout, os.environ),
             "cwd": os.getcwd(),
             "graph": os.path.abspath(args.graph) if args.graph else None,
         }
@@ -117,7 +131,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     else:
         from tfviz.textreport import render
 
-        print(render(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+        print(render(report, color=use_color(args.color, sys.stdout, os.environ)))
     sys.stdout.flush()
     if args.graph:
         _write_graph(args.graph, data)

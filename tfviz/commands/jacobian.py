@@ -20,6 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from tfviz.commands.args import command_parser, positive
 from tfviz.exitstatus import ExitStatus, interrupted
 from tfviz.worker.messages import Failure, JacobianAnswer, JacobianError, JacobianProgress, Progress
 
@@ -35,20 +36,31 @@ WRITERS = (".npy", ".png", ".csv")
 
 
 def add_parser(sub: Subparsers) -> None:
-    j = sub.add_parser(
+    j = command_parser(
+        sub,
         "jacobian",
-        help="per-element Jacobian d out/d in between two tensors of the graph",
+        summary="per-element Jacobian d out/d in between two tensors of the graph",
         usage="tfviz jacobian SCRIPT --wrt NAME [--of TENSOR] [--via TENSOR] [--of-index SPEC]"
         " [--wrt-index SPEC] [-o FILE] [-- ARGS]",
-        epilog="TENSOR is a graph op id as the graph view shows it (optionally :k for output k),"
-        " or 'target'. NAME is a variable's name or tf_name, or a TENSOR. SPEC has one entry"
-        " per dimension: N (that index), ':' (all) or A:B, e.g. --of-index 0,:,:,3 for batch"
-        " element 0, channel 3 of a conv output.",
+        description="Compute the Jacobian of one tensor of the analyzed step with respect to a"
+        " variable or another tensor, element by element, where tf.gradients would sum over"
+        " the outputs. It is printed, or written as a NumPy array, a heatmap or CSV.",
+        notes="TENSOR is a graph op id as the graph view shows it (optionally :k for output k),"
+        " or 'target'. NAME is a variable's name or tf_name, or a TENSOR. SPEC has one entry per"
+        " dimension: N (that index), ':' (all) or A:B.",
+        examples=[
+            ("tfviz jacobian model.py --wrt w", "d loss / d w, every element"),
+            ("tfviz jacobian model.py --of dense/BiasAdd --wrt x -o J.png", "a heatmap of d dense / d x"),
+            ("tfviz jacobian cnn.py --of conv/Conv2D --of-index 0,:,:,3 --wrt x", "example 0, channel 3"),
+            ("tfviz jacobian model.py --of target --via h --wrt w", "the chain-rule split through h"),
+        ],
     )
-    j.add_argument("script")
-    j.add_argument("--target", help="the function to differentiate (as for tfviz check)")
+    j.add_argument("script", help="the training script or notebook (or one that defines loss())")
+    j.add_argument("--target", metavar="NAME", help="the function to differentiate (as for tfviz check)")
     j.add_argument("--run", action="store_true", help="run the script as a program")
-    j.add_argument("--step", type=int, default=1, metavar="N", help="the program's N-th step")
+    j.add_argument(
+        "--step", type=positive, default=1, metavar="N", help="the program's N-th step (default: 1)"
+    )
     j.add_argument("--of", default="target", metavar="TENSOR", help="the output (default: target)")
     j.add_argument("--wrt", required=True, metavar="NAME", help="the input: a variable or a tensor")
     j.add_argument(
@@ -81,9 +93,19 @@ def add_parser(sub: Subparsers) -> None:
         help="only these flat output elements (of those --of-index selects)",
     )
     j.add_argument("--in-range", metavar="START:STOP", help="only these flat input elements")
-    j.add_argument("--mode", choices=("auto", "reverse", "forward"), default="auto")
     j.add_argument(
-        "--budget-mb", type=float, default=512.0, help="refuse a Jacobian larger than this (default 512 MiB)"
+        "--mode",
+        choices=("auto", "reverse", "forward"),
+        default="auto",
+        help="reverse (a row per output), forward (a column per input) or auto: whichever"
+        " needs fewer passes (default: auto)",
+    )
+    j.add_argument(
+        "--budget-mb",
+        type=float,
+        default=512.0,
+        metavar="MB",
+        help="refuse a Jacobian larger than this many MiB (default: 512)",
     )
     j.add_argument("--json", action="store_true", help="print the answer as JSON (values as lists)")
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from tfviz.commands.args import positive
+from tfviz.commands.args import add_step_options, command_parser
 from tfviz.exitstatus import ExitStatus
 
 if TYPE_CHECKING:
@@ -19,11 +19,23 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Subparsers) -> None:
-    o = sub.add_parser("open", help="open a script in the desktop app")
-    o.add_argument("script", nargs="?")
-    o.add_argument("--target")
-    o.add_argument("--run", action="store_true")
-    o.add_argument("--step", type=positive, default=1, metavar="N")
+    o = command_parser(
+        sub,
+        "open",
+        summary="open a script in the desktop app",
+        usage="tfviz [open] [SCRIPT] [--target NAME] [--run] [--step N] [-- ARGS...]",
+        description="Open the desktop app, and analyze SCRIPT in it: the graph, the variables,"
+        " the problems at their lines, the Jacobian heatmaps. A saved analysis (.json) opens"
+        " as it was saved. The word open may be left out.",
+        examples=[
+            ("tfviz", "the app, with nothing open"),
+            ("tfviz train.py", "open train.py and analyze its first gradient step"),
+            ("tfviz train.ipynb --step 2 -- --lr 0.1", "a notebook's second step, with arguments"),
+            ("tfviz analysis.json", "a saved analysis (tfviz export -o analysis.json)"),
+        ],
+    )
+    o.add_argument("script", nargs="?", help="a script, notebook or saved analysis (.json) to open")
+    add_step_options(o)
 
 
 def run(args: argparse.Namespace) -> ExitStatus:

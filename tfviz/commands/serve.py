@@ -18,6 +18,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
+from tfviz.commands.args import command_parser
 from tfviz.exitstatus import ExitStatus, interrupted
 
 if TYPE_CHECKING:
@@ -25,10 +26,21 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Subparsers) -> None:
-    s = sub.add_parser(
+    s = command_parser(
+        sub,
         "serve",
-        help="keep TensorFlow imported for faster checks (warm workers)",
-        epilog="Then: export TFVIZ_WORKER_SERVER=PATH (the line it prints)",
+        summary="keep TensorFlow imported for faster checks (warm workers)",
+        description="Import TensorFlow once and keep it: each tfviz check, export or jacobian"
+        " whose environment names this server (TFVIZ_WORKER_SERVER) starts its worker as a fork"
+        " of it, in a fraction of a second. It serves until Ctrl-C or SIGTERM; analyses it has"
+        " started run on to their end.",
+        notes="It prints the line to put in the environment once it is ready. A command whose"
+        " environment differs in what TensorFlow reads at import starts its own worker.",
+        examples=[
+            ("tfviz serve &", "start it; it prints TFVIZ_WORKER_SERVER=PATH"),
+            ("export TFVIZ_WORKER_SERVER=PATH", "then every tfviz check in this shell is warm"),
+            ("tfviz serve --socket /tmp/tfviz.sock", "listen on a socket of your choosing"),
+        ],
     )
     s.add_argument(
         "--socket",
