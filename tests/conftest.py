@@ -112,6 +112,66 @@ def warm_workers():
             server.kill()
 
 
+def check_document_errors(text: str) -> list[str]:
+    """How a ``tfviz check --json`` document breaks the shipped check schema (none: it holds),
+    with the saved-analysis schema beside it for the parts it refers to."""
+    import json
+
+    import jsonschema
+    from referencing import Registry, Resource
+
+    from tfviz import schemas
+
+    if not _check_validator:
+        analysis, check = schemas.load("analysis"), schemas.load("check")
+        registry = Registry().with_resources(
+            [(s["$id"], Resource.from_contents(s)) for s in (analysis, check)]
+        )
+        _check_validator.append(jsonschema.Draft202012Validator(check, registry=registry))
+    doc = json.loads(text)
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _check_validator[0].iter_errors(doc)
+    ]
+
+
+_check_validator: list = []
+
+
+def _checked_json(argv, stdout) -> None:
+    """``tfviz check … --json`` run by a test: what it printed holds to the check schema."""
+    if not isinstance(argv, (list, tuple)) or not isinstance(stdout, str) or not stdout.strip():
+        return
+    words = [str(a) for a in argv]
+    if "check" not in words or not ({"--json"} & set(words) or "json" in words[words.index("check") :]):
+        return
+    if not any(w.endswith(("tfviz", "tfviz.cli")) for w in words[: words.index("check")]):
+        return
+    errors = check_document_errors(stdout)
+    assert not errors, f"{' '.join(words)}: --json breaks tfviz-check.schema.json: {errors[:5]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_check_json_holds_to_its_schema():
+    """Every ``tfviz check --json`` document any test's ``subprocess.run`` gets back is checked
+    against the schema tfviz ships, whatever else the test then asserts of it."""
+    import subprocess
+
+    real = subprocess.run
+
+    def run(*args, **kwargs):
+        done = real(*args, **kwargs)
+        argv = args[0] if args else kwargs.get("args")
+        if done.returncode in (0, 1, 2) and isinstance(done.stdout, str):
+            _checked_json(argv, done.stdout)
+        return done
+
+    subprocess.run = run
+    try:
+        yield
+    finally:
+        subprocess.run = real
+
+
 @pytest.fixture(scope="session")
 def analyze_example():
     from tfviz.analysis.diagnose import analyze

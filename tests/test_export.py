@@ -28,7 +28,7 @@ from tfviz.errors import AnalysisError
 from tfviz.report import Report
 
 jsonschema = pytest.importorskip("jsonschema")
-SCHEMA = json.loads((ROOT / "docs" / "schema" / "tfviz-analysis.schema.json").read_text())
+SCHEMA = json.loads((ROOT / "tfviz" / "schemas" / "tfviz-analysis.schema.json").read_text())
 
 
 @pytest.fixture(scope="module")

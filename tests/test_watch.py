@@ -349,7 +349,7 @@ def test_a_watched_run_saves_as_a_valid_analysis(tmp_path: Path) -> None:
 
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(
-        (Path(__file__).parents[1] / "docs" / "schema" / "tfviz-analysis.schema.json").read_text()
+        (Path(__file__).parents[1] / "tfviz" / "schemas" / "tfviz-analysis.schema.json").read_text()
     )
     saved = tmp_path / "watched.json"
     r = subprocess.run(

@@ -1,7 +1,7 @@
 """A saved analysis: the JSON document ``tfviz export -o x.json`` and ``check --graph`` write.
 
 The document is :meth:`Report.to_dict` (full graph) with a ``schema_version`` in front;
-``docs/schema/tfviz-analysis.schema.json`` describes it. Reading one back never runs code
+``tfviz/schemas/tfviz-analysis.schema.json`` describes it. Reading one back never runs code
 and never unpickles: the file is parsed as strict JSON (size-capped), every field is
 checked against the report's own dataclasses (types, bounds, vocabularies, references
 between ops and edges, the nesting of groups), and only then rebuilt as a

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tfviz import __version__
 from tfviz.commands.args import add_color_option, add_step_options, command_parser, positive, use_color
 from tfviz.exitstatus import ExitStatus, interrupted
+from tfviz.reportformats import FORMATS
 from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
 if TYPE_CHECKING:
@@ -49,7 +50,15 @@ def add_parser(sub: Subparsers) -> None:
     )
     c.add_argument("script", help="the training script or Jupyter notebook (or one that defines loss())")
     add_step_options(c)
-    c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="what to print: the text report, one JSON document, the text report then GitHub"
+        " Actions annotations (::error file=F,line=N::...), or a SARIF 2.1.0 log for code"
+        " scanning (default: text)",
+    )
+    c.add_argument("--json", action="store_true", help="the same as --format json")
     add_color_option(c)
     c.add_argument("--list-targets", action="store_true", help="list candidate targets and exit")
     c.add_argument("--graph", metavar="FILE", help="also write the full graph document (JSON)")
@@ -93,6 +102,9 @@ def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.errors import AnalysisError
     from tfviz.script.loader import compile_script
 
+    if args.json:
+        args.format = "json"
+    args.json = args.format == "json"
     try:
         if args.target and (args.run or args.script_args):
             raise AnalysisError(
@@ -110,7 +122,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
         return _fail(args, exc.to_dict())
     try:
         printing: dict[str, Any] | None = {
-            "format": "json" if args.json else "text",
+            "format": args.format,
             "color": use_color(args.color, sys.stdout, os.environ),
             "cwd": os.getcwd(),
             "graph": os.path.abspath(args.graph) if args.graph else None,
@@ -126,12 +138,9 @@ def run(args: argparse.Namespace) -> ExitStatus:
         sys.stdout.flush()
         _say_unwritten(args.graph, data.get("graph_error"))
         return ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
-    if args.json:
-        print(report.to_json(full_graph=False, indent=2))
-    else:
-        from tfviz.textreport import render
+    from tfviz.reportformats import formatted
 
-        print(render(report, color=use_color(args.color, sys.stdout, os.environ)))
+    print(formatted(report, args.format, use_color(args.color, sys.stdout, os.environ)))
     sys.stdout.flush()
     if args.graph:
         _write_graph(args.graph, data)
@@ -282,8 +291,11 @@ def _fail(args: argparse.Namespace, error: dict[str, Any]) -> ExitStatus:
         **{k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")},
         candidates=tuple(error.get("candidates") or ()),
     )
-    if args.json:
-        print(json.dumps({"tfviz": __version__, "ok": False, "error": exc.to_dict()}))
+    from tfviz.reportformats import failure
+
+    shown = failure(exc.to_dict(), getattr(args, "format", "json" if args.json else "text"))
+    if shown is not None:
+        print(shown)
     print(f"tfviz: {exc}", file=sys.stderr)
     return ExitStatus.ERROR
 
@@ -327,7 +339,10 @@ def _list_targets(args: argparse.Namespace) -> ExitStatus:
 
     names = static_targets(read_source(args.script))
     if args.json:
-        print(json.dumps({"tfviz": __version__, "ok": True, "targets": names}))
+        from tfviz.reportformats import CHECK_SCHEMA_VERSION
+
+        doc = {"schema_version": CHECK_SCHEMA_VERSION, "tfviz": __version__, "ok": True, "targets": names}
+        print(json.dumps(doc))
     else:
         for name in names:
             print(name)

@@ -35,7 +35,7 @@ Request (one line on stdin)::
 - ``result_output`` (optional, default ``"full"``): ``"tail"`` keeps only the
   last 64 KB of the script's stdout and stderr in the result, for a caller
   that shows the ``log`` messages (the window).
-- ``printed`` (optional): ``{"format": "text"|"json", "color": bool, "cwd": "/dir",
+- ``printed`` (optional): ``{"format": "text"|"json"|"github"|"sarif", "color": bool, "cwd": "/dir",
   "graph": "/path/g.json"|null}``, what ``tfviz check`` prints. The worker renders the
   report as the command would print it (paths relative to ``cwd``), writes ``graph`` when
   given, and answers ``{"type": "result", "report": {...}, "printed": "...",

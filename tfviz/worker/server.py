@@ -117,7 +117,7 @@ def printed_for(asked: Any, report: Any) -> tuple[str, str | None] | None:
     """What ``tfviz check`` prints of ``report``, made here, with the ``--graph`` file written
     here, where the report already is: sending a large model's report whole for the command
     to decode, rebuild and encode again cost it more than printing it (0.4 s of a 500-layer
-    MLP's). ``asked`` is the request's ``printed``: ``{"format": "text"|"json", "color",
+    MLP's). ``asked`` is the request's ``printed``: ``{"format": "text"|"json"|"github"|"sarif", "color",
     "cwd", "graph"}``. Returns the text and why the graph could not be written (None when it
     was, or was not asked); None when not asked, or the command's folder is gone (paths are
     printed relative to it), and the command then prints the whole report itself."""
@@ -129,12 +129,10 @@ def printed_for(asked: Any, report: Any) -> tuple[str, str | None] | None:
     except OSError:
         return None
     try:
-        if asked.get("format") == "json":
-            text = report.to_json(full_graph=False, indent=2)
-        else:
-            from tfviz.textreport import render
+        from tfviz.reportformats import FORMATS, formatted
 
-            text = render(report, color=asked.get("color") is True)
+        fmt = asked.get("format")
+        text = formatted(report, fmt if fmt in FORMATS else "text", color=asked.get("color") is True)
         graph = asked.get("graph")
         if not isinstance(graph, str):
             return text, None
