@@ -129,9 +129,11 @@ def check_document_errors(text: str) -> list[str]:
         )
         _check_validator.append(jsonschema.Draft202012Validator(check, registry=registry))
     doc = json.loads(text)
-    return [
-        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _check_validator[0].iter_errors(doc)
-    ]
+    errors = list(_check_validator[0].iter_errors(doc))
+    if not errors:
+        return []
+    best = jsonschema.exceptions.best_match(errors)  # the branch of oneOf that came nearest
+    return [f"{'/'.join(map(str, best.absolute_path))}: {best.message[:400]}"]
 
 
 _check_validator: list = []
