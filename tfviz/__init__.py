@@ -1,7 +1,33 @@
 """tfviz: see why a TensorFlow model's gradients don't flow.
 
-The package imports no TensorFlow at import time, so the CLI's help and the
-GUI start instantly; modules that need TensorFlow import it themselves.
+>>> import tfviz
+>>> report = tfviz.check("train.py")          # doctest: +SKIP
+>>> report.ok, [(p.kind, p.source.line) for p in report.problems]  # doctest: +SKIP
+
+:func:`check` and :class:`Report` come from :mod:`tfviz.api`, :func:`assert_gradients_flow`
+from :mod:`tfviz.testing`. The package imports no TensorFlow at import time, so the CLI's
+help and the GUI start instantly; modules that need TensorFlow import it themselves, and
+these names load their modules when first used (``__init__.pyi`` gives their types). The
+package is the public API and stands above every layer: tfviz's own modules import the
+version from :mod:`tfviz.version`, never from here.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from typing import Any
+
+from tfviz.version import __version__
+
+__all__ = ["AnalysisError", "Report", "__version__", "check"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("check", "Report"):
+        import tfviz.api
+
+        return getattr(tfviz.api, name)
+    if name == "AnalysisError":
+        from tfviz.errors import AnalysisError
+
+        return AnalysisError
+    raise AttributeError(f"module 'tfviz' has no attribute {name!r}")

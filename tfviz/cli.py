@@ -10,10 +10,10 @@ import argparse
 import os
 import sys
 
-from tfviz import __version__
 from tfviz.commands.check import refuse_graph_path
 from tfviz.commands.table import BY_NAME, add_parsers
 from tfviz.exitstatus import ExitStatus
+from tfviz.version import __version__
 
 # refuse_graph_path is check's (tfviz.commands.check), named here as it was before the table.
 __all__ = ["main", "parse_args", "refuse_graph_path"]

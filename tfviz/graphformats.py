@@ -23,12 +23,12 @@ from typing import Any
 
 import networkx as nx
 
-from tfviz import __version__
 from tfviz.analysisfile import analysis_json
 from tfviz.outputs import SIGNATURE, replacing, xml_safe  # SIGNATURE: the app's images carry it too
 from tfviz.palette import STYLES, category
 from tfviz.report import EDGE_OFF_PATH, EDGE_PASSES, EDGE_STARVED, Report
 from tfviz.structure.hierarchy import Hierarchy
+from tfviz.version import __version__
 from tfviz.vocabulary import Kind, Status
 
 DATA_FORMATS: tuple[str, ...] = ("json", "dot", "graphml")

@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tfviz import __version__
 from tfviz.report import Problem, Report, Source, strict_json
+from tfviz.version import __version__
 from tfviz.vocabulary import KIND_HELP, MAGNITUDE, Kind, Severity
 
 FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")

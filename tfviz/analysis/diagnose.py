@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfviz import __version__
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
@@ -60,6 +59,7 @@ from tfviz.script.loader import Script, error_from_exception, load_script
 from tfviz.script.quiet import import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
 from tfviz.script.streams import Capture
+from tfviz.version import __version__
 from tfviz.vocabulary import Kind, Severity
 
 Progress = Callable[[str, float], None]
@@ -181,6 +181,7 @@ def _analyze(
     allow_empty: bool,
     watch: Watch | None = None,
     freeze: bool = False,
+    given: _Step | None = None,
 ) -> Analysis:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
@@ -193,8 +194,8 @@ def _analyze(
         clock = now
 
     # read once (a missing file or a syntax error fails before the slow import), then passed down
-    script = Script.read(path)
-    mode = choose_mode(script.tree, target, run)
+    script = Script.read(path) if given is None else None
+    mode = choose_mode(script.tree, target, run) if script is not None else "target"
     if watch is not None and mode != "program":
         raise AnalysisError(
             "--until watches a program as it trains; this script is analyzed by"
@@ -206,7 +207,8 @@ def _analyze(
     lap("import")
     path = os.path.abspath(path)
     capture = Capture(on_text)
-    with _as_run(path, args):
+    # a function of the caller's process runs where the caller stands
+    with _as_run(path, args) if given is None else contextlib.nullcontext():
         recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
             recording.enter_context(recorder)
@@ -219,6 +221,7 @@ def _analyze(
                     else "running the program, watching every gradient step",
                     0.1,
                 )
+                assert script is not None  # a given function is a target
                 try:
                     step_ = _program_step(script, list(args), step, capture, watch)
                 except RanToEnd as end:
@@ -229,7 +232,7 @@ def _analyze(
                 recording.close()
             else:
                 report_step("running the script", 0.1)
-                step_ = _target_step(script, target, capture)
+                step_ = given if given is not None else _target_step(_read(script), target, capture)
             lap("load")
             if freeze:
                 # The script's objects, a model's every layer among them, live as long as
@@ -508,6 +511,43 @@ def _identities(v: Any) -> set[int]:
 
     copies = v.values if isinstance(v, tf.distribute.DistributedValues) else ()
     return {id(v), *(id(c) for c in copies)}
+
+
+def _read(script: Script | None) -> Script:
+    assert script is not None  # read unless a function was given
+    return script
+
+
+def analysis_of_function(
+    fn: Callable[[], Any],
+    *,
+    progress: Progress | None = None,
+    on_text: Callable[[str, str], None] | None = None,
+    allow_empty: bool = False,
+) -> Analysis:
+    """Analyze a zero-argument loss function of this process on its live objects, as a
+    ``loss()`` of a script is (:func:`tfviz.check` with a function). Its variables are found
+    among what it can reach: its module's names and its closure. Raises AnalysisError as
+    :func:`analysis` does; it patches TensorFlow while it runs, and the caller undoes that
+    (:mod:`tfviz.api`)."""
+    inner: Any = getattr(fn, "python_function", fn) if is_tf_function(fn) else fn
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        raise AnalysisError(
+            f"{fn!r} is not a Python function: pass a function that takes no arguments and returns the loss"
+        )
+    name = str(getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or "loss")
+    namespace = types.ModuleType(getattr(inner, "__module__", None) or "tfviz_target")
+    namespace.__dict__.update(
+        {k: v for k, v in getattr(inner, "__globals__", {}).items() if not k.startswith("_")}
+    )
+    for var, cell in zip(code.co_freevars, getattr(inner, "__closure__", None) or ()):
+        try:
+            namespace.__dict__[var] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+    given = _Step(name, inner, namespace, code.co_firstlineno, [name])
+    return _analyze(code.co_filename, None, progress, on_text, False, [], 1, allow_empty, given=given)
 
 
 def _target_step(script: Script, target: str | None, capture: Capture) -> _Step:

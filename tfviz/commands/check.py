@@ -17,10 +17,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tfviz import __version__
 from tfviz.commands.args import add_color_option, add_step_options, command_parser, positive, use_color
 from tfviz.exitstatus import ExitStatus, interrupted
 from tfviz.reportformats import FORMATS
+from tfviz.version import __version__
 from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
 if TYPE_CHECKING:
@@ -204,22 +204,18 @@ def _analyzed(
     ``printing`` (the worker's ``printed`` request) the worker prints the report instead:
     then the text it made, with its ``ok`` and ``graph_error``."""
     live = sys.stderr.isatty()
-    request: dict[str, Any] = {
-        "cmd": "analyze",
-        "script": os.path.abspath(args.script),
-        "target": args.target,
-        "run": args.run,
-        "args": args.script_args,
-        "step": args.step,
-        "allow_empty": args.allow_empty,
-    }
+    request = analysis_request(
+        args.script,
+        target=args.target,
+        run=args.run,
+        args=args.script_args,
+        step=args.step,
+        allow_empty=args.allow_empty,
+        until=getattr(args, "until", None),
+        max_steps=getattr(args, "max_steps", None),
+        zero_steps=getattr(args, "zero_steps", None),
+    )
     if getattr(args, "until", None):
-        from tfviz.program.watch import parse_until
-
-        request["until"] = parse_until(args.until)
-        request["step"] = args.max_steps or _UNBOUNDED
-        if args.zero_steps is not None:
-            request["zero_steps"] = args.zero_steps
         if args.record:
             from tfviz.errors import AnalysisError
             from tfviz.program.watch import record_temporary
@@ -259,6 +255,40 @@ def _analyzed(
     from tfviz.report import Report
 
     return Report.from_dict(data), data
+
+
+def analysis_request(
+    script: str,
+    *,
+    target: str | None = None,
+    run: bool = False,
+    args: list[str] | tuple[str, ...] = (),
+    step: int = 1,
+    allow_empty: bool = False,
+    until: str | None = None,
+    max_steps: int | None = None,
+    zero_steps: int | None = None,
+) -> dict[str, Any]:
+    """The worker's ``analyze`` request for what ``tfviz check`` (or :func:`tfviz.check`) asks:
+    ``until`` as the command line writes it (``nan,zero``); ValueError for a condition it does
+    not know."""
+    request: dict[str, Any] = {
+        "cmd": "analyze",
+        "script": os.path.abspath(script),
+        "target": target,
+        "run": run,
+        "args": list(args),
+        "step": step,
+        "allow_empty": allow_empty,
+    }
+    if until:
+        from tfviz.program.watch import parse_until
+
+        request["until"] = parse_until(until)
+        request["step"] = max_steps or _UNBOUNDED
+        if zero_steps is not None:
+            request["zero_steps"] = zero_steps
+    return request
 
 
 def _drop_unused(tmp: Any) -> None:

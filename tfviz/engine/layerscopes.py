@@ -81,6 +81,7 @@ def install() -> None:
     except ImportError:  # not Keras 3 on TensorFlow: titles fall back to the names
         return
     original = core.name_scope.__enter__
+    _originals.append((core.name_scope, "__enter__", original))
 
     def __enter__(self: Any) -> Any:
         out = original(self)
@@ -94,6 +95,19 @@ def install() -> None:
         return out
 
     core.name_scope.__enter__ = __enter__
+
+
+#: what :func:`install` replaced: (owner, name, the original)
+_originals: list[tuple[Any, str, Any]] = []
+
+
+def uninstall() -> None:
+    """Put Keras' name scope back as it was (an analysis in the caller's own process)."""
+    global _installed
+    while _originals:
+        owner, name, original = _originals.pop()
+        setattr(owner, name, original)
+    _installed = False
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ def write(path: str, j: Jacobian, values: np.ndarray | None = None) -> None:
     once complete; raises :class:`~tfviz.outputs.OutputError` (an OSError). ``values``:
     ``j``'s values when ``j`` does not carry them (the window's chain-rule product); the
     window's export writes through here, so its files are the command's, signature and all."""
-    from tfviz import __version__
     from tfviz.outputs import SIGNATURE, replacing
+    from tfviz.version import __version__
 
     values = j.array() if values is None else values
     assert values is not None

@@ -26,9 +26,9 @@ import zlib
 
 import numpy as np
 
-from tfviz import __version__
 from tfviz.jacobian.pool import pool_max_abs, zoom_text
 from tfviz.outputs import SIGNATURE
+from tfviz.version import __version__
 
 #: Blue (negative), white (zero), red (positive): ColorBrewer RdBu ends.
 _NEG = np.array([33, 102, 172], dtype=np.float64)

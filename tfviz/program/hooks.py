@@ -311,6 +311,20 @@ def install_predict() -> None:
     _patch(keras.Model, "predict_on_batch", _predict)
 
 
+def uninstall() -> None:
+    """Put back everything :func:`install` and :func:`install_predict` replaced, newest first:
+    an analysis in the caller's own process (:func:`tfviz.check` on a function) leaves
+    TensorFlow and Keras as it found them. A worker never needs this; its process ends."""
+    global _all_installed, _predict_installed
+    while _installed:
+        owner, name, original, had = _installed.pop()
+        if had:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)  # it was inherited: the class's own entry goes
+    _all_installed = _predict_installed = False
+
+
 def _recording() -> bool:
     """A tape records on this thread: the program's (tracked as it opens) or the engine's."""
     from tensorflow.python.eager import record

@@ -481,8 +481,8 @@ class Watch:
         """Open the record under its :func:`recording_path` (renamed into place by :meth:`close`,
         or by ``check`` when Ctrl-C ends the worker, so a reader never sees half a file);
         False when it cannot be written."""
-        from tfviz import __version__
         from tfviz.outputs import SIGNATURE, destination
+        from tfviz.version import __version__
 
         assert self.record is not None
         try:
@@ -625,8 +625,8 @@ def _csv_to_parquet(path: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tfviz import __version__
     from tfviz.outputs import SIGNATURE
+    from tfviz.version import __version__
 
     with open(path, newline="", encoding="utf-8") as fh:
         lines = [line for line in fh if not line.startswith("#")]

@@ -39,9 +39,9 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
 
-from tfviz import __version__
 from tfviz.graphformats import IMAGE_FORMATS, verdict
 from tfviz.outputs import SIGNATURE, temporary_beside, xml_safe
+from tfviz.version import __version__
 
 from ... import theme
 from ..items import paint_ramp

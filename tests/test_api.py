@@ -1,0 +1,131 @@
+"""The Python API, as a notebook or a test suite uses it: ``tfviz.check`` on a path (the
+command's report, in a worker) and on a live function (in the caller's process, leaving it as
+it was), the :class:`tfviz.Report` it returns, its errors, and ``tfviz.testing``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tfviz
+import tfviz.testing
+from tests.conftest import EXAMPLES, ROOT, line_of
+from tfviz.exitstatus import ExitStatus
+
+TFVIZ = str(Path(sys.executable).with_name("tfviz"))
+STOP = EXAMPLES / "kind_stop_gradient.py"
+UNTOUCHED = ROOT / "tests" / "programs" / "api" / "untouched.py"
+
+
+def test_import_tfviz_stays_light():
+    """``import tfviz`` imports neither TensorFlow nor the API's modules until they are used."""
+    code = "import sys, tfviz; print('tensorflow' in sys.modules, 'tfviz.api' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_a_path_gives_the_commands_report(tmp_path):
+    report = tfviz.check(STOP)
+    assert isinstance(report, tfviz.Report)
+    assert report.ok is False and report.status == ExitStatus.PROBLEMS == 1
+    doc = json.loads(
+        subprocess.run([TFVIZ, "check", str(STOP), "--json"], capture_output=True, text=True).stdout
+    )
+    assert [(v.name, v.status, v.kind) for v in report.variables] == [
+        (v["name"], v["status"], v["kind"]) for v in doc["variables"]
+    ]
+    (problem,) = report.problems
+    assert problem.kind == "stop_gradient"
+    assert (problem.source.file, problem.source.line) == (
+        str(STOP),
+        line_of(STOP, "tf.stop_gradient(teacher"),
+    )
+    assert json.loads(report.to_json())["problems"][0]["kind"] == "stop_gradient"
+    text = subprocess.run([TFVIZ, "check", str(STOP)], capture_output=True, text=True, cwd=Path.cwd()).stdout
+    assert str(report).strip() == text.strip()
+
+
+def test_bad_input_raises_what_the_command_says(tmp_path):
+    missing = tmp_path / "missing.ipynb"
+    with pytest.raises(tfviz.AnalysisError) as err:
+        tfviz.check(missing)
+    said = subprocess.run([TFVIZ, "check", str(missing)], capture_output=True, text=True).stderr
+    assert said.strip() == f"tfviz: {err.value}"
+    with pytest.raises(TypeError, match="a path to a script or notebook, or a function"):
+        tfviz.check(3.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="args is for a script"):
+        tfviz.check(lambda: 0.0, args=(1,))
+
+
+def test_a_live_function_is_checked_in_process_and_leaves_nothing_behind():
+    """In a fresh process: a model built and trained, ``tfviz.check(loss)`` twice, then more
+    training. Nothing tfviz patched or moved is left (every module's attributes, the op
+    callbacks, the streams, folders, random state, variables), both reports agree with
+    TensorFlow's own gradients, and the training afterwards ends with the same weights as a
+    run that never called tfviz."""
+    runs = [
+        subprocess.run(
+            [sys.executable, str(UNTOUCHED), *mode], capture_output=True, text=True, timeout=600, cwd=ROOT
+        )
+        for mode in ((), ("control",))
+    ]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-3000:]
+    checked, control = (json.loads(r.stdout) for r in runs)
+    assert checked["changed"] == [] and checked["differs"] == []
+    assert checked["verdicts"][0] == checked["verdicts"][1]
+    verdicts = checked["verdicts"][0]
+    truth = checked["truth"]
+    assert sorted(s == "connected" for s, _ in verdicts.values()) == sorted(truth.values())
+    assert verdicts["frozen"] == ["disconnected", "stop_gradient"] and truth["frozen"] is False
+    program_line = line_of(UNTOUCHED, "tf.stop_gradient(frozen)")
+    assert checked["problems"] == [[["stop_gradient", program_line]]] * 2
+    assert checked["status"] == [1, 1]
+    assert checked["trained"] == control["trained"]
+
+
+def test_a_function_that_raises_names_its_line_and_leaves_tensorflow_as_it_was():
+    import tensorflow as tf
+    from tensorflow.python.eager import backprop
+
+    w = tf.Variable(2.0)
+
+    def broken():
+        return w * undefined_name  # noqa: F821 - the error is the point
+
+    before = dict(vars(backprop.GradientTape))
+    with pytest.raises(tfviz.AnalysisError) as err:
+        tfviz.check(broken)
+    assert "undefined_name" in str(err.value) and err.value.line == line_of(
+        Path(__file__), "undefined_name  #"
+    )
+    assert dict(vars(backprop.GradientTape)) == before
+
+    def fine():
+        return w * 3.0
+
+    report = tfviz.check(fine)
+    assert report.ok and [(v.status, v.grad_norm) for v in report.variables] == [("connected", 3.0)]
+
+
+def test_the_report_shows_itself_in_a_notebook():
+    pytest.importorskip("PySide6")
+    html = tfviz.check(STOP)._repr_html_()
+    assert "<svg" in html and "teacher" in html and "stop_gradient" in html
+    assert "kind_stop_gradient.py:10" in html
+    assert "background:#ffffff" in html  # its own light card: readable on a dark theme too
+
+
+def test_assert_gradients_flow_lists_variable_kind_and_line():
+    with pytest.raises(AssertionError) as err:
+        tfviz.testing.assert_gradients_flow(STOP)
+    message = str(err.value)
+    assert f"teacher: stop_gradient at {STOP}:{line_of(STOP, 'tf.stop_gradient(teacher')}" in message
+    report = tfviz.testing.assert_gradients_flow(STOP, allow=["teacher"])
+    assert report.variables[0].name == "teacher"
+    with pytest.raises(AssertionError, match="allow names techer, which the report does not have"):
+        tfviz.testing.assert_gradients_flow(STOP, allow=["techer"])

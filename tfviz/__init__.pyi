@@ -1,0 +1,6 @@
+from tfviz.api import Report as Report
+from tfviz.api import check as check
+from tfviz.errors import AnalysisError as AnalysisError
+
+__version__: str
+__all__: list[str]

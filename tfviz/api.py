@@ -1,0 +1,230 @@
+"""tfviz as a Python library: :func:`check` and the :class:`Report` it returns.
+
+A path (a ``.py`` script or a ``.ipynb`` notebook) is analyzed in a worker process, exactly as
+``tfviz check`` analyzes it. A function is analyzed here, on the caller's live objects (the
+model a notebook has built): tfviz patches TensorFlow and Keras while it runs, and puts
+back everything it touched when it is done, the values of every variable included (a
+dropout's seed, a batch norm's moving averages), so that the caller's training afterwards
+runs as if tfviz had never been called.
+
+>>> import tfviz
+>>> tfviz.check(42)
+Traceback (most recent call last):
+...
+TypeError: tfviz.check takes a path to a script or notebook, or a function that returns the loss; got int
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import tfviz.report as report_module
+from tfviz.errors import AnalysisError
+from tfviz.exitstatus import ExitStatus
+
+
+class Report(report_module.Report):
+    """What ``tfviz check`` prints, as a value: ``ok``, ``variables``, ``problems`` (each with
+    its ``source.file`` and ``source.line``), ``to_json()``; ``str()`` is the text report, and
+    in a notebook it shows itself as a graph with its problems and variables."""
+
+    @property
+    def status(self) -> ExitStatus:
+        """The exit status ``tfviz check`` would end with: OK (0) or PROBLEMS (1)."""
+        return ExitStatus.OK if self.ok else ExitStatus.PROBLEMS
+
+    def __str__(self) -> str:
+        from tfviz.textreport import render
+
+        return render(self)
+
+    def _repr_html_(self) -> str:
+        from tfviz.notebookview import report_html
+
+        return report_html(self)
+
+
+def check(
+    target: str | os.PathLike[str] | Callable[..., Any],
+    *,
+    step: int = 1,
+    until: str | Sequence[str] | None = None,
+    max_steps: int | None = None,
+    args: Sequence[Any] = (),
+    function: str | None = None,
+    run: bool = False,
+    allow_empty: bool = False,
+) -> Report:
+    """Analyze ``target`` and return its :class:`Report`.
+
+    ``target`` is a path to a script or notebook, analyzed in a worker as ``tfviz check``
+    does (``args`` are then the script's command-line arguments, ``function`` a target it
+    defines, ``run``, ``step``, ``until`` and ``max_steps`` as the command's flags); or a
+    function of this process that takes no arguments and returns the loss.
+
+    Raises :class:`~tfviz.errors.AnalysisError` with the message the command prints (file
+    and line included) when the target cannot be analyzed, or has no trainable variable
+    (unless ``allow_empty``); TypeError or ValueError for arguments that make no sense.
+    """
+    if isinstance(target, (str, os.PathLike)):
+        return _check_path(os.fspath(target), step, until, max_steps, args, function, run, allow_empty)
+    if not callable(target):
+        raise TypeError(
+            "tfviz.check takes a path to a script or notebook, or a function that returns the"
+            f" loss; got {type(target).__name__}"
+        )
+    for name, value, default in (
+        ("args", tuple(args), ()),
+        ("until", until, None),
+        ("function", function, None),
+        ("run", run, False),
+        ("step", step, 1),
+    ):
+        if value != default:
+            raise ValueError(
+                f"tfviz.check({getattr(target, '__name__', 'fn')}, {name}=...): {name} is for a"
+                " script or notebook; a function is called once, with no arguments, and must"
+                " return the loss"
+            )
+    return _check_function(target, allow_empty)
+
+
+def _check_path(
+    path: str,
+    step: int,
+    until: str | Sequence[str] | None,
+    max_steps: int | None,
+    args: Sequence[Any],
+    function: str | None,
+    run: bool,
+    allow_empty: bool,
+) -> Report:
+    from tfviz.commands.check import analysis_request
+    from tfviz.script.loader import compile_script
+    from tfviz.worker.client import WorkerClient
+    from tfviz.worker.messages import Failure
+
+    compile_script(path)  # a missing file or a syntax error: said before any worker starts
+    request = analysis_request(
+        path,
+        target=function,
+        run=run,
+        args=[str(a) for a in args],
+        step=step,
+        allow_empty=allow_empty,
+        until=until if isinstance(until, str) or until is None else ",".join(until),
+        max_steps=max_steps,
+    )
+    answer = WorkerClient().run(request)
+    if isinstance(answer, Failure):
+        error = dict(answer.error)
+        if not error.get("file") and not error.get("line"):
+            error["file"] = os.path.abspath(path)
+        raise AnalysisError(
+            **{k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")},
+            candidates=tuple(error.get("candidates") or ()),
+        )
+    return Report.from_dict(answer.report or {})  # type: ignore[return-value]  # cls(...) is this class
+
+
+def _check_function(fn: Callable[..., Any], allow_empty: bool) -> Report:
+    from tfviz.analysis.diagnose import analysis_of_function
+
+    out, err = sys.stdout, sys.stderr
+
+    def echo(stream: str, text: str) -> None:  # the function's prints still show where they would
+        with contextlib.suppress(Exception):
+            (err if stream == "stderr" else out).write(text)
+
+    with untouched():
+        done = analysis_of_function(fn, on_text=echo, allow_empty=allow_empty)
+        return Report.from_dict(done.report.to_dict())  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def untouched() -> Iterator[None]:
+    """Whatever an in-process analysis changes, put back: the patches on TensorFlow and
+    Keras, the value of every variable alive before it, the random generators (Python's,
+    NumPy's, TensorFlow's op seeds), the working folder, ``sys.argv``, ``sys.path``, the
+    environment, warning filters and the loggers' levels."""
+    import logging
+    import warnings
+
+    import numpy as np
+
+    saved_env = dict(os.environ)
+    saved_filters = list(warnings.filters)
+    loggers = {n: logging.getLogger(n).level for n in ("tensorflow", "absl", "h5py")}
+    cwd, argv, path, main = os.getcwd(), list(sys.argv), list(sys.path), sys.modules.get("__main__")
+    py_random, np_random = random.getstate(), np.random.get_state()
+    tf_state = _tensorflow_state()
+    try:
+        yield
+    finally:
+        from tfviz.engine import layerscopes
+        from tfviz.program import hooks
+
+        hooks.uninstall()
+        layerscopes.uninstall()
+        _restore_tensorflow(tf_state)
+        random.setstate(py_random)
+        np.random.set_state(np_random)
+        os.chdir(cwd)
+        sys.argv[:] = argv
+        sys.path[:] = path
+        if main is not None:
+            sys.modules["__main__"] = main
+        for name, level in loggers.items():
+            logging.getLogger(name).setLevel(level)
+        warnings.filters[:] = saved_filters  # type: ignore[index]  # a list at run time
+        for key in set(os.environ) - set(saved_env):
+            del os.environ[key]
+        os.environ.update(saved_env)
+
+
+def _tensorflow_state() -> dict[str, Any]:
+    """TensorFlow's state an analysis may move: every live variable's value, the eager
+    context's op-seed generator, and the log verbosities (None where TensorFlow is not
+    imported: then nothing of it was there to move)."""
+    if "tensorflow" not in sys.modules:
+        return {}
+    import gc
+
+    import tensorflow as tf
+    from absl import logging as absl_logging
+    from tensorflow.python.autograph.utils import ag_logging
+    from tensorflow.python.eager import context
+
+    values = []
+    for obj in gc.get_objects():
+        if isinstance(obj, tf.Variable) and not isinstance(obj, tf.distribute.DistributedValues):
+            with contextlib.suppress(Exception):  # uninitialized, or on a device gone
+                values.append((obj, obj.read_value().numpy()))
+    rng = getattr(context.context(), "_rng", None)
+    return {
+        "values": values,
+        "rng": (rng, rng.getstate()) if rng is not None else None,
+        "absl": absl_logging.get_verbosity(),
+        "autograph": ag_logging.verbosity_level,  # None: read from the environment, as it was
+    }
+
+
+def _restore_tensorflow(state: dict[str, Any]) -> None:
+    if not state:
+        return
+    from absl import logging as absl_logging
+    from tensorflow.python.autograph.utils import ag_logging
+
+    for variable, value in state["values"]:
+        with contextlib.suppress(Exception):
+            variable.assign(value)
+    if state["rng"] is not None:
+        rng, rng_state = state["rng"]
+        rng.setstate(rng_state)
+    absl_logging.set_verbosity(state["absl"])
+    ag_logging.verbosity_level = state["autograph"]
