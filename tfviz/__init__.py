@@ -21,6 +21,13 @@ from tfviz.version import __version__
 __all__ = ["AnalysisError", "Report", "__version__", "check"]
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tfviz``: the ``%tfviz`` magic (:mod:`tfviz.jupyter`)."""
+    import tfviz.jupyter
+
+    tfviz.jupyter.load_ipython_extension(ipython)
+
+
 def __getattr__(name: str) -> Any:
     if name in ("check", "Report"):
         import tfviz.api

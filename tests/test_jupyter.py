@@ -1,0 +1,64 @@
+"""``%load_ext tfviz`` in a real Jupyter kernel: nbclient runs a notebook in ipykernel (both in
+the test extra), and the cells' outputs are what a user sees: the report's HTML holding the
+graph's SVG and the variable's name, the command's message for a target that is not there."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+MODEL = """\
+import tensorflow as tf
+tf.keras.utils.set_random_seed(0)
+teacher = tf.Variable(tf.ones([3]), name="teacher")
+student = tf.keras.layers.Dense(1)
+x = tf.random.normal([4, 3])
+student(x)
+
+def loss():
+    return tf.reduce_mean(student(x) * tf.reduce_sum(tf.stop_gradient(teacher)))
+"""
+
+
+def _run(cells: list[str], tmp_path) -> list:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    client = nbclient.NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return [c.outputs for c in nb.cells]
+
+
+def _html(outputs: list) -> str:
+    return "".join(o.get("data", {}).get("text/html", "") for o in outputs if o.output_type == "execute_result")
+
+
+def _stderr(outputs: list) -> str:
+    return "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stderr")
+
+
+def test_the_magic_checks_live_objects_and_files(tmp_path):
+    pytest.importorskip("PySide6")
+    outputs = _run(
+        [
+            MODEL + "before = student.kernel.numpy().copy()",
+            "%load_ext tfviz",
+            "%tfviz check",
+            f"%tfviz check {EXAMPLES / 'kind_stop_gradient.py'}",
+            "%tfviz check no_such_loss",
+            "bool((student.kernel.numpy() == before).all())",
+        ],
+        tmp_path,
+    )
+    live = _html(outputs[2])
+    assert "<svg" in live and "teacher" in live and "stop_gradient" in live
+    assert "student" in live  # the live layer's variables, by the notebook's names
+    from_file = _html(outputs[3])
+    assert "<svg" in from_file and "kind_stop_gradient.py:10" in from_file
+    assert "the notebook has no 'no_such_loss'" in _stderr(outputs[4])
+    assert not [o for o in outputs[4] if o.output_type == "error"]  # a message, not a traceback
+    assert outputs[5][0]["data"]["text/plain"] == "True"  # the notebook's model as it was

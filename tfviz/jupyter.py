@@ -1,0 +1,86 @@
+"""``%load_ext tfviz``: the ``%tfviz`` line magic in IPython and Jupyter.
+
+- ``%tfviz check`` checks the notebook's ``loss`` function, on its live objects;
+- ``%tfviz check NAME`` checks the function ``NAME`` of the notebook;
+- ``%tfviz check train.py [--step N] [--function F] [-- ARGS...]`` checks a script or
+  notebook file, as ``tfviz check`` does.
+
+The magic returns the :class:`tfviz.Report`, which the notebook shows (graph, problems,
+variables); a target that cannot be checked prints the command's one-line message instead of
+a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+USAGE = "%tfviz check [NAME | PATH [--step N] [--function F] [--run] [-- ARGS...]]"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magic_function(_magic(ipython), magic_kind="line", magic_name="tfviz")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="%tfviz check", add_help=False, exit_on_error=False)
+    p.add_argument("target", nargs="?", default="loss")
+    p.add_argument("--step", type=int, default=1)
+    p.add_argument("--function")
+    p.add_argument("--run", action="store_true")
+    p.add_argument("--allow-empty", action="store_true")
+    return p
+
+
+def _magic(ipython: Any) -> Any:
+    def tfviz(line: str) -> Any:
+        import tfviz as api
+
+        words = shlex.split(line)
+        if not words or words[0] != "check":
+            print(f"usage: {USAGE}", file=sys.stderr)
+            return None
+        words, _, script_args = _split(words[1:])
+        try:
+            args = _parser().parse_args(words)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            print(f"tfviz: {exc}\nusage: {USAGE}", file=sys.stderr)
+            return None
+        target: Any = args.target
+        looks_like_path = target.endswith((".py", ".ipynb")) or "/" in target
+        if not looks_like_path:
+            if target not in ipython.user_ns:
+                print(
+                    f"tfviz: the notebook has no {target!r}: define {target}() returning the loss,"
+                    " or name a script (%tfviz check train.py)",
+                    file=sys.stderr,
+                )
+                return None
+            target = ipython.user_ns[target]
+        try:
+            if looks_like_path:
+                return api.check(
+                    target,
+                    step=args.step,
+                    function=args.function,
+                    run=args.run,
+                    args=script_args,
+                    allow_empty=args.allow_empty,
+                )
+            return api.check(target, allow_empty=args.allow_empty)
+        except (api.AnalysisError, TypeError, ValueError) as exc:
+            print(f"tfviz: {exc}", file=sys.stderr)
+            return None
+
+    tfviz.__doc__ = __doc__
+    return tfviz
+
+
+def _split(words: list[str]) -> tuple[list[str], bool, list[str]]:
+    """The magic's own words, and the script's after ``--``."""
+    if "--" in words:
+        cut = words.index("--")
+        return words[:cut], True, words[cut + 1 :]
+    return words, False, []
