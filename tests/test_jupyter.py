@@ -34,7 +34,9 @@ def _run(cells: list[str], tmp_path) -> list:
 
 
 def _html(outputs: list) -> str:
-    return "".join(o.get("data", {}).get("text/html", "") for o in outputs if o.output_type == "execute_result")
+    return "".join(
+        o.get("data", {}).get("text/html", "") for o in outputs if o.output_type == "execute_result"
+    )
 
 
 def _stderr(outputs: list) -> str:
