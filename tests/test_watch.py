@@ -179,8 +179,11 @@ def test_healthy_control_runs_to_max_steps_and_passes(tmp_path: Path) -> None:
     }
     rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
     assert record.read_text().startswith("# written by tfviz")
-    assert sorted({int(r["step"]) for r in rows}) == list(range(1, 20))  # the 20th is diagnosed, not run
-    assert len(rows) == 19 * 6
+    # the 20th is the step diagnosed: its gradients are in the record, and no update (it never ran)
+    assert sorted({int(r["step"]) for r in rows}) == list(range(1, 21))
+    assert len(rows) == 20 * 6
+    assert {r["update_norm"] for r in rows if r["step"] == "20"} == {""}
+    assert all(r["update_norm"] for r in rows if r["step"] != "20")
 
 
 def test_program_that_ends_before_any_condition_exits_0() -> None:

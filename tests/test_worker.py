@@ -155,7 +155,7 @@ def test_a_printed_request_is_answered_with_the_commands_text_and_the_graph_file
     asked = {"format": "json", "cwd": str(tmp_path), "graph": str(tmp_path / "no" / "g.json")}
     answer = ask({"cmd": "analyze", "script": str(script), "printed": asked})[-1]
     printed = json.loads(answer["printed"])
-    expected = json.loads(report.to_json(full_graph=False))
+    expected = {"schema_version": 1, **json.loads(report.to_json(full_graph=False))}
     for doc in (printed, expected):
         doc.pop("timings_s")
     assert printed == expected

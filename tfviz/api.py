@@ -17,6 +17,7 @@ TypeError: tfviz.check takes a path to a script or notebook, or a function that 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import sys
@@ -143,7 +144,8 @@ def _check_function(fn: Callable[..., Any], allow_empty: bool) -> Report:
 
     with untouched():
         done = analysis_of_function(fn, on_text=echo, allow_empty=allow_empty)
-        return Report.from_dict(done.report.to_dict())  # type: ignore[return-value]
+        made = done.report
+        return Report(**{f.name: getattr(made, f.name) for f in dataclasses.fields(made)})
 
 
 @contextlib.contextmanager
@@ -163,14 +165,15 @@ def untouched() -> Iterator[None]:
     cwd, argv, path, main = os.getcwd(), list(sys.argv), list(sys.path), sys.modules.get("__main__")
     py_random, np_random = random.getstate(), np.random.get_state()
     tf_state = _tensorflow_state()
+    from tfviz.engine import layerscopes
+    from tfviz.program import hooks
+
+    patched = hooks.mark(), layerscopes.mark()  # what was patched before (by tfviz, elsewhere) stays
     try:
         yield
     finally:
-        from tfviz.engine import layerscopes
-        from tfviz.program import hooks
-
-        hooks.uninstall()
-        layerscopes.uninstall()
+        hooks.uninstall(patched[0])
+        layerscopes.uninstall(patched[1])
         _restore_tensorflow(tf_state)
         random.setstate(py_random)
         np.random.set_state(np_random)

@@ -14,22 +14,23 @@ import os
 import re
 import tempfile
 
+from tfviz.palette import NOTEBOOK as C
 from tfviz.palette import STYLES, category
 from tfviz.report import Report
 from tfviz.vocabulary import Kind, Severity, Status
 
 _CARD = (
-    "background:#ffffff;color:#1f2328;border:1px solid #d0d7de;border-radius:6px;padding:12px;"
+    f"background:{C['card']};color:{C['ink']};border:1px solid {C['border']};border-radius:6px;padding:12px;"
     "font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;font-size:13px;line-height:1.45;"
     "max-width:100%;overflow:auto"
 )
-_TABLE = "border-collapse:collapse;margin:6px 0 10px 0;color:#1f2328;background:#ffffff"
-_CELL = "border-bottom:1px solid #d8dee4;padding:3px 8px;text-align:left;vertical-align:top"
-_HEAD = _CELL + ";font-weight:600;background:#f6f8fa"
+_TABLE = f"border-collapse:collapse;margin:6px 0 10px 0;color:{C['ink']};background:{C['card']}"
+_CELL = f"border-bottom:1px solid {C['rule']};padding:3px 8px;text-align:left;vertical-align:top"
+_HEAD = _CELL + f";font-weight:600;background:{C['head']}"
 _SEVERITY_INK: dict[str, str] = {
-    Severity.ERROR: "#cf222e",
-    Severity.WARNING: "#9a6700",
-    Severity.INFO: "#0969da",
+    Severity.ERROR: C["error"],
+    Severity.WARNING: C["warning"],
+    Severity.INFO: C["info"],
 }
 
 
@@ -37,12 +38,12 @@ def report_html(report: Report, graph: bool = True) -> str:
     """The report as one self-contained block of HTML (inline styles, the SVG inline)."""
     bad = not report.ok
     verdict = "gradient problems found" if bad else "every variable gets a gradient"
-    badge = "#cf222e" if bad else "#1a7f37"
+    badge = C["bad"] if bad else C["ok"]
     parts = [
         f'<div class="tfviz-report" style="{_CARD}">',
         f'<div style="font-size:14px;margin-bottom:6px"><b>{_e(os.path.basename(report.script))}</b>'
         f" &nbsp;target: <code>{_e(report.target)}</code> &nbsp;"
-        f'<span style="background:{badge};color:#ffffff;border-radius:10px;padding:1px 8px">'
+        f'<span style="background:{badge};color:{C["on_badge"]};border-radius:10px;padding:1px 8px">'
         f"{verdict}</span></div>",
     ]
     if graph:
@@ -67,24 +68,26 @@ def _graph(report: Report) -> str:
         out = os.path.join(tmp, "graph.svg")
         ok, said = draw(report, out, "svg", "none")
         if not ok:
-            return f'<div style="color:#57606a">(the graph is not drawn here: {_e(said)})</div>'
+            return f'<div style="color:{C["muted"]}">(the graph is not drawn here: {_e(said)})</div>'
         with open(out, encoding="utf-8") as fh:
             svg = fh.read()
     svg = re.sub(r"^<\?xml[^>]*\?>\s*", "", svg)
     svg = svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)  # shrinks to fit, never grows
-    return f'<div style="overflow:auto;max-height:520px;border:1px solid #d8dee4;margin:6px 0">{svg}</div>'
+    return (
+        f'<div style="overflow:auto;max-height:520px;border:1px solid {C["rule"]};margin:6px 0">{svg}</div>'
+    )
 
 
 def _problems(report: Report) -> str:
     rows = []
     for p in report.problems:
         where = f"{os.path.basename(p.source.file)}:{p.source.line}" if p.source else ""
-        ink = _SEVERITY_INK.get(p.severity, "#1f2328")
+        ink = _SEVERITY_INK.get(p.severity, C["ink"])
         rows.append(
             f'<tr><td style="{_CELL};color:{ink};font-weight:600">{_e(p.kind)}</td>'
             f'<td style="{_CELL}"><code>{_e(where)}</code></td>'
             f'<td style="{_CELL}">{_e(p.message)}'
-            + (f'<br><span style="color:#57606a">{_e(p.hint)}</span>' if p.hint else "")
+            + (f'<br><span style="color:{C["muted"]}">{_e(p.hint)}</span>' if p.hint else "")
             + f'</td><td style="{_CELL}">{_e(", ".join(p.variables))}</td></tr>'
         )
     return (
@@ -102,7 +105,7 @@ def _variables(report: Report) -> str:
     for v in report.variables:
         state = v.kind if v.kind in (Kind.NAN, Kind.ZERO) else v.status
         healthy = v.status == Status.CONNECTED and not v.kind
-        color = "#1a7f37" if healthy else STYLES[category(v.kind or Kind.OTHER)].color
+        color = C["ok"] if healthy else STYLES[category(v.kind or Kind.OTHER)].color
         norm = "" if v.grad_norm is None else f"{v.grad_norm:.4g}"
         shape = "scalar" if not v.shape else "×".join("?" if d is None else str(d) for d in v.shape)
         rows.append(

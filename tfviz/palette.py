@@ -234,3 +234,21 @@ def badge_text(cat: str, n: int) -> str:
     """A group's problem badge: the marker then the count ("0·2" where the marker is a digit)."""
     marker = STYLES[cat].marker
     return f"{marker}·{n}" if marker[-1:].isdigit() else f"{marker}{n}"
+
+
+#: A report in a notebook (:mod:`tfviz.notebookview`): a light card with its own ink, so that a
+#: dark notebook theme shows it as a light one does (GitHub's light palette).
+NOTEBOOK: dict[str, str] = {
+    "card": "#ffffff",
+    "ink": "#1f2328",
+    "muted": "#57606a",
+    "border": "#d0d7de",
+    "rule": "#d8dee4",
+    "head": "#f6f8fa",
+    "ok": "#1a7f37",
+    "bad": "#cf222e",
+    "on_badge": "#ffffff",
+    "error": "#cf222e",
+    "warning": "#9a6700",
+    "info": "#0969da",
+}

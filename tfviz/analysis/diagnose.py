@@ -139,6 +139,7 @@ def analysis(
     zero_steps: int = ZERO_STEPS,
     record: str | None = None,
     record_tmp: str | None = None,
+    tensorboard: str | None = None,
     on_steps: Callable[[dict[str, Any]], None] | None = None,
     freeze: bool = False,
 ) -> Analysis:
@@ -158,7 +159,11 @@ def analysis(
     With ``freeze`` (a worker, whose process ends with the analysis or its session), what
     the script made is put out of the cycle collector's sight for good once it is loaded.
     """
-    watch = Watch(list(until), zero_steps, record, record_tmp=record_tmp, live=on_steps) if until else None
+    watch = (
+        Watch(list(until), zero_steps, record, record_tmp=record_tmp, tensorboard=tensorboard, live=on_steps)
+        if until
+        else None
+    )
     try:
         return _analyze(path, target, progress, on_text, run, list(args), step, allow_empty, watch, freeze)
     except SystemExit as exc:

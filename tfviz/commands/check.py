@@ -94,7 +94,8 @@ def add_parser(sub: Subparsers) -> None:
         "--record",
         metavar="FILE.csv",
         help="with --until: write each step's gradient and weight norm per variable"
-        " (FILE.parquet: as Parquet, with pyarrow)",
+        " (FILE.parquet: as Parquet, with pyarrow; DIR/: TensorBoard event files, per layer"
+        " norms and update/weight ratios and gradient histograms, with tfviz[tensorboard])",
     )
 
 
@@ -150,6 +151,8 @@ def run(args: argparse.Namespace) -> ExitStatus:
 def _check_watch_options(args: argparse.Namespace) -> None:
     """``--until`` and its companions make sense together only."""
     from tfviz.errors import AnalysisError
+    from tfviz.program.tensorboard import missing as tensorboard_missing
+    from tfviz.program.tensorboard import wants_tensorboard
     from tfviz.program.watch import parquet_missing, parse_until, wants_parquet
 
     until = getattr(args, "until", None)
@@ -181,7 +184,17 @@ def _check_watch_options(args: argparse.Namespace) -> None:
         raise AnalysisError(
             "--step chooses the step; --until finds it: use --max-steps to bound the run", file=args.script
         )
-    if args.record is not None:
+    if args.record is not None and wants_tensorboard(args.record):
+        if why := tensorboard_missing():
+            raise AnalysisError(f"--record {args.record}: {why}", file=args.script)
+        if os.path.exists(args.record) and not os.path.isdir(args.record):
+            raise AnalysisError(f"--record {args.record}: it is not a folder", file=args.script)
+        parent = os.path.dirname(os.path.abspath(args.record.rstrip(os.sep)))
+        if not os.path.isdir(parent):
+            raise AnalysisError(
+                f"--record {args.record}: the folder {parent} does not exist", file=args.script
+            )
+    elif args.record is not None:
         refuse_graph_path(args.record, args.script, args.force, flag="--record")
         if wants_parquet(args.record) and (missing := parquet_missing()):
             raise AnalysisError(f"--record {args.record}: {missing}", file=args.script)
@@ -215,7 +228,11 @@ def _analyzed(
         max_steps=getattr(args, "max_steps", None),
         zero_steps=getattr(args, "zero_steps", None),
     )
-    if getattr(args, "until", None):
+    from tfviz.program.tensorboard import wants_tensorboard
+
+    if getattr(args, "until", None) and args.record and wants_tensorboard(args.record):
+        request["tensorboard"] = os.path.abspath(args.record)  # event files, written as they come
+    elif getattr(args, "until", None):
         if args.record:
             from tfviz.errors import AnalysisError
             from tfviz.program.watch import record_temporary

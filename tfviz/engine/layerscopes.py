@@ -101,13 +101,19 @@ def install() -> None:
 _originals: list[tuple[Any, str, Any]] = []
 
 
-def uninstall() -> None:
-    """Put Keras' name scope back as it was (an analysis in the caller's own process)."""
+def mark() -> tuple[int, bool]:
+    """Where the wrapping stands now, for :func:`uninstall` to come back to."""
+    return len(_originals), _installed
+
+
+def uninstall(to: tuple[int, bool] = (0, False)) -> None:
+    """Put Keras' name scope back as it was at :func:`mark` (an analysis in the caller's own
+    process)."""
     global _installed
-    while _originals:
+    while len(_originals) > to[0]:
         owner, name, original = _originals.pop()
         setattr(owner, name, original)
-    _installed = False
+    _installed = to[1]
 
 
 @contextlib.contextmanager

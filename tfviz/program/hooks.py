@@ -311,18 +311,24 @@ def install_predict() -> None:
     _patch(keras.Model, "predict_on_batch", _predict)
 
 
-def uninstall() -> None:
-    """Put back everything :func:`install` and :func:`install_predict` replaced, newest first:
-    an analysis in the caller's own process (:func:`tfviz.check` on a function) leaves
-    TensorFlow and Keras as it found them. A worker never needs this; its process ends."""
+def mark() -> tuple[int, bool, bool]:
+    """Where the patches stand now, for :func:`uninstall` to come back to."""
+    return len(_installed), _all_installed, _predict_installed
+
+
+def uninstall(to: tuple[int, bool, bool] = (0, False, False)) -> None:
+    """Put back what :func:`install` and :func:`install_predict` replaced since :func:`mark`
+    said ``to`` (everything, by default), newest first: an analysis in the caller's own
+    process (:func:`tfviz.check` on a function) leaves TensorFlow and Keras as it found them.
+    A worker never needs this; its process ends."""
     global _all_installed, _predict_installed
-    while _installed:
+    while len(_installed) > to[0]:
         owner, name, original, had = _installed.pop()
         if had:
             setattr(owner, name, original)
         else:
             delattr(owner, name)  # it was inherited: the class's own entry goes
-    _all_installed = _predict_installed = False
+    _all_installed, _predict_installed = to[1], to[2]
 
 
 def _recording() -> bool:

@@ -181,7 +181,24 @@ class RunHandler:
             if self._may_stop():
                 raise Reached(self.pending) from None
             raise
+        self._recorded(hit, grads)
         return self.pending.hand(hit, grads)
+
+    def _recorded(self, hit: hooks.Hit, grads: Any) -> None:
+        """The captured step of a recorded watch (``--record``, the live view) goes into the
+        record too, as every step before it did: it is the step the report diagnoses."""
+        import tensorflow as tf
+
+        if (
+            self.watch is not None
+            and self.watch.detailed
+            and self.count == self.step
+            and self.watch.last_step < self.count  # not the step whose check fired: it is in already
+            and not self.retracing
+            and tf.executing_eagerly()
+            and not other_replica()
+        ):
+            self.watch.check_eager(hit.sources, grads, hit.target, self.count)
 
     def _watched(self, hit: hooks.Hit, grads: Any) -> Any:
         """The gradients of a watched step: checked now (eager), or made to pass the check

@@ -188,6 +188,8 @@ class Watch:
     #: the temporary the record is written to, beside it, made by the client before the
     #: program starts (``check`` finishes it if Ctrl-C ends the worker); None: made here
     record_tmp: str | None = None
+    #: ``--record DIR/``: the folder of TensorBoard's event files (:mod:`tfviz.program.tensorboard`)
+    tensorboard: str | None = None
     #: gradient computations the program had made before the running tf.function call
     base: int = 0
     steps: int = 0
@@ -210,11 +212,16 @@ class Watch:
     #: the graph last traced and its last watched step's ops: a second step in the same trace
     #: runs after the first's, so its check reads the first's figures complete
     _chain: tuple[Any, list[Any]] = (None, [])
+    _events: Any = None
+    #: the latest step observed in Python (a step kept quietly in a graph is not)
+    last_step: int = 0
+    #: the latest step's gradient histograms, by variable, until its rows are written
+    _histograms: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def detailed(self) -> bool:
         """Whether each step's weight and update norms are measured too (record, live view)."""
-        return self.record is not None or self.live is not None
+        return self.record is not None or self.live is not None or self.tensorboard is not None
 
     # -- measuring (TensorFlow) --------------------------------------------------
     def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int) -> Any:
@@ -223,7 +230,7 @@ class Watch:
 
         described = _describe(sources, grads)
         self._note_ranks(sources, described)
-        packed = _measure(sources, grads, target, self.detailed)
+        packed = _measure(sources, grads, target, self.detailed, self.tensorboard is not None)
 
         def callback(values: Any) -> Any:
             self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
@@ -293,7 +300,9 @@ class Watch:
         return suspect
 
     def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
-        packed = _measure(sources, grads, target, self.detailed).numpy().tolist()
+        packed = (
+            _measure(sources, grads, target, self.detailed, self.tensorboard is not None).numpy().tolist()
+        )
         described = _describe(sources, grads)
         self._note_ranks(sources, described)
         try:
@@ -306,6 +315,16 @@ class Watch:
         """:meth:`observe` of :func:`_measure`'s one vector, laid out as it packs it."""
         keys, names, sizes, present = described
         n = sum(present)
+        after = 2 * n + 1
+        if self.tensorboard is not None:  # each present gradient's histogram, then the weights
+            from tfviz.program.tensorboard import BINS
+
+            width = BINS + 2
+            shown = [name for name, has in zip(names, present) if has]
+            self._histograms = {
+                name: v[after + i * width : after + (i + 1) * width] for i, name in enumerate(shown)
+            }
+            after += n * width
         self.observe(
             step,
             ordinal,
@@ -316,7 +335,7 @@ class Watch:
             v[:n],
             [x != 0 for x in v[n : 2 * n]],
             v[2 * n] != 0,
-            v[2 * n + 1 :],
+            v[after:],
         )
 
     def around_update(self, variables: list[Any], original: Callable[[], Any]) -> Any:
@@ -369,6 +388,7 @@ class Watch:
         order); raise :class:`WatchStop` when a condition fires."""
         self.drain()
         self.steps += 1
+        self.last_step = max(self.last_step, step)
         it_norms = iter(zip(norms, finite))
         it_weights = iter(weights)
         rows: list[tuple[_Seen, float | None, bool, float | None]] = []
@@ -469,6 +489,8 @@ class Watch:
             if self.fired is not None:
                 point["fired"] = self.fired.condition
             self.live(point)
+        if self.tensorboard is not None:
+            self._write_events(rows)
         if self.record is None or (self._writer is None and not self._open_record()):
             return
         for step, name, g, update, weight in rows:
@@ -476,6 +498,20 @@ class Watch:
             self._writer.writerow([step, name, _cell(g), _cell(update), _cell(weight), _cell(ratio)])
         assert self._out is not None
         self._out.flush()
+
+    def _write_events(self, rows: list[list[Any]]) -> None:
+        """The step's rows as TensorBoard's scalars and histograms; a folder that cannot be
+        written ends the record with a line in the report, as a CSV record does."""
+        from tfviz.program.tensorboard import EventRecord
+
+        histograms, self._histograms = self._histograms, {}
+        try:
+            if self._events is None:
+                self._events = EventRecord(self.tensorboard or "")
+            self._events.write(rows, histograms)
+        except Exception as exc:  # noqa: BLE001 - TensorFlow's file errors are of many kinds
+            self.record_error = f"cannot write the TensorBoard record {self.tensorboard}: {exc}"
+            self.tensorboard = None
 
     def _open_record(self) -> bool:
         """Open the record under its :func:`recording_path` (renamed into place by :meth:`close`,
@@ -504,6 +540,9 @@ class Watch:
     def close(self) -> None:
         """Write what is left of the record and put it in place (idempotent)."""
         self._flush()
+        if self._events is not None:
+            self._events.close()
+            self._events = None
         if self._out is None:
             return
         self._out.close()
@@ -729,12 +768,13 @@ def _describe(sources: Any, grads: Any) -> _Described:
     return keys, names, sizes, present
 
 
-def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> Any:
+def _measure(sources: Any, grads: Any, target: Any, weights: bool, histograms: bool = False) -> Any:
     """One float32 vector: each present gradient's norm, then whether each is finite (1/0),
-    whether the loss is, and (for the record) each variable's norm."""
+    whether the loss is, (for TensorBoard) each present gradient's histogram, and (for the
+    record) each variable's norm."""
     import tensorflow as tf
 
-    norms, finite = [], []
+    norms, finite, hists = [], [], []
     for g in tf.nest.flatten(grads):
         if g is None:
             continue
@@ -743,6 +783,10 @@ def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> Any:
         values = tf.cast(values, tf.float32)
         norms.append(tf.norm(tf.reshape(values, [-1])))
         finite.append(tf.reduce_all(tf.math.is_finite(values)))
+        if histograms:
+            from tfviz.program.tensorboard import histogram_of
+
+            hists.append(histogram_of(values))
     checks = [
         tf.reduce_all(tf.math.is_finite(tf.cast(t, tf.float32)))
         for t in tf.nest.flatten(target)
@@ -758,6 +802,7 @@ def _measure(sources: Any, grads: Any, target: Any, weights: bool) -> Any:
     if finite:
         parts.append(tf.cast(tf.stack(finite), tf.float32))
     parts.append(tf.reshape(tf.cast(loss_ok, tf.float32), [1]))
+    parts.extend(hists)
     if wn:
         parts.append(tf.stack(wn))
     return tf.concat(parts, 0)

@@ -237,6 +237,11 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(record, str) or not record:
             raise ValueError(f'"record" must be a file path, got {record!r}')
         options["record"] = record
+    folder = request.get("tensorboard")
+    if folder is not None:
+        if not isinstance(folder, str) or not folder:
+            raise ValueError(f'"tensorboard" must be a folder path, got {folder!r}')
+        options["tensorboard"] = folder
     tmp = request.get("record_tmp")
     if tmp is not None:
         if not isinstance(tmp, str) or not tmp:
