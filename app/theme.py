@@ -7,6 +7,8 @@ place. Names say what a colour is for, not what it looks like.
 
 from __future__ import annotations
 
+from tfviz import palette
+
 # -- paper and ink ---------------------------------------------------------------------------
 PAPER = "#FFFFFF"
 #: titles, labels and axis text on paper
@@ -74,16 +76,5 @@ SOURCE_LINE = "#FFE9A8"
 #: Python syntax in the source view
 SYNTAX_KEYWORD, SYNTAX_CONSTANT, SYNTAX_NUMBER = "#0033B3", "#871094", "#1750EB"
 SYNTAX_DECORATOR, SYNTAX_STRING, SYNTAX_COMMENT = "#9E880D", "#067D17", "#8C8C8C"
-#: one colour per series while a plot holds a few (Tableau 10): told apart at a glance
-SERIES = (
-    "#4E79A7",
-    "#F28E2B",
-    "#E15759",
-    "#76B7B2",
-    "#59A14F",
-    "#EDC948",
-    "#B07AA1",
-    "#FF9DA7",
-    "#9C755F",
-    "#BAB0AC",
-)
+#: one colour per series while a plot holds a few (the library's, which a notebook's charts use too)
+SERIES = palette.SERIES

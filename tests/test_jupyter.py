@@ -64,3 +64,28 @@ def test_the_magic_checks_live_objects_and_files(tmp_path):
     assert "the notebook has no 'no_such_loss'" in _stderr(outputs[4])
     assert not [o for o in outputs[4] if o.output_type == "error"]  # a message, not a traceback
     assert outputs[5][0]["data"]["text/plain"] == "True"  # the notebook's model as it was
+
+
+def test_until_draws_a_live_chart_that_ends_at_the_step_that_fired(tmp_path):
+    """``tfviz.check(path, until="nan")`` in a notebook: a chart of each layer's gradient norm,
+    redrawn in place as the steps come (nbclient applies the display updates), ending at the
+    step where the NaN fired; the program's own output below it; the report as the result."""
+    program = EXAMPLES / "train_nan_log.py"
+    outputs = _run(
+        [
+            "import tfviz",
+            f"report = tfviz.check({str(program)!r}, until='nan')\nreport.watch.fired, report.watch.step",
+        ],
+        tmp_path,
+    )
+    charts = [
+        o["data"]["text/html"]
+        for o in outputs[1]
+        if o.output_type == "display_data" and "tfviz-live" in o.get("data", {}).get("text/html", "")
+    ]
+    assert len(charts) == 1  # one chart, updated in place
+    chart = charts[0]
+    assert "nan at step 9" in chart and "9 steps" in chart
+    assert chart.count("<polyline") == 2  # w and b
+    result = [o for o in outputs[1] if o.output_type == "execute_result"]
+    assert result and result[0]["data"]["text/plain"] == "('nan', 9)"

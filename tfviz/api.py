@@ -121,7 +121,18 @@ def _check_path(
         until=until if isinstance(until, str) or until is None else ",".join(until),
         max_steps=max_steps,
     )
-    answer = WorkerClient().run(request)
+    chart = _live_chart() if until else None
+    if chart is not None:
+        request["live"] = True
+    client = WorkerClient(
+        on_steps=(lambda steps: chart.add(steps.points)) if chart is not None else None,
+        on_log=_echo if chart is not None else None,
+    )
+    try:
+        answer = client.run(request)
+    finally:
+        if chart is not None:
+            chart.redraw()
     if isinstance(answer, Failure):
         error = dict(answer.error)
         if not error.get("file") and not error.get("line"):
@@ -131,6 +142,26 @@ def _check_path(
             candidates=tuple(error.get("candidates") or ()),
         )
     return Report.from_dict(answer.report or {})  # type: ignore[return-value]  # cls(...) is this class
+
+
+def _live_chart() -> Any:
+    """A chart that follows a watched run, where this runs in a notebook's kernel (None elsewhere)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    from tfviz.notebookview import LiveChart
+
+    return LiveChart()
+
+
+def _echo(log: Any) -> None:
+    """The program's own output, as it comes, below the chart."""
+    stream = sys.stderr if log.stream == "stderr" else sys.stdout
+    stream.write(log.text)
 
 
 def _check_function(fn: Callable[..., Any], allow_empty: bool) -> Report:

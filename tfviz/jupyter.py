@@ -3,7 +3,8 @@
 - ``%tfviz check`` checks the notebook's ``loss`` function, on its live objects;
 - ``%tfviz check NAME`` checks the function ``NAME`` of the notebook;
 - ``%tfviz check train.py [--step N] [--function F] [-- ARGS...]`` checks a script or
-  notebook file, as ``tfviz check`` does.
+  notebook file, as ``tfviz check`` does; with ``--until nan`` a chart of each layer's
+  gradient norm follows the training as it runs.
 
 The magic returns the :class:`tfviz.Report`, which the notebook shows (graph, problems,
 variables); a target that cannot be checked prints the command's one-line message instead of
@@ -17,7 +18,9 @@ import shlex
 import sys
 from typing import Any
 
-USAGE = "%tfviz check [NAME | PATH [--step N] [--function F] [--run] [-- ARGS...]]"
+USAGE = (
+    "%tfviz check [NAME | PATH [--step N | --until COND [--max-steps N]] [--function F] [--run] [-- ARGS...]]"
+)
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -28,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="%tfviz check", add_help=False, exit_on_error=False)
     p.add_argument("target", nargs="?", default="loss")
     p.add_argument("--step", type=int, default=1)
+    p.add_argument("--until")
+    p.add_argument("--max-steps", type=int)
     p.add_argument("--function")
     p.add_argument("--run", action="store_true")
     p.add_argument("--allow-empty", action="store_true")
@@ -64,6 +69,8 @@ def _magic(ipython: Any) -> Any:
                 return api.check(
                     target,
                     step=args.step,
+                    until=args.until,
+                    max_steps=args.max_steps,
                     function=args.function,
                     run=args.run,
                     args=script_args,

@@ -10,12 +10,15 @@ with its own ink, so that JupyterLab's dark theme and Colab show it as its light
 from __future__ import annotations
 
 import html
+import math
 import os
 import re
 import tempfile
+import time
+from typing import Any
 
 from tfviz.palette import NOTEBOOK as C
-from tfviz.palette import STYLES, category
+from tfviz.palette import SERIES, STYLES, category
 from tfviz.report import Report
 from tfviz.vocabulary import Kind, Severity, Status
 
@@ -126,3 +129,95 @@ def _variables(report: Report) -> str:
 
 def _e(text: object) -> str:
     return html.escape(str(text))
+
+
+class LiveChart:
+    """``tfviz.check(path, until=...)`` in a notebook: each layer's gradient norm, step by
+    step, drawn in the cell's output and redrawn in place as the worker sends the steps (at
+    most every :data:`REDRAW_S` seconds). The program's own output goes on below it."""
+
+    REDRAW_S = 0.5
+    WIDTH, HEIGHT, PAD = 640, 220, 40
+
+    def __init__(self) -> None:
+        from IPython.display import HTML, display
+
+        self._html: Any = HTML
+        self.points: list[dict[str, Any]] = []
+        self._drawn = 0.0
+        self.handle = display(HTML(self.html()), display_id=True)  # type: ignore[no-untyped-call]
+
+    def add(self, points: list[dict[str, Any]]) -> None:
+        self.points.extend(points)
+        if time.monotonic() - self._drawn >= self.REDRAW_S:
+            self.redraw()
+
+    def redraw(self) -> None:
+        self._drawn = time.monotonic()
+        if self.handle is not None:
+            self.handle.update(self._html(self.html()))
+
+    def html(self) -> str:
+        """The chart: log10 of each layer's gradient norm against the step, the step where a
+        condition fired marked; a legend of the layers."""
+        w, h, pad = self.WIDTH, self.HEIGHT, self.PAD
+        layers: list[str] = []
+        for p in self.points:
+            layers += [name for name in p.get("grad", {}) if name not in layers]
+        logs = [
+            math.log10(g)
+            for p in self.points
+            for g in p.get("grad", {}).values()
+            if isinstance(g, (int, float)) and g > 0 and math.isfinite(g)
+        ]
+        steps = [int(p.get("step", 0)) for p in self.points]
+        last = max(steps, default=0)
+        fired = next((p for p in self.points if p.get("fired")), None)
+        title = f"gradient norm per layer (log10), {last:,} step{'s' * (last != 1)}"
+        if fired is not None:
+            title += f": {fired['fired']} at step {fired['step']}"
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+            f'style="background:{C["card"]};max-width:100%">',
+            f'<text x="{pad}" y="16" font-size="12" fill="{C["ink"]}">{_e(title)}</text>',
+            f'<rect x="{pad}" y="24" width="{w - 2 * pad}" height="{h - 64}" fill="none"'
+            f' stroke="{C["rule"]}"/>',
+        ]
+        if logs and last:
+            low, high = math.floor(min(logs)), math.ceil(max(logs))
+            high = high if high > low else low + 1
+
+            def xy(step: int, g: float) -> str:
+                x = pad + (w - 2 * pad) * ((step - 1) / max(1, last - 1))
+                y = 24 + (h - 64) * (1 - (math.log10(g) - low) / (high - low))
+                return f"{x:.1f},{y:.1f}"
+
+            for i, layer in enumerate(layers):
+                pts = [
+                    xy(int(p["step"]), g)
+                    for p in self.points
+                    if isinstance(g := p.get("grad", {}).get(layer), (int, float))
+                    and g > 0
+                    and math.isfinite(g)
+                ]
+                color = SERIES[i % len(SERIES)]
+                parts.append(
+                    f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{" ".join(pts)}"/>'
+                )
+            for step, anchor, x in ((1, "start", pad), (last, "end", w - pad)):
+                parts.append(
+                    f'<text x="{x}" y="{h - 29}" font-size="10" text-anchor="{anchor}"'
+                    f' fill="{C["muted"]}">step {step:,}</text>'
+                )
+            for value, y in ((high, 30), (low, h - 42)):
+                parts.append(f'<text x="4" y="{y}" font-size="10" fill="{C["muted"]}">1e{value}</text>')
+            if fired is not None:
+                x = xy(int(fired["step"]), 10.0**low).split(",")[0]
+                parts.append(f'<line x1="{x}" y1="24" x2="{x}" y2="{h - 40}" stroke="{C["bad"]}"/>')
+        for i, layer in enumerate(layers[:8]):
+            left = pad + (i % 4) * ((w - 2 * pad) // 4)
+            top = h - 22 + (i // 4) * 14
+            ink = SERIES[i % len(SERIES)]
+            parts.append(f'<text x="{left}" y="{top}" font-size="10" fill="{ink}">{_e(layer[-28:])}</text>')
+        parts.append("</svg>")
+        return f'<div class="tfviz-live">{"".join(parts)}</div>'

@@ -252,3 +252,19 @@ NOTEBOOK: dict[str, str] = {
     "warning": "#9a6700",
     "info": "#0969da",
 }
+
+
+#: One colour per series while a plot holds a few (Tableau 10): told apart at a glance, also in
+#: print. The window's Training dock and a notebook's live chart draw layers in them.
+SERIES: tuple[str, ...] = (
+    "#4E79A7",
+    "#F28E2B",
+    "#E15759",
+    "#76B7B2",
+    "#59A14F",
+    "#EDC948",
+    "#B07AA1",
+    "#FF9DA7",
+    "#9C755F",
+    "#BAB0AC",
+)

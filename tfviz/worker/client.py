@@ -32,6 +32,7 @@ from tfviz.worker.messages import (
     Progress,
     Ready,
     Result,
+    Steps,
     decode,
 )
 
@@ -52,8 +53,10 @@ class WorkerClient:
         on_progress: Callable[[Progress | JacobianProgress], None] | None = None,
         on_log: Callable[[Log], None] | None = None,
         on_stderr: Callable[[str], None] | None = None,
+        on_steps: Callable[[Steps], None] | None = None,
     ) -> None:
         self.on_progress, self.on_log, self.on_stderr = on_progress, on_log, on_stderr
+        self.on_steps = on_steps
         self.stderr_tail: deque[str] = deque(maxlen=200)
         env = worker_environment()
         # Forked by a warm server when one is named (tfviz.worker.forkserver), else started;
@@ -128,6 +131,8 @@ class WorkerClient:
                 self.on_progress(answer)
             elif isinstance(answer, Log) and self.on_log:
                 self.on_log(answer)
+            elif isinstance(answer, Steps) and self.on_steps:
+                self.on_steps(answer)
             elif answer is not None and (answer.type in until or isinstance(answer, Failure)):
                 return answer
         status = self.proc.wait()
