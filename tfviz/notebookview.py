@@ -212,8 +212,8 @@ class LiveChart:
             for value, y in ((high, 30), (low, h - 42)):
                 parts.append(f'<text x="4" y="{y}" font-size="10" fill="{C["muted"]}">1e{value}</text>')
             if fired is not None:
-                x = xy(int(fired["step"]), 10.0**low).split(",")[0]
-                parts.append(f'<line x1="{x}" y1="24" x2="{x}" y2="{h - 40}" stroke="{C["bad"]}"/>')
+                at = xy(int(fired["step"]), 10.0**low).split(",")[0]
+                parts.append(f'<line x1="{at}" y1="24" x2="{at}" y2="{h - 40}" stroke="{C["bad"]}"/>')
         for i, layer in enumerate(layers[:8]):
             left = pad + (i % 4) * ((w - 2 * pad) // 4)
             top = h - 22 + (i // 4) * 14
