@@ -355,6 +355,19 @@ def test_the_server_forks_only_for_its_own_user_python_tfviz_and_import_time_env
     assert forkserver._refusal(other, env, [0, 1, 2], None) == "another environment: KERAS_HOME"
 
 
+def _check_in_background(program: Path, socket_path: Path) -> subprocess.Popen[str]:
+    """``tfviz check PROGRAM`` through the server at ``socket_path``, left running."""
+    return subprocess.Popen(
+        [str(TFVIZ), "check", str(program)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=_env(str(socket_path)),
+        cwd=program.parent,
+    )
+
+
 def test_a_killed_server_is_named_not_the_script(tmp_path):
     """The server killed while its forked worker runs the program: the worker ends with it,
     and the command says the server ended, not that the script's process did."""
@@ -365,15 +378,7 @@ def test_a_killed_server_is_named_not_the_script(tmp_path):
         "import time\n\nimport tensorflow as tf\n\nprint('started', flush=True)\ntime.sleep(60)\n"
     )
     try:
-        check = subprocess.Popen(
-            [str(TFVIZ), "check", str(program)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            env=_env(str(socket_path)),
-            cwd=tmp_path,
-        )
+        check = _check_in_background(program, socket_path)
         time.sleep(3.0)  # the program runs in a worker the server forked
 
         def children(pid: int) -> list[int]:
@@ -407,15 +412,7 @@ def test_a_server_killed_alone_lets_its_analysis_finish(tmp_path):
         "def loss():\n    return w * 2.0\n"
     )
     try:
-        check = subprocess.Popen(
-            [str(TFVIZ), "check", str(program)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            env=_env(str(socket_path)),
-            cwd=tmp_path,
-        )
+        check = _check_in_background(program, socket_path)
         time.sleep(2.0)  # the program runs in a worker the server forked
         server.kill()
         server.wait(timeout=30)

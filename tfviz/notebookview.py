@@ -93,14 +93,7 @@ def _problems(report: Report) -> str:
             + (f'<br><span style="color:{C["muted"]}">{_e(p.hint)}</span>' if p.hint else "")
             + f'</td><td style="{_CELL}">{_e(", ".join(p.variables))}</td></tr>'
         )
-    return (
-        f'<div style="font-weight:600">Problems ({len(report.problems)})</div>'
-        f'<table style="{_TABLE}"><tr>'
-        + "".join(f'<th style="{_HEAD}">{h}</th>' for h in ("kind", "line", "why", "variables"))
-        + "</tr>"
-        + "".join(rows)
-        + "</table>"
-    )
+    return _table("Problems", ("kind", "line", "why", "variables"), rows)
 
 
 def _variables(report: Report) -> str:
@@ -117,13 +110,15 @@ def _variables(report: Report) -> str:
             + (f" [{_e(v.kind)}]" if v.kind and v.kind != state else "")
             + f'</td><td style="{_CELL}">{norm}</td></tr>'
         )
+    return _table("Variables", ("variable", "shape", "status", "|grad|"), rows)
+
+
+def _table(title: str, heads: tuple[str, ...], rows: list[str]) -> str:
+    """A titled table (the title counts its rows), its head row, then ``rows`` as made."""
+    head = "".join(f'<th style="{_HEAD}">{h}</th>' for h in heads)
     return (
-        f'<div style="font-weight:600">Variables ({len(report.variables)})</div>'
-        f'<table style="{_TABLE}"><tr>'
-        + "".join(f'<th style="{_HEAD}">{h}</th>' for h in ("variable", "shape", "status", "|grad|"))
-        + "</tr>"
-        + "".join(rows)
-        + "</table>"
+        f'<div style="font-weight:600">{title} ({len(rows)})</div>'
+        f'<table style="{_TABLE}"><tr>{head}</tr>{"".join(rows)}</table>'
     )
 
 
