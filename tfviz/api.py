@@ -235,10 +235,18 @@ def _tensorflow_state() -> dict[str, Any]:
     from tensorflow.python.eager import context
 
     values = []
+    kinds: dict[type, bool] = {}  # isinstance on TensorFlow's classes is slow: once per type
     for obj in gc.get_objects():
-        if isinstance(obj, tf.Variable) and not isinstance(obj, tf.distribute.DistributedValues):
+        kind = type(obj)
+        wanted = kinds.get(kind)
+        if wanted is None:
+            wanted = kinds[kind] = issubclass(kind, tf.Variable) and not issubclass(
+                kind, tf.distribute.DistributedValues
+            )
+        if wanted:
             with contextlib.suppress(Exception):  # uninitialized, or on a device gone
-                values.append((obj, obj.read_value().numpy()))
+                # a read is a snapshot: a later assignment copies the buffer, never changes it
+                values.append((obj, obj.read_value()))
     rng = getattr(context.context(), "_rng", None)
     return {
         "values": values,
