@@ -57,8 +57,8 @@ def test_bad_input_raises_what_the_command_says(tmp_path):
     assert said.strip() == f"tfviz: {err.value}"
     with pytest.raises(TypeError, match="a path to a script or notebook, or a function"):
         tfviz.check(3.5)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="args is for a script"):
-        tfviz.check(lambda: 0.0, args=(1,))
+    with pytest.raises(ValueError, match="until is for a script"):
+        tfviz.check(lambda: 0.0, until="nan")
 
 
 def test_a_live_function_is_checked_in_process_and_leaves_nothing_behind():
@@ -79,12 +79,16 @@ def test_a_live_function_is_checked_in_process_and_leaves_nothing_behind():
     assert checked["changed"] == [] and checked["differs"] == []
     assert checked["verdicts"][0] == checked["verdicts"][1]
     verdicts = checked["verdicts"][0]
+    # the training step, called with its arguments and stopped before its update: it trains
+    # the model's variables; the frozen one is not in its list, so not among its sources
+    step = checked["verdicts"][2]
+    assert step == {k: v for k, v in verdicts.items() if k != "frozen"}
     truth = checked["truth"]
     assert sorted(s == "connected" for s, _ in verdicts.values()) == sorted(truth.values())
     assert verdicts["frozen"] == ["disconnected", "stop_gradient"] and truth["frozen"] is False
     program_line = line_of(UNTOUCHED, "tf.stop_gradient(frozen)")
-    assert checked["problems"] == [[["stop_gradient", program_line]]] * 2
-    assert checked["status"] == [1, 1]
+    assert checked["problems"][:2] == [[["stop_gradient", program_line]]] * 2
+    assert checked["status"] == [1, 1, 0]
     assert checked["trained"] == control["trained"]
 
 
@@ -112,6 +116,21 @@ def test_a_function_that_raises_names_its_line_and_leaves_tensorflow_as_it_was()
     assert report.ok and [(v.status, v.grad_norm) for v in report.variables] == [("connected", 3.0)]
 
 
+def test_a_step_function_that_raises_says_where_and_what():
+    import tensorflow as tf
+
+    w = tf.Variable(1.0)
+
+    def step(x):
+        with tf.GradientTape():
+            return w * x * missing_name  # noqa: F821 - the error is the point
+
+    with pytest.raises(tfviz.AnalysisError) as err:
+        tfviz.check(step, args=(2.0,))
+    assert "step raised before its first gradient computation" in str(err.value)
+    assert "missing_name" in str(err.value) and err.value.line == line_of(Path(__file__), "missing_name  #")
+
+
 def test_the_report_shows_itself_in_a_notebook():
     pytest.importorskip("PySide6")
     html = tfviz.check(STOP)._repr_html_()
@@ -129,3 +148,40 @@ def test_assert_gradients_flow_lists_variable_kind_and_line():
     assert report.variables[0].name == "teacher"
     with pytest.raises(AssertionError, match="allow names techer, which the report does not have"):
         tfviz.testing.assert_gradients_flow(STOP, allow=["techer"])
+
+
+def test_a_tf_function_step_is_stopped_before_its_update():
+    """A compiled training step, called once with its batch: checked at its gradient call,
+    never applied (the optimizer's count and every weight stay), its verdicts TensorFlow's."""
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(1)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4), tf.keras.layers.Dense(1)])
+    head = tf.Variable(tf.ones([1]), name="head")
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    x, y = tf.random.normal([8, 3]), tf.random.normal([8, 1])
+    optimizer.build(model.trainable_variables + [head])
+
+    @tf.function
+    def step(inputs, targets):
+        with tf.GradientTape() as tape:
+            out = tf.cast(tf.cast(model(inputs), tf.int32), tf.float32) * head  # the model's path is cut
+            value = tf.reduce_mean((out - targets) ** 2)
+        variables = model.trainable_variables + [head]
+        grads = tape.gradient(value, variables)
+        optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+        return value
+
+    before = [v.numpy().copy() for v in model.variables + [head]]
+    report = tfviz.check(step, args=(x, y))
+    assert [v.numpy().tolist() for v in model.variables + [head]] == [b.tolist() for b in before]
+    assert int(optimizer.iterations.numpy()) == 0
+    with tf.GradientTape() as tape:  # TensorFlow's own answer
+        out = tf.cast(tf.cast(model(x), tf.int32), tf.float32) * head
+        value = tf.reduce_mean((out - y) ** 2)
+    grads = tape.gradient(value, model.trainable_variables + [head])
+    truth = [g is not None for g in grads]
+    assert [v.status == "connected" for v in report.variables] == truth == [False] * 4 + [True]
+    head_is_zero = not bool(tf.reduce_any(grads[-1] != 0))  # int-cast outputs of 0 give 0
+    assert {p.kind for p in report.problems} == {"integer", *(["zero"] if head_is_zero else [])}
+    assert (report.variables[-1].kind == "zero") == head_is_zero

@@ -83,6 +83,9 @@ def test_the_wheel_has_no_top_level_app_and_carries_the_examples(wheel: Path):
     assert on_disk <= examples, sorted(on_disk - examples)  # the notebook too
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "tfviz = tfviz_app.launch:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    # typed, with the API's types, and the schemas of its documents beside the code
+    assert {"tfviz/py.typed", "tfviz/__init__.pyi", "tfviz/__main__.py"} <= set(names)
+    assert {"tfviz/schemas/tfviz-analysis.schema.json", "tfviz/schemas/tfviz-check.schema.json"} <= set(names)
 
 
 @pytest.fixture(scope="module")

@@ -57,6 +57,7 @@ def check(
     until: str | Sequence[str] | None = None,
     max_steps: int | None = None,
     args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
     function: str | None = None,
     run: bool = False,
     allow_empty: bool = False,
@@ -66,7 +67,9 @@ def check(
     ``target`` is a path to a script or notebook, analyzed in a worker as ``tfviz check``
     does (``args`` are then the script's command-line arguments, ``function`` a target it
     defines, ``run``, ``step``, ``until`` and ``max_steps`` as the command's flags); or a
-    function of this process that takes no arguments and returns the loss.
+    function of this process: a training step, called once with ``args`` and ``kwargs`` and
+    stopped at its update, before anything is applied; or, with neither, a function that
+    takes no arguments and returns the loss.
 
     Raises :class:`~tfviz.errors.AnalysisError` with the message the command prints (file
     and line included) when the target cannot be analyzed, or has no trainable variable
@@ -80,19 +83,20 @@ def check(
             f" loss; got {type(target).__name__}"
         )
     for name, value, default in (
-        ("args", tuple(args), ()),
         ("until", until, None),
         ("function", function, None),
         ("run", run, False),
         ("step", step, 1),
+        ("max_steps", max_steps, None),
     ):
         if value != default:
             raise ValueError(
                 f"tfviz.check({getattr(target, '__name__', 'fn')}, {name}=...): {name} is for a"
-                " script or notebook; a function is called once, with no arguments, and must"
-                " return the loss"
+                " script or notebook; a function is checked at its first gradient step (a"
+                " training step, called once with args and kwargs) or called once to return"
+                " the loss (with neither)"
             )
-    return _check_function(target, allow_empty)
+    return _check_function(target, tuple(args) if args or kwargs else None, kwargs, allow_empty)
 
 
 def _check_path(
@@ -164,7 +168,12 @@ def _echo(log: Any) -> None:
     stream.write(log.text)
 
 
-def _check_function(fn: Callable[..., Any], allow_empty: bool) -> Report:
+def _check_function(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...] | None,
+    kwargs: dict[str, Any] | None,
+    allow_empty: bool,
+) -> Report:
     from tfviz.analysis.diagnose import analysis_of_function
 
     out, err = sys.stdout, sys.stderr
@@ -174,7 +183,7 @@ def _check_function(fn: Callable[..., Any], allow_empty: bool) -> Report:
             (err if stream == "stderr" else out).write(text)
 
     with untouched():
-        done = analysis_of_function(fn, on_text=echo, allow_empty=allow_empty)
+        done = analysis_of_function(fn, args, kwargs, on_text=echo, allow_empty=allow_empty)
         made = done.report
         return Report(**{f.name: getattr(made, f.name) for f in dataclasses.fields(made)})
 

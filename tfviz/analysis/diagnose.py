@@ -187,6 +187,7 @@ def _analyze(
     watch: Watch | None = None,
     freeze: bool = False,
     given: _Step | None = None,
+    given_step: Callable[[Capture], Any] | None = None,
 ) -> Analysis:
     report_step = progress or (lambda stage, frac: None)
     timings: dict[str, float] = {}
@@ -199,8 +200,11 @@ def _analyze(
         clock = now
 
     # read once (a missing file or a syntax error fails before the slow import), then passed down
-    script = Script.read(path) if given is None else None
+    given_any = given is not None or given_step is not None
+    script = Script.read(path) if not given_any else None
     mode = choose_mode(script.tree, target, run) if script is not None else "target"
+    if given_step is not None:
+        mode = "program"
     if watch is not None and mode != "program":
         raise AnalysisError(
             "--until watches a program as it trains; this script is analyzed by"
@@ -213,7 +217,7 @@ def _analyze(
     path = os.path.abspath(path)
     capture = Capture(on_text)
     # a function of the caller's process runs where the caller stands
-    with _as_run(path, args) if given is None else contextlib.nullcontext():
+    with _as_run(path, args) if not given_any else contextlib.nullcontext():
         recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
             recording.enter_context(recorder)
@@ -226,9 +230,11 @@ def _analyze(
                     else "running the program, watching every gradient step",
                     0.1,
                 )
-                assert script is not None  # a given function is a target
                 try:
-                    step_ = _program_step(script, list(args), step, capture, watch)
+                    if given_step is not None:
+                        step_ = _captured_step(path, given_step(capture), None)
+                    else:
+                        step_ = _program_step(_read(script), list(args), step, capture, watch)
                 except RanToEnd as end:
                     assert watch is not None
                     return _ran_to_end(path, end, watch, capture, tf.__version__)
@@ -524,19 +530,31 @@ def _read(script: Script | None) -> Script:
 
 
 def analysis_of_function(
-    fn: Callable[[], Any],
+    fn: Callable[..., Any],
+    args: tuple[Any, ...] | None = None,
+    kwargs: dict[str, Any] | None = None,
     *,
     progress: Progress | None = None,
     on_text: Callable[[str, str], None] | None = None,
     allow_empty: bool = False,
 ) -> Analysis:
-    """Analyze a zero-argument loss function of this process on its live objects, as a
-    ``loss()`` of a script is (:func:`tfviz.check` with a function). Its variables are found
-    among what it can reach: its module's names and its closure. Raises AnalysisError as
-    :func:`analysis` does; it patches TensorFlow while it runs, and the caller undoes that
-    (:mod:`tfviz.api`)."""
+    """Analyze a function of this process on its live objects (:func:`tfviz.check` with a
+    function): with no ``args``, a zero-argument loss function, as a ``loss()`` of a script is
+    (its variables found among what it can reach: its module's names and its closure); with
+    ``args`` (or ``kwargs``), a training step, called once with them and captured at its first
+    gradient computation as a program's step is, and stopped before its update. Raises
+    AnalysisError as :func:`analysis` does; it patches TensorFlow while it runs, and the
+    caller undoes that (:mod:`tfviz.api`)."""
     inner: Any = getattr(fn, "python_function", fn) if is_tf_function(fn) else fn
     code = getattr(inner, "__code__", None)
+    if args is not None or kwargs is not None:
+        from tfviz.program.launch import run_step_function
+
+        def given_step(capture: Capture) -> Any:
+            return run_step_function(fn, tuple(args or ()), dict(kwargs or {}), capture)
+
+        where = code.co_filename if code is not None else "<step function>"
+        return _analyze(where, None, progress, on_text, False, [], 1, allow_empty, given_step=given_step)
     if code is None:
         raise AnalysisError(
             f"{fn!r} is not a Python function: pass a function that takes no arguments and returns the loss"
@@ -599,8 +617,11 @@ def _ran_to_end(path: str, end: RanToEnd, watch: Watch, capture: Capture, tf_ver
 def _program_step(
     script: Script, args: list[str], n: int, capture: Capture, watch: Watch | None = None
 ) -> _Step:
-    path = script.path
-    captured = run_program(script, args, n, capture, watch)
+    return _captured_step(script.path, run_program(script, args, n, capture, watch), script.tree)
+
+
+def _captured_step(path: str, captured: Any, tree: Any) -> _Step:
+    """The step a program's run (or a step function's call) captured, as the engine takes it."""
     main = types.ModuleType("__main__")  # where frozen copies are looked for by name
     main.__dict__.update(captured.namespace)
     step = _Step(
@@ -608,7 +629,7 @@ def _program_step(
         captured.replay,
         main,
         captured.where.line if captured.where else None,
-        static_targets(script.tree),
+        static_targets(tree) if tree is not None else [],
     )
     step.fixed = captured.sources
     step.capture = captured

@@ -144,6 +144,42 @@ def _op_callbacks() -> list[Callable[..., Any]]:
 _STACK_BYTES = 256 * 1024 * 1024
 
 
+def run_step_function(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], capture: Capture
+) -> StepCapture:
+    """Call a training-step function of the caller's own process, ``fn(*args, **kwargs)``,
+    in this thread, and capture its first gradient computation as :func:`run_program`
+    captures a program's: the function is unwound at its update, before anything is applied
+    (a step function, unlike a program, has no ``except BaseException`` to carry on in). The
+    hooks stay installed; :func:`tfviz.api.untouched` takes them off."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "python_function", None), "__code__", None)
+    path = code.co_filename if code is not None else "<step function>"
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "the step function")
+    handler = RunHandler(1, path)  # no ``stopped``: its end unwinds to here
+    hooks.install()
+    try:
+        with capture.active(), hooks.handling(handler):
+            fn(*args, **kwargs)
+    except Reached as end:
+        return end.capture
+    except Refused as end:
+        raise end.error from None
+    except Exception as exc:  # noqa: BLE001 - the user's step may raise anything
+        if handler.pending is not None:
+            return handler.pending  # it failed after its captured step: nothing lost
+        raise error_from_exception(
+            exc, f"{name} raised before its first gradient computation", path
+        ) from None
+    if handler.pending is not None:
+        return handler.pending
+    raise AnalysisError(
+        f"{name} returned without computing a gradient: pass a function that takes a training"
+        " step (tape.gradient, then the optimizer), or one that returns the loss, with no arguments",
+        file=path,
+        line=code.co_firstlineno if code is not None else None,
+    )
+
+
 def _run_in_thread(
     program: Callable[[], None], ended: queue.SimpleQueue[BaseException | None]
 ) -> BaseException | None:

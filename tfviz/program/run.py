@@ -58,6 +58,18 @@ from tfviz.script.scriptinfo import TF1_REFUSAL
 from tfviz.script.sourcemap import is_user_file
 
 
+def _source_of(filename: str) -> str:
+    """A step's source file; a notebook cell's code, which its kernel keeps in ``linecache``
+    and not on disk, as the kernel has it (:func:`tfviz.check` on a notebook's step function)."""
+    if not os.path.exists(filename):
+        import linecache
+
+        lines = linecache.getlines(filename)
+        if lines:
+            return "".join(lines)
+    return read_source(filename)
+
+
 def _graph_step(model: Any) -> Any:
     """``model.train_step`` as a tf.function, made once per model."""
     import tensorflow as tf
@@ -769,7 +781,7 @@ class RunHandler:
             stop = f.f_lineno
         try:
             nb = known_notebook(filename)  # read at this analysis's start: not parsed again
-            text = nb.source if nb is not None else read_source(filename)
+            text = nb.source if nb is not None else _source_of(filename)
             code, assigned = block_code(text, filename, start.line, stop)
         except AnalysisError as exc:
             raise Refused(exc) from None

@@ -39,12 +39,18 @@ def loss():
     return tf.reduce_mean((out - y) ** 2) + tf.reduce_sum(tf.stop_gradient(frozen) * 0.0)
 
 
+def train_step(inputs, targets):
+    with tf.GradientTape() as tape:
+        out = model(inputs, training=True)
+        value = tf.reduce_mean((out - targets) ** 2) + tf.reduce_sum(tf.stop_gradient(frozen) * 0.0)
+    variables = model.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+    return value
+
+
 def train(steps):
     for _ in range(steps):
-        with tf.GradientTape() as tape:
-            value = loss()
-        variables = model.trainable_variables
-        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+        train_step(x, y)
 
 
 def fingerprint():
@@ -84,7 +90,7 @@ if CHECK:
     import tfviz
 
     before = fingerprint()
-    reports = [tfviz.check(loss), tfviz.check(loss)]
+    reports = [tfviz.check(loss), tfviz.check(loss), tfviz.check(train_step, args=(x, y))]
     after = fingerprint()
     out["changed"] = sorted(
         k for k in before["ids"] if k in after["ids"] and before["ids"][k] != after["ids"][k]
