@@ -185,3 +185,20 @@ def test_a_tf_function_step_is_stopped_before_its_update():
     head_is_zero = not bool(tf.reduce_any(grads[-1] != 0))  # int-cast outputs of 0 give 0
     assert {p.kind for p in report.problems} == {"integer", *(["zero"] if head_is_zero else [])}
     assert (report.variables[-1].kind == "zero") == head_is_zero
+
+
+def test_what_the_function_prints_shows_once_where_it_would(tmp_path):
+    """A script calling ``tfviz.check`` on a function that prints, its stdout a plain file: the
+    lines show there once each (the analysis reads the function's output from a pipe of its
+    own, and passes it on through a copy of the caller's descriptor, not back into the pipe)."""
+    program = tmp_path / "prints.py"
+    program.write_text(
+        "import tensorflow as tf\nimport tfviz\n\nw = tf.Variable(2.0)\n\n\n"
+        "def loss():\n    print('computing the loss', flush=True)\n    return w * w\n\n\n"
+        "report = tfviz.check(loss)\nprint('ok' if report.ok else 'problems')\n"
+    )
+    r = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "ok" and lines.count("computing the loss") >= 1
+    assert set(lines[:-1]) == {"computing the loss"}

@@ -22,6 +22,14 @@ student(x)
 
 def loss():
     return tf.reduce_mean(student(x) * tf.reduce_sum(tf.stop_gradient(teacher)))
+
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+def train_step(batch):
+    with tf.GradientTape() as tape:
+        value = tf.reduce_mean(tf.cast(tf.argmax(student(batch), 1), tf.float32))
+    grads = tape.gradient(value, student.trainable_variables)
+    optimizer.apply_gradients([(g, v) for g, v in zip(grads, student.trainable_variables) if g is not None])
 """
 
 
@@ -53,6 +61,7 @@ def test_the_magic_checks_live_objects_and_files(tmp_path):
             f"%tfviz check {EXAMPLES / 'kind_stop_gradient.py'}",
             "%tfviz check no_such_loss",
             "bool((student.kernel.numpy() == before).all())",
+            "%tfviz check train_step x",
         ],
         tmp_path,
     )
@@ -64,6 +73,8 @@ def test_the_magic_checks_live_objects_and_files(tmp_path):
     assert "the notebook has no 'no_such_loss'" in _stderr(outputs[4])
     assert not [o for o in outputs[4] if o.output_type == "error"]  # a message, not a traceback
     assert outputs[5][0]["data"]["text/plain"] == "True"  # the notebook's model as it was
+    step = _html(outputs[6])  # the step, its argument from the notebook: argmax cuts the path
+    assert "integer" in step and "student.kernel" in step  # TensorFlow: None for both, at the argmax
 
 
 def test_until_draws_a_live_chart_that_ends_at_the_step_that_fired(tmp_path):

@@ -176,16 +176,39 @@ def _check_function(
 ) -> Report:
     from tfviz.analysis.diagnose import analysis_of_function
 
-    out, err = sys.stdout, sys.stderr
+    with contextlib.ExitStack() as stack:
+        targets = {"stdout": _shown_at(sys.stdout, 1, stack), "stderr": _shown_at(sys.stderr, 2, stack)}
 
-    def echo(stream: str, text: str) -> None:  # the function's prints still show where they would
-        with contextlib.suppress(Exception):
-            (err if stream == "stderr" else out).write(text)
+        def echo(stream: str, text: str) -> None:  # the function's prints still show where they would
+            with contextlib.suppress(Exception):
+                targets[stream](text)
 
-    with untouched():
-        done = analysis_of_function(fn, args, kwargs, on_text=echo, allow_empty=allow_empty)
-        made = done.report
-        return Report(**{f.name: getattr(made, f.name) for f in dataclasses.fields(made)})
+        with untouched():
+            done = analysis_of_function(fn, args, kwargs, on_text=echo, allow_empty=allow_empty)
+    made = done.report
+    return Report(**{f.name: getattr(made, f.name) for f in dataclasses.fields(made)})
+
+
+def _shown_at(stream: Any, fd: int, stack: contextlib.ExitStack) -> Callable[[str], Any]:
+    """Where the function's output is passed on: the caller's stream as it is (a notebook's),
+    or, where that stream writes to file descriptor ``fd`` itself, a duplicate of ``fd`` taken
+    now: the analysis points ``fd`` at its own pipe while the function runs, and writing to
+    it would feed the pipe from its own reader."""
+    try:
+        own = stream.fileno() == fd
+    except (AttributeError, OSError, ValueError):
+        own = False
+    if not own:
+        return lambda text: stream.write(text)
+    stream.flush()
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    copy = stack.enter_context(open(os.dup(fd), "w", encoding=encoding))  # noqa: SIM115 - the stack closes it
+
+    def write(text: str) -> None:
+        copy.write(text)
+        copy.flush()
+
+    return write
 
 
 @contextlib.contextmanager

@@ -1,7 +1,8 @@
 """``%load_ext tfviz``: the ``%tfviz`` line magic in IPython and Jupyter.
 
 - ``%tfviz check`` checks the notebook's ``loss`` function, on its live objects;
-- ``%tfviz check NAME`` checks the function ``NAME`` of the notebook;
+- ``%tfviz check NAME`` checks the function ``NAME`` of the notebook, and ``%tfviz check
+  train_step x y`` the training step ``train_step(x, y)``, stopped before its update;
 - ``%tfviz check train.py [--step N] [--function F] [-- ARGS...]`` checks a script or
   notebook file, as ``tfviz check`` does; with ``--until nan`` a chart of each layer's
   gradient norm follows the training as it runs.
@@ -30,6 +31,7 @@ def load_ipython_extension(ipython: Any) -> None:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="%tfviz check", add_help=False, exit_on_error=False)
     p.add_argument("target", nargs="?", default="loss")
+    p.add_argument("values", nargs="*", help="a step function's arguments: names in the notebook")
     p.add_argument("--step", type=int, default=1)
     p.add_argument("--until")
     p.add_argument("--max-steps", type=int)
@@ -64,6 +66,11 @@ def _magic(ipython: Any) -> Any:
                 )
                 return None
             target = ipython.user_ns[target]
+        missing = [v for v in args.values if v not in ipython.user_ns]
+        if missing or (args.values and looks_like_path):
+            why = f"the notebook has no {missing[0]!r}" if missing else "a script's arguments go after --"
+            print(f"tfviz: {why}\nusage: {USAGE}", file=sys.stderr)
+            return None
         try:
             if looks_like_path:
                 return api.check(
@@ -76,7 +83,8 @@ def _magic(ipython: Any) -> Any:
                     args=script_args,
                     allow_empty=args.allow_empty,
                 )
-            return api.check(target, allow_empty=args.allow_empty)
+            values = tuple(ipython.user_ns[v] for v in args.values)
+            return api.check(target, args=values, allow_empty=args.allow_empty)
         except (api.AnalysisError, TypeError, ValueError) as exc:
             print(f"tfviz: {exc}", file=sys.stderr)
             return None
