@@ -202,3 +202,36 @@ def test_what_the_function_prints_shows_once_where_it_would(tmp_path):
     lines = r.stdout.splitlines()
     assert lines[-1] == "ok" and lines.count("computing the loss") >= 1
     assert set(lines[:-1]) == {"computing the loss"}
+
+
+def test_a_second_check_reuses_the_probes_and_says_the_same():
+    """The process's probe verdicts serve a second check (a notebook checking its model
+    again): its report is the first's, op by op, made with no probe of its own."""
+    import tensorflow as tf
+
+    from tfviz.engine import gradrules
+
+    conv = tf.keras.layers.Conv2D(2, 3)
+    head = tf.Variable(tf.ones([2]), name="head")
+    images = tf.random.normal([1, 6, 6, 1])
+
+    @tf.custom_gradient
+    def clipped(x):
+        return x, lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+
+    def loss():
+        h = tf.nn.relu(conv(images))
+        counts = tf.cast(tf.cast(h, tf.int32), tf.float32)  # an integer cut
+        return (
+            tf.reduce_sum(clipped(h) * head) + tf.reduce_sum(counts) + tf.reduce_sum(tf.stop_gradient(head))
+        )
+
+    gradrules.PROBED.clear()
+    first = tfviz.check(loss)
+    second = tfviz.check(loss)
+    assert first.timings_s["probes"] > 0 and second.timings_s["probes"] == 0
+    assert [(o.type, o.status) for o in first.graph.ops] == [(o.type, o.status) for o in second.graph.ops]
+    assert [(v.name, v.status, v.kind) for v in first.variables] == [
+        (v.name, v.status, v.kind) for v in second.variables
+    ]
+    assert [(p.kind, p.op_type) for p in first.problems] == [(p.kind, p.op_type) for p in second.problems]

@@ -278,7 +278,7 @@ def _tensorflow_state() -> dict[str, Any]:
         if wanted:
             with contextlib.suppress(Exception):  # uninitialized, or on a device gone
                 # a read is a snapshot: a later assignment copies the buffer, never changes it
-                values.append((obj, obj.read_value()))
+                values.append((obj, obj.value()))
     rng = getattr(context.context(), "_rng", None)
     return {
         "values": values,

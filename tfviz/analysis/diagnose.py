@@ -18,7 +18,7 @@ from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note
 from tfviz.engine import layerscopes
 from tfviz.engine.eagerstream import Stream, stream_trace
 from tfviz.engine.flow import union_region
-from tfviz.engine.gradrules import DIFFERENTIABLE, Prober, annotate
+from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.magnitude import judge_magnitudes
 from tfviz.engine.nandomain import explain_nan_inputs
@@ -369,7 +369,7 @@ def _analyze(
             refuse_fresh(remade, "step", path)
         lap("trace")
         report_step("checking gradients", 0.8)
-        prober = Prober()
+        prober = Prober(PROBED)
         if done is not None:
             annotate(done.traced.og.g, done.region, prober)
         lap("probe")

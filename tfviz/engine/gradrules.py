@@ -30,6 +30,14 @@ class PortVerdict:
     message: str = ""
 
 
+#: Probe verdicts of this process, by signature, for every analysis it makes (:data:`Prober`'s
+#: ``cache`` in :mod:`tfviz.analysis.diagnose`): a gradient function's answer for a signature
+#: does not change while the process lives (TensorFlow's registry refuses a second
+#: registration, and a custom gradient's identity is in the signature), and a notebook that
+#: checks its model again need not probe its ops again. A worker makes one analysis.
+PROBED: dict[tuple[Any, ...], list[PortVerdict]] = {}
+
+
 @dataclass
 class Prober:
     """Probes ops' gradients once per signature."""
