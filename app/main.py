@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from tfviz.exitstatus import ExitStatus
+
+if TYPE_CHECKING:
+    from tfviz.worker.forkserver import PrivateServer
 
 
 def make_window(
@@ -32,6 +36,22 @@ def make_window(
     if script:
         w.open_script(script, target, run=run, args=args, step=step)
     return w
+
+
+def warm_server(script: str | None) -> PrivateServer | None:
+    """The window's own warm server (:class:`~tfviz.worker.forkserver.PrivateServer`): every
+    analysis after it has imported TensorFlow starts as a fork of it, in a fraction of a
+    second, F5 after F5, Esc then F5, another script or a notebook alike. None where one is
+    named already (``tfviz serve``'s), or for a saved analysis, which runs nothing."""
+    import os
+
+    from tfviz.worker.forkserver import SERVER_VARIABLE, PrivateServer
+
+    from .saved import is_saved_analysis
+
+    if os.environ.get(SERVER_VARIABLE) or (script and is_saved_analysis(script)):
+        return None
+    return PrivateServer()
 
 
 def no_display_reason(environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> str | None:
@@ -75,9 +95,14 @@ def run_app(
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("tfviz")
     app.setOrganizationName("tfviz")
-    window = make_window(script, target, run=run, args=args, step=step)
-    code = app.exec()
-    del window
+    server = warm_server(script)
+    try:
+        window = make_window(script, target, run=run, args=args, step=step)
+        code = app.exec()
+        del window
+    finally:
+        if server is not None:
+            server.close()
     return int(code)
 
 

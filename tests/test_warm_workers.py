@@ -433,3 +433,30 @@ def test_a_server_killed_alone_lets_its_analysis_finish(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_private_server_forks_its_callers_workers_and_ends_with_it(monkeypatch, tmp_path):
+    """The window's own server (:class:`PrivateServer`): once it listens, the caller's workers
+    are forked from it (the client holds a ForkedWorker, not a process it started), and
+    closing it ends the server, removes its socket's folder and puts the environment back."""
+    from tfviz.worker.client import WorkerClient
+    from tfviz.worker.forkserver import ForkedWorker, PrivateServer
+
+    monkeypatch.delenv(SERVER_VARIABLE, raising=False)
+    server = PrivateServer()
+    try:
+        assert os.environ[SERVER_VARIABLE] == server.path
+        _server_ready(server.path)  # it listens once TensorFlow is imported
+        program = tmp_path / "t.py"
+        program.write_text(
+            "import tensorflow as tf\nw = tf.Variable(3.0)\n\n\ndef loss():\n    return w * w\n"
+        )
+        for _ in range(2):  # a re-run is a fork too
+            client = WorkerClient()
+            assert isinstance(client.proc, ForkedWorker)
+            answer = client.run({"cmd": "analyze", "script": str(program)})
+            assert answer.report["variables"][0]["grad_norm"] == 6.0
+    finally:
+        server.close()
+    assert server.proc.poll() is not None and not os.path.exists(server.folder)
+    assert SERVER_VARIABLE not in os.environ

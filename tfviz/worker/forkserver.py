@@ -480,6 +480,52 @@ def _new_streams() -> None:
     sys.stderr = sys.__stderr__ = stderr  # type: ignore[misc]
 
 
+class PrivateServer:
+    """A warm server for one process's own workers (the window's): started at once, it
+    imports TensorFlow while the caller goes on, and every worker the caller starts after
+    it listens is forked from it (``TFVIZ_WORKER_SERVER`` is set in the caller's environment,
+    which its workers inherit). It ends when :meth:`close` closes its stdin, or when the
+    caller dies (the pipe closes with it): nothing of it outlives its caller. The socket
+    is in a folder of its own (mode 0700), removed on close."""
+
+    def __init__(self) -> None:
+        import shutil
+        import subprocess
+        import tempfile
+
+        self._rmtree = shutil.rmtree
+        self.folder = tempfile.mkdtemp(prefix="tfviz-window-")
+        self.path = os.path.join(self.folder, "s")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", "-m", "tfviz.worker.forkserver", self.path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=worker_environment(),
+            start_new_session=True,  # the terminal's Ctrl-C is the window's to handle
+        )
+        self._before = os.environ.get(SERVER_VARIABLE)
+        os.environ[SERVER_VARIABLE] = self.path
+
+    def close(self) -> None:
+        """End the server (the analyses it forked are the caller's to end) and forget it."""
+        import subprocess
+
+        if os.environ.get(SERVER_VARIABLE) == self.path:
+            if self._before is None:
+                del os.environ[SERVER_VARIABLE]
+            else:
+                os.environ[SERVER_VARIABLE] = self._before
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._rmtree(self.folder, ignore_errors=True)
+
+
 if __name__ == "__main__":
     # by its name, so that a worker forked from here finds this module's state
     from tfviz.worker.forkserver import serve as serve_here
