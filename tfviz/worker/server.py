@@ -232,21 +232,16 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
         if isinstance(zero, bool) or not isinstance(zero, int) or zero < 1:
             raise ValueError(f'"zero_steps" must be a whole number of at least 1, got {zero!r}')
         options["zero_steps"] = zero
-    record = request.get("record")
-    if record is not None:
-        if not isinstance(record, str) or not record:
-            raise ValueError(f'"record" must be a file path, got {record!r}')
-        options["record"] = record
-    folder = request.get("tensorboard")
-    if folder is not None:
-        if not isinstance(folder, str) or not folder:
-            raise ValueError(f'"tensorboard" must be a folder path, got {folder!r}')
-        options["tensorboard"] = folder
-    tmp = request.get("record_tmp")
-    if tmp is not None:
-        if not isinstance(tmp, str) or not tmp:
-            raise ValueError(f'"record_tmp" must be a file path, got {tmp!r}')
-        options["record_tmp"] = tmp
+    for key, what in (
+        ("record", "a file path"),
+        ("tensorboard", "a folder path"),
+        ("record_tmp", "a file path"),
+    ):
+        path = request.get(key)
+        if path is not None:
+            if not isinstance(path, str) or not path:
+                raise ValueError(f'"{key}" must be {what}, got {path!r}')
+            options[key] = path
     return options
 
 
