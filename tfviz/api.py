@@ -11,7 +11,7 @@ runs as if tfviz had never been called.
 >>> tfviz.check(42)
 Traceback (most recent call last):
 ...
-TypeError: tfviz.check takes a path to a script or notebook, or a function that returns the loss; got int
+TypeError: tfviz.check takes a path to a script or notebook, or a function (one that returns the loss, or a training step with its args); got int
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def check(
         return _check_path(os.fspath(target), step, until, max_steps, args, function, run, allow_empty)
     if not callable(target):
         raise TypeError(
-            "tfviz.check takes a path to a script or notebook, or a function that returns the"
-            f" loss; got {type(target).__name__}"
+            "tfviz.check takes a path to a script or notebook, or a function (one that returns"
+            f" the loss, or a training step with its args); got {type(target).__name__}"
         )
     for name, value, default in (
         ("until", until, None),
