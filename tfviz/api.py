@@ -11,7 +11,7 @@ runs as if tfviz had never been called.
 >>> tfviz.check(42)
 Traceback (most recent call last):
 ...
-TypeError: tfviz.check takes a path to a script or notebook, or a function (one that returns the loss, or a training step with its args); got int
+TypeError: tfviz.check takes a path to a script or notebook, or a function (one that ... got int
 """
 
 from __future__ import annotations
