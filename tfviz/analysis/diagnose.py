@@ -369,7 +369,9 @@ def _analyze(
             refuse_fresh(remade, "step", path)
         lap("trace")
         report_step("checking gradients", 0.8)
-        prober = Prober(PROBED)
+        # a function of the caller's process: the process's probe verdicts serve it (a notebook
+        # checking its model again); a script's analysis is its worker's one and only
+        prober = Prober(PROBED) if given_any else Prober()
         if done is not None:
             annotate(done.traced.og.g, done.region, prober)
         lap("probe")

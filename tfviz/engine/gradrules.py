@@ -30,11 +30,12 @@ class PortVerdict:
     message: str = ""
 
 
-#: Probe verdicts of this process, by signature, for every analysis it makes (:data:`Prober`'s
-#: ``cache`` in :mod:`tfviz.analysis.diagnose`): a gradient function's answer for a signature
-#: does not change while the process lives (TensorFlow's registry refuses a second
-#: registration, and a custom gradient's identity is in the signature), and a notebook that
-#: checks its model again need not probe its ops again. A worker makes one analysis.
+#: Probe verdicts of this process, by signature, for the analyses of its own functions
+#: (:func:`tfviz.check` on a function; :data:`Prober`'s ``cache`` in
+#: :mod:`tfviz.analysis.diagnose`): a gradient function's answer for a signature does not
+#: change while the process lives (TensorFlow's registry refuses a second registration, and a
+#: custom gradient's identity is in the signature), and a notebook that checks its model
+#: again need not probe its ops again. A worker's one analysis probes afresh.
 PROBED: dict[tuple[Any, ...], list[PortVerdict]] = {}
 
 
