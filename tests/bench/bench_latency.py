@@ -209,8 +209,20 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-saved", action="store_true")
     ap.add_argument("--skip-scripts", action="store_true")
+    ap.add_argument(
+        "--server",
+        action="store_true",
+        help="with the window's own warm server, as `tfviz` starts it (app.main.warm_server):"
+        " every worker a fork of it",
+    )
     args = ap.parse_args()
     qapp()
+    server = None
+    if args.server:
+        from tfviz.worker.forkserver import PrivateServer
+
+        server = PrivateServer()
+        time.sleep(8)  # it imports TensorFlow while the window would be opening
     load_before = os.getloadavg()
     runs: dict[str, list[dict[str, float]]] = {
         k: [] for k in ("saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second")
@@ -312,6 +324,8 @@ def main() -> None:
         if runs[key]:
             stages = [s for s in runs[key][0] if all(s in r for r in runs[key])]
             print(f"  {name:19} " + ", ".join(f"{s} {median(runs[key], s):.2f}" for s in stages))
+    if server is not None:
+        server.close()
 
 
 def _load(avg: tuple[float, float, float]) -> str:
