@@ -164,6 +164,17 @@ def press_f5(w: MainWindow) -> dict[str, float]:
     return analysis(w, w.reload_action.trigger)
 
 
+def press_f5_twice(w: MainWindow, apart: float = 0.5) -> dict[str, float]:
+    """F5, then F5 again ``apart`` seconds later: from the first press until the second's
+    report is shown (the first run is cancelled, or has answered already)."""
+    first = time.perf_counter()
+    w.reload_action.trigger()
+    settle(apart)
+    second = time.perf_counter()
+    marks = analysis(w, w.reload_action.trigger)
+    return {k: v + (second - first) for k, v in marks.items()}
+
+
 def open_saved_from_menu(path: Path, importing: bool = False) -> dict[str, float]:
     """File > Open on a saved analysis, until it is shown and painted. ``importing``: in a
     window just opened, whose spare worker is importing TensorFlow meanwhile."""
@@ -225,7 +236,8 @@ def main() -> None:
         time.sleep(8)  # it imports TensorFlow while the window would be opening
     load_before = os.getloadavg()
     runs: dict[str, list[dict[str, float]]] = {
-        k: [] for k in ("saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second")
+        k: []
+        for k in ("saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second", "f5 twice")
     }
     if not args.skip_saved:
         saved = resnet_analysis()
@@ -247,6 +259,7 @@ def main() -> None:
                 warm_spare(w)  # the user read the result; then F5, twice in a row
                 runs["f5 first"].append(press_f5(w))
                 runs["f5 second"].append(press_f5(w))
+                runs["f5 twice"].append(press_f5_twice(w))
             finally:
                 w.close()
             w = new_window(spare=False)
@@ -278,6 +291,13 @@ def main() -> None:
                 f"<= first ({first:.3f} s)",
                 BASELINE["second F5"],
                 second <= first,
+            ),
+            (
+                "F5 twice, 0.5 s apart, to the result",
+                f"{median(runs['f5 twice'], 'report shown'):.2f} s",
+                f"<= one run + 0.5 s ({first + 0.5:.2f} s)",
+                "26 s issue",
+                median(runs["f5 twice"], "report shown") <= first + 0.5,
             ),
         ]
     if runs["saved"]:
