@@ -175,6 +175,15 @@ def press_f5_twice(w: MainWindow, apart: float = 0.5) -> dict[str, float]:
     return {k: v + (second - first) for k, v in marks.items()}
 
 
+def esc_then_f5(w: MainWindow) -> dict[str, float]:
+    """F5, Esc at once (the run cancelled, its worker killed), then F5: from the second F5
+    until its report is shown."""
+    w.reload_action.trigger()
+    w.analysis.cancel()
+    settle(0.2)
+    return analysis(w, w.reload_action.trigger)
+
+
 def open_saved_from_menu(path: Path, importing: bool = False) -> dict[str, float]:
     """File > Open on a saved analysis, until it is shown and painted. ``importing``: in a
     window just opened, whose spare worker is importing TensorFlow meanwhile."""
@@ -237,7 +246,17 @@ def main() -> None:
     load_before = os.getloadavg()
     runs: dict[str, list[dict[str, float]]] = {
         k: []
-        for k in ("saved", "saved importing", "load", "warm", "cold", "f5 first", "f5 second", "f5 twice")
+        for k in (
+            "saved",
+            "saved importing",
+            "load",
+            "warm",
+            "cold",
+            "f5 first",
+            "f5 second",
+            "f5 twice",
+            "esc f5",
+        )
     }
     if not args.skip_saved:
         saved = resnet_analysis()
@@ -260,6 +279,7 @@ def main() -> None:
                 runs["f5 first"].append(press_f5(w))
                 runs["f5 second"].append(press_f5(w))
                 runs["f5 twice"].append(press_f5_twice(w))
+                runs["esc f5"].append(esc_then_f5(w))
             finally:
                 w.close()
             w = new_window(spare=False)
@@ -298,6 +318,13 @@ def main() -> None:
                 f"<= one run + 0.5 s ({first + 0.5:.2f} s)",
                 "26 s issue",
                 median(runs["f5 twice"], "report shown") <= first + 0.5,
+            ),
+            (
+                "Esc, then F5, to the result",
+                f"{median(runs['esc f5'], 'report shown'):.2f} s",
+                f"<= F5 ({first:.2f} s) + 0.1 s",
+                "17.6 s issue",
+                median(runs["esc f5"], "report shown") <= first + 0.1,
             ),
         ]
     if runs["saved"]:
