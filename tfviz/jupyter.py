@@ -49,7 +49,7 @@ def _magic(ipython: Any) -> Any:
         if not words or words[0] != "check":
             print(f"usage: {USAGE}", file=sys.stderr)
             return None
-        words, _, script_args = _split(words[1:])
+        words, script_args = _split(words[1:])
         try:
             args = _parser().parse_args(words)
         except (argparse.ArgumentError, SystemExit) as exc:
@@ -93,9 +93,9 @@ def _magic(ipython: Any) -> Any:
     return tfviz
 
 
-def _split(words: list[str]) -> tuple[list[str], bool, list[str]]:
+def _split(words: list[str]) -> tuple[list[str], list[str]]:
     """The magic's own words, and the script's after ``--``."""
     if "--" in words:
         cut = words.index("--")
-        return words[:cut], True, words[cut + 1 :]
-    return words, False, []
+        return words[:cut], words[cut + 1 :]
+    return words, []
