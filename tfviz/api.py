@@ -138,13 +138,7 @@ def _check_path(
         if chart is not None:
             chart.redraw()
     if isinstance(answer, Failure):
-        error = dict(answer.error)
-        if not error.get("file") and not error.get("line"):
-            error["file"] = os.path.abspath(path)
-        raise AnalysisError(
-            **{k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")},
-            candidates=tuple(error.get("candidates") or ()),
-        )
+        raise AnalysisError.from_dict(answer.error, os.path.abspath(path))
     return Report.from_dict(answer.report or {})  # type: ignore[return-value]  # cls(...) is this class
 
 

@@ -51,6 +51,18 @@ class AnalysisError(Exception):
             text += f"\n{self.detail}"
         return text
 
+    @classmethod
+    def from_dict(cls, error: dict[str, Any], script: str | None = None) -> AnalysisError:
+        """The error a worker sent as :meth:`to_dict`; one that names no place is ``script``'s.
+
+        >>> str(AnalysisError.from_dict({"message": "no gradient step", "candidates": ["loss"]}, "t.py"))
+        't.py: no gradient step'
+        """
+        fields = {k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")}
+        if script is not None and not fields.get("file") and not fields.get("line"):
+            fields["file"] = script
+        return cls(**fields, candidates=tuple(error.get("candidates") or ()))
+
     def to_dict(self) -> dict[str, Any]:
         self.in_cells()
         return {

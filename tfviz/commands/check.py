@@ -25,6 +25,7 @@ from tfviz.worker.messages import Failure, JacobianProgress, Log, Progress
 
 if TYPE_CHECKING:
     from tfviz.commands.args import Subparsers
+    from tfviz.errors import AnalysisError
     from tfviz.report import Report
 
 
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
         if args.list_targets:
             return _list_targets(args)
     except AnalysisError as exc:
-        return _fail(args, exc.to_dict())
+        return _fail(args, exc)
     try:
         printing: dict[str, Any] | None = {
             "format": args.format,
@@ -245,7 +246,7 @@ def _analyzed(
             except OSError as exc:
                 missing = isinstance(exc, FileNotFoundError)
                 why = "its folder does not exist" if missing else (exc.strerror or str(exc))
-                return _fail(args, AnalysisError(f"--record {args.record}: cannot write it: {why}").to_dict())
+                return _fail(args, AnalysisError(f"--record {args.record}: cannot write it: {why}"))
     if printing is not None:
         request["printed"] = printing
     from tfviz.worker.client import WorkerClient
@@ -262,10 +263,9 @@ def _analyzed(
     finally:
         _drop_unused(request.get("record_tmp"))
     if isinstance(answer, Failure):
-        error = dict(answer.error)
-        if not error.get("file") and not error.get("line"):
-            error["file"] = os.path.abspath(args.script)
-        return _fail(args, error)
+        from tfviz.errors import AnalysisError
+
+        return _fail(args, AnalysisError.from_dict(answer.error, os.path.abspath(args.script)))
     data = answer.report or {}
     if answer.printed is not None:
         return answer.printed, {"ok": data.get("ok"), "graph_error": answer.graph_error}
@@ -331,13 +331,8 @@ def _keep_record(record: Any, tmp: Any) -> None:
 _UNBOUNDED = 2**62
 
 
-def _fail(args: argparse.Namespace, error: dict[str, Any]) -> ExitStatus:
-    from tfviz.errors import AnalysisError
-
-    exc = AnalysisError(
-        **{k: v for k, v in error.items() if k in ("message", "file", "line", "code", "detail")},
-        candidates=tuple(error.get("candidates") or ()),
-    )
+def _fail(args: argparse.Namespace, exc: AnalysisError) -> ExitStatus:
+    """Say why on stderr (and on stdout in the format asked for); exit 2."""
     from tfviz.reportformats import failure
 
     shown = failure(exc.to_dict(), getattr(args, "format", "json" if args.json else "text"))
