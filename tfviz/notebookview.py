@@ -37,7 +37,7 @@ _SEVERITY_INK: dict[str, str] = {
 }
 
 
-def report_html(report: Report, graph: bool = True) -> str:
+def report_html(report: Report) -> str:
     """The report as one self-contained block of HTML (inline styles, the SVG inline)."""
     bad = not report.ok
     verdict = "gradient problems found" if bad else "every variable gets a gradient"
@@ -49,8 +49,7 @@ def report_html(report: Report, graph: bool = True) -> str:
         f'<span style="background:{badge};color:{C["on_badge"]};border-radius:10px;padding:1px 8px">'
         f"{verdict}</span></div>",
     ]
-    if graph:
-        parts.append(_graph(report))
+    parts.append(_graph(report))
     if report.problems:
         parts.append(_problems(report))
     parts.append(_variables(report))
