@@ -203,3 +203,71 @@ def test_sigterm_to_export_takes_its_renderer_and_leaves_nothing(tmp_path):
     assert not state.strip() or state.strip().startswith("Z")  # gone (or reaped soon)
     assert list(scratch.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "tmp"]  # no image, no partial file
+
+
+def _hostile_names_doc() -> dict:
+    """A valid analysis whose names hold what XML cannot: controls, written in JSON as
+    escapes, and a lone surrogate."""
+    from tests.test_export import _doc
+
+    doc = _doc()
+    doc["graph"]["ops"][0]["name"] = "esc\x1b[31m nul\x00 \ud800 form\x0c"
+    doc["graph"]["ops"][1]["type"] = "Ty\x08pe"
+    return doc
+
+
+@pytest.mark.parametrize("which", ["seed1", "hostile names", "unknown fields"])
+def test_a_saved_file_drawn_while_it_is_checked_is_drawn_as_after_the_check(which, saved, tmp_path):
+    """``tfviz export saved.json -o x.svg`` draws the file as it reads it, unchecked, while
+    tfviz checks it: the image is the slow way's, the checked report drawn from tfviz's
+    own scratch file. A valid file the renderer cannot rebuild unchecked (fields this tfviz
+    ignores) is drawn the slow way."""
+    import json
+
+    from tfviz.analysisfile import load_analysis
+    from tfviz.exportcli import draw
+
+    path = tmp_path / "in.json"
+    if which == "seed1":
+        path.write_bytes(saved.read_bytes())
+    else:
+        doc = _hostile_names_doc()
+        if which == "unknown fields":
+            doc["graph"]["ops"][0]["written_by_a_later_tfviz"] = 1
+        path.write_text(json.dumps(doc))
+    fast, slow = tmp_path / "fast.svg", tmp_path / "slow.svg"
+    r = tfviz("export", str(path), "-o", str(fast), "--expand", "all")
+    report = load_analysis(path)
+    assert r.returncode == (0 if report.ok else 1), r.stderr
+    assert "Traceback" not in r.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    old = os.environ.copy()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        ok, _ = draw(report, str(slow), "svg", "all")
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert ok and fast.read_bytes() == slow.read_bytes()
+    texts = " ".join(_texts(fast))
+    if which != "seed1":
+        # the box elides the middle of the long name
+        assert "esc\\x1b[31" in texts and "form\\x0c" in texts and "Ty\\x08pe" in texts
+
+
+@pytest.mark.parametrize(
+    "name", ["truncated", "deep inside", "unknown group", "newer schema", "deeply nested"]
+)
+def test_a_saved_file_that_fails_its_check_is_never_drawn(name, tmp_path):
+    """The renderer may finish before the check fails: the image is still not kept, and the
+    message is the check's."""
+    from tests.test_export import HOSTILE
+
+    data, words = HOSTILE[name]
+    path, out = tmp_path / "bad.json", tmp_path / "bad.svg"
+    path.write_bytes(data)
+    r = tfviz("export", str(path), "-o", str(out))
+    assert r.returncode == 2 and words in r.stderr and str(path) in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not out.exists() and os.listdir(tmp_path) == ["bad.json"]

@@ -258,6 +258,25 @@ def test_xml_safe_json_is_the_walk(names):
     assert json.loads(outputs.xml_safe_json(doc)) == outputs.xml_safe_tree(doc)
 
 
+@settings(max_examples=300)
+@given(
+    names=st.lists(
+        st.one_of(
+            NAMES, st.sampled_from(["a\\u0000b", "\\b", "re\\f", "\\\\u00", "\ud800", "\ufffe", "\x01"])
+        ),
+        max_size=6,
+    ),
+    ascii_only=st.booleans(),
+)
+def test_xml_safe_loads_is_the_walk(names, ascii_only):
+    """Reading a saved file for drawing: the fast path (no walk when the text shows no
+    character XML cannot hold, as itself or as an escape) is the walk's twin, for files
+    written with every character escaped or as itself."""
+    doc = {"script": "s.py", "ops": [{"name": n, n: [n, 1, None, 0.5]} for n in names], "n": len(names)}
+    text = json.dumps(doc, ensure_ascii=ascii_only)
+    assert outputs.xml_safe_loads(text) == outputs.xml_safe_tree(json.loads(text))
+
+
 def _text(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 

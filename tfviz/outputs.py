@@ -91,6 +91,23 @@ def xml_safe_json(doc: Any) -> str:
     return json.dumps(xml_safe_tree(doc), ensure_ascii=False, allow_nan=False)
 
 
+#: In JSON text, an escape that may stand for a character XML cannot hold: a control
+#: (``\\u0000``-``\\u001f``, ``\\b``, ``\\f``), a surrogate (``\\ud800``-``\\udfff``) or
+#: U+FFFE/U+FFFF. It errs only towards the walk (a backslash then ``b``, ``\\\\b``, matches too).
+_MAYBE_NOT_XML_ESCAPE = re.compile(r"\\(?:[bf]|u(?:00[01]|[dD][89a-fA-F]|[fF]{3}[eEfF]))")
+
+
+def xml_safe_loads(text: str) -> Any:
+    """``xml_safe_tree(json.loads(text))``, without the walk when the text shows no
+    character XML cannot hold, neither as itself nor as an escape: a saved analysis from
+    anywhere, read for drawing, is walked only when it needs it (the walk rebuilds the whole
+    document)."""
+    doc = json.loads(text)
+    if _NOT_XML.search(text) is None and _MAYBE_NOT_XML_ESCAPE.search(text) is None:
+        return doc
+    return xml_safe_tree(doc)
+
+
 def _escape(ch: str) -> str:
     n = ord(ch)
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
