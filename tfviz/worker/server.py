@@ -91,6 +91,8 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         )
         return ExitStatus.INTERNAL
     report = done.report
+    if _STARTED_S is not None:  # a worker of its own: its start is part of the analysis's time
+        report.timings_s = {"start": _STARTED_S, **report.timings_s}
     printed = printed_for(request.get("printed"), report)
     if printed is not None:
         result = report.to_dict(full_graph=False)
@@ -245,6 +247,11 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+#: how long this worker took to import TensorFlow and tfviz's engine before it was ready
+#: (``timings_s["start"]``); None in a worker forked from a warm server, which starts ready
+_STARTED_S: float | None = None
+
+
 def main() -> int:
     # On a duplicate of the worker's stderr: fd 2 itself is a pipe of tfviz's own while the
     # script runs (tfviz.script.streams), and a crash's trace must reach the client.
@@ -253,10 +260,14 @@ def main() -> int:
     flush_at_exit(channel.logs)
     from tfviz.script.quiet import import_tensorflow
 
+    global _STARTED_S
+    began = time.perf_counter()
     tf = import_tensorflow()
     # The engine too (networkx and all, ~0.25 s): a warm spare then spends its
     # analysis analyzing, not importing.
     import tfviz.analysis.diagnose  # noqa: F401
+
+    _STARTED_S = round(time.perf_counter() - began, 3)
 
     # What is loaded now lives as long as the worker: out of the collector's sight, so its
     # full collections during an analysis do not walk TensorFlow's every object again.
