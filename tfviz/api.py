@@ -263,7 +263,6 @@ def _tensorflow_state() -> dict[str, Any]:
     from absl import logging as absl_logging
     from tensorflow.python.autograph.utils import ag_logging
     from tensorflow.python.eager import context
-
     from tensorflow.python.ops import gen_resource_variable_ops as ops
     from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
@@ -296,7 +295,6 @@ def _restore_tensorflow(state: dict[str, Any]) -> None:
         return
     from absl import logging as absl_logging
     from tensorflow.python.autograph.utils import ag_logging
-
     from tensorflow.python.ops import gen_resource_variable_ops as ops
 
     for variable, value in state["values"]:

@@ -21,7 +21,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from tfviz.engine.untrained import mark_not_trained
-from tfviz.report import Report
+from tfviz.report import Report, collector_paused
 from tfviz.structure.hierarchy import ROOT, Hierarchy
 from tfviz.structure.naming import group_outputs, layer_attributes
 
@@ -118,8 +118,9 @@ class GraphScene(QGraphicsScene):
             self.graphChanged.emit()
             return
         mark_not_trained(report)
-        self.hierarchy = Hierarchy.of_report(report)
-        self.gl = GraphLayout(self.hierarchy)
+        with collector_paused():  # as build() is
+            self.hierarchy = Hierarchy.of_report(report)
+            self.gl = GraphLayout(self.hierarchy)
         self._group_outputs = group_outputs(self.hierarchy)
         carried = (carried_norm(e) for e in report.graph.edges)
         self.norms = [math.log10(g) for g in carried if g and g > 0 and math.isfinite(g)]
@@ -162,7 +163,14 @@ class GraphScene(QGraphicsScene):
     # -- building -----------------------------------------------------------------
     def build(self) -> Scene | None:
         """Place and draw the graph for ``expanded``, ``only_path`` and ``magnitude``; the
-        placement, or None when there is no graph."""
+        placement, or None when there is no graph.
+
+        Without the cycle collector: the layout's and the items' many new objects set off its
+        full passes over the whole window again and again (a quarter of a large graph's time)."""
+        with collector_paused():
+            return self._build()
+
+    def _build(self) -> Scene | None:
         self.clear()
         self._forget()
         if self.hierarchy is None or self.gl is None:  # set together, with the report

@@ -39,11 +39,10 @@ class CTCLayer(layers.Layer):
 def build_model():
     input_img = layers.Input(shape=(WIDTH, HEIGHT, 1), name="image", dtype="float32")
     label = layers.Input(name="label", shape=(None,), dtype="int64")
-    x = layers.Conv2D(32, (3, 3), activation="relu", kernel_initializer="he_normal", padding="same", name="Conv1")(
-        input_img
-    )
+    conv = dict(activation="relu", kernel_initializer="he_normal", padding="same")
+    x = layers.Conv2D(32, (3, 3), name="Conv1", **conv)(input_img)
     x = layers.MaxPooling2D((2, 2), name="pool1")(x)
-    x = layers.Conv2D(64, (3, 3), activation="relu", kernel_initializer="he_normal", padding="same", name="Conv2")(x)
+    x = layers.Conv2D(64, (3, 3), name="Conv2", **conv)(x)
     x = layers.MaxPooling2D((2, 2), name="pool2")(x)
     x = layers.Reshape(target_shape=((WIDTH // 4), (HEIGHT // 4) * 64), name="reshape")(x)
     x = layers.Dense(64, activation="relu", name="dense1")(x)

@@ -39,9 +39,9 @@ def mlp(x, hidden_units, dropout_rate):
 
 class Patches(layers.Layer):
     def call(self, images):
-        patches = tf.image.extract_patches(
-            images, sizes=[1, PATCH, PATCH, 1], strides=[1, PATCH, PATCH, 1], rates=[1, 1, 1, 1], padding="VALID"
-        )
+        size = [1, PATCH, PATCH, 1]
+        one = [1, 1, 1, 1]
+        patches = tf.image.extract_patches(images, sizes=size, strides=size, rates=one, padding="VALID")
         return tf.reshape(patches, [tf.shape(images)[0], -1, PATCH * PATCH * 3])
 
 
