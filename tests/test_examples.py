@@ -205,3 +205,45 @@ def test_frozen_copy_when_the_script_builds_the_model_itself(tmp_path):
     kinds = {v.name: v.kind for v in report.variables}
     assert kinds["model.layers[0].trainable_variables[0]"] == "frozen_copy"
     assert any("model.layers[0].weights2" in p.message for p in report.problems)
+
+
+def _documented_commands() -> list[tuple[str, list[str]]]:
+    """Every ``tfviz ...`` command line an example's docstring shows, continuations joined,
+    a trailing ``(exits 0)`` dropped: (example, argv)."""
+    import ast
+    import shlex
+
+    out = []
+    for path in sorted(EXAMPLES.glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        lines = doc.replace("\\\n", " ").splitlines()
+        for line in lines:
+            line = line.strip()
+            if line.split()[:2] in (["tfviz", c] for c in ("check", "jacobian", "export")):
+                out.append((path.name, shlex.split(line.split("  (")[0])))
+    return out
+
+
+@pytest.mark.parametrize(
+    "name,argv", _documented_commands(), ids=[" ".join(a[1:3]) for _, a in _documented_commands()]
+)
+def test_every_command_an_example_shows_runs_as_shown(name, argv):
+    """A user copies the command from the example's docstring and runs it in the examples'
+    folder: it runs (a tensor it names exists, a flag it passes is one tfviz takes), and
+    ends with a verdict, never a refusal."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tfviz = str(Path(sys.executable).with_name("tfviz"))
+    done = subprocess.run(
+        [tfviz, *argv[1:]],
+        cwd=EXAMPLES,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode in (0, 1), f"{name}: {' '.join(argv)}\n{done.stderr[-2000:]}"
+    assert "Traceback" not in done.stderr
+    assert name in " ".join(argv)

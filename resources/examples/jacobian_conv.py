@@ -6,9 +6,9 @@ J(conv output, kernel) is (8, 24, 24, 16) x (5, 5, 1, 16): 73,728 x 400
 elements. Each output element reads one image and one filter, so the matrix is
 sparse and structured: slice it per dimension instead of by flat ranges,
 
-    tfviz jacobian jacobian_conv.py --of convnet_1/conv_1/Relu --wrt convnet/conv/kernel \
+    tfviz jacobian jacobian_conv.py --of convnet/conv/Relu --wrt convnet/conv/kernel \
         --of-index 0,:,:,:
-    tfviz jacobian jacobian_conv.py --of convnet_1/conv_1/Relu --wrt convnet/conv/kernel \
+    tfviz jacobian jacobian_conv.py --of convnet/conv/Relu --wrt convnet/conv/kernel \
         --of-index 0,:,:,3 --wrt-index :,:,:,3
 
 (in the app: right-click the conv layer's Relu, "Jacobian of this w.r.t. …", then
