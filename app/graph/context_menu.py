@@ -35,18 +35,19 @@ def subtree(h, gid: str) -> set[str]:
     return out
 
 
-def expand_subtree(view, gid: str) -> None:
-    """Open ``gid`` and every group inside it, down to the ops."""
+def expand_subtree(view, gid: str, background: bool = False) -> None:
+    """Open ``gid`` and every group inside it, down to the ops (``background``: see
+    :meth:`GraphView.rebuild <app.graph.view.GraphView.rebuild>`, as the menu does)."""
     if view.hierarchy is None or gid not in view.hierarchy.groups:
         return
     view.expanded = set(view.expanded) | subtree(view.hierarchy, gid) | set(view.hierarchy.group_chain(gid))
-    view.rebuild(keep=gid)
+    view.rebuild(keep=gid, background=background)
 
 
-def collapse(view, gid: str) -> None:
+def collapse(view, gid: str, background: bool = False) -> None:
     """Close ``gid`` (and what is open inside it) back into one box."""
     if view.hierarchy is not None and gid != ROOT and gid in view.expanded:
-        view.toggle_group(gid)
+        view.toggle_group(gid, background=background)
 
 
 def full_name(view, node_id: str) -> str:
@@ -79,17 +80,19 @@ def add_graph_actions(menu: QMenu, view, pos) -> str | None:
         menu.addAction("Show path", lambda: view.pathRequested.emit(nid))
     if nid in h.groups:  # a collapsed box or an open frame
         if nid not in view.expanded:
-            menu.addAction("Expand", lambda: view.toggle_group(nid))
+            menu.addAction("Expand", lambda: view.toggle_group(nid, background=True))
         kids = [c for c in h.groups[nid].children if c in h.groups]
         if kids or nid not in view.expanded:
-            menu.addAction("Expand subtree", lambda: expand_subtree(view, nid))
+            menu.addAction("Expand subtree", lambda: expand_subtree(view, nid, background=True))
         if nid in view.expanded:
-            menu.addAction(f"Collapse {h.groups[nid].label}", lambda: collapse(view, nid))
+            menu.addAction(f"Collapse {h.groups[nid].label}", lambda: collapse(view, nid, background=True))
     else:  # an op, variable or the target: its innermost open group can be closed
         chain = [g for g in h.chain.get(h.alias.get(nid, nid), []) if g != ROOT]
         if chain:
             parent = chain[-1]
-            menu.addAction(f"Collapse {h.groups[parent].label}", lambda: collapse(view, parent))
+            menu.addAction(
+                f"Collapse {h.groups[parent].label}", lambda: collapse(view, parent, background=True)
+            )
     menu.addAction("Copy name", lambda: copy_name(view, nid))
     if (tf := tf_name(view, nid)) is not None:
         menu.addAction("Copy TensorFlow name", lambda: QApplication.clipboard().setText(tf))

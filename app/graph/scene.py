@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
@@ -42,6 +43,8 @@ from .palette import (
 )
 
 TILE = 1600.0
+#: how much of the drawing one step does (:meth:`GraphScene.drawing`): a few milliseconds each
+STEP_ITEMS, STEP_TILES, STEP_EDGES = 100, 4, 200
 #: the collapse states an export can ask for (``--expand``)
 EXPANSIONS = ("default", "all", "problems", "none")
 #: the margin around the placed graph, in scene units
@@ -168,28 +171,59 @@ class GraphScene(QGraphicsScene):
         Without the cycle collector: the layout's and the items' many new objects set off its
         full passes over the whole window again and again (a quarter of a large graph's time)."""
         with collector_paused():
-            return self._build()
+            placed = self.place()
+            if placed is None:
+                self.clear()
+                self._forget()
+                return None
+            for _ in self.drawing(placed):
+                pass
+            return placed
 
-    def _build(self) -> Scene | None:
+    def place(self) -> Scene | None:
+        """The placement for the current collapse state (None without a graph). Safe on
+        another thread: it reads copies of the state and the layout's caches are locked."""
+        gl = self.gl
+        if self.hierarchy is None or gl is None:  # set together, with the report
+            return None
+        return gl.place(set(self.expanded), self.only_path)
+
+    def drawing(self, placed: Scene) -> Iterator[None]:
+        """Draw ``placed``, the scene cleared first, pausing (yielding) between steps of a
+        few milliseconds each: :meth:`build` runs it to the end at once, the view a step at
+        a time between events (:mod:`app.graph.building`), so the graph shows as it is made."""
+        # The old items' Python side is let go a slice at a time: freeing 20,000 at once held
+        # the event loop for a tenth of a second, twice what Qt's clear() takes.
+        held = [self.node_items, self.frames, self.edge_items, self.edge_routes, self.tiles, self.overview]
+        far, scale = self.far, self.lod_scale  # the view's zoom: kept while the new items come
         self.clear()
         self._forget()
-        if self.hierarchy is None or self.gl is None:  # set together, with the report
-            return None
-        placed = self.gl.place(self.expanded, self.only_path)
+        self.far, self.lod_scale = far, scale
+        for old in held:
+            while old:
+                if isinstance(old, dict):
+                    for _ in range(min(len(old), STEP_ITEMS * 5)):
+                        old.popitem()
+                else:
+                    del old[-STEP_ITEMS * 5 :]
+                yield
+        del held
         self.last_layout_s = placed.layout_s
         for f in placed.frames:
-            g = self.hierarchy.groups[f.id]
+            g = self.hierarchy.groups[f.id]  # type: ignore[union-attr]  # placed from it
             item = FrameItem(
                 f.id, QRectF(f.x, f.y, f.w, f.h), f"{g.label}  ·  {g.n_ops} ops", g.kind == "function"
             )
             self.addItem(item)
             self.frames[f.id] = item
         tiles: dict[tuple[int, int], list[NodeItem]] = {}
-        for p in placed.nodes.values():
+        for i, p in enumerate(placed.nodes.values(), 1):
             node_item = self._node_item(p)
             self.node_items[p.id] = node_item
             tiles.setdefault((int(p.x // TILE), int(p.y // TILE)), []).append(node_item)
-        for kids in tiles.values():
+            if i % STEP_ITEMS == 0:
+                yield
+        for i, kids in enumerate(tiles.values(), 1):
             rect = QRectF()
             shapes = QPainterPath()
             for k in kids:
@@ -197,22 +231,24 @@ class GraphScene(QGraphicsScene):
                 rect = rect.united(r)
                 shapes.addRect(r)
             tile = Tile(rect.adjusted(-4, -4, 4, 4))
+            tile.setVisible(not far)  # zoomed far out, its overview path stands in for it
             self.addItem(tile)
             for k in kids:
                 k.setParentItem(tile)
             self.tiles.append(tile)
             # zoomed far out, one C++-painted path per tile replaces thousands of Python paints
             ov = self.addPath(shapes, QPen(Qt.PenStyle.NoPen), QColor(theme.OVERVIEW_OP))
-            ov.setVisible(False)
+            ov.setVisible(bool(far))
             self.overview.append(ov)
-        self._build_edges(placed)
+            if i % STEP_TILES == 0:
+                yield
+        yield from self._drawing_edges(placed)
         marks = [(it.sceneBoundingRect(), it.far_cat) for it in self.node_items.values() if it.far_cat]
         if marks:
             self.marks = ProblemMarks(marks)
             self.addItem(self.marks)
         self.setSceneRect(QRectF(-MARGIN, -MARGIN, placed.width + 2 * MARGIN, placed.height + 2 * MARGIN))
         self.graphChanged.emit()
-        return placed
 
     def _node_item(self, p) -> NodeItem:
         assert self.hierarchy is not None and self.report is not None  # called by build, with a report
@@ -281,10 +317,12 @@ class GraphScene(QGraphicsScene):
                 item.tip()
         super().helpEvent(event)
 
-    def _build_edges(self, placed: Scene) -> None:
+    def _drawing_edges(self, placed: Scene) -> Iterator[None]:
         assert self.hierarchy is not None and self.report is not None  # called by build, with a report
         merged: dict[tuple[str, str], list] = {}
-        for e in self.report.graph.edges:
+        for i, e in enumerate(self.report.graph.edges, 1):
+            if i % (STEP_EDGES * 10) == 0:
+                yield
             if e.back or e.src not in self.hierarchy.ops or e.dst not in self.hierarchy.ops:
                 continue
             a = self.hierarchy.representative(e.src, self.expanded)
@@ -298,7 +336,9 @@ class GraphScene(QGraphicsScene):
         batches: dict[tuple, QPainterPath] = {}
         pens: dict[tuple, QPen] = {}
         batch_of: dict[tuple[str, str], tuple] = {}
-        for (a, b), es in merged.items():
+        for i, ((a, b), es) in enumerate(merged.items(), 1):
+            if i % STEP_EDGES == 0:
+                yield
             pa, pb = placed.nodes[a], placed.nodes[b]
             start, end = QPointF(pa.x + pa.w / 2, pa.y + pa.h), QPointF(pb.x + pb.w / 2, pb.y)
             jump = placed.jumps.get((a, b))

@@ -19,6 +19,7 @@ from tfviz.structure.gradient_path import GradientPath
 from tfviz.structure.hierarchy import ROOT
 
 from .. import theme
+from .building import BackgroundBuild
 from .context_menu import add_graph_actions
 from .framing import Framing
 from .items import EdgeBatch, FrameItem, NodeItem, paint_ramp
@@ -57,6 +58,7 @@ class GraphView(QGraphicsView):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setScene(GraphScene(self))
+        self._background = BackgroundBuild(self.scene(), self)
         #: more right-click entries (the Jacobian's): each is called with the menu and the position
         self.menu_hooks: list[Callable[[QMenu, QPoint], None]] = []
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -163,15 +165,17 @@ class GraphView(QGraphicsView):
         """The first problem's op, then an affected variable's node: what the window opens on."""
         return self.scene().first_problem()
 
-    def set_only_path(self, on: bool) -> None:
+    def set_only_path(self, on: bool, background: bool = False) -> None:
         self.only_path = on
-        self.rebuild()
+        self.rebuild(background=background)
 
-    def set_magnitude(self, on: bool) -> None:
+    def set_magnitude(self, on: bool, background: bool = False) -> None:
         self.magnitude = on
-        self.rebuild()
+        self.rebuild(background=background)
 
-    def toggle_group(self, gid: str) -> None:
+    def toggle_group(self, gid: str, background: bool = False) -> None:
+        """Open or close group ``gid``, keeping it where it is on screen; ``background``:
+        see :meth:`rebuild` (a double-click's)."""
         if gid == ROOT or self.hierarchy is None:
             return
         self.framing.touched()
@@ -180,20 +184,34 @@ class GraphView(QGraphicsView):
             self.expanded -= {g for g in self.expanded if gid in self.hierarchy.group_chain(g)[:-1]}
         else:
             self.expanded.add(gid)
-        self.rebuild(keep=gid)
+        self.rebuild(keep=gid, background=background)
 
-    def set_all_expanded(self, on: bool) -> None:
+    def set_all_expanded(self, on: bool, background: bool = False) -> None:
+        """Open (``on``) or close every group, then fit the graph in view; ``background``:
+        without holding up the window (:meth:`rebuild`), as the toolbar's buttons do."""
         if self.hierarchy is None:
             return
         self.framing.touched()
         self.expanded = self.scene().expansion("all" if on else "none")
-        self.rebuild()
-        self.fit()
+        self.rebuild(background=background, then=self.fit)
 
     # -- building ---------------------------------------------------------------
-    def rebuild(self, keep: str | None = None) -> None:
+    def building(self) -> bool:
+        """A rebuild in the background is not done yet."""
+        return self._background.busy()
+
+    def rebuild(
+        self, keep: str | None = None, *, background: bool = False, then: Callable[[], object] | None = None
+    ) -> None:
         """Rebuild the scene for the current collapse state, keeping the selection, the
-        path view and (with ``keep``) that node's place on screen."""
+        path view and (with ``keep``) that node's place on screen; then ``then()``.
+
+        ``background``: placed on a thread and drawn a step at a time between events
+        (:mod:`app.graph.building`), for what the user asks of the graph itself (Expand
+        all, a double-click on a group, Path only): the window stays responsive however
+        large the graph. Otherwise at once, for a caller that needs the items now (a node
+        revealed and selected). Either drops a background rebuild still in flight."""
+        self._background.stop()
         if self.hierarchy is None:
             return
         anchor = None
@@ -205,7 +223,20 @@ class GraphView(QGraphicsView):
         selected = [getattr(i, "node_id", None) for i in sc.selectedItems()]
         sc.blockSignals(True)
         self._overlay, self._path_items = None, []
-        sc.build()
+
+        def done() -> None:
+            self._rebuilt(selected, keep, anchor)
+            if then is not None:
+                then()
+
+        if background:
+            self._background.start(done)
+        else:
+            sc.build()
+            done()
+
+    def _rebuilt(self, selected: list[str | None], keep: str | None, anchor: QPoint | None) -> None:
+        sc = self.scene()
         self.update_lod()
         self.setSceneRect(sc.sceneRect())  # updates the scroll bars now, so centerOn works at once
         sc.blockSignals(False)
@@ -402,12 +433,12 @@ class GraphView(QGraphicsView):
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 - Qt's name
         for it in self.items_at(event.position().toPoint()):
             if isinstance(it, NodeItem) and it.kind == "group":
-                self.toggle_group(it.node_id)
+                self.toggle_group(it.node_id, background=True)
                 return
             if isinstance(it, FrameItem) and it.title_rect().contains(
                 it.mapFromScene(self.mapToScene(event.position().toPoint()))
             ):
-                self.toggle_group(it.group_id)
+                self.toggle_group(it.group_id, background=True)
                 return
         super().mouseDoubleClickEvent(event)
 

@@ -50,3 +50,17 @@ def run_analysis(qtbot, window, script: Path | str, target: str | None = None) -
     window.analysis.last_error = None
     window.open_script(str(script), target)
     qtbot.waitUntil(lambda: not window.analysis.busy(), timeout=ANALYSIS_TIMEOUT_MS)
+
+
+def drawn(view, timeout: float = 30.0) -> None:
+    """Run the event loop until ``view``'s background rebuild (a toolbar's or a menu's
+    change, :mod:`app.graph.building`) has drawn the graph."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    end = time.monotonic() + timeout
+    while view.building():
+        assert time.monotonic() < end, "the graph was not drawn"
+        QApplication.processEvents()
+        time.sleep(0.001)

@@ -21,6 +21,8 @@ EXAMPLES = ROOT / "resources" / "examples"
 from PySide6.QtCore import QElapsedTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from tests.gui.conftest import drawn  # noqa: E402
+
 
 def settle(app, ms: int = 300) -> None:
     t = QElapsedTimer()
@@ -115,10 +117,12 @@ def main() -> int:
     analyze(app, w, EXAMPLES / "seed3_chain_rule.py")
     w.variables.select_name(w.analysis.report.variables[0].name)
     w.graph.magnitude.setChecked(True)  # the gradient-magnitude overlay
+    drawn(w.graph.view)
     settle(app)
     w.grab().save(str(out / "window_seed3.png"))
 
     w.graph.magnitude.setChecked(False)
+    drawn(w.graph.view)
     analyze(app, w, EXAMPLES / "kind_zero_dead_relu.py")
     w.graph.view.fit()
     relu = w.problems.topLevelItem(0)

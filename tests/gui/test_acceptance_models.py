@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import EXAMPLES, run_analysis
+from conftest import EXAMPLES, drawn, run_analysis
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QFontInfo
 from PySide6.QtWidgets import QApplication
@@ -229,6 +229,7 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
     view.set_report(report)  # the view as it opens, on the cut (an earlier test scrolled it)
     QApplication.processEvents()
     window.graph.magnitude.setChecked(True)
+    drawn(view)
     try:
         lo, hi = view.magnitude_range()
         img = render_view(view)
@@ -253,6 +254,7 @@ def test_the_magnitude_overlay_and_show_path_agree_with_the_status(opened):
         assert probed["none"] and probed["carried"], f"{name}: {probed}"
     finally:
         window.graph.magnitude.setChecked(False)
+        drawn(view)
     h = view.hierarchy
     starved = [
         g

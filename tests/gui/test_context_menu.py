@@ -26,6 +26,10 @@ def _collapsed_layer(view) -> str:
     )
 
 
+def _built(qtbot, view) -> None:
+    qtbot.waitUntil(lambda: not view.building(), timeout=30_000)
+
+
 def test_a_collapsed_layer_expands_and_its_subtree_opens(qtbot, window):
     view = _open(qtbot, window, SG)
     view.show_path(None)
@@ -34,6 +38,8 @@ def test_a_collapsed_layer_expands_and_its_subtree_opens(qtbot, window):
     assert {"Show path", "Expand", "Expand subtree", "Copy name"} <= set(acts)
     assert not any(t.startswith("Collapse") for t in acts)  # it is closed already
     acts["Expand subtree"].trigger()
+    assert view.building()  # the menu's change is drawn off the event loop's critical path
+    _built(qtbot, view)
     assert subtree(view.hierarchy, gid) <= view.expanded
     assert gid in view.frames and gid not in view.node_items  # drawn open, as a frame
 
@@ -53,6 +59,7 @@ def test_an_op_collapses_its_group_and_copies_the_name_the_graph_shows(qtbot, wi
     if parent:  # inside a layer or function: that group closes back into a box
         label = h.groups[parent[-1]].label
         acts[f"Collapse {label}"].trigger()
+        _built(qtbot, view)
         assert parent[-1] not in view.expanded and parent[-1] in view.node_items
         assert "StopGradient" not in view.node_items
 
@@ -84,4 +91,5 @@ def test_an_open_frame_collapses_from_its_menu(qtbot, window):
     label = view.hierarchy.groups[gid].label
     assert f"Collapse {label}" in acts and "Expand" not in acts
     acts[f"Collapse {label}"].trigger()
+    _built(qtbot, view)
     assert gid not in view.expanded and gid in view.node_items

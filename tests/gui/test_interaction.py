@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 
-from conftest import ANALYSIS_TIMEOUT_MS, run_analysis
+from conftest import ANALYSIS_TIMEOUT_MS, drawn, run_analysis
 from PySide6.QtCore import Qt
 
 from app.graph.palette import magnitude_pen, pen_for
@@ -93,6 +93,7 @@ def test_gradient_magnitude_overlay_sets_edge_pens(qapp):
     big, mid, small, none = (("mul", "__target__"), ("read", "mul"), ("var:w", "read"), ("read", "shape"))
     assert view.edge_items[big].pen().color() == pen_for("passes").color()  # status colours first
     panel.magnitude.setChecked(True)
+    drawn(view)
     assert view.magnitude
     pens = {k: view.edge_items[k].pen() for k in (big, mid, small, none)}
     # log10 norms -4, -2, 2: the largest is the widest and yellowest, the smallest the thinnest
@@ -105,4 +106,5 @@ def test_gradient_magnitude_overlay_sets_edge_pens(qapp):
     starved = view.edge_items[("read", "starved")].pen()  # drawn as carrying nothing, and not
     assert starved.style() != Qt.SolidLine and starved.color().name() == "#cccccc"  # the scale's top
     panel.magnitude.setChecked(False)
+    drawn(view)
     assert view.edge_items[big].pen().color() == pen_for("passes").color()

@@ -12,6 +12,7 @@ taller than wide is then cut into side-by-side columns (:mod:`app.graph.layout.c
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -69,6 +70,9 @@ class GraphLayout:
         self._orderings: dict[tuple[str, bool], layered.Ordering] = {}
         self.use_dot = dot_order.dot_program() is not None if use_dot is None else use_dot
         self.engine: dict[tuple[str, bool], str] = {}  # which orderer laid out each group: dot | own
+        #: one placement at a time: the window places on a thread of its own, and a placement
+        #: asked for meanwhile on the GUI thread waits for it (both fill the caches above)
+        self._placing = threading.Lock()
 
     def _edges_among(self, gid: str, kids: list[str]) -> list[tuple[str, str]]:
         ks = set(kids)
@@ -127,6 +131,10 @@ class GraphLayout:
         return o
 
     def place(self, expanded: set[str], only_path: bool = False) -> Scene:
+        with self._placing:
+            return self._place(expanded, only_path)
+
+    def _place(self, expanded: set[str], only_path: bool) -> Scene:
         t0 = time.perf_counter()
         if self.use_dot:
             self._prefetch_dot(expanded, only_path)
