@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
@@ -194,7 +195,14 @@ class GraphScene(QGraphicsScene):
         a time between events (:mod:`app.graph.building`), so the graph shows as it is made."""
         # The old items' Python side is let go a slice at a time: freeing 20,000 at once held
         # the event loop for a tenth of a second, twice what Qt's clear() takes.
-        held = [self.node_items, self.frames, self.edge_items, self.edge_routes, self.tiles, self.overview]
+        held: list[dict[Any, Any] | list[Any]] = [
+            self.node_items,
+            self.frames,
+            self.edge_items,
+            self.edge_routes,
+            self.tiles,
+            self.overview,
+        ]
         far, scale = self.far, self.lod_scale  # the view's zoom: kept while the new items come
         self.clear()
         self._forget()
