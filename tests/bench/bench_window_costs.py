@@ -17,6 +17,13 @@
    the window's buttons draw in the background (app.graph.building). Target: no gap over
    100 ms.
 
+4. The conv Jacobian's example-0 slice (``jacobian_conv.py``: J(conv output[0], kernel),
+   (24, 24, 16) x (5, 5, 1, 16)), asked from the real window's kept session: from the
+   request until the panel shows it, against the worker's own time for it (the answer's
+   ``seconds``); target: at most 1 s more. And the first result after the window opens
+   (bench_latency.py's ``first_result``): target, ``python``'s own time for the script plus
+   1 s. bench_latency.py has the re-run rows (F5, F5 twice, Esc then F5).
+
     QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_window_costs.py [--repeat 5]
 """
 
@@ -168,6 +175,35 @@ def layout_changes() -> list[tuple[str, float, float, float, float]]:
     return rows
 
 
+def jacobian_slice() -> tuple[float, float]:
+    """(seconds from the request until the panel shows the slice, the worker's seconds)."""
+    from tests.bench.bench_latency import analysis, new_window, qapp, wait, warm_spare
+
+    qapp()
+    w = new_window(spare=True)
+    try:
+        warm_spare(w)
+        analysis(w, lambda: w.open_script(str(ROOT / "resources" / "examples" / "jacobian_conv.py")))
+        jc = w.jacobian
+        got: dict = {}
+        show = jc.panel.show_result
+
+        def shown(res) -> None:
+            show(res)
+            got.setdefault("at", time.perf_counter())
+            got["res"] = res
+
+        jc.panel.show_result = shown
+        t0 = time.perf_counter()
+        jc.open("convnet/conv/Relu", "convnet/conv/kernel", of_index=[0, None, None, None])
+        wait(lambda: "at" in got or jc.last_failed is not None, "the Jacobian slice", timeout=300)
+        if "at" not in got:
+            raise RuntimeError(f"the Jacobian failed: {jc.last_failed}")
+        return got["at"] - t0, float(got["res"].seconds)
+    finally:
+        w.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -188,6 +224,22 @@ def main() -> None:
     for what, value, base, target in rows:
         base_s = "-" if base is None else f"{base:.3f} (bare Qt window)"
         print(f"| {what} | {value:.3f} | {base_s} | {target:.3f} | {'yes' if value <= target else 'NO'} |")
+    shown, worker = jacobian_slice()
+    from tests.bench.bench_latency import first_result
+
+    first = first_result()
+    print()
+    print("| what | tfviz s | baseline s | target s | met |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| conv Jacobian, example-0 slice, request to panel | {shown:.2f} | {worker:.2f} (the worker's)"
+        f" | {worker + 1:.2f} | {'yes' if shown <= worker + 1 else 'NO'} |"
+    )
+    limit = first["python"] + 1
+    print(
+        f"| first result after the window opens | {first['report shown']:.2f} | {first['python']:.2f}"
+        f" (python SCRIPT) | {limit:.2f} | {'yes' if first['report shown'] <= limit else 'NO'} |"
+    )
     print()
     print(
         "| layout change | longest gap, background s | drawn after s"
