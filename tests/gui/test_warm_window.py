@@ -1,5 +1,6 @@
 """The window keeps a warm TensorFlow process of its own (``app.main.warm_server``): run as a
-user runs it, with no server named, every analysis starts as a fork of it (F5 too), and
+user runs it, with no server named, every analysis starts as a fork of it (F5, another
+script, a notebook, F5 after Esc), and
 closing the window ends the server and removes its socket; a window opened while a server
 is named (``tfviz serve``'s) starts none of its own."""
 
@@ -36,6 +37,9 @@ state = {"runs": 0, "worker": None}
 
 
 def watch(window):
+    if state.get("hold"):  # between Esc and F5: the cancelled run is not one to count
+        QTimer.singleShot(50, lambda: watch(window))
+        return
     analysis = window.analysis
     if analysis.worker is not None:
         state["worker"] = analysis.worker
@@ -44,12 +48,34 @@ def watch(window):
         seen["forked"].append(worker._group not in (0, worker.pid))
         state["runs"] += 1
         state["worker"] = None
-        if state["runs"] == 2:
+        step = STEPS[state["runs"] - 1] if state["runs"] <= len(STEPS) else None
+        if step is None:
             window.close()
             QApplication.instance().quit()
             return
-        window.reload()  # F5
+        step(window)
     QTimer.singleShot(50, lambda: watch(window))
+
+
+def esc_then_f5(window):
+    window.reload()
+    window.cancel()  # Esc: the run in flight ends, its worker killed
+    state["hold"] = True
+
+    def f5():
+        state["hold"], state["worker"] = False, None
+        window.reload()
+
+    QTimer.singleShot(200, f5)
+
+
+# after the first analysis: F5, another script, a notebook, Esc then F5
+STEPS = [
+    lambda w: w.reload(),
+    lambda w: w.open_script(sys.argv[2]),
+    lambda w: w.open_script(sys.argv[3]),
+    esc_then_f5,
+]
 
 
 def make_and_watch(*a, **k):
@@ -67,7 +93,14 @@ print(json.dumps(seen))
 
 def _run(env: dict[str, str]) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(EXAMPLES / "kind_stop_gradient.py")],
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            str(EXAMPLES / "kind_stop_gradient.py"),
+            str(EXAMPLES / "seed3_chain_rule.py"),
+            str(EXAMPLES / "notebook_seed2_fit.ipynb"),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -82,7 +115,8 @@ def test_the_window_forks_every_analysis_from_its_own_server_and_ends_it():
     env["QT_QPA_PLATFORM"] = "offscreen"
     seen = _run(env)
     assert seen["server"] is not None
-    assert seen["forked"] == [True, True]  # the first analysis and F5's
+    # the first analysis, F5's, another script's, a notebook's, and F5's after Esc
+    assert seen["forked"] == [True] * 5, seen
     # the server ended with the window, and its socket's folder is gone
     assert not os.path.exists(f"/proc/{seen['server']['pid']}") or _zombie(seen["server"]["pid"])
     assert not os.path.exists(seen["server"]["folder"])
@@ -92,7 +126,7 @@ def test_a_named_server_is_used_and_none_is_started():
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     assert env.get(SERVER_VARIABLE)  # the test process's own (tests/conftest.py)
     seen = _run(env)
-    assert seen["server"] is None and seen["forked"] == [True, True]
+    assert seen["server"] is None and seen["forked"] == [True] * 5, seen
 
 
 def _zombie(pid: int) -> bool:
