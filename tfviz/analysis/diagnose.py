@@ -373,6 +373,7 @@ def _analyze(
         # checking its model again); a script's analysis is its worker's one and only
         prober = Prober(PROBED) if given_any else Prober()
         if done is not None:
+            prober.answered = done.traced.answered
             annotate(done.traced.og.g, done.region, prober)
         lap("probe")
         report = judge(

@@ -499,14 +499,18 @@ def _asked(
     tensor_norms: dict[Key, float] = {}
     watched, asked = _watched_or_asked(stream, tensors, keys)
     sources = [stream.eager_tensor(t) for t, _ in asked]
+    sole = _sole_holders(stream)
     stream.release()
+    seen = OutputGradients(watched, sole)
     try:
-        with OutputGradients(watched) as seen:
+        with seen:
             grads = tape.gradient(loss, tf_vars + sources)
     except Exception as exc:  # noqa: BLE001 - TensorFlow's verdict, kept as data
         truth.error = exc
         truth.error_op = raising_op(exc) or _raising_copy(exc, stream) or stream.raised_in
-        return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients)
+        return Trace(
+            og, truth, tensor_norms, custom_gradients=stream.custom_gradients, answered=seen.answered
+        )
     values = seen.norms_of(grads)
     nonzero = nonzero_flags(grads[: len(tf_vars)], values[: len(tf_vars)])
     for v, g, value, some in zip(tf_vars, grads, values, nonzero):
@@ -518,7 +522,22 @@ def _asked(
         if value is not None:
             tensor_norms[key] = value
     tensor_norms.update(seen.norms())
-    return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients)
+    return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients, answered=seen.answered)
+
+
+def _sole_holders(stream: Stream) -> dict[int, str]:
+    """The copied op each attribute tuple stands for (by the tuple's id), where one op
+    alone holds it: an op without attributes shares the empty tuple with every other."""
+    out: dict[int, str] = {}
+    shared: set[int] = set()
+    for name, attrs in stream.attrs_of.items():
+        key = id(attrs)
+        if key in out:
+            shared.add(key)
+        out[key] = name
+    for key in shared:
+        del out[key]
+    return out
 
 
 def _watched_or_asked(
@@ -559,8 +578,18 @@ class OutputGradients:
     over as zeros the tape makes (:attr:`_fillers`) where a tape asked for it returns None,
     so those are not measured."""
 
-    def __init__(self, watched: dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]]) -> None:
+    def __init__(
+        self,
+        watched: dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]],
+        sole: dict[int, str] | None = None,
+    ) -> None:
         self._watched = watched
+        #: attribute tuple's id -> the copied op that alone holds it (:func:`_sole_holders`)
+        self._sole = sole or {}
+        #: copied op -> each input the tape asked for -> whether its gradient function gave
+        #: that input a gradient (:attr:`~tfviz.engine.trace.Trace.answered`)
+        self.answered: dict[str, dict[int, bool]] = {}
+        self._registered: dict[str, bool] = {}  # op type -> a gradient function is registered
         self._halves: list[Any] = []
         self._keys: list[Key] = []
         self._fillers: dict[int, Any] = {}  # id -> the zeros the tape filled in, held
@@ -612,9 +641,36 @@ class OutputGradients:
                             continue
                         self._halves.append(half)
                         self._keys.append(key)
-            return gradient_function(op_type, attrs, num_inputs, inputs, outputs, out_grads, *rest)
+            result = gradient_function(op_type, attrs, num_inputs, inputs, outputs, out_grads, *rest)
+            name = self._sole.get(id(attrs))
+            if name is not None:
+                self._answer(name, op_type, num_inputs, result, rest[0] if rest else None)
+            return result
 
         return measured
+
+    def _answer(self, name: str, op_type: Any, n: int, result: Any, skipped: Any) -> None:
+        """Note which inputs op ``name``'s gradient function gave a gradient. Inputs the
+        tape told it to skip (``skip_input_indices``: no gradient wanted there) say
+        nothing, and neither does an op type registered as not differentiable (the tape
+        then hands back Nones of its own)."""
+        from tensorflow.python.framework import ops
+
+        kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
+        registered = self._registered.get(kind)
+        if registered is None:
+            try:
+                registered = ops._gradient_registry.lookup(kind) is not None
+            except LookupError:
+                registered = False
+            self._registered[kind] = registered
+        if not registered:
+            return
+        grads = list(result) if isinstance(result, (list, tuple)) else [result]
+        skip = set(skipped or ())
+        self.answered[name] = {
+            i: (grads[i] is not None if i < len(grads) else False) for i in range(n) if i not in skip
+        }
 
     def half_of(self, g: Any) -> Any:
         """Half the squared norm of gradient ``g`` (:func:`sq_norm_of`), once per tensor."""

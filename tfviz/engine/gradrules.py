@@ -39,12 +39,34 @@ class PortVerdict:
 PROBED: dict[tuple[Any, ...], list[PortVerdict]] = {}
 
 
+#: Whether an eager call's copy takes each op's answer from TensorFlow's own backward pass
+#: over that call (:attr:`Prober.answered`) before probing its signature; the probe alone is
+#: the slow twin (``tests/test_answered_vs_probed.py``).
+ANSWERED = True
+
+
 @dataclass
 class Prober:
-    """Probes ops' gradients once per signature."""
+    """Probes ops' gradients once per signature.
+
+    ``answered``: for an eager call's copy, what each op's registered gradient function
+    gave each input when TensorFlow's tape called it on that very call
+    (:attr:`tfviz.engine.trace.Trace.answered`). A port it answered needs no probe: the
+    probe builds the same function's gradient in a graph of its own to ask the same
+    question (a third of a ResNet50 check's first run went to 155 such probes)."""
 
     cache: dict[tuple[Any, ...], list[PortVerdict]] = field(default_factory=dict)
     probes: int = 0
+    answered: dict[str, dict[int, bool]] = field(default_factory=dict)
+
+    def port(self, op: Any, i: int) -> PortVerdict:
+        """Input ``i`` of ``op``: as the tape's own call answered it, else probed."""
+        said = self.answered.get(op.name) if ANSWERED else None
+        if said is not None and i in said:
+            if said[i]:
+                return PortVerdict(EDGE_PASSES)
+            return PortVerdict(Kind.NOT_DIFFERENTIABLE, f"{op.type} returns no gradient for input {i}")
+        return self.verdicts(op)[i]
 
     def verdicts(self, op: Any) -> list[PortVerdict]:
         key = _signature(op)
@@ -178,7 +200,7 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
         # No gradient can arrive at an integer output, so TensorFlow never calls the
         # op's gradient function (probing it with None may even raise, as Cast's does).
         return PortVerdict(Kind.INTEGER, f"{t} turns the value into {op.outputs[0].dtype.name}")
-    return prober.verdicts(op)[dst_in] if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
+    return prober.port(op, dst_in) if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 
 def annotate(g: nx.DiGraph[str], nodes: set[str], prober: Prober) -> None:

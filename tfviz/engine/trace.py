@@ -82,6 +82,11 @@ class Trace:
     #: node id of each output a ``tf.custom_gradient`` function's gradient stands for ->
     #: that function's name and its gradient function's user line (an eager call's copy)
     custom_gradients: dict[str, tuple[str, Source | None]] = field(default_factory=dict)
+    #: node id -> for each input index the tape asked about, whether the op's registered
+    #: gradient function gave it a gradient (True) or None (False), as TensorFlow's own
+    #: backward pass called it on the eager call (an eager call's copy; see
+    #: :class:`tfviz.engine.gradrules.Prober`)
+    answered: dict[str, dict[int, bool]] = field(default_factory=dict)
 
 
 def value_norms(vs: list[Any]) -> list[float | None]:

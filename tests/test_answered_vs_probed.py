@@ -1,0 +1,76 @@
+"""The fast path and its slow twin: an eager call's copy takes each op's gradient verdict
+from TensorFlow's own backward pass over that call (``Prober.answered``), where the probe
+builds the op's gradient function again in a graph of its own. For every ``loss()`` script
+the copy analyzes, both give the same report: every variable's status and kind, every
+problem with its op and line, and every op's and edge's status (an op's with its message)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_copy_vs_trace import SCRIPTS
+
+
+def _analysis(path: Path, answered: bool, monkeypatch):
+    from tfviz.analysis import diagnose
+    from tfviz.engine import gradrules
+    from tfviz.errors import AnalysisError
+
+    monkeypatch.setattr(gradrules, "ANSWERED", answered)
+    try:
+        done = diagnose.analysis(str(path))
+    except AnalysisError as exc:
+        return {"error": (exc.message, exc.line)}, None
+    report = done.report
+    # by place in the graph, not by name: the second analysis in one process names its layers
+    # anew (``sequential_1``)
+    at = {o.id: i for i, o in enumerate(report.graph.ops)}
+    summary = {
+        # (a message may quote a gradient's size, which rounding moves from run to run)
+        "variables": sorted((v.name, v.status, v.kind) for v in report.variables),
+        "problems": sorted(
+            (
+                p.kind,
+                p.severity,
+                at.get(p.op, -1),
+                p.op_type,
+                p.source.line if p.source else None,
+            )
+            for p in report.problems
+        ),
+        "edges": sorted(
+            (at.get(e.src), at.get(e.dst), e.src_output, e.dst_input, e.status, at.get(e.cut_at), e.needed)
+            for e in report.graph.edges
+        ),
+        "ops": [
+            (o.type, o.status, _unnamed(o.message), o.on_path, at.get(o.cut_at)) for o in report.graph.ops
+        ],
+        "ok": report.ok,
+    }
+    return summary, report.timings_s.get("probes")
+
+
+def _unnamed(message: str) -> str:
+    """A message without the op names it quotes (``cut at Placeholder '...'``)."""
+    return re.sub(r"'[^']*'", "'…'", message)
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_tapes_answers_and_the_probes_agree(path, monkeypatch):
+    probed, probes = _analysis(path, False, monkeypatch)
+    answered, fewer = _analysis(path, True, monkeypatch)
+    assert answered == probed
+    if probes is not None and fewer is not None:
+        assert fewer <= probes
+
+
+def test_the_tapes_answers_spare_the_probes(monkeypatch):
+    """On a model whose every op is differentiated, nearly nothing is left to probe."""
+    path = ROOT / "resources" / "examples" / "seed2_frozen_copy.py"
+    _, probes = _analysis(path, False, monkeypatch)
+    _, fewer = _analysis(path, True, monkeypatch)
+    assert probes and fewer is not None and fewer < probes / 2, (fewer, probes)
