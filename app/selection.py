@@ -79,7 +79,7 @@ class SelectionSync:
 
     def show_problem(self, p) -> None:
         if p.op:
-            self.graph.view.select_op(p.op)
+            self.graph.view.select_op(p.op, background=True)
         elif p.variables:  # found at no op: the variable it is about shows its path
             self.variables.select_name(p.variables[0])
         if p.source:

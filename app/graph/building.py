@@ -8,16 +8,22 @@ placement, plain Python data (:meth:`GraphScene.place
 items are then made a few milliseconds at a time between events (:meth:`GraphScene.drawing
 <app.graph.scene.GraphScene.drawing>`), so the graph shows as it is made. Starting another
 build drops the one in flight: its placement, still running, is left to finish unseen.
+
+Python's cycle collector is off while any placement runs (:class:`_Collector`): a
+collection runs in whichever thread happens to allocate, and one on the placement's thread
+would free the window's garbage Qt objects (a closed view, its scene and items) there,
+away from the GUI thread, which crashes Qt.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from tfviz.report import collector_paused
 
@@ -33,9 +39,50 @@ POLL_MS = 5
 BUDGET_S = 0.015
 
 
+class _Collector(QObject):
+    """Keeps Python's cycle collector off from the first placement thread's start until
+    the last has ended, as the GUI thread sees them end (one timer for the application,
+    so a placement dropped by a view since closed is still waited for)."""
+
+    def __init__(self) -> None:
+        super().__init__(QCoreApplication.instance())
+        self._running: list[_Placement] = []
+        self._turned_off = False
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._reap)
+
+    def started(self, placement: _Placement) -> None:
+        if not self._running and gc.isenabled():
+            gc.disable()
+            self._turned_off = True
+        self._running.append(placement)
+        if not self._timer.isActive():
+            self._timer.start(POLL_MS)
+
+    def _reap(self) -> None:
+        self._running = [p for p in self._running if not p.done.is_set()]
+        if self._running:
+            return
+        self._timer.stop()
+        if self._turned_off:
+            self._turned_off = False
+            gc.enable()
+
+
+_collector: _Collector | None = None
+
+
+def _collector_off_for(placement: _Placement) -> None:
+    global _collector
+    if _collector is None:
+        _collector = _Collector()
+    _collector.started(placement)
+
+
 class _Placement:
     """One placement, computed on a daemon thread (a window closed meanwhile does not wait
-    for it): its result or its exception, once ``done``."""
+    for it): its result or its exception, once ``done``. Started on the GUI thread, with the
+    cycle collector off until it has ended (:class:`_Collector`)."""
 
     def __init__(self, place: Callable[[], Scene | None]) -> None:
         self.done = threading.Event()
@@ -44,13 +91,13 @@ class _Placement:
 
         def run() -> None:
             try:
-                with collector_paused():
-                    self.result = place()
+                self.result = place()
             except BaseException as exc:  # noqa: BLE001 - raised again on the GUI thread
                 self.error = exc
             finally:
                 self.done.set()
 
+        _collector_off_for(self)
         threading.Thread(target=run, name="tfviz-layout", daemon=True).start()
 
 

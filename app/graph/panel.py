@@ -162,7 +162,7 @@ class GraphPanel(QWidget):
                 self.match_label.setText("no match")
             return
         self._idx = (self._idx + d) % len(self._matches)
-        self.view.select_op(self._matches[self._idx])
+        self.view.select_op(self._matches[self._idx], background=True)
         self.match_label.setText(f"{self._idx + 1}/{len(self._matches)}")
 
     def find_next(self) -> None:

@@ -270,9 +270,23 @@ class GraphView(QGraphicsView):
             self.rebuild()
         return self.node_items.get(op_id)
 
-    def select_op(self, op_id: str, center: bool = True) -> bool:
+    def select_op(self, op_id: str, center: bool = True, background: bool = False) -> bool:
+        """Select ``op_id``'s node, opening the groups that hide it, and (``center``) bring it
+        into view; False where the graph has no such op. ``background``: the groups open as
+        :meth:`rebuild` does in the background, and the node is selected once drawn (a
+        click on a problem or a search match: the window goes on answering meanwhile)."""
         if self.path is not None and op_id not in self.path.ops:
             self.show_path(None)  # going elsewhere (a problem, a search match) ends the path view
+        if background and self.hierarchy is not None and op_id in self.hierarchy.ops:
+            drawn = self.hierarchy.alias.get(op_id, op_id)
+            if drawn not in self.node_items or any(
+                g not in self.expanded for g in self.hierarchy.chain[drawn]
+            ):
+                self.expanded.update(self.hierarchy.chain[drawn])
+                if self.only_path and not self.hierarchy.ops[drawn].on_path:
+                    self.only_path = False
+                self.rebuild(background=True, then=lambda: self.select_op(op_id, center))
+                return True
         item = self.reveal(op_id)
         if item is None:
             return False

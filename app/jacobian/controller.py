@@ -52,7 +52,7 @@ class JacobianController(QObject):
         )
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.offerChosen.connect(self._offer)
-        self.panel.opClicked.connect(lambda op: view.select_op(op))
+        self.panel.opClicked.connect(lambda op: view.select_op(op, background=True))
         view.menu_hooks.append(lambda menu, pos: add_graph_entries(self, menu, view, pos))
         install_variables_menu(self, variables)
         analysis.workerTaken.connect(self.attach)

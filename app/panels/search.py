@@ -116,7 +116,7 @@ class SearchPanel(QWidget):
         if kind == "variable":
             self.variables.select_name(nid[4:])
         elif kind == "op":
-            self.view.select_op(nid)
+            self.view.select_op(nid, background=True)
         else:
             select_group(self.view, nid)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from conftest import drawn
 from PySide6.QtCore import Qt
 
 from tfviz.report import GraphDoc, GraphEdge, GraphOp, Report, VariableReport
@@ -48,7 +49,8 @@ def test_search_lists_layers_variables_and_ops(qtbot, window):
     items = [panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount())]
     op_row = next(it for it in items if it.text(1) == "Relu")
     assert op_row.text(2) == "Relu in dense" and "dense/Relu" in op_row.toolTip(1)
-    panel.go(op_row)
+    panel.go(op_row)  # its layer opens in the background, then the op is selected
+    drawn(window.graph.view)
     assert [i.node_id for i in window.graph.view.scene().selectedItems()] == ["dense/Relu"]
     panel.field.setText("/^zzz/")
     assert panel.list.topLevelItemCount() == 0
