@@ -8,6 +8,7 @@ observes TensorFlow's own gradient calls.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -310,3 +311,37 @@ def test_seed_programs_exactly_as_reported_exit_1(name, needles):
     assert done.returncode == 1, done.stderr[-2000:]
     for needle in needles:
         assert needle in done.stdout, needle
+
+
+def test_json_says_where_a_programs_time_went():
+    """``timings_s`` in program mode: the worker's own start (seconds for a cold worker, near
+    nothing for one forked from a warm server), the program run to its step, the step's trace, the
+    probes and the verdicts; each stage a part of the command's wall time."""
+    import time
+
+    from tfviz.worker.forkserver import SERVER_VARIABLE
+
+    tfviz = str(Path(sys.executable).with_name("tfviz"))
+    program = str(EXAMPLES / "program_seed2_fit.py")
+    runs = {}
+    for cold in (True, False):
+        env = {k: v for k, v in os.environ.items() if not (cold and k == SERVER_VARIABLE)}
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [tfviz, "check", program, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+            cwd=ROOT,
+        )
+        wall = time.perf_counter() - t0
+        assert done.returncode == 1, done.stderr[-2000:]
+        runs[cold] = (json.loads(done.stdout)["timings_s"], wall)
+    stages, wall = runs[True]
+    assert {"start", "load", "trace", "probe", "judge"} <= set(stages)
+    assert stages["load"] > 0 and stages["trace"] > 0
+    assert sum(v for k, v in stages.items() if k != "probes") < wall
+    forked = runs[False][0]
+    # a cold worker imports TensorFlow (seconds); a fork of a warm server has it already
+    assert stages["start"] > 1.0 > 0.1 > forked["start"], (stages, forked)

@@ -91,7 +91,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         )
         return ExitStatus.INTERNAL
     report = done.report
-    if _STARTED_S is not None:  # a worker of its own: its start is part of the analysis's time
+    if _STARTED_S is not None:  # the worker's start is part of the analysis's time
         report.timings_s = {"start": _STARTED_S, **report.timings_s}
     printed = printed_for(request.get("printed"), report)
     if printed is not None:
@@ -248,7 +248,7 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
 
 
 #: how long this worker took to import TensorFlow and tfviz's engine before it was ready
-#: (``timings_s["start"]``); None in a worker forked from a warm server, which starts ready
+#: (``timings_s["start"]``: near 0 in a worker forked from a warm server, which has them)
 _STARTED_S: float | None = None
 
 
