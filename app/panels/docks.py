@@ -100,8 +100,24 @@ class DetailsPanel(QTextBrowser):
             return
         cat = category(op.status)
         st, color = STYLES[cat], text_color(cat)
-        h = [f"<h3 style='margin:0'>{esc(op.name)}</h3><b>{esc(op.type)}</b>"]
-        if op.group or op.scope:
+        # the name the graph, Problems and Search give it; TensorFlow's beside it, smaller
+        name = hierarchy.display_name(op_id) if hierarchy is not None else op.name
+        h = [f"<h3 style='margin:0'>{esc(name)}</h3><b>{esc(op.type)}</b>"]
+        if name != op.name:
+            h.append(f" <small style='color:{theme.MUTED}'>· TensorFlow: {esc(op.name)}</small>")
+        if hierarchy is not None:
+            # the boxes that hold it, outermost first, as the graph titles them
+            held = [hierarchy.groups[g] for g in hierarchy.chain.get(hierarchy.alias.get(op_id, op_id), [])]
+            boxes = [g for g in held if g.kind != "root"]
+            if boxes:
+                what = {"layer": "layer", "function": "function", "gradient": "gradient"}.get(
+                    boxes[-1].kind, ""
+                )
+                path = " › ".join(esc(g.label) for g in boxes)
+                h.append(f"<br><small>in {what + ' ' if what else ''}{path}</small>")
+            else:
+                h.append("<br><small>at the top level of the graph</small>")
+        elif op.group or op.scope:
             fn = next((f for f in report.graph.functions if f.id == op.group), None)
             where = function_title(fn, ops.get(fn.call_op)) if fn else "top level"  # as its group box
             h.append(f"<br><small>in {esc(where)} {esc(op.scope)}</small>")
@@ -130,11 +146,19 @@ class DetailsPanel(QTextBrowser):
                 word = e.status
                 if ecat == "starved":
                     cut = ops.get(e.cut_at)
-                    word = f"no gradient: cut at {cut.type if cut else ''} {cut.name if cut else e.cut_at}"
+                    cut_name = (
+                        hierarchy.display_name(e.cut_at)
+                        if hierarchy is not None and cut
+                        else (cut.name if cut else e.cut_at)
+                    )
+                    word = f"no gradient: cut at {cut.type if cut else ''} {cut_name}"
                 elif ecat == "muted":
                     word = f"{e.status} (no variable needs this cut)"
+                src_name = (
+                    hierarchy.display_name(e.src) if hierarchy is not None else (src.name if src else e.src)
+                )
                 h.append(
-                    f"<tr><td>{e.dst_input}</td><td>{esc(src.name if src else e.src)}</td>"
+                    f"<tr><td>{e.dst_input}</td><td>{esc(src_name)}</td>"
                     f"<td>{e.dtype}{shape_text(e.shape)}</td>"
                     f"<td style='color:{text_color(ecat)}'>{est.marker} {esc(word)}</td>"
                     f"<td>{norm_text(e.grad_norm)}</td></tr>"

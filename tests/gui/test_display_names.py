@@ -29,6 +29,14 @@ def test_every_panel_names_the_frozen_copy_and_the_variable_alike(qtbot, window)
     view.reveal(op_id)
     box = view.node_items[op_id]
     assert box._rect.width() >= QFontMetricsF(_FONT).horizontalAdvance(copy) + 30
+    # Details: its display name as the header, TensorFlow's name as secondary text, and the
+    # layers that hold it as the graph titles them (not the name scope)
+    assert view.select_op(op_id)
+    details = window.details.toPlainText().splitlines()
+    assert details[0] == copy
+    assert f"TensorFlow: {h.ops[op_id].name}" in details[1]
+    boxes = [h.groups[g].label for g in h.chain[op_id] if h.groups[g].kind != "root"]
+    assert details[2] == "in layer " + " › ".join(boxes) and "fc_layer" in boxes
     # Problems: the op column, TensorFlow's name in its tooltip only
     rows = [window.problems.topLevelItem(i) for i in range(window.problems.topLevelItemCount())]
     (row,) = [r for r in rows if r.data(0, 0x0100).op == op_id]
