@@ -359,6 +359,9 @@ class MainWindow(QMainWindow):
             self.watcher.addPath(path)
             self.show_report(None)
             self.training.clear()
+            # the new script's problems in front, not the emptied record of a run until…
+            # (a run until… of this script raises Training again as it starts)
+            self.docks["Problems"].raise_()
         self.setWindowTitle(f"tfviz — {os.path.basename(path)}")
         self.recent.add(path)
         self.source.load(path)
@@ -369,12 +372,27 @@ class MainWindow(QMainWindow):
         self.bar.hide()
 
     def reload(self) -> None:
+        """F5: analyze the script again. A saved analysis has no script of its own: its
+        script, where it is still there, is run (as the analysis was made: its target, or
+        as a program); where it is not, the status bar says so."""
         a = self.analysis
         if a.script:
             if a.mode == "program" and not self.choice.take_program_fields():
                 return
             self.source.reload()
             a.reload()
+            return
+        report = a.report
+        if report is None or not report.script:
+            return
+        if not os.path.isfile(report.script):
+            self.stage.setText(
+                f"F5 runs the script again, but {report.script}, which this analysis was made from,"
+                " is not there: open the script with Ctrl+O"
+            )
+            return
+        program = report.mode == "program"
+        self.open_script(report.script, None if program else report.target, run=program)
 
     def _file_changed(self, path: str) -> None:
         if os.path.exists(path) and path not in self.watcher.files():

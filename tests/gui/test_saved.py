@@ -82,8 +82,29 @@ def test_saved_analysis_shows_graph_and_panels_without_a_worker(fresh, saved, qt
     assert fresh.stack.currentWidget() is fresh.graph and not fresh.banner.isVisible()
     assert fresh.analysis.script is None and not fresh.analysis.busy() and _workers(fresh) == []
     assert "saved analysis" in fresh.windowTitle() and "bug.json" in fresh.stage.text()
-    fresh.reload()  # F5 has no script to run
+
+
+def test_f5_on_a_saved_analysis_runs_its_script_or_says_why_not(fresh, saved, tmp_path, qtbot):
+    path, report = saved
+    # the script it was made from is not there: F5 says so, and nothing runs
+    doc = json.loads(path.read_text())
+    doc["script"] = str(tmp_path / "gone" / "train.py")
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(doc))
+    _open(qtbot, fresh, moved)
+    fresh.reload()
     assert not fresh.analysis.busy() and _workers(fresh) == []
+    said = fresh.stage.text()
+    assert "F5 runs the script again" in said and doc["script"] in said and "is not there" in said
+    # it is there: F5 analyzes it again, as the analysis was made (its target)
+    _open(qtbot, fresh, path)
+    fresh.reload()
+    assert fresh.analysis.script == report.script
+    qtbot.waitUntil(lambda: fresh.analysis.report is not None and not fresh.analysis.busy(), timeout=300_000)
+    again = fresh.analysis.report
+    assert fresh.analysis.last_error is None and again.target == report.target
+    assert [(p.kind, p.op) for p in again.problems] == [(p.kind, p.op) for p in report.problems]
+    assert "saved analysis" not in fresh.windowTitle()
 
 
 def test_a_saved_analysis_is_in_open_recent_and_reopens_from_there(fresh, saved, tmp_path, qtbot):

@@ -340,6 +340,21 @@ def test_watched_run_draws_live_marks_the_fired_step_then_diagnoses_an_earlier_o
     assert f"running train_dead_relu.py to its gradient step {n}" in window.log.toPlainText()
 
 
+def test_another_script_opens_on_its_problems_not_the_emptied_record(qtbot, window):
+    """After a Run until…, the Training tab is in front; opening another script empties the
+    record and puts the new script's Problems in front of it."""
+    from conftest import run_analysis
+
+    window.docks["Training"].show()
+    window.docks["Training"].raise_()  # as a Run until… leaves it
+    qtbot.waitUntil(lambda: not window.docks["Training"].visibleRegion().isEmpty(), timeout=5000)
+    assert window.docks["Problems"].visibleRegion().isEmpty()
+    run_analysis(qtbot, window, EXAMPLES / "kind_stop_gradient.py")
+    assert window.problems.topLevelItemCount() >= 1
+    qtbot.waitUntil(lambda: not window.docks["Problems"].visibleRegion().isEmpty(), timeout=5000)
+    assert window.docks["Training"].visibleRegion().isEmpty() and window.training.record.n == 0
+
+
 ENDLESS = """
 import time
 import tensorflow as tf
