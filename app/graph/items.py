@@ -153,7 +153,7 @@ class NodeItem(QGraphicsItem):
         painter.drawText(
             sr,
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-            painter.fontMetrics().elidedText(self.subtitle, Qt.TextElideMode.ElideRight, int(sr.width())),
+            subtitle_elided(self.subtitle, QFontMetricsF(painter.font()), sr.width()),
         )
         if self._marker:
             painter.setPen(self._border.color())
@@ -175,6 +175,21 @@ class NodeItem(QGraphicsItem):
                     QColor("black") if cat in ("off_path", "zero", "starved", "muted") else QColor("white")
                 )
                 painter.drawText(br, Qt.AlignmentFlag.AlignCenter, badge_text(cat, n))
+
+
+def subtitle_elided(subtitle: str, fm: QFontMetricsF, width: float) -> str:
+    """A box's second line within ``width``: what it hands on (``→ [1,80,64]``) stays whole
+    and the class or op type before it is shortened (``TokenAndPositi… → [1,80,64]``): two
+    layers of one class differ by their shapes. Where not even the shape fits, the line is
+    cut at its end as any text is."""
+    if fm.horizontalAdvance(subtitle) <= width:
+        return subtitle
+    head, arrow, tail = subtitle.partition(" → ")
+    keep = arrow + tail
+    room = width - fm.horizontalAdvance(keep)
+    if arrow and room >= fm.horizontalAdvance("Ab…"):
+        return fm.elidedText(head, Qt.TextElideMode.ElideRight, room) + keep
+    return fm.elidedText(subtitle, Qt.TextElideMode.ElideRight, width)
 
 
 def path_elided(title: str, fm: QFontMetricsF, width: float) -> str:

@@ -69,3 +69,22 @@ def test_a_long_python_path_keeps_the_variables_own_name_whole(qapp):
     assert path_elided("weights2", fm, 1000) == "weights2"
     tiny = path_elided(name, fm, fm.horizontalAdvance("trainable"))  # not even its name fits
     assert "…" in tiny and fm.horizontalAdvance(tiny) <= fm.horizontalAdvance("trainable")
+
+
+def test_a_layer_box_shortens_its_class_never_its_shape(qapp):
+    """``TokenAndPositionEmbedding → [1,80,64]`` in a box too narrow for it: the class name
+    is shortened and the shape it hands on stays whole."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from app.graph.items import _SUBTITLE, subtitle_elided
+
+    fm = QFontMetricsF(_SUBTITLE)
+    sub = "TokenAndPositionEmbedding → [1,80,64]"
+    for width in (fm.horizontalAdvance("TokenAndP → [1,80,64]"), fm.horizontalAdvance(sub) * 0.8):
+        shown = subtitle_elided(sub, fm, width)
+        assert shown.endswith(" → [1,80,64]") and shown.startswith("Tok") and "…" in shown
+        assert fm.horizontalAdvance(shown) <= width
+    assert subtitle_elided(sub, fm, fm.horizontalAdvance(sub)) == sub
+    tiny = subtitle_elided(sub, fm, fm.horizontalAdvance("Token"))  # not even the shape fits
+    assert "…" in tiny and fm.horizontalAdvance(tiny) <= fm.horizontalAdvance("Token")
+    assert subtitle_elided("MatMul", fm, 1000) == "MatMul"
