@@ -238,6 +238,35 @@ class LogAxis(pg.AxisItem):
         return [power_of_ten(v, minor) for v in values]
 
 
+class StepAxis(pg.AxisItem):
+    """A bottom axis of gradient steps: whole steps only (a run of 3 steps was labelled 1.5
+    and 2.5), at pyqtgraph's spacing where that is a whole number of steps or more."""
+
+    def __init__(self) -> None:
+        super().__init__("bottom")
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph's names
+        levels = []
+        for spacing, values in super().tickValues(minVal, maxVal, size):
+            if spacing < 1:
+                spacing = 1.0
+                values = [float(v) for v in range(math.ceil(minVal), math.floor(maxVal) + 1)]
+            levels.append((spacing, [v for v in values if float(v).is_integer()]))
+        # one level of whole steps is enough: a second at the same spacing draws each twice
+        seen: set[float] = set()
+        out = []
+        for spacing, values in levels:
+            values = [v for v in values if v not in seen]
+            seen.update(values)
+            if values:
+                out.append((spacing, values))
+        return out
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        return [str(int(round(v))) for v in values]
+
+
 def on_log_scale(values: np.ndarray) -> np.ndarray:
     """What a log axis can draw: positive finite values; the rest become gaps (NaN).
 
@@ -273,8 +302,10 @@ class TrainingPanel(QWidget):
         self.readout.setStyleSheet(f"color:{theme.SOFT_INK}; font-size:8pt")
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
-        self.grad_plot = self.plots.addPlot(row=0, col=0, axisItems={"left": LogAxis()})
-        self.ratio_plot = self.plots.addPlot(row=1, col=0, axisItems={"left": LogAxis()})
+        self.grad_plot = self.plots.addPlot(row=0, col=0, axisItems={"left": LogAxis(), "bottom": StepAxis()})
+        self.ratio_plot = self.plots.addPlot(
+            row=1, col=0, axisItems={"left": LogAxis(), "bottom": StepAxis()}
+        )
         self.ratio_plot.setXLink(self.grad_plot)
         # Titles, not axis labels: a vertical label longer than a short plot is cut off.
         for plot, title in (

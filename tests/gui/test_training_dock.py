@@ -401,3 +401,28 @@ def test_cancel_stops_a_watched_run_and_keeps_its_record(qtbot, window, tmp_path
     assert window.analysis.last_error is None, window.analysis.last_error
     assert window.analysis.report.mode == "program" and window.analysis.step == 3
     assert window.training.record.n == kept
+
+
+def test_the_step_axis_shows_whole_steps_only(qtbot):
+    """A run of three steps was labelled 1.5 and 2.5: the step axis ticks whole steps."""
+    from app.panels.training import StepAxis
+
+    panel = TrainingPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 400)
+    panel.show()
+    panel.begin("/x/train.py", WatchRequest(("nan",)))
+    panel.add_points(
+        [{"step": s, "grad": {"d": 0.1 * s}, "update": {"d": 0.01}, "weight": {"d": 1.0}} for s in (1, 2, 3)]
+    )
+    panel.redraw()
+    qtbot.wait(50)
+    axis = panel.ratio_plot.getAxis("bottom")
+    assert isinstance(axis, StepAxis)
+    lo, hi = panel.ratio_plot.getViewBox().viewRange()[0]
+    ticks = [v for _, values in axis.tickValues(lo, hi, axis.width()) for v in values]
+    assert ticks and all(float(v).is_integer() for v in ticks) and {1, 2, 3} <= set(ticks)
+    assert axis.tickStrings([1.0, 2.0, 3.0], 1, 1) == ["1", "2", "3"]
+    # a long run keeps pyqtgraph's round spacing
+    many = [v for _, values in axis.tickValues(0, 10_000, 600) for v in values]
+    assert many and all(float(v).is_integer() for v in many) and len(many) < 60
