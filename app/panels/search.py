@@ -14,6 +14,7 @@ Backspace collapses the group around the selection (or the selected group).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QColor
@@ -52,13 +53,31 @@ def search(report, hierarchy, text: str) -> list[tuple[str, str, str, str]]:
     for v in report.variables:
         if test(v.name, v.tf_name):
             out.append(("variable", f"var:{v.name}", v.name, f"{v.tf_name} · {v.status}"))
+    ops = []
+    drawn: set[str] = set()
     for o in report.graph.ops:
         if o.is_variable:
             continue
+        # An op drawn as another node (a weight's placeholder and plain reads are the weight,
+        # a slice's packed bounds its slice) is found as that node, listed once, as the graph
+        # draws it; a weight by its variable row.
+        node = hierarchy.alias.get(o.id, o.id) if hierarchy is not None else o.id
+        if node in drawn or node.startswith("var:"):
+            continue
         shown = hierarchy.display_name(o.id) if hierarchy is not None else o.label or o.name
-        if test(shown, o.name, o.type, o.id):
-            where = hierarchy.where(o.id) if hierarchy is not None else ""
-            out.append(("op", o.id, shown, f"{o.type} in {where}" if where else o.type))
+        if not test(shown, o.name, o.type, o.id):
+            continue
+        drawn.add(node)
+        held = hierarchy.ops.get(node, o) if hierarchy is not None else o
+        where = hierarchy.where(node) if hierarchy is not None else ""
+        ops.append(("op", node, shown, f"{held.type} in {where}" if where else held.type, held.name))
+    # rows that would read alike (two ``strided_slice`` Packs in one loop body) say which op
+    # each is, by TensorFlow's name within its box
+    alike = Counter((shown, detail) for _, _, shown, detail, _ in ops)
+    for kind, node, shown, detail, tf in ops:
+        if alike[(shown, detail)] > 1:
+            detail = f"{detail} · {tf.rsplit('/', 1)[-1]}"
+        out.append((kind, node, shown, detail))
     return out
 
 

@@ -76,3 +76,26 @@ def test_keys_move_along_edges_zoom_and_collapse(qtbot, window):
     assert gid not in view.expanded and sel() == [gid]
     qtbot.keyClick(view, Qt.Key_Return)  # and open it again
     assert gid in view.expanded
+
+
+def test_search_lists_each_drawn_node_once_and_no_two_rows_alike(qtbot, window):
+    """``W_aux`` gave five rows that looked the same (the weight's placeholders in each loop
+    body and branch, all drawn as the weight), ``while`` four: a node is found once, as the
+    graph draws it, and rows that would read alike say which op each is."""
+    from collections import Counter
+
+    from conftest import EXAMPLES, run_analysis
+
+    from app.panels.search import search
+
+    run_analysis(qtbot, window, EXAMPLES / "kind_zero_cond_in_loop.py")
+    report, h = window.analysis.report, window.graph.view.hierarchy
+    assert report is not None and h is not None
+    assert [(k, name) for k, _, name, _ in search(report, h, "W_aux")] == [("variable", "W_aux")]
+    for text in ("while", "W_", "Placeholder", "/./"):
+        rows = search(report, h, text)
+        assert rows, text
+        assert max(Counter(node for _, node, _, _ in rows).values()) == 1, text
+        assert max(Counter((k, name, detail) for k, _, name, detail in rows).values()) == 1, text
+        for _, node, _, _ in rows:  # every row leads to a node the graph draws
+            assert node in h.groups or h.alias.get(node, node) == node, (text, node)
