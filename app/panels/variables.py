@@ -256,8 +256,9 @@ class VariablesPanel(Tree):
         self.setSortingEnabled(False)
         self.clear()
         self.grouped = grouped
-        # Under a layer header the path's tail (…layers[2].kernel) says which weight it is.
-        self.setTextElideMode(Qt.TextElideMode.ElideLeft if grouped else Qt.TextElideMode.ElideMiddle)
+        # Cut in the middle, grouped or not: the path's head says whose weight it is
+        # (``model.get_layer(…``) and its tail which one (``….kernel``).
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         unread = report.read_not_trained if report else []
         frozen = [r for r in unread if r.reason == FROZEN_REASON]
         if len(frozen) <= FROZEN_ROWS_SHOWN:

@@ -56,6 +56,9 @@ def test_many_variables_are_grouped_by_layer_with_worst_status(qapp):
         "model.layers[1].kernel",
     ]
     assert v.rows()[-1].text(1) == "target.kernel"  # greyed, after the others
+    # a name too long for its column is cut in the middle, grouped as flat: the head says
+    # whose weight it is and the tail which one
+    assert v.textElideMode() == Qt.TextElideMode.ElideMiddle
     # a layer row is no variable: the Jacobian menu and the graph get None
     got = []
     v.variableSelected.connect(got.append)
