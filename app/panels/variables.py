@@ -13,7 +13,7 @@ returns to the report's order (order of first use).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -205,7 +205,11 @@ class VariablesPanel(Tree):
         hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
         hdr.resizeSection(0, 26)
         hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for c in range(2, len(COLUMNS)):  # sized to their contents by fit_columns, within the row
+            hdr.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
         hdr.setMinimumSectionSize(24)
+        self._fit_later = QTimer(self, singleShot=True, interval=0)
+        self._fit_later.timeout.connect(self.fit_columns)
         hdr.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the report's order until a header is clicked
         hdr.setSortIndicatorClearable(True)  # third click: back to the order of first use
         hdr.sortIndicatorChanged.connect(self._sort_changed)
@@ -297,6 +301,7 @@ class VariablesPanel(Tree):
         self._collapse_frozen()
         self.setSortingEnabled(True)
         self.apply_filter(self.filter.text())
+        self.fit_columns()  # the new rows' contents
 
     def _variable_item(self, v: VariableReport, order: int) -> QTreeWidgetItem:
         look = variable_look(v.status, v.kind, v.magnitude)
@@ -474,6 +479,41 @@ class VariablesPanel(Tree):
         self.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.header().blockSignals(False)
         self.setSortingEnabled(True)
+
+    #: the share of the row the variable's name keeps when the panel is narrow
+    NAME_SHARE = 0.45
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_later.start()  # once the viewport has its new width
+
+    def fit_columns(self) -> None:
+        """Keep the name readable in a narrow panel (beside the Jacobian dock it was cut to
+        ``mo…el``): the gradient and shape columns give up width, in proportion to their
+        contents, until the name has :attr:`NAME_SHARE` of the row; the norm, a number,
+        stays whole; the name column stretches over the rest."""
+        hdr = self.header()
+        room = self.viewport().width() - hdr.sectionSize(0)
+        if room <= 0:
+            return
+        wanted = {c: max(self.sizeHintForColumn(c), hdr.sectionSizeHint(c)) for c in range(2, len(COLUMNS))}
+        norm = len(COLUMNS) - 1
+        hdr.resizeSection(norm, wanted.pop(norm))
+        spare = room * (1 - self.NAME_SHARE) - hdr.sectionSize(norm)
+        least = hdr.minimumSectionSize() * 2
+        sizes = dict(wanted)
+        free = dict(wanted)  # the columns still above their least width, shrunk alike
+        while free:
+            fixed = sum(w for c, w in sizes.items() if c not in free)
+            total = sum(free.values())
+            scale = max(0.0, min(1.0, (spare - fixed) / total)) if total else 1.0
+            sizes.update({c: max(least, int(w * scale)) for c, w in free.items()})
+            floored = {c for c, w in free.items() if w * scale < least}
+            if not floored or scale >= 1.0:
+                break
+            free = {c: w for c, w in free.items() if c not in floored}
+        for c, w in sizes.items():
+            hdr.resizeSection(c, w)
 
     def setSortingEnabled(self, on: bool) -> None:  # noqa: N802 - Qt's name
         """Enabling sorting keeps the current order until a header is clicked."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app.panels.problems import ProblemsPanel, op_label
 from app.panels.variables import VariablesPanel, layer_of
@@ -199,3 +200,23 @@ def test_a_single_frozen_weight_stays_a_row_of_its_own(qapp):
     v.set_report(r)
     assert not any(v.topLevelItem(i).text(1) == "frozen in Keras" for i in range(v.topLevelItemCount()))
     assert v.rows()[-1].text(2) == "read, not trained here: frozen"
+
+
+def test_a_narrow_variables_panel_keeps_the_names_readable_and_the_norms_whole(qapp):
+    """Beside the Jacobian dock the panel is a third of the window: the names were cut to
+    ``mo…el``. The gradient and shape columns give way; the name keeps nearly half the row
+    and the norm, a number, stays whole."""
+    v = VariablesPanel()
+    v.set_report(_report())
+    for width in (420, 1000):
+        v.box.resize(width, 300)  # the dock holds the filter field and the list
+        v.box.show()
+        for _ in range(5):  # the columns are fitted once the viewport has its width
+            QApplication.processEvents()
+        hdr = v.header()
+        room = v.viewport().width() - hdr.sectionSize(0)
+        assert hdr.sectionSize(1) >= 0.44 * room, (width, [hdr.sectionSize(c) for c in range(5)])
+        assert hdr.sectionSize(4) >= v.sizeHintForColumn(4)
+        assert sum(hdr.sectionSize(c) for c in range(5)) <= v.viewport().width() + 1
+    # wide, every column has its contents' width
+    assert all(hdr.sectionSize(c) >= v.sizeHintForColumn(c) for c in (2, 3, 4))
