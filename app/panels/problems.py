@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QHeaderView, QTreeWidgetItem
+from PySide6.QtWidgets import QHeaderView, QStyledItemDelegate, QTreeWidget, QTreeWidgetItem
 
 from tfviz.report import Problem, Report
 from tfviz.structure.hierarchy import Hierarchy
@@ -52,13 +52,37 @@ def _op_name(p: Problem, names: Hierarchy | None) -> str:
     return shown if names.user_named(p.op) else op_label(p.op_type, shown)
 
 
+class _WrappedDelegate(QStyledItemDelegate):
+    """The message column's rows as tall as the message wrapped at the column's width (a
+    tree asks its delegate for a row's size without the column's width)."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self._tree = tree
+
+    def sizeHint(self, option, index):  # noqa: N802 - Qt's name
+        hint = super().sizeHint(option, index)
+        width = self._tree.header().sectionSize(index.column()) - 8
+        text = str(index.data() or "")
+        if width <= 0 or not text:
+            return hint
+        rect = option.fontMetrics.boundingRect(QRect(0, 0, width, 100_000), Qt.TextFlag.TextWordWrap, text)
+        return QSize(hint.width(), max(hint.height(), rect.height() + 4))
+
+
 class ProblemsPanel(Tree):
     problemActivated = Signal(object)  # Problem
 
     def __init__(self, parent=None):
         super().__init__(["kind", "op", "where", "message"], EMPTY_PROBLEMS, parent)
-        # message: the rest, full text in tooltip
+        # The message takes the rest of the row and wraps there: it was cut at the panel's
+        # edge, and its end is often what names the cause. Rows grow to hold it.
         self.header().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.setWordWrap(True)
+        self.setUniformRowHeights(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.setItemDelegateForColumn(3, _WrappedDelegate(self))
+        self.header().sectionResized.connect(lambda *_: self.scheduleDelayedItemsLayout())
         self.itemActivated.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
         self.itemClicked.connect(lambda it, _c: self.problemActivated.emit(it.data(0, ROLE)))
 

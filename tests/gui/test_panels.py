@@ -220,3 +220,35 @@ def test_a_narrow_variables_panel_keeps_the_names_readable_and_the_norms_whole(q
         assert sum(hdr.sectionSize(c) for c in range(5)) <= v.viewport().width() + 1
     # wide, every column has its contents' width
     assert all(hdr.sectionSize(c) >= v.sizeHintForColumn(c) for c in (2, 3, 4))
+
+
+def test_a_long_problem_message_wraps_at_the_panels_edge(qapp):
+    """Problems messages were cut at the panel's edge, and their end is often what names the
+    cause: the message wraps, its row as tall as it needs, the whole text drawn."""
+    from PySide6.QtGui import QFontMetrics
+
+    long = (
+        "model.layers[0].weights2 is a copy of the weight made in build() by tf.reshape: the layer"
+        " multiplies by this constant copy, so the weight itself never gets a gradient"
+    )
+    r = Report(script="s.py", target="loss")
+    r.problems = [
+        Problem(kind="frozen_copy", severity="error", op="copy", op_type="Placeholder", message=long),
+        Problem(kind="stop_gradient", severity="error", op="sg", op_type="StopGradient", message="short"),
+    ]
+    p = ProblemsPanel()
+    p.resize(700, 300)
+    p.set_report(r)
+    p.show()
+    for _ in range(5):
+        QApplication.processEvents()
+    tall, short = (p.visualItemRect(p.topLevelItem(i)).height() for i in range(2))
+    width = p.header().sectionSize(3)
+    fm = QFontMetrics(p.font())
+    lines = -(-fm.horizontalAdvance(long) // width)  # at least this many lines at that width
+    assert lines >= 2 and tall >= lines * fm.lineSpacing() > short
+    assert p.textElideMode() == Qt.TextElideMode.ElideNone and p.wordWrap()
+    p.resize(1800, 300)  # wide: one line again
+    for _ in range(5):
+        QApplication.processEvents()
+    assert p.visualItemRect(p.topLevelItem(0)).height() < tall
