@@ -12,6 +12,7 @@ the step never updates (``not_trained``) keeps its would-be bar, in its own colo
 
 from __future__ import annotations
 
+import html
 import math
 import statistics
 
@@ -84,11 +85,19 @@ class FlowChart(QWidget):
         self.plot.showGrid(y=True, alpha=0.15)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
+        #: what the three lines over the bars are, above the chart: inside it, their labels
+        #: sat over the bars nearest the chart's edge
+        self.key = QLabel()
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        self.key.setWordWrap(True)
+        self.key.setStyleSheet("font-size:8pt")
+        self.key.hide()
         self.caption = QLabel("Open a script to see each variable's gradient.")
         self.caption.setStyleSheet(f"color:{theme.MUTED}; font-size:8pt")
         self.caption.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.key)
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.caption)
         self.names: list[str] = []
@@ -104,6 +113,7 @@ class FlowChart(QWidget):
 
     def set_report(self, report: Report | None) -> None:
         self.plot.clear()
+        self.key.hide()
         self.names, self.heights, self.markers, self.looks = [], {}, {}, {}
         self.references, self.layer_starts, self._rows = {}, [], []
         if report is None or not report.variables:
@@ -188,6 +198,7 @@ class FlowChart(QWidget):
         are compared with kernels and biases and scales with theirs, so the lines step where
         the two references differ."""
         where = "nearest the loss" if nearest else "median"
+        keys = []
         for offset, style, label, color in (
             (0.0, Qt.PenStyle.DashLine, f"reference ({where}, each of its kind)", theme.LABEL_INK),
             (
@@ -206,17 +217,10 @@ class FlowChart(QWidget):
             xs = np.repeat(np.arange(len(refs), dtype=float), 2) + np.tile([-0.5, 0.5], len(refs))
             ys = np.repeat(np.array(refs) + offset, 2)
             self.plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(color, width=1, style=style), name=label))
-            # the label inside the plot, never clipped at its edge: the top line's under it, the
-            # others above theirs; the reference's at the right, clear of the other two
-            at_right = offset == 0.0
-            text = pg.TextItem(
-                label,
-                color=color,
-                fill=(255, 255, 255, 200),
-                anchor=(1, 1) if at_right else (0, 0 if offset > 0 else 1),
-            )
-            text.setPos((len(refs) - 0.6) if at_right else -0.6, refs[-1 if at_right else 0] + offset)
-            self.plot.addItem(text)
+            sample = "╌╌" if style == Qt.PenStyle.DashLine else "┈┈"
+            keys.append(f"<span style='color:{color}'>{sample} {html.escape(label)}</span>")
+        self.key.setText("&nbsp;&nbsp;&nbsp;".join(keys))
+        self.key.show()
 
     def _caption_text(self, judged: bool) -> str:
         marked = list(self.markers.values())
@@ -225,7 +229,7 @@ class FlowChart(QWidget):
         sized = {k: looks.count(k) for k in ("vanishing", "exploding", "cancelled")}
         refs = sorted(set(round(r, 1) for r in self.references.values()))
         parts = (
-            ["reference " + " and ".join(f"1e{r:.1f}" for r in refs) + " per element"]
+            ["reference " + " and ".join(f"1e{r + 0.0:.1f}" for r in refs) + " per element"]
             if judged and refs
             else ["too few variables with a gradient to judge their sizes"]
         )

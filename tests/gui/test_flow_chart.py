@@ -68,6 +68,15 @@ def test_bars_past_the_lines_are_the_variables_the_rule_flags(qapp):
         assert chart.looks[v.name] == (v.magnitude or "connected")
     assert "↓ 1 vanishing" in chart.caption.text() and "↑ 1 exploding" in chart.caption.text()
     assert [t for _, t in chart.layer_starts] == [f"layer{i}" for i in range(6)]
+    # the three lines are named above the chart, not over its bars
+    import pyqtgraph as pg
+
+    assert not [i for i in chart.plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+    key = chart.key.text()
+    assert not chart.key.isHidden() and f"+{DECADES:g} decades: exploding" in key
+    assert f"−{DECADES:g} decades: vanishing" in key and "reference" in key
+    chart.set_report(None)
+    assert chart.key.isHidden()
 
 
 def test_kernels_are_compared_with_kernels_and_biases_with_biases(qapp):
