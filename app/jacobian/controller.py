@@ -187,6 +187,37 @@ class JacobianController(QObject):
         self.panel.computing(f"Computing {what}…")
         return rid
 
+    def open_first(self, of: str, wrt: str, via: str = "") -> int | None:
+        """A menu's request (:meth:`open`): a batch of feature maps, whose Jacobian unsliced
+        is one solid block, opens on one example, and on one channel where the two share
+        their last dimension (a conv layer's output and its kernel), with a line saying how
+        to choose others (:func:`structured_slice`)."""
+        of_index = wrt_index = None
+        note = ""
+        if not via:
+            of_index, wrt_index, note = structured_slice(self._shape(of), self._shape(wrt))
+        rid = self.open(of, wrt, via, of_index=of_index, wrt_index=wrt_index)
+        if rid is not None and note and self.current is not None:
+            self.current["note"] = note
+        return rid
+
+    def _shape(self, name: str) -> list[int | None] | None:
+        """The shape of a request name (an op's output, ``op:k``, or a variable), as the
+        analysis recorded it; None where it is not known."""
+        report = self.analysis.report
+        if report is None or name == "target":
+            return None
+        for v in report.variables:
+            if name in (v.name, v.tf_name.split(":")[0]):
+                return list(v.shape)
+        op_id, _, k = name.rpartition(":") if ":" in name else (name, "", "0")
+        index = int(k) if k.isdigit() else 0
+        for o in report.graph.ops:
+            if o.id in (op_id, name) or o.name in (op_id, name):
+                shape = o.outputs[index].shape if index < len(o.outputs) else None
+                return list(shape) if shape else None
+        return None
+
     def cancel(self) -> None:
         if self.current is not None and self.worker is not None:
             self.worker.cancel_request(self.current["id"])
@@ -209,6 +240,8 @@ class JacobianController(QObject):
             k: req[k] for k in ("of", "wrt", "via", "out_range", "in_range", "of_index", "wrt_index")
         }
         self.panel.show_result(res)
+        if req.get("note") and isinstance(res, Jacobian) and res.status == "ok":
+            self.panel.add_note(req["note"])
 
     def _error(self, rid, err: dict) -> None:
         if not self._mine(rid):
@@ -234,3 +267,29 @@ class JacobianController(QObject):
             o.get("of_index"),
             o.get("wrt_index"),
         )
+
+
+def structured_slice(
+    of_shape: list[int | None] | None, wrt_shape: list[int | None] | None
+) -> tuple[list[int | None] | None, list[int | None] | None, str]:
+    """(``of_index``, ``wrt_index``, what was chosen) for a first look at J(of, wrt): where
+    ``of`` is a batch (its first dimension over 1, three dimensions or more), example 0;
+    where ``of`` and ``wrt`` also share their last dimension (a conv layer's output
+    channels and its kernel's filters), channel 0 of both. Else nothing is sliced.
+
+    >>> structured_slice([8, 24, 24, 16], [5, 5, 1, 16])
+    ([0, None, None, 0], [None, None, None, 0], 'example 0 of 8, channel 0 of 16')
+    >>> structured_slice([8, 10], [4, 10])
+    (None, None, '')
+    """
+    if not of_shape or len(of_shape) < 3 or not of_shape[0] or of_shape[0] <= 1:
+        return None, None, ""
+    of_index: list[int | None] = [0] + [None] * (len(of_shape) - 1)
+    note = f"example 0 of {of_shape[0]}"
+    wrt_index: list[int | None] | None = None
+    channels = of_shape[-1]
+    if wrt_shape and len(wrt_shape) >= 2 and channels and channels > 1 and wrt_shape[-1] == channels:
+        of_index[-1] = 0
+        wrt_index = [None] * (len(wrt_shape) - 1) + [0]
+        note += f", channel 0 of {channels}"
+    return of_index, wrt_index, note

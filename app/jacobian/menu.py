@@ -72,7 +72,7 @@ def add_jacobian_actions(
     if node_id.startswith("var:"):
         menu.addAction(
             "Jacobian of the loss w.r.t. this",
-            lambda: controller.open("target", tensor_name(report, node_id)),
+            lambda: controller.open_first("target", tensor_name(report, node_id)),
         )
         return
     this = tensor_name(report, node_id, output)
@@ -80,7 +80,7 @@ def add_jacobian_actions(
     sub = menu.addMenu("Jacobian of this w.r.t. …")
     variables = [u for u in ups if u.startswith("var:")]
     for v in variables[:MAX_LISTED]:
-        sub.addAction(v[4:], lambda v=v: controller.open(this, v[4:]))  # type: ignore[misc]
+        sub.addAction(v[4:], lambda v=v: controller.open_first(this, v[4:]))  # type: ignore[misc]
     tensors = [tensor_name(report, u) for u in ups if not u.startswith("var:")]
     if variables or tensors:
         sub.addSeparator()
@@ -97,25 +97,25 @@ def add_jacobian_actions(
         if a in ups:  # the other one is upstream: d this / d other
             menu.addAction(
                 f"Jacobian of this w.r.t. {tensor_name(report, a)} (selected)",
-                lambda: controller.open(this, tensor_name(report, a)),
+                lambda: controller.open_first(this, tensor_name(report, a)),
             )
         elif node_id in upstream(report, a) and not a.startswith("var:"):
             menu.addAction(
                 f"Jacobian of {tensor_name(report, a)} (selected) w.r.t. this",
-                lambda: controller.open(tensor_name(report, a), this),
+                lambda: controller.open_first(tensor_name(report, a), this),
             )
     shown = controller.last_request
     if shown and shown["of"] != this and shown["wrt"] != this:
         menu.addAction(
             f"Split J({shown['of']}, {shown['wrt']}) through this (chain rule)",
-            lambda: controller.open(shown["of"], shown["wrt"], this),
+            lambda: controller.open_first(shown["of"], shown["wrt"], this),
         )
 
 
 def _pick(controller, of: str, names: list[str]) -> None:
     name, ok = QInputDialog.getItem(controller.panel, "Jacobian", f"∂ {of} / ∂ …", names, 0, True)
     if ok and name.strip():
-        controller.open(of, name.strip())
+        controller.open_first(of, name.strip())
 
 
 def edge_at(view, scene_pos: QPointF) -> tuple[str, str] | None:
@@ -170,7 +170,7 @@ def variables_menu(controller, variables, pos) -> QMenu | None:
         return None
     name = it.data(0, ROLE).name
     menu = QMenu(variables)
-    menu.addAction("Jacobian of the loss w.r.t. this", lambda: controller.open("target", name))
+    menu.addAction("Jacobian of the loss w.r.t. this", lambda: controller.open_first("target", name))
     return menu
 
 

@@ -332,6 +332,17 @@ class JacobianPanel(QWidget):
         self.message.setText(f"<span style='color:{color}'>{text}</span>" if text else "")
         self.message.setVisible(bool(text))
 
+    def add_note(self, chosen: str) -> None:
+        """Say, under the result's line, which slice a first look shows and how to pick
+        others (:func:`app.jacobian.controller.structured_slice`)."""
+        self.message.setText(
+            self.message.text()
+            + f"<br><i>Showing {html.escape(chosen)}: the whole Jacobian of a batch of feature maps"
+            " is one block per example and channel. Pick others with the index boxes above the"
+            " heatmap, or “:” for all of a dimension.</i>"
+        )
+        self.message.setVisible(True)
+
     def show_empty(self, text: str = EMPTY) -> None:
         self.shown = None
         self.empty.setText(text)

@@ -133,6 +133,24 @@ def test_picking_a_channel_in_the_controls_computes_that_slice(qtbot, conv):
     assert "[0,:,:,3]" in c.panel.single.plot.getAxis("left").labelText
 
 
+def test_a_first_look_from_a_menu_opens_on_one_example_and_one_channel(qtbot, conv):
+    """Unsliced, a conv layer's Jacobian is a solid block: a menu's request opens it on
+    example 0 and channel 0, and a line says so and how to choose others."""
+    c = conv.jacobian
+    assert c._shape(OF) == [8, 24, 24, 16] and c._shape(WRT) == [5, 5, 1, 16]
+    c.open_first(OF, WRT)
+    qtbot.waitUntil(lambda: c.current is None and not c.panel.single.busy, timeout=WAIT_MS)
+    j = c.panel.shown
+    assert j.out_index == [0, None, None, 0] and j.in_index == [None, None, None, 0]
+    assert saving.values_of(j).shape == (24, 24, 5, 5, 1)
+    text = c.panel.message.text()
+    assert "Showing example 0 of 8, channel 0 of 16" in text and "index boxes" in text, text
+    assert [b.value() for b in c.panel.of_dims.boxes] == [0, -1, -1, 0]
+    c.open(OF, WRT)  # asked for whole (the Compute button with every box on all): whole
+    qtbot.waitUntil(lambda: c.current is None and not c.panel.single.busy, timeout=WAIT_MS)
+    assert c.panel.shown.out_index is None and "Showing" not in c.panel.message.text()
+
+
 def test_too_big_offers_one_batch_element(qtbot, conv):
     c = conv.jacobian
     c.budget_mb = 20  # the whole batch takes 112.5 MiB, one element 14.1
