@@ -21,8 +21,8 @@ import threading
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
 from tfviz.jacobian.png import _MID, _NEG, _POS
@@ -74,6 +74,29 @@ class IndexAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
         return [str(int(round(v - 0.5))) for v in values]
+
+
+def shorter_titles(title: str) -> list[str]:
+    """An axis title, then shorter ones that keep what tells it apart: the tensor without
+    its scopes, then without its shape, then the element count alone beside it.
+
+    >>> for t in shorter_titles("convnet/conv/Relu[0,:,:,0] (8, 24, 24, 16): 576 output elements"):
+    ...     print(t)
+    convnet/conv/Relu[0,:,:,0] (8, 24, 24, 16): 576 output elements
+    Relu[0,:,:,0] (8, 24, 24, 16): 576 output elements
+    Relu[0,:,:,0]: 576 output elements
+    Relu[0,:,:,0]: 576
+    """
+    name, sep, rest = title.partition(" ")
+    if not sep:
+        return [title]
+    head = name.rsplit("/", 1)[-1]
+    count = rest.rsplit(": ", 1)
+    out = [title, f"{head} {rest}"]
+    if len(count) == 2:
+        out.append(f"{head}: {count[1]}")
+        out.append(f"{head}: {count[1].split(' ')[0]}")
+    return list(dict.fromkeys(out))
 
 
 class Heatmap(pg.GraphicsLayoutWidget):
@@ -219,8 +242,31 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.grid.setPath(path)
 
     def set_labels(self, left: str, bottom: str) -> None:
-        self.plot.setLabel("left", left)
+        """The axes' titles. The rows' title runs up the plot's side, which a long tensor
+        name and its slice overran (``…/Relu[0,:,:,0] (8, 24, 24, 16): 576 ou``): it is cut
+        in the middle to the plot's height, whole in its tooltip."""
+        self._left_title = left
         self.plot.setLabel("bottom", bottom)
+        self._fit_left_title()
+
+    def _fit_left_title(self) -> None:
+        text = getattr(self, "_left_title", "")
+        axis = self.plot.getAxis("left")
+        room = int(self.plot.getViewBox().height()) - 6
+        shown = text
+        if text and room > 0:
+            fm = QFontMetrics(axis.label.font())
+            shown = next(
+                (t for t in shorter_titles(text) if fm.horizontalAdvance(t) <= room),
+                fm.elidedText(shorter_titles(text)[-1], Qt.TextElideMode.ElideMiddle, room),
+            )
+        self.plot.setLabel("left", shown)
+        axis.setToolTip(text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if hasattr(self, "plot"):  # not while the widget is being made
+            self._fit_left_title()
 
     # -- hover --------------------------------------------------------------------
     def element_at(self, scene_pos) -> tuple[int, int] | None:

@@ -146,6 +146,15 @@ def test_a_first_look_from_a_menu_opens_on_one_example_and_one_channel(qtbot, co
     text = c.panel.message.text()
     assert "Showing example 0 of 8, channel 0 of 16" in text and "index boxes" in text, text
     assert [b.value() for b in c.panel.of_dims.boxes] == [0, -1, -1, 0]
+    # the rows' title runs up the plot's side: it fits there (it was cut), whole in its tooltip
+    from PySide6.QtGui import QFontMetrics
+
+    heat = c.panel.single
+    axis = heat.plot.getAxis("left")
+    title = axis.labelText
+    assert "Relu[0,:,:,0]" in title and "576" in title
+    assert QFontMetrics(axis.label.font()).horizontalAdvance(title) <= heat.plot.getViewBox().height()
+    assert axis.toolTip().startswith(f"{OF}[0,:,:,0]")
     c.open(OF, WRT)  # asked for whole (the Compute button with every box on all): whole
     qtbot.waitUntil(lambda: c.current is None and not c.panel.single.busy, timeout=WAIT_MS)
     assert c.panel.shown.out_index is None and "Showing" not in c.panel.message.text()
