@@ -39,6 +39,7 @@ class JacobianController(QObject):
     ) -> None:
         super().__init__(parent)
         self.analysis = analysis
+        self.view = view
         self.worker: Worker | None = None
         self.script: str | None = None  # the script of the session
         self.current: dict | None = None  # the request being computed (with its "id")
@@ -75,7 +76,7 @@ class JacobianController(QObject):
         w.jacobian.connect(self._answer)
         w.jacobian_error.connect(self._error)
         w.jacobian_progress.connect(self._progress)
-        w.names.connect(lambda _rid, names: self.panel.set_names(names))
+        w.names.connect(lambda _rid, names: self._names(names))
 
     def end_session(self) -> None:
         """The window closes: its kept session ends with it, even when the pool that made
@@ -150,6 +151,9 @@ class JacobianController(QObject):
         returns the request id, or None when it waits for the analysis or there is no session."""
         self.show()
         of = of or "target"
+        self.panel.set_display_names(
+            {**getattr(self.panel, "shown_as", {}), **{n: self.display_name(n) for n in (of, wrt, via) if n}}
+        )
         self.panel.set_request(of, wrt, via)
         if via:
             of_index = wrt_index = None  # the split compares whole Jacobians
@@ -186,6 +190,33 @@ class JacobianController(QObject):
         what = f"J({of}, {wrt})" + (f" through {via}" if via else "")
         self.panel.computing(f"Computing {what}…")
         return rid
+
+    def _names(self, names: list[str]) -> None:
+        """The session's tensor names, each shown as the graph names it."""
+        self.panel.set_display_names({n: self.display_name(n) for n in names})
+        self.panel.set_names(names)
+
+    def display_name(self, name: str) -> str:
+        """A request name as the graph shows it: a variable by its Python path, an op by
+        the box that holds it and its title there (``d_conv1 › BiasAdd``), an output past
+        the first with its index."""
+        h = self.view.hierarchy
+        if h is None or name == "target":
+            return name
+        op_id, _, k = (
+            name.rpartition(":") if ":" in name and name.rpartition(":")[2].isdigit() else (name, "", "")
+        )
+        node = op_id if op_id in h.ops else f"var:{name}" if f"var:{name}" in h.ops else None
+        report = self.analysis.report
+        if node is None and report is not None:  # a variable by its TensorFlow name
+            node = next((f"var:{v.name}" for v in report.variables if v.tf_name.split(":")[0] == name), None)
+        if node is None or node not in h.ops:
+            return name
+        if node.startswith("var:") or h.user_named(node):
+            return h.display_name(node)
+        where = h.where(node)
+        title = h.display_name(node) + (f":{k}" if k else "")
+        return f"{where} › {title}" if where else title
 
     def open_first(self, of: str, wrt: str, via: str = "") -> int | None:
         """A menu's request (:meth:`open`): a batch of feature maps, whose Jacobian unsliced

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import os
 import threading
+from collections import Counter
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -254,25 +255,44 @@ class JacobianPanel(QWidget):
         self.exporting: threading.Thread | None = None
 
     # -- requests -----------------------------------------------------------------
+    def set_display_names(self, shown: dict[str, str]) -> None:
+        """How a request name (an op's TensorFlow name, ``op:k``, a variable's) is shown:
+        as the graph names it (``d_conv1 › BiasAdd``, not ``discriminator_1/d_conv1_1/BiasAdd``).
+        The fields show these; what is asked of the worker stays the request name."""
+        counts = Counter(shown.values())
+        # a name two tensors would share is no name for either: those show their own
+        self.shown_as = {k: v for k, v in shown.items() if v and v != k and counts[v] == 1}
+        self._asked_as = {v: k for k, v in self.shown_as.items()}
+
+    def shown_name(self, name: str) -> str:
+        return getattr(self, "shown_as", {}).get(name, name)
+
+    def _asked(self, text: str) -> str:
+        return getattr(self, "_asked_as", {}).get(text, text)
+
     def set_names(self, names: list[str]) -> None:
         for c in (self.of, self.wrt, self.via):
             text = c.currentText()
             c.blockSignals(True)
             c.clear()
-            c.addItems(([""] if c is self.via else []) + names)
+            for name in ([""] if c is self.via else []) + names:
+                c.addItem(self.shown_name(name), name)
+                if self.shown_name(name) != name:
+                    c.setItemData(c.count() - 1, name, Qt.ItemDataRole.ToolTipRole)
             c.setEditText(text)
             c.blockSignals(False)
 
     def set_request(self, of: str, wrt: str, via: str = "") -> None:
-        self.of.setEditText(of or "target")
-        self.wrt.setEditText(wrt)
-        self.via.setEditText(via or "")
+        for c, name in ((self.of, of or "target"), (self.wrt, wrt), (self.via, via or "")):
+            c.setEditText(self.shown_name(name))
+            c.setToolTip(name if self.shown_name(name) != name else "")
 
     def request(self) -> tuple[str, str, str]:
+        """The request names of what the fields show (a name typed in is taken as it is)."""
         return (
-            self.of.currentText().strip() or "target",
-            self.wrt.currentText().strip(),
-            self.via.currentText().strip(),
+            self._asked(self.of.currentText().strip()) or "target",
+            self._asked(self.wrt.currentText().strip()),
+            self._asked(self.via.currentText().strip()),
         )
 
     def set_dims(
@@ -289,8 +309,8 @@ class JacobianPanel(QWidget):
         if any(d < 0 for d in (*of_shape, *wrt_shape)):
             self.slice_row.hide()
             return
-        self.of_dims.set_tensor(of_name, of_shape, of_spec)
-        self.wrt_dims.set_tensor(wrt_name, wrt_shape, wrt_spec)
+        self.of_dims.set_tensor(self.shown_name(of_name), of_shape, of_spec)
+        self.wrt_dims.set_tensor(self.shown_name(wrt_name), wrt_shape, wrt_spec)
         self._dims_for, self._itemsize = (of_name, wrt_name), itemsize
         self.slice_row.show()
         self._slice_changed()
@@ -375,8 +395,9 @@ class JacobianPanel(QWidget):
             )
         self._fill(self.single, res)
         a = saving.values_of(res)
+        of_name, wrt_name = (html.escape(self.shown_name(t.name)) for t in (res.of, res.wrt))
         self.set_message(
-            f"J({html.escape(res.of.name)}, {html.escape(res.wrt.name)}): shape "
+            f"J({of_name}, {wrt_name}): shape "
             f"{tuple(a.shape)}, {res.mode} mode, {res.chunks} chunk"
             f"{'s' if res.chunks != 1 else ''}, {res.seconds:.2f} s. Largest |J| = "
             f"{self.single.scale:.4g}."

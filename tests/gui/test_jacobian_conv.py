@@ -146,6 +146,11 @@ def test_a_first_look_from_a_menu_opens_on_one_example_and_one_channel(qtbot, co
     text = c.panel.message.text()
     assert "Showing example 0 of 8, channel 0 of 16" in text and "index boxes" in text, text
     assert [b.value() for b in c.panel.of_dims.boxes] == [0, -1, -1, 0]
+    # the tensors by the names the graph gives them; the worker is asked by its own
+    assert c.panel.of.currentText() == "conv › Relu" and c.panel.of.toolTip() == OF
+    assert c.panel.wrt.currentText() == 'model.get_layer("conv").kernel'
+    assert c.panel.request() == (OF, WRT, "")
+    assert "J(conv › Relu, model.get_layer(&quot;conv&quot;).kernel)" in text
     # the rows' title runs up the plot's side: it fits there (it was cut), whole in its tooltip
     from PySide6.QtGui import QFontMetrics
 

@@ -221,3 +221,18 @@ def test_cut_names_the_op_and_selects_it(qtbot, window):
     c.panel._link(f"op:{op}")  # what clicking the op's name does
     sel = [i.node_id for i in window.graph.view.scene().selectedItems() if hasattr(i, "node_id")]
     assert sel == [op]
+
+
+def test_display_names_are_shown_and_the_request_names_asked(qapp):
+    """The fields show the graph's names; what is asked is the request name; a name two
+    tensors would share shows neither (each keeps its own)."""
+    from app.jacobian.panel import JacobianPanel
+
+    p = JacobianPanel()
+    p.set_display_names({"net_1/d_1/BiasAdd": "d › BiasAdd", "a/x": "same", "b/x": "same", "w": "w"})
+    p.set_names(["net_1/d_1/BiasAdd", "a/x", "b/x", "w"])
+    p.set_request("net_1/d_1/BiasAdd", "w")
+    assert p.of.currentText() == "d › BiasAdd" and p.request() == ("net_1/d_1/BiasAdd", "w", "")
+    assert [p.of.itemText(i) for i in range(p.of.count())] == ["d › BiasAdd", "a/x", "b/x", "w"]
+    p.of.setEditText("a/x")  # typed: taken as it is
+    assert p.request()[0] == "a/x"
