@@ -88,3 +88,37 @@ def test_a_layer_box_shortens_its_class_never_its_shape(qapp):
     tiny = subtitle_elided(sub, fm, fm.horizontalAdvance("Token"))  # not even the shape fits
     assert "…" in tiny and fm.horizontalAdvance(tiny) <= fm.horizontalAdvance("Token")
     assert subtitle_elided("MatMul", fm, 1000) == "MatMul"
+
+
+def test_a_raw_read_of_a_variable_is_named_as_that_variable(qapp):
+    """A weight's resource placeholder that is a problem itself (a read never trained) keeps
+    its own node, but is named as the variable it reads, not ``Placeholder resource``: in
+    the graph, Problems, Search and Details alike."""
+    from app.panels.problems import ProblemsPanel
+    from tfviz.report import GraphDoc, GraphEdge, GraphOp, Problem, Report, VariableReport
+    from tfviz.structure.hierarchy import Hierarchy
+
+    res = "d/MatMul/ReadVariableOp/resource"
+    ops = [
+        GraphOp("var:gen.W", "gen.W", "VarHandleOp", "", is_variable=True),
+        GraphOp(res, res, "Placeholder", "d/MatMul/ReadVariableOp", status="not_trained"),
+        GraphOp("d/MatMul/ReadVariableOp", "d/MatMul/ReadVariableOp", "ReadVariableOp", "d/MatMul"),
+        GraphOp("d/MatMul", "d/MatMul", "MatMul", "d"),
+    ]
+    edge = lambda a, b, dt: GraphEdge(a, b, 0, 0, dt, [], "passes")
+    edges = [
+        edge("var:gen.W", res, "resource"),
+        edge(res, "d/MatMul/ReadVariableOp", "resource"),
+        edge("d/MatMul/ReadVariableOp", "d/MatMul", "float32"),
+    ]
+    report = Report(script="s.py", target="loss", graph=GraphDoc(ops=ops, edges=edges))
+    report.variables = [VariableReport("gen.W", "gen/W:0", "float32", [2, 2], "connected")]
+    report.problems = [
+        Problem(kind="not_trained", severity="warning", op=res, op_type="Placeholder", message="m")
+    ]
+    h = Hierarchy.of_report(report)
+    assert res not in h.alias  # a problem: it keeps its node
+    assert h.display_name(res) == "gen.W" and h.user_named(res) and h.title(res) == "gen.W"
+    panel = ProblemsPanel()
+    panel.set_report(report, h)
+    assert panel.topLevelItem(0).text(1) == "gen.W"

@@ -107,6 +107,9 @@ class Hierarchy:
         self._own: dict[str, str] = {}
         self._call_type: dict[str, str] = {}
         #: op id -> the variable node drawn for it (its resource placeholder and plain reads)
+        #: a weight's placeholder or plain read, problem or not -> the variable node it reads:
+        #: named as that variable in every panel (the quiet ones are drawn as it, ``alias``)
+        self.reads: dict[str, str] = {}
         self.alias: dict[str, str] = self._aliases()
         self._fed = {e.dst for e in graph.edges}
         self._build()
@@ -264,24 +267,27 @@ class Hierarchy:
 
     def _aliases(self) -> dict[str, str]:
         """A weight's resource placeholder and the plain reads of it, by the weight they stand for.
-        A read that is itself a problem (a frozen copy, a read never trained) keeps its node."""
+        A read that is itself a problem (a frozen copy, a read never trained) keeps its node,
+        named as the weight all the same (:attr:`reads`)."""
         ins: dict[str, list[GraphEdge]] = {}
         for e in self.graph.edges:
             if not e.back:
                 ins.setdefault(e.dst, []).append(e)
         out: dict[str, str] = {}
         for op in self.graph.ops:  # graph order: a placeholder comes before its reads
-            if op.is_variable or category(op.status) not in QUIET or op.id not in ins:
-                continue
-            if op.type not in ("Placeholder", "ReadVariableOp"):
+            if op.is_variable or op.id not in ins or op.type not in ("Placeholder", "ReadVariableOp"):
                 continue
             es = ins[op.id]
             if op.type == "ReadVariableOp" and any(e.dtype != "resource" for e in es):
                 continue
             srcs = {out.get(e.src) or (e.src if e.src.startswith("var:") else None) for e in es}
             src = srcs.pop() if len(srcs) == 1 else None
-            if src is not None and src != op.id:  # never its own alias
+            if category(op.status) in QUIET and src is not None and src != op.id:  # never its own alias
                 out[op.id] = src
+            read = {self.reads.get(e.src) or (e.src if e.src.startswith("var:") else None) for e in es}
+            var = read.pop() if len(read) == 1 else None
+            if var is not None and var != op.id:
+                self.reads[op.id] = var
         return out
 
     def _op_count(self, gid: str) -> int:
@@ -391,6 +397,9 @@ class Hierarchy:
         op = self.ops[op_id]
         if op.label:  # a captured tensor, named by the Python path the script holds it at
             return op.label
+        read = self.reads.get(op_id)
+        if read is not None and read in self.ops:  # a raw read of a variable is that variable
+            return self.ops[read].label or self.ops[read].name
         gid = self.parent.get(op_id, ROOT)
         g = self.groups.get(gid)
         if op.is_variable and g is not None:
@@ -424,13 +433,14 @@ class Hierarchy:
             return node_id
         if op.is_variable or op.label:
             return op.label or op.name
-        return self.title(node_id)
+        return self.title(node_id)  # a raw read of a variable: the variable's name
 
     def user_named(self, node_id: str) -> bool:
-        """The node's display name is the user's own (a variable, a captured tensor): it needs
-        no op type beside it."""
-        op = self.ops.get(self.alias.get(node_id, node_id))
-        return op is not None and (op.is_variable or bool(op.label))
+        """The node's display name is the user's own (a variable, a raw read of one, a
+        captured tensor): it needs no op type beside it."""
+        node_id = self.alias.get(node_id, node_id)
+        op = self.ops.get(node_id)
+        return op is not None and (op.is_variable or bool(op.label) or node_id in self.reads)
 
     def where(self, node_id: str) -> str:
         """The box that holds a node, as a short title (``enc_2``, ``body of while_loop``);
