@@ -138,53 +138,37 @@ def run(args: argparse.Namespace) -> ExitStatus:
     except AnalysisError as exc:
         print(f"tfviz: {exc}", file=sys.stderr)
         return ExitStatus.ERROR
-    if saved and fmt in IMAGE_FORMATS:
-        try:
-            report, ok, done = draw_saved(args.script, args.output, fmt, args.expand, args.scale)
-        except AnalysisFileError as exc:
-            print(f"tfviz: {exc}", file=sys.stderr)
-            return ExitStatus.ERROR
-        except KeyboardInterrupt as exc:
-            what, status = interrupted(exc)
-            print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
-            return status
-        if not ok:
-            print(f"tfviz: {done}", file=sys.stderr)
-            return ExitStatus.ERROR
-        return _done(args.output, fmt, done, report)
-    if saved:
-        try:
-            report = load_analysis(args.script)
-        except AnalysisFileError as exc:
-            print(f"tfviz: {exc}", file=sys.stderr)
-            return ExitStatus.ERROR
-    else:
+    report: Report | None = None
+    if not saved:
         analyzed = analyze(args)
         if isinstance(analyzed, ExitStatus):
             return analyzed
         report = analyzed
-    if fmt in IMAGE_FORMATS:
-        try:
-            ok, done = draw(report, args.output, fmt, args.expand, args.scale)
-        except KeyboardInterrupt as exc:
-            what, status = interrupted(exc)
-            print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
-            return status
-        if not ok:
-            print(f"tfviz: {done}", file=sys.stderr)
-            return ExitStatus.ERROR
-    else:
-        try:
+    try:
+        if fmt in IMAGE_FORMATS:
+            if report is None:  # a saved analysis: checked while it is drawn
+                report, ok, done = draw_saved(args.script, args.output, fmt, args.expand, args.scale)
+            else:
+                ok, done = draw(report, args.output, fmt, args.expand, args.scale)
+            if not ok:
+                print(f"tfviz: {done}", file=sys.stderr)
+                return ExitStatus.ERROR
+        else:
+            if report is None:
+                report = load_analysis(args.script)
             write(report, args.output, fmt)
-        except OSError as exc:  # an OutputError says why in words; others are the system's
-            print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-            return ExitStatus.ERROR
-        except KeyboardInterrupt as exc:
-            what, status = interrupted(exc)
-            print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
-            return status
-        counts = report.graph.counts()
-        done = f"{counts['ops']} ops, {counts['edges']} edges"
+            counts = report.graph.counts()
+            done = f"{counts['ops']} ops, {counts['edges']} edges"
+    except AnalysisFileError as exc:
+        print(f"tfviz: {exc}", file=sys.stderr)
+        return ExitStatus.ERROR
+    except OSError as exc:  # an OutputError says why in words; others are the system's
+        print(f"tfviz: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return ExitStatus.ERROR
+    except KeyboardInterrupt as exc:
+        what, status = interrupted(exc)
+        print(f"tfviz: interrupted ({what}); {args.output} was not written", file=sys.stderr)
+        return status
     return _done(args.output, fmt, done, report)
 
 
