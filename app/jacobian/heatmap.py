@@ -78,7 +78,8 @@ class IndexAxis(pg.AxisItem):
 
 def shorter_titles(title: str) -> list[str]:
     """An axis title, then shorter ones that keep what tells it apart: the tensor without
-    its scopes, then without its shape, then the element count alone beside it.
+    its scopes, then without its shape, then the element count alone beside it, then the
+    tensor and its slice alone.
 
     >>> for t in shorter_titles("convnet/conv/Relu[0,:,:,0] (8, 24, 24, 16): 576 output elements"):
     ...     print(t)
@@ -86,6 +87,7 @@ def shorter_titles(title: str) -> list[str]:
     Relu[0,:,:,0] (8, 24, 24, 16): 576 output elements
     Relu[0,:,:,0]: 576 output elements
     Relu[0,:,:,0]: 576
+    Relu[0,:,:,0]
     """
     name, sep, rest = title.partition(" ")
     if not sep:
@@ -96,6 +98,7 @@ def shorter_titles(title: str) -> list[str]:
     if len(count) == 2:
         out.append(f"{head}: {count[1]}")
         out.append(f"{head}: {count[1].split(' ')[0]}")
+    out.append(head)  # the tensor and its slice: what the rows are
     return list(dict.fromkeys(out))
 
 

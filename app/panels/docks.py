@@ -110,9 +110,8 @@ class DetailsPanel(QTextBrowser):
             held = [hierarchy.groups[g] for g in hierarchy.chain.get(hierarchy.alias.get(op_id, op_id), [])]
             boxes = [g for g in held if g.kind != "root"]
             if boxes:
-                what = {"layer": "layer", "function": "function", "gradient": "gradient"}.get(
-                    boxes[-1].kind, ""
-                )
+                # a function's box says what it is itself: "contraction_step (tf.function) at x.py:58"
+                what = "layer" if boxes[-1].kind == "layer" else ""
                 path = " › ".join(esc(g.label) for g in boxes)
                 h.append(f"<br><small>in {what + ' ' if what else ''}{path}</small>")
             else:
