@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from tfviz import cli, exportcli
+from tfviz import cli
 from tfviz.commands import check, open_app
+from tfviz.commands import export as exportcli
 from tfviz.commands import jacobian as jacobian_cli
 from tfviz.commands.table import BY_NAME, COMMANDS, HEADLESS
 from tfviz.exitstatus import ExitStatus

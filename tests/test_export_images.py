@@ -225,7 +225,7 @@ def test_a_saved_file_drawn_while_it_is_checked_is_drawn_as_after_the_check(whic
     import json
 
     from tfviz.analysisfile import load_analysis
-    from tfviz.exportcli import draw
+    from tfviz.commands.export import draw
 
     path = tmp_path / "in.json"
     if which == "seed1":

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+#: Says an error's line by its notebook cell (:func:`tfviz.script.notebook.name_cells`),
+#: installed when that module is imported: before, no notebook is known. Set from below,
+#: so that this module imports nothing of tfviz.
+_name_cells: Callable[[AnalysisError], None] | None = None
+
+
+def said_by_cells(namer: Callable[[AnalysisError], None]) -> None:
+    """Have every :class:`AnalysisError` name a notebook's lines by cell with ``namer``."""
+    global _name_cells
+    _name_cells = namer
 
 
 @dataclass
@@ -30,15 +42,8 @@ class AnalysisError(Exception):
     def in_cells(self) -> None:
         """A line of a notebook said by its cell (``train.ipynb cell 6 [5], line 2``),
         in the message and in ``cell``/``cell_line``; nothing for a script."""
-        from tfviz.script import notebook
-
-        nb = notebook.known(self.file)
-        if nb is None or self.cell_name:
-            return
-        self.message, self.detail = notebook.in_cells(self.message, nb), notebook.in_cells(self.detail, nb)
-        cell = nb.cell_at(self.line) if self.line else None
-        if cell is not None and self.line:
-            self.cell, self.cell_line, self.cell_name = cell.index, self.line - cell.first + 1, cell.name()
+        if _name_cells is not None and not self.cell_name:
+            _name_cells(self)
 
     def __str__(self) -> str:
         self.in_cells()

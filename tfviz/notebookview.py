@@ -64,7 +64,7 @@ def _graph(report: Report) -> str:
     saying why where it cannot be drawn."""
     if not report.graph.ops:
         return ""
-    from tfviz.exportcli import draw
+    from tfviz.commands.export import draw
 
     with tempfile.TemporaryDirectory(prefix="tfviz-view-") as tmp:
         out = os.path.join(tmp, "graph.svg")

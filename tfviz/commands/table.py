@@ -12,8 +12,7 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from tfviz import exportcli
-from tfviz.commands import check, open_app, serve
+from tfviz.commands import check, export, open_app, serve
 from tfviz.commands import jacobian as jacobian_cli
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("check", check, headless=True),
     Command("jacobian", jacobian_cli, headless=True),
-    Command("export", exportcli, headless=True),
+    Command("export", export, headless=True),
     Command("serve", serve, headless=True),
     Command("open", open_app, headless=False),
 )

@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.errors import AnalysisError
+from tfviz.errors import AnalysisError, said_by_cells
 
 SUFFIX = ".ipynb"
 #: cell magics whose cell is still Python: their first line is dropped, the rest runs
@@ -260,6 +260,18 @@ def known(path: str | None) -> Notebook | None:
     return _read.get(os.path.abspath(path)) if is_notebook(path) and path else None
 
 
+def name_cells(err: AnalysisError) -> None:
+    """``err``'s line said by its cell where its file is a known notebook: in its message
+    and detail, and in ``cell``/``cell_line``/``cell_name``."""
+    nb = known(err.file)
+    if nb is None:
+        return
+    err.message, err.detail = in_cells(err.message, nb), in_cells(err.detail, nb)
+    cell = nb.cell_at(err.line) if err.line else None
+    if cell is not None and err.line:
+        err.cell, err.cell_line, err.cell_name = cell.index, err.line - cell.first + 1, cell.name()
+
+
 def in_cells(text: str, nb: Notebook) -> str:
     """``train.ipynb:68`` in a message, said as ``train.ipynb cell 6 [5], line 2``.
 
@@ -306,3 +318,6 @@ def place(obj: Any, path: str) -> None:
         return x
 
     walk(obj)
+
+
+said_by_cells(name_cells)  # every AnalysisError from now on names a known notebook's lines by cell

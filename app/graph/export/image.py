@@ -380,7 +380,7 @@ def xml_text(svg: bytes) -> bytes:
     """Qt's SVG with every character XML 1.0 cannot hold written as an escape
     (:func:`~tfviz.outputs.xml_safe`): Qt writes an op name's ESC or NUL as it is, and no
     XML reader opens the file then. ``tfviz export`` escapes the names before the layout
-    (:func:`tfviz.exportcli.draw`); the window's scene holds the names as they are, so its
+    (:func:`tfviz.commands.export.draw`); the window's scene holds the names as they are, so its
     export escapes the file (Qt's markup holds none of those characters)."""
     return xml_safe(svg.decode("utf-8", "surrogateescape")).encode("utf-8")
 
