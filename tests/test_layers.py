@@ -30,3 +30,23 @@ def test_every_module_of_the_library_is_in_a_layer():
     assert modules - layered == set(), "put these in the layers contract in pyproject.toml"
     assert layered - modules == set(), "the layers contract names modules that are gone"
     assert {"tfviz.commands", "tfviz.errors", "tfviz.cli", "tfviz.vocabulary"} <= layered
+
+
+def test_no_two_modules_import_each_other():
+    """A pair of modules that import each other (for types too) is one module in two files:
+    ``errors`` and ``script.notebook``, ``program.hooks`` and ``program.readouts``,
+    ``structure.hierarchy`` and ``structure.naming``, ``app.graph.framing`` and
+    ``app.graph.view`` were; none is now."""
+    import sys
+
+    import grimp
+
+    sys.path.insert(0, str(ROOT))  # the app's package as the repository holds it
+    graph = grimp.build_graph("tfviz", "app")
+    both = sorted(
+        (a, b)
+        for a in graph.modules
+        for b in graph.find_modules_directly_imported_by(a)
+        if a < b and a in graph.find_modules_directly_imported_by(b)
+    )
+    assert both == []

@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _magic(ipython: Any) -> Any:
     def tfviz(line: str) -> Any:
-        import tfviz as api
+        from tfviz import api
+        from tfviz.errors import AnalysisError
 
         words = shlex.split(line)
         if not words or words[0] != "check":
@@ -85,7 +86,7 @@ def _magic(ipython: Any) -> Any:
                 )
             values = tuple(ipython.user_ns[v] for v in args.values)
             return api.check(target, args=values, allow_empty=args.allow_empty)
-        except (api.AnalysisError, TypeError, ValueError) as exc:
+        except (AnalysisError, TypeError, ValueError) as exc:
             print(f"tfviz: {exc}", file=sys.stderr)
             return None
 

@@ -13,14 +13,44 @@ the first view is dropped. Each :class:`app.graph.view.GraphView` holds one ``Fr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 
 from .items import _FONT
 
 if TYPE_CHECKING:
-    from .view import GraphView
+    from PySide6.QtGui import QTransform
+    from PySide6.QtWidgets import QWidget
+
+    from tfviz.structure.hierarchy import Hierarchy
+
+    from .items import FrameItem, NodeItem
+
+
+class Framed(Protocol):
+    """What framing needs of the view it frames (a :class:`~app.graph.view.GraphView`,
+    which holds its ``Framing``): its items and zoom, nothing of how it is built."""
+
+    hierarchy: Hierarchy | None
+    node_items: dict[str, NodeItem]
+    frames: dict[str, FrameItem]
+    edge_routes: dict[tuple[str, str], Any]
+    expanded: set[str]
+    path: Any
+
+    def first_problem(self) -> list[str]: ...
+    def content_rect(self) -> QRectF: ...
+    def update_lod(self) -> None: ...
+    def centerOn(self, *args: Any) -> None: ...  # noqa: N802 - Qt's name
+    def fitInView(self, *args: Any) -> None: ...  # noqa: N802 - Qt's name
+    def resetTransform(self) -> None: ...  # noqa: N802 - Qt's name
+    def scale(self, sx: float, sy: float) -> None: ...
+    def transform(self) -> QTransform: ...
+    def viewport(self) -> QWidget: ...
+    def width(self) -> int: ...
+    def height(self) -> int: ...
+
 
 #: the smallest text the default and path views go down to, in pixels
 READABLE_PX = 9.0
@@ -36,7 +66,7 @@ def readable_scale() -> float:
 class Framing:
     """The view's first view, fits and readable zoom (see the module)."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: Framed) -> None:
         self.view = view
         self.untouched = False  # a report was framed and the user has not moved the view since
         self._moves = 0

@@ -24,8 +24,7 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSimpleTextItem
 
 from tfviz.engine.untrained import mark_not_trained
 from tfviz.report import Report, collector_paused
-from tfviz.structure.hierarchy import ROOT, Hierarchy
-from tfviz.structure.naming import group_outputs, layer_attributes
+from tfviz.structure.hierarchy import ROOT, Hierarchy, group_outputs, layer_attributes
 
 from .. import theme
 from ..display import location

@@ -23,7 +23,7 @@ from __future__ import annotations
 import html
 
 from tfviz.report import GraphEdge, Report, VariableReport
-from tfviz.structure.naming import layer_attributes
+from tfviz.structure.hierarchy import layer_attributes
 
 from .. import theme
 from ..display import norm_text, shape_text

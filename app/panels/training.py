@@ -1,7 +1,7 @@
 """The Training dock: a watched run's record (``tfviz check --until`` in the window), live.
 
 While the program trains, the worker sends each gradient step's norms per layer
-(:func:`tfviz.program.watch.layer_point`); the dock plots them as they come: the gradient
+(:func:`tfviz.program.layerpoints.layer_point`); the dock plots them as they come: the gradient
 norm on top and the update/weight ratio below, both on a log scale, sharing the step axis.
 Values a log scale cannot show are markers instead of breaking the curves: ✕ on a top row for
 a NaN or infinite gradient, ○ on a bottom row for an exactly zero one. When the run stops, a

@@ -246,8 +246,7 @@ def test_a_layer_box_names_the_tensor_it_hands_on_not_its_statistics(qapp):
     """A BatchNormalization's batch mean leaves it first (toward its moving average, off the
     gradient path); its subtitle gives the normalized batch the next layer reads."""
     from tfviz.report import GraphDoc, GraphEdge, GraphOp
-    from tfviz.structure.hierarchy import Hierarchy
-    from tfviz.structure.naming import group_outputs
+    from tfviz.structure.hierarchy import Hierarchy, group_outputs
 
     ops = [
         GraphOp("bn/moments/mean", "bn/moments/mean", "Mean", "bn", on_path=True),

@@ -155,7 +155,7 @@ def analysis(
     With ``until`` (conditions of :mod:`tfviz.program.watch`) the program's
     every step is watched, and the step diagnosed is the first where one of
     them holds; ``step`` is then the most steps to run. ``on_steps`` gets each
-    watched step's norms per layer as it is taken (see :func:`tfviz.program.watch.layer_point`).
+    watched step's norms per layer as it is taken (see :func:`tfviz.program.layerpoints.layer_point`).
     With ``freeze`` (a worker, whose process ends with the analysis or its session), what
     the script made is put out of the cycle collector's sight for good once it is loaded.
     """

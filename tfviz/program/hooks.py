@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tfviz.program.calls import AUTOGRAPH_API, Predicted
 from tfviz.program.frames import frame_source
 from tfviz.report import Source
 
@@ -87,16 +88,6 @@ _installed: list[tuple[Any, str, Any, bool]] = []
 #: this thread's recording tapes, outermost first (tapes are per thread in TensorFlow too):
 #: a replayed step's ``tape.watch`` is repeated on the engine's
 _threads = threading.local()
-
-
-@dataclass
-class Predicted:
-    """A Keras model's ``predict()`` called while a tape recorded: by the name the caller
-    holds the model under, at the caller's line."""
-
-    model: Any
-    name: str
-    source: Source
 
 
 #: while an analysis listens: each predict() called as a tape records
@@ -288,10 +279,6 @@ def _caller(depth: int = 2) -> Any:
 
 #: tfviz's own package: a frame there is a wrapper of tfviz's (the bundled examples are the user's)
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-#: the file of the do_not_convert wrapper around every patch
-AUTOGRAPH_API = os.path.join("autograph", "impl", "api.py")
 
 
 _predict_installed = False

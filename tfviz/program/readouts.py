@@ -27,7 +27,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfviz.program.hooks import AUTOGRAPH_API, Predicted
+from tfviz.program.calls import AUTOGRAPH_API, Predicted
 from tfviz.program.sources import variable_ids
 from tfviz.program.watch import some_names
 from tfviz.report import Problem, Report, Source

@@ -51,7 +51,7 @@ class EventRecord:
         variable's histogram (:func:`histogram_of`'s figures: low, high, then the counts)."""
         import tensorflow as tf
 
-        from tfviz.program.watch import layer_point
+        from tfviz.program.layerpoints import layer_point
 
         if not rows:
             return

@@ -41,6 +41,7 @@ from typing import IO, Any
 
 from tfviz.engine import magnitude
 from tfviz.outputs import match_mode
+from tfviz.program.layerpoints import layer_of, layer_point
 from tfviz.report import VariableReport, WatchedLayer, WatchSummary
 
 CONDITIONS = ("nan", "none", "zero", "vanishing", "exploding")
@@ -565,7 +566,7 @@ class Watch:
         measured = [s for s in self.seen.values() if s.last is not None]
         layers: dict[str, list[_Seen]] = {}
         for s in measured:
-            layers.setdefault(_layer(s.name), []).append(s)
+            layers.setdefault(layer_of(s.name), []).append(s)
         return WatchSummary(
             until=list(self.until),
             steps=max(self.steps, stopped_at or 0),
@@ -684,32 +685,6 @@ def _csv_to_parquet(path: str) -> None:
     finally:
         if os.path.exists(part):
             os.remove(part)
-
-
-def layer_point(rows: list[list[Any]]) -> dict[str, Any]:
-    """One step's figures per layer: the gradient, update and weight norms of its variables
-    taken together (root of the sum of squares), for the live view.
-
-    >>> p = layer_point([[3, "d/kernel", 3.0, 0.3, 4.0], [3, "d/bias", 4.0, None, 0.0]])
-    >>> p["step"], p["grad"], p["update"], p["weight"]
-    (3, {'d': 5.0}, {'d': 0.3}, {'d': 4.0})
-    """
-    grad: dict[str, float] = {}
-    update: dict[str, float] = {}
-    weight: dict[str, float] = {}
-    for _, name, g, u, w in rows:
-        layer = _layer(name)
-        for into, x in ((grad, g), (update, u), (weight, w)):
-            if x is not None:
-                into[layer] = into.get(layer, 0.0) + x * x
-    step = rows[0][0] if rows else 0
-    return {
-        "step": step,
-        **{
-            k: {n: math.sqrt(x) for n, x in d.items()}
-            for k, d in (("grad", grad), ("update", update), ("weight", weight))
-        },
-    }
 
 
 def _magnitude_rule(
@@ -849,11 +824,6 @@ def variable_name(x: Any, index: int) -> str:
     if isinstance(name, str) and name and _is_variable(x):
         return name.split(":", 1)[0]
     return f"source {index}"
-
-
-def _layer(name: str) -> str:
-    """``model/dense_1/kernel`` -> ``model/dense_1``; a bare name is its own layer."""
-    return name.rsplit("/", 1)[0] if "/" in name else name
 
 
 def _norm(group: list[_Seen], attr: str) -> float | None:

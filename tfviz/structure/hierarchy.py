@@ -38,7 +38,7 @@ from tfviz.structure.naming import (
     layer_label,
     untraced,
 )
-from tfviz.vocabulary import Category
+from tfviz.vocabulary import Category, Flow
 
 ROOT = "f:"
 #: the scope TensorFlow puts a ``tape.gradient`` call's ops in (``gradient_tape_1``, ...)
@@ -507,3 +507,32 @@ class Hierarchy:
     def members(self, gid: str) -> list[str]:
         """The ops inside group ``gid`` (at any depth), in graph order."""
         return [o for o, ch in self.chain.items() if gid in ch and o not in self.alias]
+
+
+def layer_attributes(h: Hierarchy, gid: str) -> dict[str, str]:
+    """The Keras class and settings recorded for a group's scope (its gradient's scope,
+    ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
+    scope = h.groups[gid].scope
+    known = h.graph.layer_attributes
+    if scope in known:
+        return known[scope]
+    first, _, rest = scope.partition("/")
+    return known.get(rest, {}) if first.startswith("gradient_tape") else {}
+
+
+def group_outputs(h: Hierarchy) -> dict[str, tuple[str, list[int | None] | None]]:
+    """Each group's first output tensor (dtype, shape): the tensor of an edge that leaves it,
+    in graph order, preferring one the gradient runs along (a BatchNormalization hands on its
+    normalized batch; its batch statistics leave it first, toward the moving averages)."""
+    out: dict[str, tuple[str, list[int | None] | None]] = {}
+    for on_path in (True, False):
+        for e in h.graph.edges:
+            if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
+                continue
+            if on_path and e.status == Flow.OFF_PATH:
+                continue
+            inside = set(h.chain[e.dst])
+            for gid in h.chain[e.src]:
+                if gid not in inside and gid not in out:
+                    out[gid] = (e.dtype, e.shape)
+    return out

@@ -12,13 +12,8 @@ is kept.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from tfviz.report import GraphFunction, GraphOp, TensorInfo
-from tfviz.vocabulary import Flow
-
-if TYPE_CHECKING:
-    from tfviz.structure.hierarchy import Hierarchy
 
 #: the names TensorFlow gives a constant nobody named: ``Const_3``, Keras' ``221``, an
 #: operand (``mul/x``, ``add_2/y``), a slice's bounds (``strided_slice/stack_1``)
@@ -179,32 +174,3 @@ def function_label(fn: GraphFunction, call_type: str = "", where: str = "") -> s
         return f"{part} of {what}{at}"
     name = _FN_NAME.match(fn.name).group(1) or fn.name  # type: ignore[union-attr]  # every name matches
     return f"{name} (tf.function){at}"
-
-
-def layer_attributes(h: Hierarchy, gid: str) -> dict[str, str]:
-    """The Keras class and settings recorded for a group's scope (its gradient's scope,
-    ``gradient_tape/...``, is the layer's too); empty when none was recorded."""
-    scope = h.groups[gid].scope
-    known = h.graph.layer_attributes
-    if scope in known:
-        return known[scope]
-    first, _, rest = scope.partition("/")
-    return known.get(rest, {}) if first.startswith("gradient_tape") else {}
-
-
-def group_outputs(h: Hierarchy) -> dict[str, tuple[str, list[int | None] | None]]:
-    """Each group's first output tensor (dtype, shape): the tensor of an edge that leaves it,
-    in graph order, preferring one the gradient runs along (a BatchNormalization hands on its
-    normalized batch; its batch statistics leave it first, toward the moving averages)."""
-    out: dict[str, tuple[str, list[int | None] | None]] = {}
-    for on_path in (True, False):
-        for e in h.graph.edges:
-            if e.back or e.src not in h.chain or e.dst not in h.chain or e.dtype == "resource":
-                continue
-            if on_path and e.status == Flow.OFF_PATH:
-                continue
-            inside = set(h.chain[e.dst])
-            for gid in h.chain[e.src]:
-                if gid not in inside and gid not in out:
-                    out[gid] = (e.dtype, e.shape)
-    return out
