@@ -87,6 +87,8 @@ FROZEN_GROUP_ROLE = Qt.ItemDataRole.UserRole + 5
 #: freezes a base of hundreds, which would bury the model's own variables.
 FROZEN_ROWS_SHOWN = 1
 COLUMNS = ["", "variable", "gradient", "shape", "|grad|"]
+#: the width under which a narrow panel never cuts the shape column: ``(784, 10)`` whole
+SHAPE_LEAST = 76
 NO_LAYER = "(no layer)"
 EMPTY = "Open a script to see its trainable variables and whether each gets a gradient."
 
@@ -489,31 +491,23 @@ class VariablesPanel(Tree):
 
     def fit_columns(self) -> None:
         """Keep the name readable in a narrow panel (beside the Jacobian dock it was cut to
-        ``mo…el``): the gradient and shape columns give up width, in proportion to their
-        contents, until the name has :attr:`NAME_SHARE` of the row; the norm, a number,
-        stays whole; the name column stretches over the rest."""
+        ``mo…el``): the gradient column, whose layer rows' summaries read well cut, gives up
+        width until the name has :attr:`NAME_SHARE` of the row; the shape and the norm,
+        short and exact, stay whole; the name column stretches over the rest."""
         hdr = self.header()
         room = self.viewport().width() - hdr.sectionSize(0)
         if room <= 0:
             return
         wanted = {c: max(self.sizeHintForColumn(c), hdr.sectionSizeHint(c)) for c in range(2, len(COLUMNS))}
-        norm = len(COLUMNS) - 1
-        hdr.resizeSection(norm, wanted.pop(norm))
-        spare = room * (1 - self.NAME_SHARE) - hdr.sectionSize(norm)
+        gradient, shape, norm = 2, 3, 4
         least = hdr.minimumSectionSize() * 2
-        sizes = dict(wanted)
-        free = dict(wanted)  # the columns still above their least width, shrunk alike
-        while free:
-            fixed = sum(w for c, w in sizes.items() if c not in free)
-            total = sum(free.values())
-            scale = max(0.0, min(1.0, (spare - fixed) / total)) if total else 1.0
-            sizes.update({c: max(least, int(w * scale)) for c, w in free.items()})
-            floored = {c for c, w in free.items() if w * scale < least}
-            if not floored or scale >= 1.0:
-                break
-            free = {c: w for c, w in free.items() if c not in floored}
-        for c, w in sizes.items():
-            hdr.resizeSection(c, w)
+        spare = room * (1 - self.NAME_SHARE) - wanted[norm]
+        # the gradient column first, down to its least; then the shape, to what shows a
+        # short shape whole (a long one is cut in its middle: ``(3, 3,…, 64)``)
+        width_gradient = max(least, min(wanted[gradient], spare - wanted[shape]))
+        width_shape = max(min(wanted[shape], SHAPE_LEAST), min(wanted[shape], spare - width_gradient))
+        for c, w in ((gradient, width_gradient), (shape, width_shape), (norm, wanted[norm])):
+            hdr.resizeSection(c, int(w))
 
     def setSortingEnabled(self, on: bool) -> None:  # noqa: N802 - Qt's name
         """Enabling sorting keeps the current order until a header is clicked."""

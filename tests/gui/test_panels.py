@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.panels.problems import ProblemsPanel, op_label
-from app.panels.variables import VariablesPanel, layer_of
+from app.panels.variables import SHAPE_LEAST, VariablesPanel, layer_of
 from tfviz.report import Problem, ReadNotTrained, Report, VariableReport
 
 
@@ -204,8 +204,8 @@ def test_a_single_frozen_weight_stays_a_row_of_its_own(qapp):
 
 def test_a_narrow_variables_panel_keeps_the_names_readable_and_the_norms_whole(qapp):
     """Beside the Jacobian dock the panel is a third of the window: the names were cut to
-    ``mo…el``. The gradient and shape columns give way; the name keeps nearly half the row
-    and the norm, a number, stays whole."""
+    ``mo…el``. The gradient column gives way, then the shape down to what a short shape
+    needs; the name keeps nearly half the row and the norm stays whole."""
     v = VariablesPanel()
     v.set_report(_report())
     for width in (420, 1000):
@@ -216,7 +216,8 @@ def test_a_narrow_variables_panel_keeps_the_names_readable_and_the_norms_whole(q
         hdr = v.header()
         room = v.viewport().width() - hdr.sectionSize(0)
         assert hdr.sectionSize(1) >= 0.44 * room, (width, [hdr.sectionSize(c) for c in range(5)])
-        assert hdr.sectionSize(4) >= v.sizeHintForColumn(4)
+        assert hdr.sectionSize(4) >= v.sizeHintForColumn(4)  # the norm stays whole, and a short shape
+        assert hdr.sectionSize(3) >= min(v.sizeHintForColumn(3), SHAPE_LEAST)
         assert sum(hdr.sectionSize(c) for c in range(5)) <= v.viewport().width() + 1
     # wide, every column has its contents' width
     assert all(hdr.sectionSize(c) >= v.sizeHintForColumn(c) for c in (2, 3, 4))
