@@ -61,9 +61,10 @@ bytecode: $(STAMP)
 test: $(STAMP) graphviz lint bytecode
 	$(PYTEST)
 
-# The same without the corpus of training programs (tests/test_corpus.py, several minutes).
+# The inner loop: without the corpus (tests/test_corpus.py) and the slow files (tests/conftest.py's
+# SLOW_FILES, 7 s or more each); `make test` is the full gate.
 test-quick: $(STAMP) graphviz lint bytecode
-	$(PYTEST) -m "not corpus"
+	$(PYTEST) -m "not corpus and not slow"
 
 # The corpus alone, with its table: program, TensorFlow's verdict, tfviz's, agreement, time.
 corpus: $(STAMP)

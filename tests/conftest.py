@@ -62,6 +62,51 @@ def _forking() -> bool:
     return not os.environ.get("TFVIZ_TEST_NO_FORK") and hasattr(os, "fork")
 
 
+#: The files whose tests take 7 s or more on 2 cores (``pytest --durations=0``, summed per
+#: file): ``make test-quick`` leaves them out (``-m "not corpus and not slow"``) to stay a
+#: fast inner loop; ``make test`` runs them all. ``tests/test_layers.py`` checks each exists.
+SLOW_FILES = frozenset(
+    {
+        "gui/test_acceptance_models.py",
+        "gui/test_background_build.py",
+        "gui/test_program.py",
+        "gui/test_warm_window.py",
+        "test_answered_vs_probed.py",
+        "test_api.py",
+        "test_cause.py",
+        "test_check_reliability.py",
+        "test_cli_isolation.py",
+        "test_commands.py",
+        "test_copy_vs_trace.py",
+        "test_examples.py",
+        "test_export_images.py",
+        "test_fidelity.py",
+        "test_jacobian.py",
+        "test_jacobian_slices.py",
+        "test_jupyter.py",
+        "test_output_files.py",
+        "test_packaging.py",
+        "test_program_memory.py",
+        "test_program_mode.py",
+        "test_program_patterns.py",
+        "test_program_steps.py",
+        "test_untrained.py",
+        "test_warm_workers.py",
+        "test_watch.py",
+        "test_worker.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`SLOW_FILES` ``slow``."""
+    slow, tests = pytest.mark.slow, ROOT / "tests"
+    for item in items:
+        path = Path(item.path)
+        if path.is_relative_to(tests) and path.relative_to(tests).as_posix() in SLOW_FILES:
+            item.add_marker(slow)
+
+
 def pytest_configure(config):
     """The controller of ``pytest -n N`` starts one oracle server for all its workers (they
     inherit its environment), which would otherwise each import TensorFlow for one of their

@@ -50,3 +50,11 @@ def test_no_two_modules_import_each_other():
         if a < b and a in graph.find_modules_directly_imported_by(b)
     )
     assert both == []
+
+
+def test_the_slow_files_exist():
+    """``make test-quick`` leaves out the files in ``SLOW_FILES``: a name there that no
+    longer matches a file would leave a slow file in the quick loop unseen."""
+    from tests.conftest import SLOW_FILES
+
+    assert SLOW_FILES and all((ROOT / "tests" / name).is_file() for name in SLOW_FILES)
