@@ -15,6 +15,7 @@ import html
 from PySide6.QtCore import QObject, QProcess, Signal
 
 from tfviz.jacobian.data import ChainSplit, Jacobian
+from tfviz.report import GraphOp, Report, VariableReport
 
 from ..analysis import AnalysisController
 from ..graph.view import GraphView
@@ -40,6 +41,8 @@ class JacobianController(QObject):
         super().__init__(parent)
         self.analysis = analysis
         self.view = view
+        #: the report the request names were last indexed for, and that index (:meth:`_named`)
+        self._index: tuple[Report | None, dict[str, VariableReport | GraphOp]] = (None, {})
         self.worker: Worker | None = None
         self.script: str | None = None  # the script of the session
         self.current: dict | None = None  # the request being computed (with its "id")
@@ -152,7 +155,7 @@ class JacobianController(QObject):
         self.show()
         of = of or "target"
         self.panel.set_display_names(
-            {**getattr(self.panel, "shown_as", {}), **{n: self.display_name(n) for n in (of, wrt, via) if n}}
+            {**self.panel.shown_as, **{n: self.display_name(n) for n in (of, wrt, via) if n}}
         )
         self.panel.set_request(of, wrt, via)
         if via:
@@ -201,22 +204,38 @@ class JacobianController(QObject):
         the box that holds it and its title there (``d_conv1 › BiasAdd``), an output past
         the first with its index."""
         h = self.view.hierarchy
-        if h is None or name == "target":
+        thing, k = self._named(name)
+        if h is None or thing is None:
             return name
-        op_id, _, k = (
-            name.rpartition(":") if ":" in name and name.rpartition(":")[2].isdigit() else (name, "", "")
-        )
-        node = op_id if op_id in h.ops else f"var:{name}" if f"var:{name}" in h.ops else None
-        report = self.analysis.report
-        if node is None and report is not None:  # a variable by its TensorFlow name
-            node = next((f"var:{v.name}" for v in report.variables if v.tf_name.split(":")[0] == name), None)
-        if node is None or node not in h.ops:
+        node = f"var:{thing.name}" if isinstance(thing, VariableReport) else thing.id
+        if node not in h.ops:
             return name
         if node.startswith("var:") or h.user_named(node):
             return h.display_name(node)
         where = h.where(node)
         title = h.display_name(node) + (f":{k}" if k else "")
         return f"{where} › {title}" if where else title
+
+    def _named(self, name: str) -> tuple[VariableReport | GraphOp | None, int]:
+        """The variable (by its Python path or TensorFlow name) or the op (by its id or name,
+        ``op:k`` for output k) a request name stands for, and the output; indexed once per
+        report: the session's every name is looked up as it arrives."""
+        report = self.analysis.report
+        if report is None or name == "target":
+            return None, 0
+        if self._index[0] is not report:
+            things: dict[str, VariableReport | GraphOp] = {}
+            for o in report.graph.ops:
+                things.setdefault(o.name, o)
+                things[o.id] = o
+            for v in report.variables:  # a variable's names before an op's
+                things[v.tf_name.split(":")[0]] = things[v.name] = v
+            self._index = (report, things)
+        things = self._index[1]
+        op_id, colon, k = name.rpartition(":")
+        if name in things or not (colon and k.isdigit()):
+            return things.get(name), 0
+        return things.get(op_id), int(k)
 
     def open_first(self, of: str, wrt: str, via: str = "") -> int | None:
         """A menu's request (:meth:`open`): a batch of feature maps, whose Jacobian unsliced
@@ -235,19 +254,11 @@ class JacobianController(QObject):
     def _shape(self, name: str) -> list[int | None] | None:
         """The shape of a request name (an op's output, ``op:k``, or a variable), as the
         analysis recorded it; None where it is not known."""
-        report = self.analysis.report
-        if report is None or name == "target":
-            return None
-        for v in report.variables:
-            if name in (v.name, v.tf_name.split(":")[0]):
-                return list(v.shape)
-        op_id, _, k = name.rpartition(":") if ":" in name else (name, "", "0")
-        index = int(k) if k.isdigit() else 0
-        for o in report.graph.ops:
-            if o.id in (op_id, name) or o.name in (op_id, name):
-                shape = o.outputs[index].shape if index < len(o.outputs) else None
-                return list(shape) if shape else None
-        return None
+        thing, k = self._named(name)
+        if isinstance(thing, VariableReport):
+            return list(thing.shape)
+        shape = thing.outputs[k].shape if thing is not None and k < len(thing.outputs) else None
+        return list(shape) if shape else None
 
     def cancel(self) -> None:
         if self.current is not None and self.worker is not None:

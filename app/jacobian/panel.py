@@ -136,6 +136,9 @@ class JacobianPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.shown: Jacobian | ChainSplit | None = None
+        #: request name -> the name the fields show it by (:meth:`set_display_names`), and back
+        self.shown_as: dict[str, str] = {}
+        self._asked_as: dict[str, str] = {}
         self.offers: list[dict] = []
         self.of = _combo(
             "The output tensor: an op id of the graph (:k for its output k), or target", "target"
@@ -265,10 +268,10 @@ class JacobianPanel(QWidget):
         self._asked_as = {v: k for k, v in self.shown_as.items()}
 
     def shown_name(self, name: str) -> str:
-        return getattr(self, "shown_as", {}).get(name, name)
+        return self.shown_as.get(name, name)
 
     def _asked(self, text: str) -> str:
-        return getattr(self, "_asked_as", {}).get(text, text)
+        return self._asked_as.get(text, text)
 
     def set_names(self, names: list[str]) -> None:
         for c in (self.of, self.wrt, self.via):
