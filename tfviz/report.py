@@ -208,6 +208,8 @@ class WatchSummary:
     detail: str = ""
     #: the sources the condition fired for
     variables: list[str] = field(default_factory=list)
+    #: under a tf.distribute strategy, the replicas where it fired ("worker 1 of 2")
+    fired_on: list[str] = field(default_factory=list)
     min_norm: float | None = None
     max_norm: float | None = None
     layers: list[WatchedLayer] = field(default_factory=list)

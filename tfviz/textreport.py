@@ -70,6 +70,8 @@ def watch_lines(w: WatchSummary, color: bool = False) -> list[str]:
             + f" (--until {conds})"
         )
         out.append(f"  at: {w.at}")
+        if w.fired_on:
+            out.append(f"  on: {', '.join(w.fired_on)}")
         if w.detail:
             out.extend(textwrap.wrap(w.detail, 100, initial_indent="  ", subsequent_indent="  "))
         out.append("  The program was stopped before this step's update; the step is diagnosed below.")

@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> ExitStatus:
         print(report)
         sys.stdout.flush()
         _say_unwritten(args.graph, data.get("graph_error"))
+        if isinstance(data.get("status"), int):  # what the workers of a cluster job agreed on
+            return ExitStatus(data["status"])
         return ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
     from tfviz.reportformats import formatted
 
@@ -268,7 +270,7 @@ def _analyzed(
         return _fail(args, AnalysisError.from_dict(answer.error, os.path.abspath(args.script)))
     data = answer.report or {}
     if answer.printed is not None:
-        return answer.printed, {"ok": data.get("ok"), "graph_error": answer.graph_error}
+        return answer.printed, {"ok": data.get("ok"), "graph_error": answer.graph_error, "status": answer.status}
     from tfviz.report import Report
 
     return Report.from_dict(data), data

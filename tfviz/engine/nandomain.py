@@ -27,6 +27,11 @@ OVERFLOW_HINT = (
     " or clip the gradients (clipnorm); the watched norms show how fast they grew."
 )
 
+DATA_HINT = (
+    "Find the bad records in the data: tf.debugging.check_numerics(batch, ...) where the batch"
+    " is made, then repair or drop them (dataset.filter with tf.math.is_finite)."
+)
+
 
 @dataclass(frozen=True)
 class InputRange:
@@ -138,7 +143,12 @@ def input_ranges(fn: Callable[[], Any], names: Iterable[str]) -> dict[str, list[
                 if not t.dtype.is_floating:
                     continue
                 v = tf.reshape(tf.cast(t, tf.float32), [-1])
-                stats.append(tf.stack([tf.reduce_min(v), tf.reduce_max(v), tf.reduce_min(tf.abs(v))]))
+                low, high = tf.reduce_min(v), tf.reduce_max(v)
+                # min and max may pass over a NaN: a range with one is no range
+                nan = tf.constant(math.nan)
+                whole = tf.reduce_all(tf.math.is_finite(v))
+                low, high = tf.where(whole, low, nan), tf.where(whole, high, nan)
+                stats.append(tf.stack([low, high, tf.reduce_min(tf.abs(v))]))
                 keys.append((op.name, i))
         return tf.stack(stats) if stats else tf.zeros([0, 3])
 
@@ -185,11 +195,55 @@ def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None
     return first, input_ranges(fn, [first]).get(first, [])
 
 
+def non_finite_arguments(fn: Any) -> list[str]:
+    """The arguments of a replayed step call (``fn.fn(*fn.args, **fn.kwargs)``) that hold NaN
+    or infinite values, each as ``name (k of n values)``: the batch the step was handed."""
+    import inspect
+
+    import numpy as np
+    import tensorflow as tf
+
+    args, kwargs = getattr(fn, "args", None), getattr(fn, "kwargs", None) or {}
+    if not isinstance(args, tuple):
+        return []
+    try:
+        params = list(inspect.signature(fn.fn).parameters)
+    except (TypeError, ValueError, AttributeError):
+        params = []
+    named = [(params[i] if i < len(params) else f"argument {i + 1}", a) for i, a in enumerate(args)]
+    out = []
+    for name, value in [*named, *kwargs.items()]:
+        bad = total = 0
+        for t in tf.nest.flatten(value, expand_composites=True):
+            if isinstance(t, np.ndarray) or (tf.is_tensor(t) and hasattr(t, "numpy")):
+                array = np.asarray(t)
+                if np.issubdtype(array.dtype, np.floating):
+                    bad += int(np.count_nonzero(~np.isfinite(array)))
+                    total += array.size
+        if bad:
+            out.append(f"{name} ({bad:,} of {total:,} values)")
+    return out
+
+
 def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> None:
-    """Add to each ``nan`` problem what its op's inputs held; where an input is already
-    non-finite (the forward pass made the NaN), move the problem to the op that made it
-    (best effort: a step that cannot run forward again keeps the verdict as it was)."""
+    """Add to each ``nan`` problem what its op's inputs held; where the step's own arguments
+    (its batch) hold NaN, say so: that is the cause, whatever op the gradient meets it at;
+    where an input is already non-finite (the forward pass made the NaN), move the problem to
+    the op that made it (best effort: a step that cannot run forward again keeps the verdict
+    as it was)."""
     problems = [p for p in report.problems if p.kind == Kind.NAN and p.op and p.op in graph]
+    if problems and (data := non_finite_arguments(fn)):
+        said = ", ".join(data)
+        for p in problems:
+            p.message = (
+                f"the step's input {said} holds NaN or infinite values: the data of this step,"
+                f" before any op; the gradient first meets them at {p.op_type} '{p.op}'"
+            )
+            p.hint = DATA_HINT
+            for v in report.variables:
+                if v.name in p.variables and v.kind == Kind.NAN:
+                    v.explanation = p.message
+        return
     names = {p.op: getattr(graph.nodes[p.op].get("op"), "name", None) for p in problems}
     if not any(names.values()):
         return

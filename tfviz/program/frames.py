@@ -14,16 +14,44 @@ def frame_source(frame: Any) -> Source:
     return Source(frame.f_code.co_filename, line, code_at(frame.f_code.co_filename, line))
 
 
-def other_replica() -> bool:
+#: the local replica counted and captured: the first, or the one where ``--until`` fired
+_CHOSEN = [0]
+
+
+def choose_replica(local: int) -> None:
+    """Count and capture local replica ``local`` from now on (see :func:`other_replica`)."""
+    _CHOSEN[0] = local
+
+
+def chosen_replica() -> int:
+    return _CHOSEN[0]
+
+
+def local_replica() -> int | None:
+    """This process's index of the replica the code runs for (MultiWorkerMirroredStrategy
+    numbers replicas across the cluster: every worker has a replica 0 of its own); None
+    outside a strategy's replica context."""
     import tensorflow as tf
 
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
-        return False
+        return None
     try:
-        return bool(tf.get_static_value(ctx.replica_id_in_sync_group))
+        index = tf.get_static_value(ctx.replica_id_in_sync_group)
     except Exception:  # noqa: BLE001 - the default replica context
-        return False
+        return None
+    if index is None:
+        return None
+    local = getattr(ctx.strategy.extended, "_get_local_replica_id", None)
+    return int(local(int(index))) if local is not None else int(index)
+
+
+def other_replica() -> bool:
+    """Whether this code runs for a replica other than the one counted and captured:
+    tf.distribute runs the same step once per replica, and one is watched for the program's
+    steps (its first, or the one ``--until`` fired on)."""
+    local = local_replica()
+    return local is not None and local != _CHOSEN[0]
 
 
 def namespace(frame: Any) -> dict[str, Any]:

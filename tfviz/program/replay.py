@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from tfviz.errors import AnalysisError
 from tfviz.program import hooks
+from tfviz.program.frames import chosen_replica
 from tfviz.program.readouts import Readouts, reading
 
 
@@ -174,13 +175,15 @@ class ReplayHandler:
         kwargs: dict[str, Any],
         original: Callable[[], Any],
     ) -> Any:
-        """One replica, in this thread: TensorFlow's tapes are per thread, and
+        """One replica (the one captured), in this thread: TensorFlow's tapes are per thread, and
         the engine's tape must see the replica's ops."""
         import tensorflow as tf
 
+        chosen = chosen_replica()
+
         def first(value: Any) -> Any:
             try:
-                return strategy.experimental_local_results(value)[0]
+                return strategy.experimental_local_results(value)[chosen]
             except Exception:  # noqa: BLE001 - not a distributed value
                 return value
 

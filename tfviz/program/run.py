@@ -41,7 +41,9 @@ from tfviz.program.capture import Entry, FrozenTraining, Listing, Reached, Refus
 from tfviz.program.frames import (
     frame_source,
     handles_captured,
+    choose_replica,
     in_function_graph,
+    local_replica,
     namespace,
     other_replica,
     outermost_graph,
@@ -113,6 +115,8 @@ class RunHandler:
         self.watch = watch
         #: gradient calls seen so far in each traced graph of a watched step (by id)
         self._ordinals: dict[int, int] = {}
+        #: the same for another replica of the step, by graph and local replica
+        self._replica_ordinals: dict[tuple[int, int | None], int] = {}
         #: gradient calls in the latest trace of a watched step: what each of its calls makes
         self._trace_hits = 0
         #: a watched Keras batch's tf.function: counted by the batch, not as a nested call
@@ -181,8 +185,10 @@ class RunHandler:
         self._stop_if_pending()
         self._count(hit)
         if self.pending is None:
-            if self.watch is None or self.retracing or other_replica():
+            if self.watch is None or self.retracing:
                 return original()
+            if other_replica():
+                return self._joined(original())
             return self._watched(hit, original())
         # The captured step: the program gets TensorFlow's own gradients and runs on to its
         # update, where it is stopped; what it applies them to is matched by identity. A
@@ -231,6 +237,19 @@ class RunHandler:
         self.step = self.count
         self.pending = self._capture(hit, self.entries[0] if self.entries else None)
         return self.pending.hand(hit, grads)
+
+    def _joined(self, grads: Any) -> Any:
+        """The gradients of another replica of a watched step being traced: they join the
+        step's agreement (:meth:`Watch.join`), so that a condition one replica's batch sets
+        off stops every replica, on every worker, before the update."""
+        import tensorflow as tf
+
+        assert self.watch is not None
+        if tf.executing_eagerly() or not self.entries:
+            return grads
+        key = (id(outermost_graph()), local_replica())
+        ordinal = self._replica_ordinals[key] = self._replica_ordinals.get(key, 0) + 1
+        return self.watch.join(grads, ordinal)
 
     def _settled(self) -> None:
         """The first watched step is over: what tfviz records of every eager op (where copies of
@@ -358,8 +377,10 @@ class RunHandler:
         except Exception:
             if not self._watch_fired():
                 raise
-            # The check stopped the call before its update: capture that step from a new trace.
+            # The check stopped the call before its update: capture that step from a new trace,
+            # of the replica it fired on where that is one of this process's
             self.count, self.step = before, before + self.watch.fired.ordinal  # type: ignore[union-attr]
+            choose_replica(self.watch.fired_local)  # type: ignore[union-attr]
             self._capture_call(fn, args, kwargs, compiled, entry(f"{compiled.name}, call {compiled.calls}"))
             raise
         self.count += compiled.ran(self.count - before, traces)

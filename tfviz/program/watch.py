@@ -35,6 +35,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -218,6 +219,13 @@ class Watch:
     last_step: int = 0
     #: the latest step's gradient histograms, by variable, until its rows are written
     _histograms: dict[str, list[float]] = field(default_factory=dict)
+    #: under a strategy with several replicas: the replicas the condition fired on, by name
+    fired_on: list[str] = field(default_factory=list)
+    #: the first of this process's replicas it fired on (the one captured)
+    fired_local: int = 0
+    #: the step whose agreement this process has taken (each local replica calls back)
+    _agreed_step: int = 0
+    _agreeing: Any = field(default_factory=threading.Lock)
 
     @property
     def detailed(self) -> bool:
@@ -242,8 +250,13 @@ class Watch:
 
         gate = self._gate(packed, described)
         graph = tf.compat.v1.get_default_graph()
+        spread = _spread_context()
         with tf.control_dependencies(self._chain[1] if self._chain[0] is graph else []):
-            if gate is None:
+            if spread is not None:  # every replica checks, and they agree on one answer
+                bits = tf.py_function(self._bits_of(described, ordinal), [packed], Tout=tf.float32)
+                done = self._agreed(spread, bits, ordinal)
+                self._chain = (graph, [done])
+            elif gate is None:
                 done = check()
                 self._chain = (graph, [done])
             else:
@@ -259,6 +272,86 @@ class Watch:
         with tf.control_dependencies([done]):
             flat = [_after(g) for g in tf.nest.flatten(grads)]
         return tf.nest.pack_sequence_as(grads, flat)
+
+    def join(self, grads: Any, ordinal: int) -> Any:
+        """The gradients of another replica of a step being traced, made to pass through the
+        step's agreement: this replica's own check is that each gradient is finite (the
+        rules that read the history run on the first replica, whose variables are the same)."""
+        import tensorflow as tf
+
+        spread = _spread_context()
+        if spread is None:
+            return grads
+        flat = tf.nest.flatten(grads)
+        bits = tf.constant(0.0)
+        if "nan" in self.until:
+            finite = [
+                tf.reduce_all(tf.math.is_finite(g.values if isinstance(g, tf.IndexedSlices) else g))
+                for g in flat
+                if g is not None and g.dtype.is_floating
+            ]
+            if finite:
+                bits = tf.where(tf.reduce_all(tf.stack(finite)), 0.0, float(_BITS["nan"]))
+        done = self._agreed(spread, bits, ordinal)
+        with tf.control_dependencies([done]):
+            return tf.nest.pack_sequence_as(grads, [_after(g) for g in flat])
+
+    def _bits_of(self, described: _Described, ordinal: int) -> Callable[[Any], Any]:
+        """The host callback of the first replica's check under a strategy: the rules, as on
+        one device, whose answer is the condition's bit (0: none fired) instead of a stop."""
+
+        def bits(values: Any) -> Any:
+            try:
+                self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
+            except WatchStop:
+                assert self.fired is not None
+                return float(_BITS[self.fired.condition])
+            return 0.0
+
+        return bits
+
+    def _agreed(self, ctx: Any, bits: Any, ordinal: int) -> Any:
+        """One all-reduce of every replica's bits (each in its own slot), then a host callback
+        that stops the step on every replica when any slot is set: all of them read the same
+        sum, so they stop at the same step or none does."""
+        import tensorflow as tf
+
+        n = int(ctx.num_replicas_in_sync)
+        strategy = ctx.strategy
+        mine = tf.one_hot(ctx.replica_id_in_sync_group, n, dtype=tf.float32) * tf.cast(bits, tf.float32)
+        flags = ctx.all_reduce(tf.distribute.ReduceOp.SUM, mine)
+
+        def agree(values: Any) -> Any:
+            self._agree([int(v) for v in values.numpy().tolist()], strategy, self.base + ordinal, ordinal)
+            return True
+
+        return tf.py_function(agree, [flags], Tout=tf.bool, name="tfviz_agree")
+
+    def _agree(self, flags: list[int], strategy: Any, step: int, ordinal: int) -> None:
+        """Stop the step when a replica's slot is set; the first callback of the step on this
+        process notes where it fired and, on a cluster, waits until every worker has (after
+        that, whichever worker stops first cannot cut another's callback short)."""
+        bad = [r for r, f in enumerate(flags) if f]
+        if not bad:
+            return
+        with self._agreeing:
+            if self._agreed_step != step:
+                self._agreed_step = step
+                from tfviz.program import cluster
+
+                names = cluster.replica_labels(strategy, len(flags))
+                self.fired_on = [names[r] for r in bad]
+                local = getattr(strategy.extended, "_get_local_replica_id", lambda r: r)
+                here = [local(r) for r in bad if 0 <= local(r) < len(strategy.extended.worker_devices)]
+                self.fired_local = here[0] if here and self.fired is None else 0
+                if self.fired is None:  # fired on another replica's batch: its first set bit says what
+                    condition = next(c for c in CONDITIONS if flags[bad[0]] & _BITS[c])
+                    what = "a gradient or the loss is not finite" if condition == "nan" else condition
+                    self.fired = Fired(condition, step, ordinal, [], f"{what} on {', '.join(self.fired_on)}")
+                    self._flush()
+                if cluster.joined() is not None:
+                    cluster.barrier(f"fired/{step}", cluster.END_WAIT_S)
+        raise WatchStop(f"tfviz: {self.fired.condition if self.fired else 'a condition'} at gradient step {step}")
 
     def _note_ranks(self, sources: Any, described: _Described) -> None:
         """Each source's number of dimensions, by its key: the magnitude rule compares a kernel
@@ -575,6 +668,7 @@ class Watch:
             at=where,
             detail=self.fired.detail.replace("{names}", some_names(fired)) if self.fired else "",
             variables=fired,
+            fired_on=list(self.fired_on),
             min_norm=min((s.low for s in measured), default=None),
             max_norm=max((s.high for s in measured), default=None),
             layers=[
@@ -729,6 +823,22 @@ def _magnitude_rule(
                 ),
             )
     return None
+
+
+#: each condition's bit in a replica's slot of the agreement (:meth:`Watch._agreed`)
+_BITS = {c: 1 << i for i, c in enumerate(CONDITIONS)}
+
+
+def _spread_context() -> Any:
+    """The replica context of a strategy that runs the step on several replicas; None else."""
+    import tensorflow as tf
+
+    if not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context():
+        return None
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None or int(ctx.num_replicas_in_sync) < 2:
+        return None
+    return ctx
 
 
 def _describe(sources: Any, grads: Any) -> _Described:

@@ -72,6 +72,8 @@ class Result:
     printed: str | None = field(default=None, metadata={"optional": True})
     #: why the ``--graph`` file asked with ``printed`` could not be written
     graph_error: str | None = field(default=None, metadata={"optional": True})
+    #: the exit status the workers of a cluster job agreed on (:mod:`tfviz.worker.together`)
+    status: int | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
     "str": (str,),
     "str | None": (str, type(None)),
     "int": (int,),
+    "int | None": (int, type(None)),
     "float": (int, float),
     "dict[str, Any]": (dict,),
     "list[dict[str, Any]]": (list,),

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tfviz.exitstatus import ExitStatus
+from tfviz.program import cluster
+from tfviz.worker import together
 from tfviz.worker.logbatch import LogSender, flush_at_exit
 from tfviz.worker.messages import Answer, Failure, Progress, Ready, Result, Steps, encode
 
@@ -76,34 +78,25 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
             if steps is not None:
                 steps.flush()  # every step watched arrives before the result or the error
     except AnalysisError as exc:
-        channel.answer(Failure(exc.to_dict()))
-        return ExitStatus.ERROR
+        return _ended(channel, Failure(exc.to_dict()), ExitStatus.ERROR, None, request, options)
     except Exception as exc:  # noqa: BLE001 - reported as data, never as a crash
         import traceback
 
-        channel.answer(
-            Failure(
-                {
-                    "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
-                    "detail": traceback.format_exc(),
-                }
-            )
+        failure = Failure(
+            {
+                "message": f"internal error in tfviz: {type(exc).__name__}: {exc}",
+                "detail": traceback.format_exc(),
+            }
         )
-        return ExitStatus.INTERNAL
+        return _ended(channel, failure, ExitStatus.INTERNAL, None, request, options)
     report = done.report
     if _STARTED_S is not None:  # the worker's start is part of the analysis's time
         report.timings_s = {"start": _STARTED_S, **report.timings_s}
-    printed = printed_for(request.get("printed"), report)
-    if printed is not None:
-        result = report.to_dict(full_graph=False)
-        channel.answer(Result(result, printed=printed[0], graph_error=printed[1]))
-    else:
-        result = report.to_dict(full_graph=True)
-        if request.get("result_output") == "tail":
-            # The caller has the output from the log messages: don't send 50 MB twice.
-            for key in ("stdout", "stderr"):
-                result[key] = result.get(key, "")[-OUTPUT_TAIL:]
-        channel.answer(Result(result))
+    task = cluster.joined()
+    if task is not None:
+        return _ended(channel, None, ExitStatus.OK, report, request, options, task)
+    answer, result = _result(request, report)
+    channel.answer(answer)
     _HELD.extend((done, result))
     if keep and requests is not None:  # the session keeps the step for Jacobian requests
         from tfviz.jacobian.session import Session
@@ -113,6 +106,45 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
         _HELD.append(session)
         return serve_session(channel.send, session, requests)
     return ExitStatus.OK
+
+
+def _result(request: dict[str, Any], report: Any) -> tuple[Result, dict[str, Any]]:
+    """The answer for ``report``: printed here when the request asks (``printed``), else whole."""
+    printed = printed_for(request.get("printed"), report)
+    if printed is not None:
+        result = report.to_dict(full_graph=False)
+        return Result(result, printed=printed[0], graph_error=printed[1]), result
+    result = report.to_dict(full_graph=True)
+    if request.get("result_output") == "tail":
+        # The caller has the output from the log messages: don't send 50 MB twice.
+        for key in ("stdout", "stderr"):
+            result[key] = result.get(key, "")[-OUTPUT_TAIL:]
+    return Result(result), result
+
+
+def _ended(
+    channel: Channel,
+    failure: Failure | None,
+    status: int,
+    report: Any,
+    request: dict[str, Any],
+    options: dict[str, Any],
+    task: cluster.Task | None = None,
+) -> int:
+    """Answer how the analysis ended; a worker of a cluster job first agrees with the others
+    on what is said and the status every worker ends with (:mod:`tfviz.worker.together`)."""
+    task = task or cluster.joined()
+    if task is None:
+        assert failure is not None
+        channel.answer(failure)
+        return status
+    ending = together.Ending(task)
+    step = None if options.get("until") else options.get("step", 1)
+    answer, status = ending.settle(failure, status, report, lambda r: _result(request, r)[0], step)
+    channel.answer(answer)
+    _HELD.append(report)
+    ending.leave()
+    return status
 
 
 def printed_for(asked: Any, report: Any) -> tuple[str, str | None] | None:
