@@ -39,6 +39,7 @@ from tfviz.engine.zeroorigin import explain_zero_origins
 from tfviz.errors import AnalysisError
 from tfviz.procgroup import left_the_group
 from tfviz.program import hooks, readouts
+from tfviz.program.frames import chosen_replica
 from tfviz.program.kerasloss import explain_outputs_without_loss
 from tfviz.program.launch import run_program
 from tfviz.program.sources import base_variable, name_sources
@@ -402,7 +403,7 @@ def _analyze(
         watch_hints(report, found, unwatched)
         if traced is not None:
             with capture.active():
-                explain_nan_inputs(report, traced.og.g, step_.fn)
+                explain_nan_inputs(report, traced.og.g, step_.fn, chosen_replica())
                 explain_zero_origins(report, traced.og.g, step_.fn)
         mark_not_trained(report)  # the graph document and its exports mark it, not the window only
         second_order_note(report, step_.capture)

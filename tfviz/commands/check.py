@@ -102,6 +102,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> ExitStatus:
     from tfviz.errors import AnalysisError
+    from tfviz.program.cluster import own_record
     from tfviz.script.loader import compile_script
 
     if args.json:
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace) -> ExitStatus:
                 " running the program: use one or the other",
                 file=args.script,
             )
+        if getattr(args, "record", None):  # each worker of a cluster job writes its own
+            args.record = own_record(args.record, os.environ)
         _check_watch_options(args)
         if args.graph:
             refuse_graph_path(args.graph, args.script, args.force)
@@ -270,7 +273,11 @@ def _analyzed(
         return _fail(args, AnalysisError.from_dict(answer.error, os.path.abspath(args.script)))
     data = answer.report or {}
     if answer.printed is not None:
-        return answer.printed, {"ok": data.get("ok"), "graph_error": answer.graph_error, "status": answer.status}
+        return answer.printed, {
+            "ok": data.get("ok"),
+            "graph_error": answer.graph_error,
+            "status": answer.status,
+        }
     from tfviz.report import Report
 
     return Report.from_dict(data), data

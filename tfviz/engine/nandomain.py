@@ -195,9 +195,10 @@ def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None
     return first, input_ranges(fn, [first]).get(first, [])
 
 
-def non_finite_arguments(fn: Any) -> list[str]:
+def non_finite_arguments(fn: Any, replica: int = 0) -> list[str]:
     """The arguments of a replayed step call (``fn.fn(*fn.args, **fn.kwargs)``) that hold NaN
-    or infinite values, each as ``name (k of n values)``: the batch the step was handed."""
+    or infinite values, each as ``name (k of n values)``: the batch the step was handed (of a
+    value distributed over a strategy's replicas, replica ``replica``'s part, the one replayed)."""
     import inspect
 
     import numpy as np
@@ -212,7 +213,13 @@ def non_finite_arguments(fn: Any) -> list[str]:
         params = []
     named = [(params[i] if i < len(params) else f"argument {i + 1}", a) for i, a in enumerate(args)]
     out = []
+
+    def local(x: Any) -> Any:
+        parts = getattr(x, "values", None) if isinstance(x, tf.distribute.DistributedValues) else None
+        return parts[replica] if isinstance(parts, tuple) and replica < len(parts) else x
+
     for name, value in [*named, *kwargs.items()]:
+        value = tf.nest.map_structure(local, value)
         bad = total = 0
         for t in tf.nest.flatten(value, expand_composites=True):
             if isinstance(t, np.ndarray) or (tf.is_tensor(t) and hasattr(t, "numpy")):
@@ -225,14 +232,14 @@ def non_finite_arguments(fn: Any) -> list[str]:
     return out
 
 
-def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any]) -> None:
+def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any], replica: int = 0) -> None:
     """Add to each ``nan`` problem what its op's inputs held; where the step's own arguments
     (its batch) hold NaN, say so: that is the cause, whatever op the gradient meets it at;
     where an input is already non-finite (the forward pass made the NaN), move the problem to
     the op that made it (best effort: a step that cannot run forward again keeps the verdict
-    as it was)."""
+    as it was). ``replica``: the strategy's replica the step was replayed for."""
     problems = [p for p in report.problems if p.kind == Kind.NAN and p.op and p.op in graph]
-    if problems and (data := non_finite_arguments(fn)):
+    if problems and (data := non_finite_arguments(fn, replica)):
         said = ", ".join(data)
         for p in problems:
             p.message = (

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -143,7 +144,9 @@ def replica_labels(strategy: Any, count: int) -> list[str]:
             return tasks
         return [f"{tasks[r // local]}, replica {r % local}" for r in range(count)]
     return [
-        f"replica {r} ({devices[r].rsplit('/', 1)[-1]})" if r < len(devices) else f"replica {r}"
+        f"replica {r} ({devices[r].rsplit('/', 1)[-1].removeprefix('device:')})"
+        if r < len(devices)
+        else f"replica {r}"
         for r in range(count)
     ]
 
@@ -185,3 +188,50 @@ def said(exc: BaseException) -> str:
     message = getattr(exc, "message", None) or str(exc)
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
     return f"{type(exc).__name__}: {first}"
+
+
+#: TensorFlow's errors a collective raises when a peer is gone
+_LOST = ("UnavailableError", "AbortedError", "CancelledError", "DeadlineExceededError")
+_PEER = re.compile(r"/job:(\w+)/replica:\d+/task:(\d+)")
+
+
+def lost_peer(exc: BaseException, steps: int) -> str | None:
+    """What to say when the program failed because another task of the cluster went away
+    during a collective (it crashed, was killed or stopped first): the peer, the step, and
+    TensorFlow's reason in one line, without the graph's stack; None for any other error, or
+    outside a cluster."""
+    task = joined()
+    message = getattr(exc, "message", None) or str(exc)
+    if task is None or not (type(exc).__name__ in _LOST or "Collective ops is aborted" in message):
+        return None
+    peers = {
+        f"{job} {index} of {task.count}"
+        for job, index in _PEER.findall(message)
+        if (job, int(index)) != (task.job, task.index)
+    }
+    who = ", ".join(sorted(peers)) or "another worker"
+    reason = next((line.strip() for line in message.splitlines() if "aborted by" in line), "")
+    reason = reason or said(exc)
+    return (
+        f"lost {who} in gradient step {steps + 1}: a collective of the step could not reach it (it"
+        f" crashed, was killed or stopped first). TensorFlow: {reason}"
+    )
+
+
+def own_record(record: str, environ: Mapping[str, str]) -> str:
+    """Where this task writes ``--record``: every worker writes its own, the chief at the path
+    given, another worker beside it, named for its task (a folder of TensorBoard event files
+    gets a folder of its own inside, which TensorBoard shows as a run of its own).
+
+    >>> env = {"TF_CONFIG": '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}'}
+    >>> own_record("norms.csv", env), own_record("runs/", env)
+    ('norms.worker-1.csv', 'runs/worker-1/')
+    """
+    task = task_from_config(environ.get("TF_CONFIG"))
+    if task is None or task.chief:
+        return record
+    name = f"{task.job}-{task.index}"
+    if record.endswith(os.sep) or os.path.isdir(record):
+        return os.path.join(record, name) + os.sep
+    stem, ext = os.path.splitext(record)
+    return f"{stem}.{name}{ext}"

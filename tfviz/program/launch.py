@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfviz.errors import AnalysisError
-from tfviz.program import hooks, keras_state, signals
+from tfviz.program import cluster, hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
@@ -40,6 +40,8 @@ def run_program(
     if isinstance(script, str):
         script = Script.read(script)
     path, code = script.path, script.code
+    if refusal := cluster.parameter_server_refusal(os.environ.get("TF_CONFIG")):
+        raise AnalysisError(refusal, file=path)
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
@@ -99,6 +101,9 @@ def run_program(
     if outcome is not None:
         if handler.pending is not None:
             return handler.pending  # it failed after its captured step: nothing lost
+        if (lost := cluster.lost_peer(outcome, handler.count)) is not None:
+            where = error_from_exception(outcome, "", path)
+            raise AnalysisError(lost, file=where.file, line=where.line, code=where.code) from None
         what = (
             "the program raised before its first gradient computation"
             if handler.count == 0

@@ -347,11 +347,13 @@ class Watch:
                 if self.fired is None:  # fired on another replica's batch: its first set bit says what
                     condition = next(c for c in CONDITIONS if flags[bad[0]] & _BITS[c])
                     what = "a gradient or the loss is not finite" if condition == "nan" else condition
-                    self.fired = Fired(condition, step, ordinal, [], f"{what} on {', '.join(self.fired_on)}")
+                    self.fired = Fired(condition, step, ordinal, [], what)
                     self._flush()
                 if cluster.joined() is not None:
                     cluster.barrier(f"fired/{step}", cluster.END_WAIT_S)
-        raise WatchStop(f"tfviz: {self.fired.condition if self.fired else 'a condition'} at gradient step {step}")
+        raise WatchStop(
+            f"tfviz: {self.fired.condition if self.fired else 'a condition'} at gradient step {step}"
+        )
 
     def _note_ranks(self, sources: Any, described: _Described) -> None:
         """Each source's number of dimensions, by its key: the magnitude rule compares a kernel

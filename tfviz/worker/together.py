@@ -11,6 +11,7 @@ lose it and say so too, and the chief names the first failure as the cause.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,11 +60,13 @@ class Ending:
     def _as_chief(
         self, failure: Failure | None, status: int, report: Any, render: Render, step: int | None
     ) -> tuple[Result | Failure, int]:
-        wait = FAILED_WAIT_S if failure is not None else cluster.OUTCOME_WAIT_S
+        # one deadline for all of them: a failed chief waits briefly for a cause to name
+        deadline = time.monotonic() + (FAILED_WAIT_S if failure is not None else cluster.OUTCOME_WAIT_S)
         outcomes: dict[int, dict[str, Any]] = {}
         lost: dict[int, str] = {}
         for ordinal in range(1, self.task.count):
             try:
+                wait = max(0.001, deadline - time.monotonic())
                 outcomes[ordinal] = json.loads(cluster.get(f"outcome/{ordinal}", wait))
             except Exception as exc:  # noqa: BLE001 - gone, or not there in time
                 lost[ordinal] = cluster.said(exc)
@@ -111,7 +114,9 @@ class Ending:
         return Failure(error)
 
     # -- the other workers ----------------------------------------------------------------------
-    def _as_worker(self, failure: Failure | None, report: Any, step: int | None) -> tuple[Result | Failure, int]:
+    def _as_worker(
+        self, failure: Failure | None, report: Any, step: int | None
+    ) -> tuple[Result | Failure, int]:
         label = self.task.label
         if failure is not None:
             error = {**failure.error, "message": f"{label}: {failure.error.get('message', '')}"}
@@ -127,6 +132,9 @@ class Ending:
         if mine:
             where += f" ({report.watch.fired} fired here)"
         line = f"{label}: {where}; the chief reports"
+        watch = getattr(report, "watch", None)
+        if watch is not None and watch.record:
+            line += f" (this worker's record: {watch.record})"
         return Result({"ok": status == ExitStatus.OK}, printed=line, status=status), status
 
     def _lost(self, failure: Failure | None, exc: BaseException) -> tuple[Failure, int]:
@@ -143,7 +151,9 @@ def _fired_here(report: Any, task: cluster.Task) -> bool:
     return bool(watch is not None and watch.fired and task.label in (watch.fired_on or []))
 
 
-def _fired_report(report: Any, outcomes: dict[int, dict[str, Any]], task: cluster.Task) -> tuple[Any, str] | None:
+def _fired_report(
+    report: Any, outcomes: dict[int, dict[str, Any]], task: cluster.Task
+) -> tuple[Any, str] | None:
     """The report of the first other worker where ``--until``'s condition fired, with its
     label, when it did not fire on the chief; None to print the chief's own."""
     if report is None or _fired_here(report, task):
