@@ -84,6 +84,7 @@ SLOW_FILES = frozenset(
         "test_jacobian.py",
         "test_jacobian_slices.py",
         "test_jupyter.py",
+        "test_multiworker.py",
         "test_output_files.py",
         "test_packaging.py",
         "test_program_memory.py",

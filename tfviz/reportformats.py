@@ -70,6 +70,31 @@ def failure(error: dict[str, Any], fmt: str) -> str | None:
     return None
 
 
+def deferred(line: str, worker: str, step: int | None, status: int, fmt: str) -> str:
+    """What a worker of a cluster job that is not the chief prints (the chief prints the
+    report): its one line; as JSON, a document saying the same; as SARIF, a log without
+    results whose invocation notes it, so that every worker's output is still a valid file."""
+    if fmt == "json":
+        return json.dumps(
+            {
+                "schema_version": CHECK_SCHEMA_VERSION,
+                "tfviz": __version__,
+                "ok": status == 0,
+                "worker": worker,
+                "stopped_at": step,
+                "reported_by": "chief",
+            }
+        )
+    if fmt == "sarif":
+        log = _log([])
+        notice = {"level": "note", "message": {"text": line}}
+        log["runs"][0]["invocations"] = [
+            {"executionSuccessful": True, "toolExecutionNotifications": [notice]}
+        ]
+        return json.dumps(log, indent=2, ensure_ascii=False)
+    return line
+
+
 # -- GitHub Actions ------------------------------------------------------------------------
 
 

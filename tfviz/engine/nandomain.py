@@ -243,8 +243,8 @@ def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any], replic
         said = ", ".join(data)
         for p in problems:
             p.message = (
-                f"the step's input {said} holds NaN or infinite values: the data of this step,"
-                f" before any op; the gradient first meets them at {p.op_type} '{p.op}'"
+                f"the step's input {said} holds NaN or infinite values: the data of this step"
+                " itself, before any op"
             )
             p.hint = DATA_HINT
             for v in report.variables:

@@ -39,9 +39,9 @@ from tfviz.errors import AnalysisError
 from tfviz.program import hooks
 from tfviz.program.capture import Entry, FrozenTraining, Listing, Reached, Refused, StepCapture, TapeStart
 from tfviz.program.frames import (
+    choose_replica,
     frame_source,
     handles_captured,
-    choose_replica,
     in_function_graph,
     local_replica,
     namespace,

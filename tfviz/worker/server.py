@@ -138,7 +138,8 @@ def _ended(
         assert failure is not None
         channel.answer(failure)
         return status
-    ending = together.Ending(task)
+    asked = request.get("printed")
+    ending = together.Ending(task, str(asked.get("format") or "text") if isinstance(asked, dict) else "text")
     step = None if options.get("until") else options.get("step", 1)
     answer, status = ending.settle(failure, status, report, lambda r: _result(request, r)[0], step)
     channel.answer(answer)

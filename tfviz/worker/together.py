@@ -31,6 +31,8 @@ class Ending:
     """One worker's end of the check: :meth:`settle` before it answers, :meth:`leave` after."""
 
     task: cluster.Task
+    #: what the command prints (``--format``): the other workers' line is printed so too
+    format: str = "text"
     #: whether every worker will wait at the last barrier
     _barrier: bool = False
 
@@ -53,7 +55,7 @@ class Ending:
         if self._barrier:
             try:
                 cluster.barrier("end", cluster.END_WAIT_S)
-            except Exception:  # noqa: BLE001, S110 - a worker gone at the very end: nothing is left to say
+            except Exception:  # noqa: BLE001 - a worker gone at the very end: nothing is left to say
                 pass
 
     # -- the chief ------------------------------------------------------------------------------
@@ -135,7 +137,10 @@ class Ending:
         watch = getattr(report, "watch", None)
         if watch is not None and watch.record:
             line += f" (this worker's record: {watch.record})"
-        return Result({"ok": status == ExitStatus.OK}, printed=line, status=status), status
+        from tfviz.reportformats import deferred
+
+        printed = deferred(line, label, _step_of(report, step), status, self.format)
+        return Result({"ok": status == ExitStatus.OK}, printed=printed, status=status), status
 
     def _lost(self, failure: Failure | None, exc: BaseException) -> tuple[Failure, int]:
         """The service failed under us: the chief (which hosts it) or another worker is gone."""
