@@ -38,7 +38,8 @@ def _default_sigint() -> None:
 
 
 def start_job(command: list[str], n: int, cwd: Path) -> tuple[list[subprocess.Popen[str]], list[int]]:
-    """``command`` once per worker, each with its TF_CONFIG, in a session of its own."""
+    """``command`` once per worker, each with its TF_CONFIG, in a session of its own (its
+    stdin a pipe: a worker started directly reads its request there)."""
     ports = free_ports(n)
     procs = []
     for i in range(n):
@@ -52,6 +53,7 @@ def start_job(command: list[str], n: int, cwd: Path) -> tuple[list[subprocess.Po
                 command,
                 cwd=cwd,
                 env=env,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -282,3 +284,86 @@ def test_parameter_server_jobs_are_refused_before_they_run(tmp_path: Path) -> No
     assert done.returncode == 2
     assert "TF_CONFIG names ps tasks: a ParameterServerStrategy job. tfviz cannot stop one" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _ask(proc: subprocess.Popen[str], request: dict[str, object]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+
+
+def _answer(proc: subprocess.Popen[str]) -> dict[str, object]:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        msg = json.loads(line)
+        if msg.get("type") in ("result", "error"):
+            return dict(msg)
+    raise AssertionError(f"the worker ended without an answer: {proc.wait()}")
+
+
+def _decided(request: dict[str, object], n: int, cwd: Path) -> list[dict[str, object]]:
+    """Each worker's answer to ``request`` (asked of every worker before any answer is read:
+    the chief's waits for the others')."""
+    if n > 1:
+        procs, _ = start_job([sys.executable, "-m", "tfviz.worker"], n, cwd)
+    else:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tfviz.worker"],
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        ]
+    for p in procs:
+        _ask(p, request)
+    answers = [_answer(p) for p in procs]
+    for p in procs:
+        p.communicate(timeout=120)
+    return answers
+
+
+@pytest.mark.parametrize(
+    ("program", "args", "workers"),
+    [
+        ("train_multiworker.py", ["--nan-on", "1", "--nan-at", "3"], 2),
+        ("train_multiworker.py", ["--nan-on", "0", "--nan-at", "2"], 2),
+        ("train_mirrored.py", ["--nan-replica", "1"], 1),
+    ],
+)
+def test_agreement_riding_the_optimizers_all_reduce_decides_as_one_of_its_own(
+    tmp_path: Path, program: str, args: list[str], workers: int
+) -> None:
+    """The fast path (the flags join the optimizer's all-reduce of the gradients) against the
+    straightforward one (an all-reduce of their own before the update): the same step, the
+    same replicas, the same report."""
+    script = tmp_path / program
+    script.write_text((PROGRAMS / program).read_text())
+    seen = {}
+    for agree in ("ride", "apart"):
+        request = {
+            "cmd": "analyze",
+            "script": str(script),
+            "args": args,
+            "until": ["nan"],
+            "step": 1000,
+            "agree": agree,
+        }
+        answers = _decided(request, workers, tmp_path)
+        chief = answers[0]
+        assert chief["type"] == "result", chief
+        report = chief["report"]
+        assert isinstance(report, dict)
+        watch = report["watch"]
+        seen[agree] = (
+            watch["step"],
+            watch["fired"],
+            watch["fired_on"],
+            report["ok"],
+            [(p["kind"], p["message"]) for p in report["problems"]],
+            [a.get("status") for a in answers[1:]],
+        )
+    assert seen["ride"] == seen["apart"]
+    assert seen["ride"][1] == "nan"

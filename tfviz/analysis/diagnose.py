@@ -143,6 +143,7 @@ def analysis(
     tensorboard: str | None = None,
     on_steps: Callable[[dict[str, Any]], None] | None = None,
     freeze: bool = False,
+    agree: str = "ride",
 ) -> Analysis:
     """Analyze the script at ``path``.
 
@@ -159,9 +160,20 @@ def analysis(
     watched step's norms per layer as it is taken (see :func:`tfviz.program.layerpoints.layer_point`).
     With ``freeze`` (a worker, whose process ends with the analysis or its session), what
     the script made is put out of the cycle collector's sight for good once it is loaded.
+    ``agree``: under a strategy, how the replicas agree on a watched step: riding the
+    optimizer's all-reduce of the gradients where they can ("ride"), or always with an
+    all-reduce of their own ("apart", the straightforward twin the tests compare it with).
     """
     watch = (
-        Watch(list(until), zero_steps, record, record_tmp=record_tmp, tensorboard=tensorboard, live=on_steps)
+        Watch(
+            list(until),
+            zero_steps,
+            record,
+            record_tmp=record_tmp,
+            tensorboard=tensorboard,
+            live=on_steps,
+            ride=agree == "ride",
+        )
         if until
         else None
     )

@@ -76,6 +76,9 @@ class Handler(Protocol):
         self, optimizer: Any, grads: list[Any], variables: list[Any], original: Callable[[], Any]
     ) -> Any: ...
 
+    def all_reduce(self, context: Any, reduce_op: Any, value: Any, original: Callable[[Any], Any]) -> Any:
+        """A replica's all-reduce (``ReplicaContext.all_reduce``); ``original(value)`` runs it."""
+
     def variable_assigned(self, variable: Any) -> None: ...
 
     def trainable_listed(self, layer: Any, variables: list[Any], frame: Any) -> None: ...
@@ -207,6 +210,7 @@ def install() -> None:
     from tensorflow.python.distribute import distribute_lib
 
     _patch(distribute_lib.StrategyBase, "run", _strategy_run)
+    _patch(distribute_lib.ReplicaContext, "all_reduce", _all_reduce)
     from tensorflow.python.autograph.impl import api as ag_api
 
     autograph_ops = ag_api._TRANSPILER.get_extra_locals()["ag__"]  # what converted code calls
@@ -453,6 +457,17 @@ def _graph_mode(orig: Callable[..., Any]) -> Callable[..., Any]:
         return orig(*args, **kwargs)
 
     return disable
+
+
+def _all_reduce(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def all_reduce(self: Any, reduce_op: Any, value: Any, options: Any = None) -> Any:
+        h = _handler
+        if h is None:
+            return orig(self, reduce_op, value, options)
+        return h.all_reduce(self, reduce_op, value, lambda v: orig(self, reduce_op, v, options))
+
+    all_reduce.__doc__ = orig.__doc__
+    return all_reduce
 
 
 def _strategy_run(orig: Callable[..., Any]) -> Callable[..., Any]:

@@ -167,6 +167,9 @@ class ReplayHandler:
     def loss_scaled(self, optimizer: Any) -> None:
         return None
 
+    def all_reduce(self, context: Any, reduce_op: Any, value: Any, original: Callable[[Any], Any]) -> Any:
+        return original(value)
+
     def strategy_run(
         self,
         strategy: Any,

@@ -72,6 +72,17 @@ def _source_of(filename: str) -> str:
     return read_source(filename)
 
 
+def _reduces_in_keras(optimizer: Any) -> bool:
+    """Whether ``optimizer`` sums a replica's gradients with the strategy's all-reduce of the
+    whole list at once (Keras 3's optimizers on TensorFlow): the watched step's agreement can
+    then ride that all-reduce instead of making one of its own."""
+    try:
+        from keras.src.backend.tensorflow.optimizer import TFOptimizer
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return False
+    return isinstance(optimizer, TFOptimizer)
+
+
 def _graph_step(model: Any) -> Any:
     """``model.train_step`` as a tf.function, made once per model."""
     import tensorflow as tf
@@ -273,8 +284,11 @@ class RunHandler:
         self, optimizer: Any, grads: list[Any], variables: list[Any], original: Callable[[], Any]
     ) -> Any:
         if self.pending is None or other_replica():
-            if self.watch is not None and self.watch.detailed and not self.retracing:
-                return self.watch.around_update(variables, original)
+            if self.watch is not None and not self.retracing:
+                # the watched step's agreement rides the optimizer's all-reduce, or is made now
+                self.watch.before_update(riding=_reduces_in_keras(optimizer))
+                if self.watch.detailed:
+                    return self.watch.around_update(variables, original)
             return original()
         if self.pending.updates is None:
             self.pending.record_update(grads, variables, user_line())
@@ -282,8 +296,15 @@ class RunHandler:
             return original()
         raise Reached(self.pending)
 
+    def all_reduce(self, context: Any, reduce_op: Any, value: Any, original: Callable[[Any], Any]) -> Any:
+        if self.watch is None or self.retracing or self.pending is not None:
+            return original(value)
+        return self.watch.all_reduce(context, reduce_op, value, original)
+
     @_final
     def variable_assigned(self, variable: Any) -> None:
+        if self.watch is not None and not self.retracing and self.pending is None:
+            self.watch.before_update(riding=False)  # a hand-written update: agree before it
         if self._may_stop(assigning=True):
             self.pending.updates_known = False  # type: ignore[union-attr] # a hand-written update
             raise Reached(self.pending)  # type: ignore[arg-type]

@@ -226,6 +226,10 @@ class Watch:
     #: the step whose agreement this process has taken (each local replica calls back)
     _agreed_step: int = 0
     _agreeing: Any = field(default_factory=threading.Lock)
+    #: each replica's checks waiting for its update's agreement, by graph and replica
+    _rides: dict[tuple[int, int], list[_Ride]] = field(default_factory=dict)
+    #: whether the agreement may ride the optimizer's all-reduce (False: always one of its own)
+    ride: bool = True
 
     @property
     def detailed(self) -> bool:
@@ -252,11 +256,10 @@ class Watch:
         graph = tf.compat.v1.get_default_graph()
         spread = _spread_context()
         with tf.control_dependencies(self._chain[1] if self._chain[0] is graph else []):
-            if spread is not None:  # every replica checks, and they agree on one answer
+            if spread is not None:  # every replica checks, and they agree before the update
                 bits = tf.py_function(self._bits_of(described, ordinal), [packed], Tout=tf.float32)
-                done = self._agreed(spread, bits, ordinal)
-                self._chain = (graph, [done])
-            elif gate is None:
+                return self._pend(spread, bits, ordinal, grads)
+            if gate is None:
                 done = check()
                 self._chain = (graph, [done])
             else:
@@ -274,7 +277,7 @@ class Watch:
         return tf.nest.pack_sequence_as(grads, flat)
 
     def join(self, grads: Any, ordinal: int) -> Any:
-        """The gradients of another replica of a step being traced, made to pass through the
+        """The gradients of another replica of a step being traced, made to wait for the
         step's agreement: this replica's own check is that each gradient is finite (the
         rules that read the history run on the first replica, whose variables are the same)."""
         import tensorflow as tf
@@ -282,19 +285,102 @@ class Watch:
         spread = _spread_context()
         if spread is None:
             return grads
-        flat = tf.nest.flatten(grads)
         bits = tf.constant(0.0)
         if "nan" in self.until:
             finite = [
                 tf.reduce_all(tf.math.is_finite(g.values if isinstance(g, tf.IndexedSlices) else g))
-                for g in flat
+                for g in tf.nest.flatten(grads)
                 if g is not None and g.dtype.is_floating
             ]
             if finite:
                 bits = tf.where(tf.reduce_all(tf.stack(finite)), 0.0, float(_BITS["nan"]))
-        done = self._agreed(spread, bits, ordinal)
+        return self._pend(spread, bits, ordinal, grads)
+
+    # -- agreeing across replicas -------------------------------------------------------------
+    def _pend(self, ctx: Any, bits: Any, ordinal: int, grads: Any) -> Any:
+        """Hold a replica's check until its update: the gradients pass through identities
+        that can still be made to wait for the agreement, and the agreement itself rides the
+        optimizer's all-reduce of the gradients where it can (:meth:`all_reduce`), or is made
+        of its own just before the update (:meth:`before_update`)."""
+        import tensorflow as tf
+
+        out = [_after(g) for g in tf.nest.flatten(grads)]
+        gates = [(g.values if isinstance(g, tf.IndexedSlices) else g).op for g in out if g is not None]
+        self._rides.setdefault(_ride_key(ctx), []).append(_Ride(bits, ordinal, gates))
+        return tf.nest.pack_sequence_as(grads, out)
+
+    def all_reduce(self, ctx: Any, reduce_op: Any, value: Any, original: Callable[[Any], Any]) -> Any:
+        """A replica's all-reduce while its watched step's check is pending: a sum of float32
+        gradients (what Keras' optimizers make) carries the replicas' flags too, so agreeing
+        costs no collective of its own, and the reduced gradients wait for the agreement."""
+        import tensorflow as tf
+
+        key = _ride_key(ctx)
+        rides = self._rides.get(key)
+        summed = reduce_op in (tf.distribute.ReduceOp.SUM, "sum", "SUM")
+        if (
+            not rides
+            or not self.ride
+            or not summed
+            or not isinstance(value, list)
+            or not all(
+                tf.is_tensor(v) and not isinstance(v, tf.IndexedSlices) and v.dtype == tf.float32
+                for v in value
+            )
+        ):
+            return original(value)
+        self._rides[key] = []
+        reduced = original([*value, self._flags(ctx, rides)])
+        done = self._agreement(ctx, reduced[-1], rides)
         with tf.control_dependencies([done]):
-            return tf.nest.pack_sequence_as(grads, [_after(g) for g in flat])
+            return [tf.identity(r) for r in reduced[:-1]]
+
+    def before_update(self, riding: bool) -> None:
+        """The step is about to update its variables: unless the update's own all-reduce will
+        carry the agreement (``riding``), agree now, with an all-reduce of its own, and make
+        the pending gradients wait for it."""
+        ctx = _spread_context()
+        if ctx is None:
+            return
+        key = _ride_key(ctx)
+        rides = self._rides.get(key)
+        if not rides or (riding and self.ride):
+            return
+        self._rides[key] = []
+        done = self._agreement(ctx, ctx_all_reduce(ctx, self._flags(ctx, rides)), rides)
+        for ride in rides:
+            for op in ride.gates:
+                op._add_control_input(done.op)
+
+    def _flags(self, ctx: Any, rides: list[_Ride]) -> Any:
+        """This replica's bits, each ride's in this replica's slot of its own block."""
+        import tensorflow as tf
+
+        n = int(ctx.num_replicas_in_sync)
+        me = tf.one_hot(ctx.replica_id_in_sync_group, n, dtype=tf.float32)
+        return tf.concat([me * tf.cast(r.bits, tf.float32) for r in rides], 0)
+
+    def _agreement(self, ctx: Any, flags: Any, rides: list[_Ride]) -> Any:
+        """The summed flags read on every replica: Python is called only on a step some replica
+        found bad, and stops it there (every replica reads the same sum)."""
+        import tensorflow as tf
+
+        n, strategy = int(ctx.num_replicas_in_sync), ctx.strategy
+        ordinals = [r.ordinal for r in rides]
+
+        def agree(values: Any) -> Any:
+            v = [int(x) for x in values.numpy().tolist()]
+            for k, ordinal in enumerate(ordinals):
+                block = v[k * n : (k + 1) * n]
+                if any(block):
+                    self._agree(block, strategy, self.base + ordinal, ordinal)
+            return True
+
+        return tf.cond(
+            tf.reduce_any(flags > 0),
+            lambda: tf.py_function(agree, [flags], Tout=tf.bool, name="tfviz_agree"),
+            lambda: tf.constant(True),
+        )
 
     def _bits_of(self, described: _Described, ordinal: int) -> Callable[[Any], Any]:
         """The host callback of the first replica's check under a strategy: the rules, as on
@@ -309,23 +395,6 @@ class Watch:
             return 0.0
 
         return bits
-
-    def _agreed(self, ctx: Any, bits: Any, ordinal: int) -> Any:
-        """One all-reduce of every replica's bits (each in its own slot), then a host callback
-        that stops the step on every replica when any slot is set: all of them read the same
-        sum, so they stop at the same step or none does."""
-        import tensorflow as tf
-
-        n = int(ctx.num_replicas_in_sync)
-        strategy = ctx.strategy
-        mine = tf.one_hot(ctx.replica_id_in_sync_group, n, dtype=tf.float32) * tf.cast(bits, tf.float32)
-        flags = ctx.all_reduce(tf.distribute.ReduceOp.SUM, mine)
-
-        def agree(values: Any) -> Any:
-            self._agree([int(v) for v in values.numpy().tolist()], strategy, self.base + ordinal, ordinal)
-            return True
-
-        return tf.py_function(agree, [flags], Tout=tf.bool, name="tfviz_agree")
 
     def _agree(self, flags: list[int], strategy: Any, step: int, ordinal: int) -> None:
         """Stop the step when a replica's slot is set; the first callback of the step on this
@@ -827,8 +896,32 @@ def _magnitude_rule(
     return None
 
 
-#: each condition's bit in a replica's slot of the agreement (:meth:`Watch._agreed`)
+#: each condition's bit in a replica's slot of the agreement (:meth:`Watch._agreement`)
 _BITS = {c: 1 << i for i, c in enumerate(CONDITIONS)}
+
+
+@dataclass
+class _Ride:
+    """One replica's check of one gradient call, waiting for the step's update."""
+
+    bits: Any
+    ordinal: int
+    #: the identities its gradients pass through (made to wait for an agreement of its own)
+    gates: list[Any]
+
+
+def _ride_key(ctx: Any) -> tuple[int, int]:
+    import tensorflow as tf
+
+    index = tf.get_static_value(ctx.replica_id_in_sync_group)
+    return id(tf.compat.v1.get_default_graph()), int(index) if index is not None else -1
+
+
+def ctx_all_reduce(ctx: Any, value: Any) -> Any:
+    """A sum over the replicas, through the strategy's own all-reduce."""
+    import tensorflow as tf
+
+    return ctx.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
 def _spread_context() -> Any:

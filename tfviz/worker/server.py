@@ -262,6 +262,11 @@ def watch_options(request: dict[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = {"until": parse_until(",".join(until))}
     except ValueError as exc:
         raise ValueError(f'"until": {exc}') from None
+    agree = request.get("agree")
+    if agree is not None:
+        if agree not in ("ride", "apart"):
+            raise ValueError(f'"agree" must be "ride" or "apart", got {agree!r}')
+        options["agree"] = agree
     zero = request.get("zero_steps")
     if zero is not None:
         if isinstance(zero, bool) or not isinstance(zero, int) or zero < 1:
