@@ -221,27 +221,32 @@ def test_records_each_worker_its_own(job: Path) -> None:
     nothing_left(ports, job)
 
 
-@pytest.mark.parametrize("how", ["kill", "interrupt"])
-def test_a_worker_gone_stops_the_other(job: Path, how: str) -> None:
+@pytest.mark.parametrize(("how", "gone"), [("kill", 1), ("interrupt", 1), ("kill", 0)])
+def test_a_worker_gone_stops_the_other(job: Path, how: str, gone: int) -> None:
+    """Worker ``gone`` (0 is the chief, which hosts the coordination service) is killed, or
+    Ctrl-C ends it, well into training; the other stops and says whom it lost, and when."""
     args = ["--steps", "100000", "--sleep", "0.01"]
     procs, ports = start_job([str(TFVIZ), "check", str(job), "--until", "nan", "--", *args], 2, job.parent)
-    time.sleep(12)  # well into training
+    time.sleep(12)
     assert procs[0].poll() is None and procs[1].poll() is None
-    gone = time.monotonic()
+    left = 1 - gone
+    at = time.monotonic()
     if how == "kill":
-        os.killpg(procs[1].pid, signal.SIGKILL)  # the worker's command and everything it started
+        os.killpg(procs[gone].pid, signal.SIGKILL)  # the worker's command and everything it started
     else:
-        procs[1].send_signal(signal.SIGINT)  # Ctrl-C in worker 1's terminal
-    (c0, out0, err0), (c1, out1, err1) = finish(procs, timeout=120)
-    took = time.monotonic() - gone
-    assert c0 == 2, out0 + err0[-3000:]
-    assert "worker 0 of 2: lost worker 1 of 2 in gradient step" in err0
-    assert "a collective of the step could not reach it" in err0
-    assert "Traceback" not in err0 and "tfviz/program" not in err0
+        procs[gone].send_signal(signal.SIGINT)  # Ctrl-C in that worker's terminal
+    results = finish(procs, timeout=120)
+    took = time.monotonic() - at
+    code, _, err = results[left]
+    assert code == 2, err[-3000:]
+    assert f"worker {left} of 2: lost worker {gone} of 2 in gradient step" in err
+    assert "a collective of the step could not reach it" in err
+    assert "Traceback" not in err and "tfviz/program" not in err
     assert took < 60
     if how == "interrupt":
-        assert c1 == 130
-        assert "interrupted" in err1 and "Traceback" not in err1
+        code, _, err = results[gone]
+        assert code == 130
+        assert "interrupted" in err and "Traceback" not in err
     nothing_left(ports, job)
 
 

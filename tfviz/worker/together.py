@@ -145,10 +145,13 @@ class Ending:
     def _lost(self, failure: Failure | None, exc: BaseException) -> tuple[Failure, int]:
         """The service failed under us: the chief (which hosts it) or another worker is gone."""
         who = "the other workers" if self.task.chief else "the chief"
-        why = f"{self.task.label}: lost {who} ({cluster.said(exc)})"
-        if failure is not None:
-            return Failure({**failure.error, "message": f"{why}; {failure.error.get('message', '')}"}), 2
-        return Failure({"message": why}), ExitStatus.ERROR
+        why = f"lost {who} ({cluster.said(exc)})"
+        if failure is not None:  # its own failure says what happened first; the service's, after
+            error = dict(failure.error)
+            error["message"] = f"{self.task.label}: {error.get('message', '')}"
+            error["detail"] = "\n".join(x for x in (error.get("detail") or "", why) if x)
+            return Failure(error), ExitStatus.ERROR
+        return Failure({"message": f"{self.task.label}: {why}"}), ExitStatus.ERROR
 
 
 def _fired_here(report: Any, task: cluster.Task) -> bool:
