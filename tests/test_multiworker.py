@@ -250,6 +250,24 @@ def test_a_worker_gone_stops_the_other(job: Path, how: str, gone: int) -> None:
     nothing_left(ports, job)
 
 
+def test_a_workers_own_failure_is_the_cause_the_chief_names(job: Path) -> None:
+    """Worker 1's program raises at step 3 (before the step): it says why and leaves; the
+    chief, waiting in that step's collective, loses it and names worker 1's error first."""
+    command = [str(TFVIZ), "check", str(job), "--step", "5", "--", "--fail-on", "1"]
+    procs, ports = start_job(command, 2, job.parent)
+    (c0, _, err0), (c1, _, err1) = finish(procs)
+    assert (c0, c1) == (2, 2), err0[-3000:] + err1[-3000:]
+    cause = (
+        "worker 1 of 2: the program raised after 2 gradient computation(s): OSError: shard 1 is unreadable"
+    )
+    assert cause in err1
+    first = err0.strip().splitlines()[0]
+    assert cause in first and first.startswith(f"tfviz: {job}:")  # the line that raised
+    assert "worker 0 of 2: lost worker 1 of 2 in gradient step 3" in err0
+    assert "Traceback" not in err0 + err1
+    nothing_left(ports, job)
+
+
 def test_mirrored_strategy_stops_at_the_replica_whose_batch_is_bad(tmp_path: Path) -> None:
     script = PROGRAMS / "train_mirrored.py"
     plain = subprocess.run(

@@ -15,6 +15,8 @@ parser.add_argument("--nan-on", type=int, default=None, help="this worker's data
 parser.add_argument("--nan-at", type=int, default=3, help="from this step on")
 parser.add_argument("--log", default=None, help="folder: each worker appends the steps it finished")
 parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--fail-on", type=int, default=None, help="this worker's data loader fails")
+parser.add_argument("--fail-at", type=int, default=3)
 args = parser.parse_args()
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -42,6 +44,8 @@ def train_step(x, y):
 
 
 for i in range(1, args.steps + 1):
+    if task == args.fail_on and i == args.fail_at:
+        raise OSError(f"shard {task} is unreadable")
     x = rng.normal(size=(8, 8)).astype("float32")
     y = rng.normal(size=(8, 1)).astype("float32")
     if task == args.nan_on and i >= args.nan_at:
