@@ -7,6 +7,7 @@ NaN, and each worker's log says which steps it finished (none past the one stopp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -65,9 +66,20 @@ def start_job(command: list[str], n: int, cwd: Path) -> tuple[list[subprocess.Po
 
 
 def finish(procs: list[subprocess.Popen[str]], timeout: float = 240) -> list[tuple[int, str, str]]:
+    """Each worker's status and output; a job still running after ``timeout`` seconds is ended
+    and fails the test with what each worker had said."""
+    deadline = time.monotonic() + timeout
     out = []
     for p in procs:
-        stdout, stderr = p.communicate(timeout=timeout)
+        try:
+            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(q.pid, signal.SIGKILL)
+            said = [q.communicate() for q in procs]
+            tails = "\n".join(f"--- worker {i}:\n{o[-2000:]}\n{e[-4000:]}" for i, (o, e) in enumerate(said))
+            raise AssertionError(f"the job hung for {timeout} s\n{tails}") from None
         out.append((p.returncode, stdout, stderr))
     return out
 
@@ -142,14 +154,20 @@ def test_every_worker_stops_at_the_step_and_the_chief_reports(job: Path) -> None
     nothing_left(ports, job)
 
 
-def test_until_nan_on_one_workers_data_stops_every_worker(job: Path) -> None:
-    args = ["--nan-on", "1", "--nan-at", "3", "--steps", "6"]
+@pytest.mark.parametrize(("where", "values"), [("y", "y (1 of 8 values)"), ("x", "x (1 of 64 values)")])
+def test_until_nan_on_one_workers_data_stops_every_worker(job: Path, where: str, values: str) -> None:
+    """A NaN in worker 1's targets (the loss turns NaN) or in its inputs (the loss stays
+    finite: the compiled step's fused Relu turns NaN into 0, but the kernel's gradient is not)."""
+    args = ["--nan-on", "1", "--nan-at", "3", "--nan-in", where, "--steps", "6"]
     lines = plain_run(job, args)
-    # TensorFlow: step 3's update (all-reduced) leaves non-finite weights on both workers; the
-    # loss never says so (the compiled step's fused Relu turns NaN into 0)
+    # TensorFlow: step 3's update (all-reduced) leaves non-finite weights on both workers
     broken = [next(int(x.split()[0]) for x in w if x.endswith("non-finite")) for w in lines]
     assert broken == [3, 3]
-    assert all(float(x.split()[1]) == float(x.split()[1]) for w in lines for x in w)  # no NaN loss
+    losses = [[float(x.split()[1]) for x in w] for w in lines]
+    if where == "y":  # the all-reduced loss of step 3 is NaN on both workers
+        assert [next(i + 1 for i, v in enumerate(w) if v != v) for w in losses] == [3, 3]
+    else:
+        assert all(v == v for w in losses for v in w)
     logs = job.parent / "logs"
     procs, ports = start_job(
         [
@@ -178,7 +196,7 @@ def test_until_nan_on_one_workers_data_stops_every_worker(job: Path) -> None:
     # the cause: the batch itself, counted as the program made it (one NaN in 8x8)
     (problem,) = doc["problems"]
     assert problem["kind"] == "nan"
-    assert "the step's input x (1 of 64 values) holds NaN or infinite values" in problem["message"]
+    assert f"the step's input {values} holds NaN or infinite values" in problem["message"]
     assert problem["source"]["file"].endswith("train_multiworker.py")
     other = json.loads(out1)
     assert other == {

@@ -95,8 +95,8 @@ def parameter_server_refusal(text: str | None) -> str | None:
     """Why tfviz does not run a task of a ``ParameterServerStrategy`` job (``TF_CONFIG`` names
     ``ps`` tasks); None for any other.
 
-    >>> print(parameter_server_refusal('{"cluster": {"ps": ["a:1"], "worker": ["b:2"]}}')[:64])
-    TF_CONFIG names ps tasks: a ParameterServerStrategy job. tfviz
+    >>> print(parameter_server_refusal('{"cluster": {"ps": ["a:1"], "worker": ["b:2"]}}').split(". ")[0])
+    TF_CONFIG names ps tasks: a ParameterServerStrategy job
     """
     cluster = _parsed(text).get("cluster")
     if not isinstance(cluster, dict) or not cluster.get("ps"):

@@ -227,7 +227,7 @@ class Watch:
     _agreed_step: int = 0
     _agreeing: Any = field(default_factory=threading.Lock)
     #: each replica's checks waiting for its update's agreement, by graph and replica
-    _rides: dict[tuple[int, int], list[_Ride]] = field(default_factory=dict)
+    _rides: dict[tuple[Any, int], list[_Ride]] = field(default_factory=dict)
     #: whether the agreement may ride the optimizer's all-reduce (False: always one of its own)
     ride: bool = True
 
@@ -329,7 +329,7 @@ class Watch:
             )
         ):
             return original(value)
-        self._rides[key] = []
+        del self._rides[key]  # the graph is let go with its checks
         reduced = original([*value, self._flags(ctx, rides)])
         done = self._agreement(ctx, reduced[-1], rides)
         with tf.control_dependencies([done]):
@@ -346,7 +346,7 @@ class Watch:
         rides = self._rides.get(key)
         if not rides or (riding and self.ride):
             return
-        self._rides[key] = []
+        del self._rides[key]  # the graph is let go with its checks
         done = self._agreement(ctx, ctx_all_reduce(ctx, self._flags(ctx, rides)), rides)
         for ride in rides:
             for op in ride.gates:
@@ -910,11 +910,12 @@ class _Ride:
     gates: list[Any]
 
 
-def _ride_key(ctx: Any) -> tuple[int, int]:
+def _ride_key(ctx: Any) -> tuple[Any, int]:
+    """The graph being traced (itself: an id could be a dead graph's) and the replica."""
     import tensorflow as tf
 
     index = tf.get_static_value(ctx.replica_id_in_sync_group)
-    return id(tf.compat.v1.get_default_graph()), int(index) if index is not None else -1
+    return tf.compat.v1.get_default_graph(), int(index) if index is not None else -1
 
 
 def ctx_all_reduce(ctx: Any, value: Any) -> Any:

@@ -13,6 +13,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=6)
 parser.add_argument("--nan-on", type=int, default=None, help="this worker's data holds a NaN")
 parser.add_argument("--nan-at", type=int, default=3, help="from this step on")
+parser.add_argument("--nan-in", choices=("x", "y"), default="y", help="in the inputs or the targets")
 parser.add_argument("--log", default=None, help="folder: each worker appends the steps it finished")
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--fail-on", type=int, default=None, help="this worker's data loader fails")
@@ -49,7 +50,7 @@ for i in range(1, args.steps + 1):
     x = rng.normal(size=(8, 8)).astype("float32")
     y = rng.normal(size=(8, 1)).astype("float32")
     if task == args.nan_on and i >= args.nan_at:
-        x[0, 0] = np.nan  # one bad record in this worker's shard
+        (x if args.nan_in == "x" else y)[0, 0] = np.nan  # one bad record in this worker's shard
     loss = train_step(tf.constant(x), tf.constant(y))
     if args.log:
         finite = all(bool(tf.reduce_all(tf.math.is_finite(v))) for v in model.trainable_variables)
