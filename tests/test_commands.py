@@ -104,9 +104,11 @@ def test_check_prints_its_report_relative_to_where_it_runs_and_says_a_graph_it_c
 
 @installed
 @pytest.mark.parametrize("fmt", ["--json", "--text"])
-def test_check_in_a_folder_that_is_gone_prints_and_writes_the_graph_itself(tmp_path: Path, fmt: str) -> None:
-    # With no folder to print paths relative to, the worker sends the whole report and the
-    # command prints it and writes --graph from the worker's data itself.
+def test_check_in_a_folder_that_is_gone_prints_paths_as_they_are_and_writes_the_graph(
+    tmp_path: Path, fmt: str
+) -> None:
+    # With no folder to print paths relative to, the worker prints the paths as they are and
+    # writes --graph itself, as it does from any folder.
     from tfviz.analysisfile import load_analysis
 
     gone, graph = tmp_path / "gone", tmp_path / "graph.json"

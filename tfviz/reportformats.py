@@ -185,10 +185,11 @@ def _log(results: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "results": results,
     }
-    try:
-        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}}
-    except (OSError, ValueError):  # the folder it runs in is gone
-        pass
+    from tfviz.textreport import base_folder
+
+    base = base_folder()
+    if base is not None:  # None: the folder it runs in is gone
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": Path(base).as_uri() + "/"}}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
@@ -209,8 +210,7 @@ def _source(file: Any, line: Any) -> Source | None:
 
 def _shown(path: str) -> str:
     """``path`` relative to the command's folder, with forward slashes, when it is inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except (ValueError, OSError):
-        return path
-    return path if rel.startswith("..") else Path(rel).as_posix()
+    from tfviz.textreport import shown_path
+
+    shown = shown_path(path)
+    return shown if shown == path else Path(shown).as_posix()

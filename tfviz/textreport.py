@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import textwrap
+from collections.abc import Iterator
 
 from tfviz.report import FROZEN_REASON, Problem, Report, WatchSummary
 from tfviz.structure.gradient_path import gradient_path, route
@@ -46,15 +48,47 @@ def _c(text: str, key: str, color: bool) -> str:
     return f"\033[{_COLOR.get(key, '0')}m{text}\033[0m" if color else text
 
 
+#: the folders paths are printed relative to, innermost last (see :func:`paths_from`)
+_FOLDERS: list[str | None] = []
+
+
+@contextlib.contextmanager
+def paths_from(folder: str | None) -> Iterator[None]:
+    """Print paths relative to ``folder`` (the command's, which a worker renders for), or as
+    they are where it is None (the command's folder is gone)."""
+    _FOLDERS.append(folder)
+    try:
+        yield
+    finally:
+        _FOLDERS.pop()
+
+
+def base_folder() -> str | None:
+    """The folder paths are printed relative to: :func:`paths_from`'s, else this process's
+    (None where it is gone)."""
+    if _FOLDERS:
+        return _FOLDERS[-1]
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def shown_path(path: str) -> str:
     """``path`` relative to the folder the command runs in, where it is inside it; as it is
     where that folder is gone (removed under the shell) or on another drive.
 
     >>> shown_path(os.path.join(os.getcwd(), "train.py"))
     'train.py'
+    >>> with paths_from(None):
+    ...     shown_path("/work/train.py")
+    '/work/train.py'
     """
+    base = base_folder()
+    if base is None:
+        return path
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(path, base)
     except (ValueError, OSError):
         return path
     return rel if not rel.startswith("..") else path

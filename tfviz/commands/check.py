@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tfviz.commands.args import add_color_option, add_step_options, command_parser, positive, use_color
@@ -125,33 +126,30 @@ def run(args: argparse.Namespace) -> ExitStatus:
             return _list_targets(args)
     except AnalysisError as exc:
         return _fail(args, exc)
-    try:
-        printing: dict[str, Any] | None = {
-            "format": args.format,
-            "color": use_color(args.color, sys.stdout, os.environ),
-            "cwd": os.getcwd(),
-            "graph": os.path.abspath(args.graph) if args.graph else None,
-        }
-    except OSError:  # the folder it runs in is gone: paths are printed as they are
-        printing = None
-    analyzed = _analyzed(args, printing)
-    if isinstance(analyzed, ExitStatus):
-        return analyzed
-    report, data = analyzed
-    if isinstance(report, str):  # printed by the worker, the --graph file written there
-        print(report)
+    done = _analyzed(args, _printing(args))
+    if done.printed is not None:  # printed by the worker, the --graph file written there
+        print(done.printed)
         sys.stdout.flush()
-        _say_unwritten(args.graph, data.get("graph_error"))
-        if isinstance(data.get("status"), int):  # what the workers of a cluster job agreed on
-            return ExitStatus(data["status"])
-        return ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
-    from tfviz.reportformats import formatted
+        _say_unwritten(args.graph, done.graph_error)
+    return done.status
 
-    print(formatted(report, args.format, use_color(args.color, sys.stdout, os.environ)))
-    sys.stdout.flush()
-    if args.graph:
-        _write_graph(args.graph, data)
-    return ExitStatus.OK if report.ok else ExitStatus.PROBLEMS
+
+def _printing(args: argparse.Namespace) -> dict[str, Any]:
+    """The worker's ``printed`` request: the format, colour, the folder paths are printed
+    relative to (None where it is gone, removed under the shell) and the ``--graph`` file."""
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
+    graph = args.graph
+    if graph and cwd is not None:
+        graph = os.path.abspath(graph)
+    return {
+        "format": args.format,
+        "color": use_color(args.color, sys.stdout, os.environ),
+        "cwd": cwd,
+        "graph": graph or None,
+    }
 
 
 def _check_watch_options(args: argparse.Namespace) -> None:
@@ -209,19 +207,32 @@ def _check_watch_options(args: argparse.Namespace) -> None:
 def analyze(args: argparse.Namespace) -> Report | ExitStatus:
     """Run the analysis ``args`` asks for in a worker: the :class:`Report`, or the exit
     status when there is none (the error already said on stderr, and on stdout with --json)."""
-    answer = _analyzed(args)
-    if isinstance(answer, ExitStatus):
-        return answer
-    assert not isinstance(answer[0], str)  # printed only where asked
-    return answer[0]
+    done = _analyzed(args)
+    if done.data is None:
+        return done.status
+    from tfviz.report import Report
+
+    return Report.from_dict(done.data)
 
 
-def _analyzed(
-    args: argparse.Namespace, printing: dict[str, Any] | None = None
-) -> tuple[Report | str, dict[str, Any]] | ExitStatus:
-    """:func:`analyze`'s report, with the plain data the worker sent for it. With
-    ``printing`` (the worker's ``printed`` request) the worker prints the report instead:
-    then the text it made, with its ``ok`` and ``graph_error``."""
+@dataclass(frozen=True)
+class Analyzed:
+    """How a worker's analysis ended, as the command acts on it."""
+
+    #: the exit status: the report's verdict, the error's, or what a cluster job agreed on
+    status: ExitStatus
+    #: the report as the worker printed it (asked with ``printing``); None otherwise
+    printed: str | None = None
+    #: the report's plain data (the graph's counts only, where it was printed); None on an error
+    data: dict[str, Any] | None = None
+    #: why the ``--graph`` file could not be written
+    graph_error: str | None = None
+
+
+def _analyzed(args: argparse.Namespace, printing: dict[str, Any] | None = None) -> Analyzed:
+    """Run the analysis in a worker. With ``printing`` (the worker's ``printed`` request) the
+    worker prints the report and writes ``--graph``; without, the report comes back whole.
+    An error is said here (stderr, and stdout in the format asked for)."""
     live = sys.stderr.isatty()
     request = analysis_request(
         args.script,
@@ -251,7 +262,7 @@ def _analyzed(
             except OSError as exc:
                 missing = isinstance(exc, FileNotFoundError)
                 why = "its folder does not exist" if missing else (exc.strerror or str(exc))
-                return _fail(args, AnalysisError(f"--record {args.record}: cannot write it: {why}"))
+                return Analyzed(_fail(args, AnalysisError(f"--record {args.record}: cannot write it: {why}")))
     if printing is not None:
         request["printed"] = printing
     from tfviz.worker.client import WorkerClient
@@ -264,23 +275,19 @@ def _analyzed(
         what, status = interrupted(exc)
         print(f"tfviz: interrupted ({what}); nothing was diagnosed", file=sys.stderr)
         _keep_record(request.get("record"), request.get("record_tmp"))
-        return status
+        return Analyzed(status)
     finally:
         _drop_unused(request.get("record_tmp"))
     if isinstance(answer, Failure):
         from tfviz.errors import AnalysisError
 
-        return _fail(args, AnalysisError.from_dict(answer.error, os.path.abspath(args.script)))
+        return Analyzed(_fail(args, AnalysisError.from_dict(answer.error, os.path.abspath(args.script))))
     data = answer.report or {}
-    if answer.printed is not None:
-        return answer.printed, {
-            "ok": data.get("ok"),
-            "graph_error": answer.graph_error,
-            "status": answer.status,
-        }
-    from tfviz.report import Report
-
-    return Report.from_dict(data), data
+    if answer.status is not None:  # what the workers of a cluster job agreed on
+        status = ExitStatus(answer.status)
+    else:
+        status = ExitStatus.OK if data.get("ok") is True else ExitStatus.PROBLEMS
+    return Analyzed(status, answer.printed, data, answer.graph_error)
 
 
 def analysis_request(
@@ -366,14 +373,6 @@ def refuse_graph_path(path: str, script: str, force: bool, flag: str = "--graph"
             f"{flag} would overwrite {path}, which is not a file tfviz wrote; use --force to replace it",
             file=path,
         )
-
-
-def _write_graph(path: str, data: dict[str, Any]) -> None:
-    """Written after the report, so a bad path never hides it. Written from the worker's
-    plain data of the report (``data``), which the report was rebuilt from."""
-    from tfviz.analysisfile import analysis_json_of, write_analysis
-
-    _say_unwritten(path, write_analysis(path, analysis_json_of(data)))
 
 
 def _say_unwritten(path: str, why: str | None) -> None:

@@ -150,32 +150,32 @@ def _ended(
 
 def printed_for(asked: Any, report: Any) -> tuple[str, str | None] | None:
     """What ``tfviz check`` prints of ``report``, made here, with the ``--graph`` file written
-    here, where the report already is: sending a large model's report whole for the command
-    to decode, rebuild and encode again cost it more than printing it (0.4 s of a 500-layer
-    MLP's). ``asked`` is the request's ``printed``: ``{"format": "text"|"json"|"github"|"sarif", "color",
-    "cwd", "graph"}``. Returns the text and why the graph could not be written (None when it
-    was, or was not asked); None when not asked, or the command's folder is gone (paths are
-    printed relative to it), and the command then prints the whole report itself."""
-    if not isinstance(asked, dict) or not isinstance(asked.get("cwd"), str):
+    here, where the report already is: the one place a check's report is rendered (sending a
+    large model's report whole for the command to decode, rebuild and encode again cost it
+    more than printing it: 0.4 s of a 500-layer MLP's). ``asked`` is the request's
+    ``printed``: ``{"format": "text"|"json"|"github"|"sarif", "color", "cwd", "graph"}``,
+    paths printed relative to ``cwd`` (as they are where it is None or gone: the command's
+    folder was removed under it). Returns the text and why the graph could not be written
+    (None when it was, or was not asked); None when not asked (the window, the API)."""
+    if not isinstance(asked, dict):
         return None
-    here = os.getcwd()
-    try:
-        os.chdir(asked["cwd"])
-    except OSError:
-        return None
-    try:
-        from tfviz.reportformats import FORMATS, formatted
+    cwd = asked.get("cwd") if isinstance(asked.get("cwd"), str) else None
+    from tfviz.reportformats import FORMATS, formatted
+    from tfviz.textreport import paths_from
 
-        fmt = asked.get("format")
+    fmt = asked.get("format")
+    with paths_from(cwd if cwd is not None and os.path.isdir(cwd) else None):
         text = formatted(report, fmt if fmt in FORMATS else "text", color=asked.get("color") is True)
-        graph = asked.get("graph")
-        if not isinstance(graph, str):
-            return text, None
-        from tfviz.analysisfile import analysis_json, write_analysis
+    graph = asked.get("graph")
+    if not isinstance(graph, str):
+        return text, None
+    if not os.path.isabs(graph):
+        if cwd is None:
+            return text, "the folder it is relative to is gone"
+        graph = os.path.join(cwd, graph)
+    from tfviz.analysisfile import analysis_json, write_analysis
 
-        return text, write_analysis(graph, analysis_json(report))
-    finally:
-        os.chdir(here)
+    return text, write_analysis(graph, analysis_json(report))
 
 
 #: What an analysis left, held until the worker ends with ``os._exit``: freeing a model,
