@@ -33,7 +33,10 @@ from tfviz.worker.requests import (
         ({"cmd": "names", "id": 2.5}, NamesRequest(2.5)),
         ({"cmd": "cancel"}, CancelRequest(None)),
         ({"cmd": "close"}, CloseRequest()),
-        ({"cmd": "analyze", "id": 1, "script": "x.py"}, AnalyzeRequest(1)),
+        (
+            {"cmd": "analyze", "id": 1, "script": "x.py", "keep": True},
+            AnalyzeRequest(1, "x.py", options={"run": False, "args": [], "step": 1}, keep=True),
+        ),
         (
             {
                 "cmd": "jacobian",
@@ -76,7 +79,7 @@ def test_bad_requests_say_what_is_wrong_and_keep_a_good_id(line, rid, why):
     assert isinstance(bad, BadRequest) and bad.id == rid and why in bad.why and len(bad.why) < 200
 
 
-def test_the_checked_stream_passes_good_lines_marks_bad_ones_and_ends_when_the_pipe_breaks():
+def test_the_checked_stream_parses_each_line_once_and_ends_when_the_pipe_breaks():
     def pipe():
         yield b'{"cmd": "names", "id": 1}\n'
         yield b"\n"
@@ -84,12 +87,8 @@ def test_the_checked_stream_passes_good_lines_marks_bad_ones_and_ends_when_the_p
         raise OSError("the pipe broke")
 
     out = list(checked_requests(pipe()))  # ends, never raises: the session loop sees the end
-    assert out[0] == b'{"cmd": "names", "id": 1}\n' and len(out) == 2
-    assert json.loads(out[1]) == {
-        "cmd": "__bad__",
-        "id": None,
-        "why": '"id" must be a string or a number, got [2]',
-    }
+    assert out[0] == NamesRequest(1) and len(out) == 2
+    assert out[1] == BadRequest(None, '"id" must be a string or a number, got [2]')
 
 
 def test_the_session_loop_answers_bad_ids_serves_on_and_ends_with_its_pipe():

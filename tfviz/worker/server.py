@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfviz.exitstatus import ExitStatus
@@ -18,6 +18,7 @@ from tfviz.program import cluster
 from tfviz.worker import together
 from tfviz.worker.logbatch import LogSender, flush_at_exit
 from tfviz.worker.messages import Answer, Failure, Progress, Ready, Result, Steps, encode
+from tfviz.worker.requests import AnalyzeRequest, BadRequest, Request, checked_requests, parse_request
 
 #: How much of the script's output a ``result_output: "tail"`` result keeps.
 OUTPUT_TAIL = 64 * 1024
@@ -49,25 +50,21 @@ class Channel:
         self._out.flush()
 
 
-def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> int:
+def serve(
+    channel: Channel, request: AnalyzeRequest, requests: Iterator[Request | BadRequest] | None = None
+) -> int:
+    """Analyze as ``request`` asks and answer; with ``keep``, then serve the session's
+    requests (already parsed, one typed request each) until they end."""
     from tfviz.analysis.diagnose import analysis
     from tfviz.errors import AnalysisError
 
-    if request.get("cmd") != "analyze":
-        channel.answer(Failure({"message": f"unknown command: {request.get('cmd')}"}))
-        return ExitStatus.ERROR
-    try:
-        options = program_options(request)
-    except ValueError as exc:
-        channel.answer(Failure({"message": f"bad request: {exc}"}))
-        return ExitStatus.ERROR
-    keep = request.get("keep") is True
-    steps = StepSender(channel.send) if options.get("until") and request.get("live") is True else None
+    options = request.options
+    steps = StepSender(channel.send) if options.get("until") and request.live else None
     try:
         try:
             done = analysis(
-                request["script"],
-                request.get("target"),
+                request.script,
+                request.target,
                 **options,
                 progress=lambda stage, frac: channel.answer(Progress(stage, frac)),
                 on_text=channel.logs.write,
@@ -98,7 +95,7 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
     answer, result = _result(request, report)
     channel.answer(answer)
     _HELD.extend((done, result))
-    if keep and requests is not None:  # the session keeps the step for Jacobian requests
+    if request.keep and requests is not None:  # the session keeps the step for Jacobian requests
         from tfviz.jacobian.session import Session
         from tfviz.worker.session import serve_session
 
@@ -108,14 +105,14 @@ def serve(channel: Channel, request: dict[str, Any], requests: Any = None) -> in
     return ExitStatus.OK
 
 
-def _result(request: dict[str, Any], report: Any) -> tuple[Result, dict[str, Any]]:
+def _result(request: AnalyzeRequest, report: Any) -> tuple[Result, dict[str, Any]]:
     """The answer for ``report``: printed here when the request asks (``printed``), else whole."""
-    printed = printed_for(request.get("printed"), report)
+    printed = printed_for(request.printed, report)
     if printed is not None:
         result = report.to_dict(full_graph=False)
         return Result(result, printed=printed[0], graph_error=printed[1]), result
     result = report.to_dict(full_graph=True)
-    if request.get("result_output") == "tail":
+    if request.result_output == "tail":
         # The caller has the output from the log messages: don't send 50 MB twice.
         for key in ("stdout", "stderr"):
             result[key] = result.get(key, "")[-OUTPUT_TAIL:]
@@ -127,7 +124,7 @@ def _ended(
     failure: Failure | None,
     status: int,
     report: Any,
-    request: dict[str, Any],
+    request: AnalyzeRequest,
     options: dict[str, Any],
     task: cluster.Task | None = None,
 ) -> int:
@@ -138,8 +135,8 @@ def _ended(
         assert failure is not None
         channel.answer(failure)
         return status
-    asked = request.get("printed")
-    ending = together.Ending(task, str(asked.get("format") or "text") if isinstance(asked, dict) else "text")
+    asked = request.printed
+    ending = together.Ending(task, str(asked.get("format") or "text") if asked is not None else "text")
     step = None if options.get("until") else options.get("step", 1)
     answer, status = ending.settle(failure, status, report, lambda r: _result(request, r)[0], step)
     channel.answer(answer)
@@ -212,79 +209,6 @@ class StepSender:
 STEP_DELAY_S = 0.1
 
 
-def program_options(request: dict[str, Any]) -> dict[str, Any]:
-    """``run``, ``args`` and ``step`` of a request, checked.
-
-    >>> program_options({"args": ["--lr", "0.1"], "step": 2})
-    {'run': False, 'args': ['--lr', '0.1'], 'step': 2}
-    >>> program_options({"step": 0})
-    Traceback (most recent call last):
-    ...
-    ValueError: "step" must be a whole number of at least 1, got 0
-    """
-    run = request.get("run") or False
-    allow_empty = request.get("allow_empty") or False
-    args = request.get("args") or []
-    step = request.get("step", 1)
-    if not isinstance(run, bool):
-        raise ValueError(f'"run" must be true or false, got {run!r}')
-    if not isinstance(allow_empty, bool):
-        raise ValueError(f'"allow_empty" must be true or false, got {allow_empty!r}')
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise ValueError(f'"args" must be a list of strings, got {args!r}')
-    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        raise ValueError(f'"step" must be a whole number of at least 1, got {step!r}')
-    options: dict[str, Any] = {"run": run, "args": list(args), "step": step}
-    if allow_empty:
-        options["allow_empty"] = True
-    options.update(watch_options(request))
-    return options
-
-
-def watch_options(request: dict[str, Any]) -> dict[str, Any]:
-    """``until``, ``zero_steps`` and ``record`` of a request (``check --until``), checked.
-
-    >>> watch_options({"until": ["nan"], "zero_steps": 3})
-    {'until': ['nan'], 'zero_steps': 3}
-    >>> watch_options({"until": ["inf"]})
-    Traceback (most recent call last):
-    ...
-    ValueError: "until": unknown condition 'inf': choose from nan, none, zero, vanishing, exploding (or all)
-    """
-    from tfviz.program.watch import parse_until
-
-    until = request.get("until")
-    if until is None:
-        return {}
-    if not isinstance(until, list) or not all(isinstance(u, str) for u in until) or not until:
-        raise ValueError(f'"until" must be a list of condition names, got {until!r}')
-    try:
-        options: dict[str, Any] = {"until": parse_until(",".join(until))}
-    except ValueError as exc:
-        raise ValueError(f'"until": {exc}') from None
-    agree = request.get("agree")
-    if agree is not None:
-        if agree not in ("ride", "apart"):
-            raise ValueError(f'"agree" must be "ride" or "apart", got {agree!r}')
-        options["agree"] = agree
-    zero = request.get("zero_steps")
-    if zero is not None:
-        if isinstance(zero, bool) or not isinstance(zero, int) or zero < 1:
-            raise ValueError(f'"zero_steps" must be a whole number of at least 1, got {zero!r}')
-        options["zero_steps"] = zero
-    for key, what in (
-        ("record", "a file path"),
-        ("tensorboard", "a folder path"),
-        ("record_tmp", "a file path"),
-    ):
-        path = request.get(key)
-        if path is not None:
-            if not isinstance(path, str) or not path:
-                raise ValueError(f'"{key}" must be {what}, got {path!r}')
-            options[key] = path
-    return options
-
-
 #: how long this worker took to import TensorFlow and tfviz's engine before it was ready
 #: (``timings_s["start"]``: near 0 in a worker forked from a warm server, which has them)
 _STARTED_S: float | None = None
@@ -322,26 +246,15 @@ def main() -> int:
     if not line.strip():
         channel.answer(Failure({"message": "bad request: an empty line, not a JSON request"}))
         return ExitStatus.ERROR
-    try:
-        request = json.loads(line.decode("utf-8", "replace"))
-    except json.JSONDecodeError as exc:
-        channel.answer(Failure({"message": f"bad request: not JSON ({exc})"}))
+    request = parse_request(line)
+    if isinstance(request, BadRequest):
+        channel.answer(Failure({"message": f"bad request: {request.why}"}))
         return ExitStatus.ERROR
-    if not isinstance(request, dict):
-        channel.answer(
-            Failure({"message": f"bad request: expected a JSON object, got {type(request).__name__}"})
-        )
+    if not isinstance(request, AnalyzeRequest):
+        channel.answer(Failure({"message": f"unknown command: {request.cmd}"}))
         return ExitStatus.ERROR
-    if not isinstance(request.get("script"), str) and request.get("cmd") == "analyze":
-        channel.answer(Failure({"message": 'bad request: "script" must be a path'}))
-        return ExitStatus.ERROR
-    if request.get("target") is not None and not isinstance(request.get("target"), str):
-        channel.answer(Failure({"message": 'bad request: "target" must be a name'}))
-        return ExitStatus.ERROR
-    # A kept session's requests are checked into typed messages first: a malformed one
+    # A kept session's requests are each parsed once into typed requests: a malformed one
     # (an id that is a list, say) is answered with bad_request and the session lives on.
-    from tfviz.worker.requests import checked_requests
-
     return serve(channel, request, checked_requests(requests))
 
 
