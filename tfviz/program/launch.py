@@ -53,7 +53,9 @@ def run_program(
     sys.modules["__main__"] = module
     sys.argv = [path, *args]
     ended: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
-    handler = RunHandler(step, path, stopped=lambda end: _stop_here(end, ended), watch=watch)
+    handler = RunHandler(
+        step, path, stopped=lambda end: _stop_here(end, ended), watch=watch, source=script.source
+    )
     hooks.install()
 
     callbacks = _op_callbacks()

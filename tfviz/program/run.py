@@ -120,8 +120,11 @@ class RunHandler:
         script: str,
         stopped: Callable[[BaseException], None] | None = None,
         watch: Watch | None = None,
+        source: str | None = None,
     ) -> None:
         self.step, self.script, self.count = step, script, 0
+        #: the script's text as the analysis read it (None: read a frame's file where needed)
+        self.source = source
         #: ``check --until``: every step is measured, and the first bad one is the step captured
         self.watch = watch
         #: gradient calls seen so far in each traced graph of a watched step (by id)
@@ -823,7 +826,12 @@ class RunHandler:
             stop = f.f_lineno
         try:
             nb = known_notebook(filename)  # read at this analysis's start: not parsed again
-            text = nb.source if nb is not None else _source_of(filename)
+            if nb is not None:
+                text = nb.source
+            elif filename == self.script and self.source is not None:
+                text = self.source  # the script itself, as the analysis read it once
+            else:
+                text = _source_of(filename)  # a module of the user's
             code, assigned = block_code(text, filename, start.line, stop)
         except AnalysisError as exc:
             raise Refused(exc) from None
