@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -218,24 +218,86 @@ def judge(
     trace_error: AnalysisError | None,
     target_name: str,
 ) -> Report:
+    """The step's verdicts, in stages (an eager-only step, with no trace, is judged apart):
+
+    1. :func:`_regions`: which ops each variable reaches the target through, and where the
+       gradient flows;
+    2. :func:`_settle_raisers`: the ops expected to raise, against what TensorFlow's own call did;
+    3. :func:`_shared_findings`: what several variables' verdicts draw on (NaN culprits, the
+       cuts some verdict rests on, values computed and left unused);
+    4. :func:`_variable_verdict`, per variable: broken, not read, reached (NaN, zero) or cut;
+    5. :func:`_against_tensorflow`, per variable: that verdict checked against tape.gradient's;
+    6. :func:`_report`: the variables in order of use, the problems, the graph document.
+    """
     if traced is None:
         return _judge_eager(found, eager, trace_error)
+    j = _regions(found, traced, eager, frozen, target_name)
+    _settle_raisers(j)
+    _shared_findings(j)
+    reports = [_against_tensorflow(j, f, *_variable_verdict(j, f)) for f in found]
+    return _report(j, reports)
+
+
+@dataclass
+class _Judging:
+    """What the stages of :func:`judge` share: the step, its graph and what each stage found."""
+
+    found: list[FoundVariable]
+    traced: Trace
+    eager: Truth
+    frozen: list[FrozenCopy]
+    target_name: str
+    g: Any
+    T: str
+    truth: Truth
+    anc: set[str]
+    regions: Regions
+    union: set[str]
+    reach: set[str]
+    problems: _Problems
+    raisers: set[str] = field(default_factory=set)
+    raiser_hints: dict[str, str] = field(default_factory=dict)
+    #: where the gradient would flow if the raisers passed it
+    would: set[str] = field(default_factory=set)
+    by_node: dict[str, tuple[str, str]] = field(default_factory=dict)
+    frozen_of: dict[str, list[FrozenCopy]] = field(default_factory=dict)
+    nan_ops: list[str] = field(default_factory=list)
+    #: the cut edges some variable's verdict rests on; every other cut blocks nothing
+    needed: set[tuple[str, str]] = field(default_factory=set)
+    dead_ends: dict[str, str] = field(default_factory=dict)
+
+
+def _regions(
+    found: list[FoundVariable], traced: Trace, eager: Truth, frozen: list[FrozenCopy], target_name: str
+) -> _Judging:
+    """Stage 1: the target's ancestors, each variable's region (the ops it reaches the target
+    through), their union, where the gradient reaches, and the ops there that would raise."""
     g, T, truth = traced.og.g, traced.og.target, traced.truth
     g.nodes[T]["name"] = target_name
     anc = ancestors_of(g, T)
     regions = Regions(g, {f.path: var_node(f) for f in found}, T, anc)
     union = union_region(g, [var_node(f) for f in found], T, anc)
     reach = gradient_reach(g, T)
-    raisers = live_raisers(g, union, reach)
-    problems = _Problems(traced.custom_gradients)
+    j = _Judging(
+        found, traced, eager, frozen, target_name, g, T, truth, anc, regions, union, reach,
+        _Problems(traced.custom_gradients),
+    )  # fmt: skip
+    j.raisers = live_raisers(g, union, reach)
+    return j
+
+
+def _settle_raisers(j: _Judging) -> None:
+    """Stage 2: the ops expected to raise, settled by TensorFlow's own call. Where it built
+    the whole gradient, an expected raise was an artifact of tfviz's probe: TensorFlow wins,
+    and the disagreement is shown rather than hidden. Where it raised and no op was expected
+    to, the op it raised at is the raiser (or the tf.py_function whose gradient made it fail)."""
+    g, T, truth, union = j.g, j.T, j.truth, j.union
     x: str | None
     kind: str | None
-    if raisers and not truth.raised:
-        # TensorFlow built the whole gradient, so our probe's failure was an artifact:
-        # TensorFlow wins, and the disagreement is shown rather than hidden.
-        for x in raisers:
+    if j.raisers and not truth.raised:
+        for x in j.raisers:
             kind, msg = _raise_kind(g, x)
-            problems.add(
+            j.problems.add(
                 Kind.OTHER,
                 x,
                 g.nodes[x]["type"],
@@ -248,10 +310,9 @@ def judge(
             for u in g.predecessors(x):
                 if g.edges[u, x].get("status") in RAISING_KINDS:
                     g.edges[u, x]["status"] = EDGE_PASSES
-        reach = gradient_reach(g, T)
-        raisers = set()
-    raiser_hints: dict[str, str] = {}
-    if truth.raised and not raisers:
+        j.reach = gradient_reach(g, T)
+        j.raisers = set()
+    if truth.raised and not j.raisers:
         x = _node_of_op(g, truth.error_op)
         if x is not None and x in union:
             kind = exception_kind(truth.error)
@@ -260,7 +321,7 @@ def judge(
             if py is not None:
                 # the gradient that made the op's own gradient fail came out of a tf.py_function
                 x, kind, message = py, Kind.UNIMPLEMENTED, _py_function_text(g, x, message)
-                raiser_hints[x] = PY_FUNCTION_HINT
+                j.raiser_hints[x] = PY_FUNCTION_HINT
             elif kind == Kind.OTHER:
                 # Raised building that op's gradient (a tf.custom_gradient's own function):
                 # what probing its gradient function in a graph finds too (gradrules)
@@ -268,210 +329,245 @@ def judge(
             for u in g.predecessors(x):
                 if u in union:
                     g.edges[u, x].update(status=kind, message=message)
-            raisers = {x}
-    would = gradient_reach(g, T, also_pass=raisers) if raisers else reach
-    by_node = {x: _raise_kind(g, x) for x in raisers}
-    frozen_of: dict[str, list[FrozenCopy]] = {}
-    for c in frozen:
-        frozen_of.setdefault(c.variable, []).append(c)
-    nan_ops = _nan_culprits(g, traced, union, reach)
-    # the cut edges some variable's verdict rests on; every other cut blocks nothing
-    needed = {
+            j.raisers = {x}
+
+
+def _shared_findings(j: _Judging) -> None:
+    """Stage 3: what several variables' verdicts draw on: where the gradient would flow past
+    the raisers, each raiser's kind, the frozen copies by variable, the ops a NaN starts at,
+    the cuts the raisers rest on, and where values made from each variable end unused."""
+    g = j.g
+    j.would = gradient_reach(g, j.T, also_pass=j.raisers) if j.raisers else j.reach
+    j.by_node = {x: _raise_kind(g, x) for x in j.raisers}
+    for c in j.frozen:
+        j.frozen_of.setdefault(c.variable, []).append(c)
+    j.nan_ops = _nan_culprits(g, j.traced, j.union, j.reach)
+    j.needed = {
         (u, x)
-        for x in raisers
+        for x in j.raisers
         for u in g.predecessors(x)
-        if u in union and g.edges[u, x].get("status") in RAISING_KINDS
+        if u in j.union and g.edges[u, x].get("status") in RAISING_KINDS
     }
-    dead_ends = last_made_from(g, [var_node(f) for f in found], anc)
-    reports: list[VariableReport] = []
-    for f in found:
-        vn = var_node(f)
-        norm = truth.norms.get(id(f.tf_variable))
-        status: str = Status.CONNECTED
-        kind, blocked, text = None, [], ""
-        if raisers:
-            mine = sorted(raisers & regions[f.path])
-            status = Status.BROKEN
-            kind = by_node[mine[0]][0] if mine else by_node[sorted(raisers)[0]][0]
-            blocked = mine or sorted(raisers)
-            if mine:
-                text = sentence(kind, op=_label(g, mine[0]), message=by_node[mine[0]][1])
-                if vn in would:
-                    text += "; without that op this variable would get a gradient"
-                for x in mine:
-                    problems.add(
-                        by_node[x][0],
-                        x,
-                        g.nodes[x]["type"],
-                        by_node[x][1],
-                        f.path,
-                        g.nodes[x].get("source"),
-                        hint=raiser_hints.get(x),
-                    )
-            else:
-                text = (
-                    f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
-                    " for other variables, so the joint call fails; it gets a gradient in a"
-                    " separate call or once that op is fixed"
-                )
-        elif vn not in anc and not getattr(f.tf_variable, "trainable", True):
-            status, kind = Status.DISCONNECTED, Kind.NOT_READ
-            text = sentence(Kind.NOT_READ) + ", which is not trainable: " + _NOT_TRAINABLE
-            problems.add(
-                Kind.NOT_READ,
-                "",
-                "",
-                "the step asks for the gradient of variables that are not trainable: " + _NOT_TRAINABLE,
-                f.path,
-                f.source,
-                severity=Severity.WARNING,
-                hint="Differentiate model.trainable_variables, not model.variables.",
-                group="not trainable",
-            )
-        elif vn not in anc and vn in dead_ends:  # read, but what is made from it goes unused
-            status, kind = Status.DISCONNECTED, Kind.NOT_READ
-            last = dead_ends[vn]
-            text = f"read, but what is computed from it ends at {_at(g, last)}, which the target does not use"
-            problems.add(
-                Kind.NOT_READ,
-                last,
-                g.nodes[last].get("type", ""),
-                _unused_message(g, last, T),
-                f.path,
-                g.nodes[last].get("source") or f.source,
-                severity=Severity.WARNING,
-                hint=_UNUSED_HINT,
-            )
-        elif vn not in anc:  # its region is empty: no path to the target at all
-            status, kind = Status.DISCONNECTED, Kind.NOT_READ
-            text = sentence(Kind.NOT_READ)
-            problems.add(
-                Kind.NOT_READ,
-                "",
-                "",
-                f"the target never reads {f.path}",
-                f.path,
-                f.source,
-                severity=Severity.WARNING,
-            )
-        elif vn in reach:
-            if norm is not None and not math.isfinite(norm):
-                kind = Kind.NAN
-                culprit = nan_ops[0] if nan_ops else ""
-                blocked = nan_ops[:1]
-                text = sentence(Kind.NAN, op=_label(g, culprit) if culprit else "an op")
+    j.dead_ends = last_made_from(g, [var_node(f) for f in j.found], j.anc)
+
+
+def _variable_verdict(j: _Judging, f: FoundVariable) -> tuple[str, str | None, list[str], str]:
+    """Stage 4: one variable's status, kind, the ops that block it and its sentence, from the
+    graph alone: broken where an op on the joint call raises, not read where no path reaches
+    the target, NaN or zero where the gradient reaches it, else cut where the path is."""
+    g, problems, raisers, by_node = j.g, j.problems, j.raisers, j.by_node
+    vn = var_node(f)
+    norm = j.truth.norms.get(id(f.tf_variable))
+    status: str = Status.CONNECTED
+    kind: str | None = None
+    blocked: list[str] = []
+    text = ""
+    if raisers:
+        mine = sorted(raisers & j.regions[f.path])
+        status = Status.BROKEN
+        kind = by_node[mine[0]][0] if mine else by_node[sorted(raisers)[0]][0]
+        blocked = mine or sorted(raisers)
+        if mine:
+            text = sentence(kind, op=_label(g, mine[0]), message=by_node[mine[0]][1])
+            if vn in j.would:
+                text += "; without that op this variable would get a gradient"
+            for x in mine:
                 problems.add(
-                    Kind.NAN,
-                    culprit,
-                    g.nodes[culprit]["type"] if culprit else "",
-                    text,
+                    by_node[x][0],
+                    x,
+                    g.nodes[x]["type"],
+                    by_node[x][1],
                     f.path,
-                    g.nodes[culprit].get("source") if culprit else None,
+                    g.nodes[x].get("source"),
+                    hint=j.raiser_hints.get(x),
                 )
-            elif truth.zeros.get(id(f.tf_variable)):
-                kind = Kind.ZERO
-                blocked, text = _zero_verdict(g, traced, regions[f.path], f.path, problems, vn)
         else:
-            status = Status.DISCONNECTED
-            region = regions[f.path]
-            cuts = frontier_cuts(g, region, reach, vn)
-            kinds = sorted(
-                {g.edges[u, v]["status"] for u, v in cuts},
-                key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99,
-            )
-            kind = kinds[0] if kinds else Kind.OTHER
-            needed.update(cuts)
-            for u, v in cuts:
-                k = g.edges[u, v]["status"]
-                for blame, msg in _blame(g, region, u, v):
-                    blocked.append(blame)
-                    needed.update(
-                        (p, blame)
-                        for p in g.predecessors(blame)
-                        if p in region and g.edges[p, blame].get("status") != EDGE_PASSES
-                    )
-                    src = g.nodes[blame].get("source")
-                    if k == Kind.FROZEN_COPY:
-                        copy = next((c for c in frozen_of.get(f.path, []) if c.node == v), None)
-                        src = copy.origin if copy else None
-                        msg = f"{f.path} reaches the target only through {msg}"
-                    problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
-            blocked = sorted(set(blocked))
-            copies = frozen_of.get(f.path)
-            text = sentence(
-                kind,
-                op=_label(g, blocked[0]) if blocked else "an op",
-                copy=copies[0].describe() if copies else "a copy",
-                message="no gradient path reaches it",
-            )
-            own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
-            if kind == Kind.OUTSIDE_TAPE and own:
-                text = own[0]  # the tape was never told to watch this tensor
-        ts = raw_ts = truth_status(truth, f.tf_variable)
-        if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
-            ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
-        custom = _custom_cut(traced, regions[f.path]) if ts != status else None
-        if custom is not None and status == Status.CONNECTED and ts == Status.DISCONNECTED:
-            op, (fn_name, where) = custom
-            status, kind, blocked = ts, Kind.NOT_DIFFERENTIABLE, [op]
             text = (
-                f"the tf.custom_gradient function {fn_name} returns no gradient (None) for the"
-                " input this variable reaches it by, so none flows back through it"
+                f"its own path is fine, but tape.gradient raises at {_label(g, blocked[0])}"
+                " for other variables, so the joint call fails; it gets a gradient in a"
+                " separate call or once that op is fixed"
             )
+    elif vn not in j.anc and not getattr(f.tf_variable, "trainable", True):
+        status, kind = Status.DISCONNECTED, Kind.NOT_READ
+        text = sentence(Kind.NOT_READ) + ", which is not trainable: " + _NOT_TRAINABLE
+        problems.add(
+            Kind.NOT_READ,
+            "",
+            "",
+            "the step asks for the gradient of variables that are not trainable: " + _NOT_TRAINABLE,
+            f.path,
+            f.source,
+            severity=Severity.WARNING,
+            hint="Differentiate model.trainable_variables, not model.variables.",
+            group="not trainable",
+        )
+    elif vn not in j.anc and vn in j.dead_ends:  # read, but what is made from it goes unused
+        status, kind = Status.DISCONNECTED, Kind.NOT_READ
+        last = j.dead_ends[vn]
+        text = f"read, but what is computed from it ends at {_at(g, last)}, which the target does not use"
+        problems.add(
+            Kind.NOT_READ,
+            last,
+            g.nodes[last].get("type", ""),
+            _unused_message(g, last, j.T),
+            f.path,
+            g.nodes[last].get("source") or f.source,
+            severity=Severity.WARNING,
+            hint=_UNUSED_HINT,
+        )
+    elif vn not in j.anc:  # its region is empty: no path to the target at all
+        status, kind = Status.DISCONNECTED, Kind.NOT_READ
+        text = sentence(Kind.NOT_READ)
+        problems.add(
+            Kind.NOT_READ,
+            "",
+            "",
+            f"the target never reads {f.path}",
+            f.path,
+            f.source,
+            severity=Severity.WARNING,
+        )
+    elif vn in j.reach:
+        if norm is not None and not math.isfinite(norm):
+            kind = Kind.NAN
+            culprit = j.nan_ops[0] if j.nan_ops else ""
+            blocked = j.nan_ops[:1]
+            text = sentence(Kind.NAN, op=_label(g, culprit) if culprit else "an op")
             problems.add(
-                Kind.NOT_DIFFERENTIABLE,
-                op,
-                g.nodes[op].get("type", ""),
-                f"the gradient function of the tf.custom_gradient function {fn_name} returns"
-                " None for an input, so no gradient flows back to what made that input",
+                Kind.NAN,
+                culprit,
+                g.nodes[culprit]["type"] if culprit else "",
+                text,
                 f.path,
-                where or g.nodes[op].get("source"),
-                hint=_CUSTOM_HINT,
+                g.nodes[culprit].get("source") if culprit else None,
             )
-        elif ts != status:
-            problems.add(
-                Kind.OTHER,
-                "",
-                "",
-                f"tfviz found {f.path} {status}, but tape.gradient in"
-                f" tf.function finds it {ts}; trust TensorFlow here",
-                f.path,
-                None,
+        elif j.truth.zeros.get(id(f.tf_variable)):
+            kind = Kind.ZERO
+            blocked, text = _zero_verdict(g, j.traced, j.regions[f.path], f.path, problems, vn)
+    else:
+        status, kind, blocked, text = _cut_verdict(j, f, vn)
+    return status, kind, blocked, text
+
+
+def _cut_verdict(j: _Judging, f: FoundVariable, vn: str) -> tuple[str, str | None, list[str], str]:
+    """A variable on a path to the target that the gradient does not reach: the cuts at the
+    edge of where it flows, the op each is blamed on, and the sentence of the first kind."""
+    g, problems = j.g, j.problems
+    region = j.regions[f.path]
+    cuts = frontier_cuts(g, region, j.reach, vn)
+    kinds = sorted(
+        {g.edges[u, v]["status"] for u, v in cuts},
+        key=lambda k: PRIORITY.index(k) if k in PRIORITY else 99,
+    )
+    kind = kinds[0] if kinds else Kind.OTHER
+    j.needed.update(cuts)
+    blocked: list[str] = []
+    for u, v in cuts:
+        k = g.edges[u, v]["status"]
+        for blame, msg in _blame(g, region, u, v):
+            blocked.append(blame)
+            j.needed.update(
+                (p, blame)
+                for p in g.predecessors(blame)
+                if p in region and g.edges[p, blame].get("status") != EDGE_PASSES
             )
-            status, kind, text = ts, Kind.OTHER, f"TensorFlow's tape.gradient finds it {ts}"
-        es = truth_status(eager, f.tf_variable)
-        # (a graph step's eager truth is its trace's own: then there is nothing to compare; the
-        # trace's zeros for a cut in a loop are compared as TensorFlow returned them)
-        if eager is not truth and es != raw_ts and not _zeros_for_none(eager, truth, f.tf_variable):
-            problems.add(
-                Kind.OTHER,
-                "",
-                "",
-                f"{f.path} is {es} when run eagerly but {ts} inside"
-                " tf.function (as model.fit and @tf.function run it)",
-                f.path,
-                None,
-                severity=Severity.WARNING,
-            )
-        reports.append(_var_report(f, status, kind, norm, blocked, text))
-    reports = _in_order_of_use(_weighed(reports, found), found, traced)
-    plist = list(problems.items.values())
+            src = g.nodes[blame].get("source")
+            if k == Kind.FROZEN_COPY:
+                copy = next((c for c in j.frozen_of.get(f.path, []) if c.node == v), None)
+                src = copy.origin if copy else None
+                msg = f"{f.path} reaches the target only through {msg}"
+            problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
+    blocked = sorted(set(blocked))
+    copies = j.frozen_of.get(f.path)
+    text = sentence(
+        kind,
+        op=_label(g, blocked[0]) if blocked else "an op",
+        copy=copies[0].describe() if copies else "a copy",
+        message="no gradient path reaches it",
+    )
+    own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
+    if kind == Kind.OUTSIDE_TAPE and own:
+        text = own[0]  # the tape was never told to watch this tensor
+    return Status.DISCONNECTED, kind, blocked, text
+
+
+def _against_tensorflow(
+    j: _Judging, f: FoundVariable, status: str, kind: str | None, blocked: list[str], text: str
+) -> VariableReport:
+    """Stage 5: the graph's verdict on one variable checked against tape.gradient's own (in
+    tf.function, and eagerly where the step ran so): TensorFlow wins, a tf.custom_gradient that
+    returns None is named as the cut, and any other disagreement is said."""
+    g, problems, truth, eager = j.g, j.problems, j.truth, j.eager
+    ts = raw_ts = truth_status(truth, f.tf_variable)
+    if status == Status.DISCONNECTED and ts == Status.CONNECTED and truth.zeros.get(id(f.tf_variable)):
+        ts, text = Status.DISCONNECTED, text + ZEROS_FOR_CUT  # zeros, not None: still the cut
+    custom = _custom_cut(j.traced, j.regions[f.path]) if ts != status else None
+    if custom is not None and status == Status.CONNECTED and ts == Status.DISCONNECTED:
+        op, (fn_name, where) = custom
+        status, kind, blocked = ts, Kind.NOT_DIFFERENTIABLE, [op]
+        text = (
+            f"the tf.custom_gradient function {fn_name} returns no gradient (None) for the"
+            " input this variable reaches it by, so none flows back through it"
+        )
+        problems.add(
+            Kind.NOT_DIFFERENTIABLE,
+            op,
+            g.nodes[op].get("type", ""),
+            f"the gradient function of the tf.custom_gradient function {fn_name} returns"
+            " None for an input, so no gradient flows back to what made that input",
+            f.path,
+            where or g.nodes[op].get("source"),
+            hint=_CUSTOM_HINT,
+        )
+    elif ts != status:
+        problems.add(
+            Kind.OTHER,
+            "",
+            "",
+            f"tfviz found {f.path} {status}, but tape.gradient in"
+            f" tf.function finds it {ts}; trust TensorFlow here",
+            f.path,
+            None,
+        )
+        status, kind, text = ts, Kind.OTHER, f"TensorFlow's tape.gradient finds it {ts}"
+    es = truth_status(eager, f.tf_variable)
+    # (a graph step's eager truth is its trace's own: then there is nothing to compare; the
+    # trace's zeros for a cut in a loop are compared as TensorFlow returned them)
+    if eager is not truth and es != raw_ts and not _zeros_for_none(eager, truth, f.tf_variable):
+        problems.add(
+            Kind.OTHER,
+            "",
+            "",
+            f"{f.path} is {es} when run eagerly but {ts} inside"
+            " tf.function (as model.fit and @tf.function run it)",
+            f.path,
+            None,
+            severity=Severity.WARNING,
+        )
+    return _var_report(f, status, kind, truth.norms.get(id(f.tf_variable)), blocked, text)
+
+
+def _report(j: _Judging, reports: list[VariableReport]) -> Report:
+    """Stage 6: the variables in the order the target uses them, one problem per line, and
+    the graph document with every status drawn."""
+    reports = _in_order_of_use(_weighed(reports, j.found), j.found, j.traced)
+    plist = list(j.problems.items.values())
     ok = all(r.status == Status.CONNECTED and r.kind is None for r in reports) and not any(
         p.severity == Severity.ERROR for p in plist
     )
     doc = graph_doc(
-        g,
-        union,
-        traced.tensor_norms,
-        problems.items,
-        nan_ops,
-        traced.og.functions,
-        reach=reach,
-        needed=needed,
+        j.g,
+        j.union,
+        j.traced.tensor_norms,
+        j.problems.items,
+        j.nan_ops,
+        j.traced.og.functions,
+        reach=j.reach,
+        needed=j.needed,
     )
     _mark_zero_variables(doc, reports)
     return Report(
-        script="", target=target_name, ok=ok, variables=reports, problems=_one_per_line(plist), graph=doc
+        script="", target=j.target_name, ok=ok, variables=reports, problems=_one_per_line(plist), graph=doc
     )
 
 
