@@ -10,7 +10,7 @@ import sys
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tfviz.analysis.fresh import refuse_fresh, variables_made
@@ -202,240 +202,374 @@ def _analyze(
     given: _Step | None = None,
     given_step: Callable[[Capture], Any] | None = None,
 ) -> Analysis:
-    report_step = progress or (lambda stage, frac: None)
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    """One analysis, in stages (each a function below, which says what it adds):
 
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[name] = round(timings.get(name, 0.0) + now - clock, 3)
-        clock = now
-
-    # read once (a missing file or a syntax error fails before the slow import), then passed down
-    given_any = given is not None or given_step is not None
-    script = Script.read(path) if not given_any else None
-    mode = choose_mode(script.tree, target, run) if script is not None else "target"
-    if given_step is not None:
-        mode = "program"
-    if watch is not None and mode != "program":
-        raise AnalysisError(
-            "--until watches a program as it trains; this script is analyzed by"
-            " calling a target function (pass --run to run it as a program)",
-            file=path,
-        )
-    report_step("importing TensorFlow", 0.02)
-    tf = import_tensorflow()
-    lap("import")
-    path = os.path.abspath(path)
-    capture = Capture(on_text)
+    1. :func:`_choose_mode`: the script read once, and the mode (a missing file or a syntax
+       error fails before the slow import of TensorFlow);
+    2. TensorFlow imported;
+    3. :func:`_reach_step`: the program run to its step, or the script loaded and its target
+       found (a function of the caller's process is its own step);
+    4. :func:`_call_once`: the step called once, copied op by op as it runs; the variables it
+       differentiates, and those it reads beside them;
+    5. :func:`_check_variables`: the loss and the variables checked, and where each was made;
+    6. :func:`_step_graph`: the step's graph (the copy of its call, or a trace) and
+       TensorFlow's own verdict on it;
+    7. :func:`_probe`: each op's gradient rule on the graph;
+    8. :func:`_verdicts`: the verdicts, and what is said beside them;
+    9. :func:`_finish`: the report's fields and notes, and the Analysis.
+    """
+    r = _Run(
+        path,
+        target,
+        progress or (lambda stage, frac: None),
+        args,
+        step,
+        allow_empty,
+        watch,
+        given,
+        given_step,
+    )
+    _choose_mode(r, run)
+    r.report_step("importing TensorFlow", 0.02)
+    r.tf = import_tensorflow()
+    r.lap("import")
+    r.path = os.path.abspath(path)
+    r.capture = Capture(on_text)
     # a function of the caller's process runs where the caller stands
-    with _as_run(path, args) if not given_any else contextlib.nullcontext():
-        recorder = OriginRecorder()
+    with _as_run(r.path, args) if not r.given_any else contextlib.nullcontext():
+        r.recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
-            recording.enter_context(recorder)
-            predictions = recording.enter_context(hooks.predictions())
+            recording.enter_context(r.recorder)
+            r.predictions = recording.enter_context(hooks.predictions())
             hooks.install_predict()
-            if mode == "program":
-                report_step(
-                    "running the program to its first gradient step"
-                    if watch is None
-                    else "running the program, watching every gradient step",
-                    0.1,
-                )
-                try:
-                    if given_step is not None:
-                        step_ = _captured_step(path, given_step(capture), None)
-                    else:
-                        step_ = _program_step(_read(script), list(args), step, capture, watch)
-                except RanToEnd as end:
-                    assert watch is not None
-                    return _ran_to_end(path, end, watch, capture, tf.__version__)
-                # Frozen copies are made before the step (build(), import time): the
-                # replays below need no recording, which would double their eager time.
-                recording.close()
-            else:
-                report_step("running the script", 0.1)
-                step_ = given if given is not None else _target_step(_read(script), target, capture)
-            lap("load")
+            ended = _reach_step(r, recording)
+            if ended is not None:
+                return ended
+            r.lap("load")
             if freeze:
                 # The script's objects, a model's every layer among them, live as long as
                 # the process: out of the collector's sight, so that each of its full
                 # collections while the step is copied and judged does not walk them all
                 # again (at 500 layers one such walk took 0.4 s, and the analysis made several).
                 gc.freeze()
-            # A replica's step under a strategy is replayed eagerly first, as before: its
-            # trace alone has been seen to judge otherwise than TensorFlow.
-            graph_step = (
-                step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
-            )
-            loss, eager, tape, copied = None, None, None, None
-            made_before = recorder.made  # variables the call makes were built lazily by it
-            # What a program's step makes when tfviz runs it again is made anew at each call:
-            # the program's first run built every variable it keeps (analysis.fresh).
-            remade: list[tuple[Any, Any, str]] = []
-            if not graph_step:
-                report_step("calling the target", 0.3)
-                # A target's call is copied into a graph as it runs (eagerstream): the trace
-                # below is then needed only where the copy cannot stand for it.
-                with variables_made() as made:
-                    loss, eager, tape, copied = _first_call(
-                        step_.fn,
-                        step_.name,
-                        path,
-                        capture,
-                        step_.watch(),
-                        copy=COPY_EAGER_CALL and mode == "target",
-                        automatic=step_.automatic(),
-                    )
-                if mode == "program":  # a target's first call builds its layers lazily
-                    remade += made
-            # else the program runs this step as a graph (tf.function, Keras fit): the trace
-            # below is its truth, and an eager pass would only add the time and the memory of
-            # a second forward pass (ResNet50's step twice over).
-            found = step_.variables()
-            extras: list[FoundVariable] = []
-            # Weights of layers Keras holds frozen: read, never trained, as the script asked.
-            thaw = _Thaw(frozen_variables(step_.objects()), found)
-            # Variables the step reads but does not differentiate: are they trained at all?
-            # Those read before its tape opened are listed too, as not watched by it.
-            if mode == "program" and tape is not None:
-                extras = step_.extras(thaw(list(tape.watched_variables()) + step_.read_outside()), found)
-            elif mode == "program" and graph_step:
-                extras = step_.extras(thaw(step_.capture.watched_variables + step_.read_in_graph()), found)
-            if mode == "target":
-                _add_read_variables(found, thaw(tape.watched_variables() if tape is not None else ()))
-                if eager is None and any(recorder.made_since(made_before, capture_key(f)) for f in found):
-                    # Layers were built lazily by that call; a training step sees the second call.
-                    loss, eager, tape, copied = _first_call(
-                        step_.fn, step_.name, path, capture, copy=COPY_EAGER_CALL
-                    )
-                    step_.ran_again()
-                    watched = thaw(tape.watched_variables()) if tape is not None else []
-                    _refuse_new_variables(watched, found, recorder, step_.name, path)
-        if loss is not None:
-            _check_loss(loss, step_.name, step_.line, path)
-        if not found and not allow_empty:
-            raise AnalysisError(
-                f"found no trainable variables that '{step_.name}' could depend on, so there is no"
-                " gradient to check (pass --allow-empty to accept that)",
-                file=path,
-                line=step_.line,
-            )
-        for f in found:
-            if f.source is None:
-                f.source = recorder.origin(capture_key(f))
-        sources = list(found)
-        for f in extras:
-            f.source = f.source or recorder.origin(capture_key(f))
-        found = found + extras
-        tf_vars = [f.tf_variable for f in found]
-        unwatched = not_watched(found, step_.capture)  # as the program's own tape watched
-        as_graph = step_.capture is not None and step_.capture.as_graph
-        done: _Traced | None = None
-        if copied is not None and eager is None:
-            done = _copied_step(step_, found, recorder, copied, loss, tape)
-            eager = done.traced.truth if done is not None else None
-        copied = None  # the eager tensors the copy stood for: the call's activations
-        if eager is None and not as_graph:
-            eager = eager_truth(tape, loss, tf_vars, step_.fn)
-        del tape  # its recorded forward pass is the largest thing held; the trace needs none of it
-        lap("call")
-        trace_error: AnalysisError | None = None
-        if done is None:
-            report_step("tracing the graph", 0.5)
-            try:
-                with variables_made() as made:
-                    try:
-                        done = _trace_step(step_, found, recorder, capture, unwatched)
-                    finally:
-                        remade += made
-            except Exception as exc:  # noqa: BLE001 - untraceable user code
-                trace_error = error_from_exception(
-                    exc, f"'{step_.name}' cannot be traced by tf.function", path
-                )
-            if done is None and not as_graph:
-                # The step runs eagerly: its eager call, copied op by op, draws what it ran (up
-                # to a model.predict(), through a tf.py_function), where a trace cannot. The
-                # only path left, not a fast one: its verdict is the eager run's own.
-                with variables_made() as made:
-                    try:
-                        done = _copied_again(step_, path, found, recorder, capture)
-                    finally:
-                        remade += made
-                if done is not None:
-                    eager, trace_error = done.traced.truth, None
-        traced = done.traced if done is not None else None
-        scopes = done.scopes if done is not None else layerscopes.Recorded()
-        if eager is None:
-            # The program runs this step as a graph (tf.function, Keras fit): the
-            # traced verdict is its truth. Untraceable: fall back to an eager call.
-            if traced is not None:
-                eager = traced.truth
+            _call_once(r)
+        _check_variables(r)
+        _step_graph(r)
+        r.lap("trace")
+        r.report_step("checking gradients", 0.8)
+        _probe(r)
+        r.lap("probe")
+        _verdicts(r)
+        r.lap("judge")
+    return _finish(r)
+
+
+@dataclass
+class _Run:
+    """One analysis as it goes through the stages of :func:`_analyze`: what each stage adds,
+    for the stages after it."""
+
+    path: str
+    target: str | None
+    report_step: Progress
+    args: list[str]
+    step: int
+    allow_empty: bool
+    watch: Watch | None
+    given: _Step | None
+    given_step: Callable[[Capture], Any] | None
+    timings: dict[str, float] = field(default_factory=dict)
+    clock: float = field(default_factory=time.perf_counter)
+    script: Script | None = None
+    mode: str = "target"
+    tf: Any = None
+    capture: Capture = field(default_factory=Capture)
+    #: made once TensorFlow is imported (it records what TensorFlow makes)
+    recorder: OriginRecorder = field(init=False)
+    predictions: list[Any] = field(default_factory=list)
+    step_: _Step | None = None
+    #: the program runs this step as a graph (tf.function, Keras fit): its trace is its truth
+    graph_step: bool = False
+    loss: Any = None
+    eager: Any = None
+    tape: Any = None
+    copied: Any = None
+    made_before: Any = None
+    #: what the step makes again when tfviz runs it (see :mod:`tfviz.analysis.fresh`)
+    remade: list[tuple[Any, Any, str]] = field(default_factory=list)
+    found: list[FoundVariable] = field(default_factory=list)
+    extras: list[FoundVariable] = field(default_factory=list)
+    sources: list[FoundVariable] = field(default_factory=list)
+    thaw: Any = None
+    unwatched: dict[int, str] = field(default_factory=dict)
+    done: _Traced | None = None
+    trace_error: AnalysisError | None = None
+    traced: Any = None
+    scopes: Any = None
+    prober: Prober | None = None
+    report: Report | None = None
+
+    @property
+    def given_any(self) -> bool:
+        """A function of the caller's process is analyzed, not a script."""
+        return self.given is not None or self.given_step is not None
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round(self.timings.get(name, 0.0) + now - self.clock, 3)
+        self.clock = now
+
+
+def _choose_mode(r: _Run, run: bool) -> None:
+    """Stage 1: the script read once and passed down, and whether its program runs to its
+    step or its target is called; ``--until`` needs a program."""
+    r.script = Script.read(r.path) if not r.given_any else None
+    r.mode = choose_mode(r.script.tree, r.target, run) if r.script is not None else "target"
+    if r.given_step is not None:
+        r.mode = "program"
+    if r.watch is not None and r.mode != "program":
+        raise AnalysisError(
+            "--until watches a program as it trains; this script is analyzed by"
+            " calling a target function (pass --run to run it as a program)",
+            file=r.path,
+        )
+
+
+def _reach_step(r: _Run, recording: contextlib.ExitStack) -> Analysis | None:
+    """Stage 3: the step: the program run to it (or, watched, to the step where a condition
+    held), a function of the caller's process called to it, or the script's target. Returns
+    the Analysis of a watched program that ended with no step to diagnose."""
+    if r.mode == "program":
+        r.report_step(
+            "running the program to its first gradient step"
+            if r.watch is None
+            else "running the program, watching every gradient step",
+            0.1,
+        )
+        try:
+            if r.given_step is not None:
+                r.step_ = _captured_step(r.path, r.given_step(r.capture), None)
             else:
-                with variables_made() as made:
-                    try:
-                        eager = _eager_again(step_, path, capture, tf_vars)
-                    finally:
-                        remade += made
-        if mode == "program":
-            refuse_fresh(remade, "step", path)
-        lap("trace")
-        report_step("checking gradients", 0.8)
-        # a function of the caller's process: the process's probe verdicts serve it (a notebook
-        # checking its model again); a script's analysis is its worker's one and only
-        prober = Prober(PROBED) if given_any else Prober()
-        if done is not None:
-            prober.answered = done.traced.answered
-            annotate(done.traced.og.g, done.region, prober)
-        lap("probe")
-        report = judge(
-            found=found,
-            traced=traced,
-            eager=eager,
-            frozen=done.frozen if done is not None else [],
-            trace_error=trace_error,
-            target_name=step_.name,
+                r.step_ = _program_step(_read(r.script), list(r.args), r.step, r.capture, r.watch)
+        except RanToEnd as end:
+            assert r.watch is not None
+            return _ran_to_end(r.path, end, r.watch, r.capture, r.tf.__version__)
+        # Frozen copies are made before the step (build(), import time): the
+        # replays below need no recording, which would double their eager time.
+        recording.close()
+    else:
+        r.report_step("running the script", 0.1)
+        r.step_ = r.given if r.given is not None else _target_step(_read(r.script), r.target, r.capture)
+    return None
+
+
+def _call_once(r: _Run) -> None:
+    """Stage 4: the step called once, copied into a graph as it runs (eagerstream), unless the
+    program runs it as a graph; the variables it differentiates, and those it reads beside
+    them (Keras' frozen weights thawed to be judged, a target's lazily built layers called
+    again)."""
+    step_ = r.step_
+    assert step_ is not None
+    # A replica's step under a strategy is replayed eagerly first, as before: its
+    # trace alone has been seen to judge otherwise than TensorFlow.
+    r.graph_step = step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
+    r.made_before = r.recorder.made  # variables the call makes were built lazily by it
+    # What a program's step makes when tfviz runs it again is made anew at each call:
+    # the program's first run built every variable it keeps (analysis.fresh).
+    if not r.graph_step:
+        r.report_step("calling the target", 0.3)
+        # A target's call is copied into a graph as it runs (eagerstream): the trace
+        # below is then needed only where the copy cannot stand for it.
+        with variables_made() as made:
+            r.loss, r.eager, r.tape, r.copied = _first_call(
+                step_.fn,
+                step_.name,
+                r.path,
+                r.capture,
+                step_.watch(),
+                copy=COPY_EAGER_CALL and r.mode == "target",
+                automatic=step_.automatic(),
+            )
+        if r.mode == "program":  # a target's first call builds its layers lazily
+            r.remade += made
+    # else the program runs this step as a graph (tf.function, Keras fit): the trace
+    # below is its truth, and an eager pass would only add the time and the memory of
+    # a second forward pass (ResNet50's step twice over).
+    r.found = step_.variables()
+    # Weights of layers Keras holds frozen: read, never trained, as the script asked.
+    r.thaw = thaw = _Thaw(frozen_variables(step_.objects()), r.found)
+    # Variables the step reads but does not differentiate: are they trained at all?
+    # Those read before its tape opened are listed too, as not watched by it.
+    if r.mode == "program" and r.tape is not None:
+        r.extras = step_.extras(thaw(list(r.tape.watched_variables()) + step_.read_outside()), r.found)
+    elif r.mode == "program" and r.graph_step:
+        r.extras = step_.extras(thaw(step_.capture.watched_variables + step_.read_in_graph()), r.found)
+    if r.mode == "target":
+        _add_read_variables(r.found, thaw(r.tape.watched_variables() if r.tape is not None else ()))
+        if r.eager is None and any(r.recorder.made_since(r.made_before, capture_key(f)) for f in r.found):
+            # Layers were built lazily by that call; a training step sees the second call.
+            r.loss, r.eager, r.tape, r.copied = _first_call(
+                step_.fn, step_.name, r.path, r.capture, copy=COPY_EAGER_CALL
+            )
+            step_.ran_again()
+            watched = thaw(r.tape.watched_variables()) if r.tape is not None else []
+            _refuse_new_variables(watched, r.found, r.recorder, step_.name, r.path)
+
+
+def _check_variables(r: _Run) -> None:
+    """Stage 5: the loss checked (a float scalar), a step with no variable refused (unless
+    asked), each variable's origin (the line that made it), and what the program's own tape
+    watched."""
+    step_ = r.step_
+    assert step_ is not None
+    if r.loss is not None:
+        _check_loss(r.loss, step_.name, step_.line, r.path)
+    if not r.found and not r.allow_empty:
+        raise AnalysisError(
+            f"found no trainable variables that '{step_.name}' could depend on, so there is no"
+            " gradient to check (pass --allow-empty to accept that)",
+            file=r.path,
+            line=step_.line,
         )
-        _programs_own_norms(report, found, step_.capture)
-        op_scopes = {o.scope for o in report.graph.ops}
-        report.graph.layer_scopes = layerscopes.in_graph(scopes.names, op_scopes)
-        report.graph.layer_attributes = layerscopes.in_graph(scopes.attributes, op_scopes)
-        review(report, sources, extras, step_.objects(), step_.capture)
-        report.read_not_trained.extend(
-            ReadNotTrained(name=name, reason=FROZEN_REASON, tf_name=keras_path)
-            for name, keras_path in thaw.skipped.values()
-        )
-        untrainable = frozen_training(step_.capture, thaw.skipped) + reused_tape(step_.capture, found)
-        report.problems.extend(untrainable)
-        report.ok = report.ok and not untrainable
-        _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
-        readouts.predicted(report, found, predictions, "step" if mode == "program" else "target")
-        report.problems.extend(judge_magnitudes(report.variables, report.graph))
-        watch_hints(report, found, unwatched)
-        if traced is not None:
-            with capture.active():
-                explain_nan_inputs(report, traced.og.g, step_.fn, chosen_replica())
-                explain_zero_origins(report, traced.og.g, step_.fn)
-        mark_not_trained(report)  # the graph document and its exports mark it, not the window only
-        second_order_note(report, step_.capture)
-        loss_scale_note(report, step_.capture)
-        explain_outputs_without_loss(report, found, step_.capture)
-        lap("judge")
-    report.script = path
+    for f in r.found:
+        if f.source is None:
+            f.source = r.recorder.origin(capture_key(f))
+    r.sources = list(r.found)
+    for f in r.extras:
+        f.source = f.source or r.recorder.origin(capture_key(f))
+    r.found = r.found + r.extras
+    r.unwatched = not_watched(r.found, step_.capture)  # as the program's own tape watched
+
+
+def _step_graph(r: _Run) -> None:
+    """Stage 6: the step's graph and TensorFlow's own verdict on it: the copy of its call where
+    there is one, else a trace; a step that cannot be traced copied again as it runs, or
+    called eagerly for its verdict. A program's step that makes variables anew is refused."""
+    step_ = r.step_
+    assert step_ is not None
+    tf_vars = [f.tf_variable for f in r.found]
+    as_graph = step_.capture is not None and step_.capture.as_graph
+    if r.copied is not None and r.eager is None:
+        r.done = _copied_step(step_, r.found, r.recorder, r.copied, r.loss, r.tape)
+        r.eager = r.done.traced.truth if r.done is not None else None
+    r.copied = None  # the eager tensors the copy stood for: the call's activations
+    if r.eager is None and not as_graph:
+        r.eager = eager_truth(r.tape, r.loss, tf_vars, step_.fn)
+    r.tape = None  # its recorded forward pass is the largest thing held; the trace needs none of it
+    r.lap("call")
+    if r.done is None:
+        r.report_step("tracing the graph", 0.5)
+        try:
+            with variables_made() as made:
+                try:
+                    r.done = _trace_step(step_, r.found, r.recorder, r.capture, r.unwatched)
+                finally:
+                    r.remade += made
+        except Exception as exc:  # noqa: BLE001 - untraceable user code
+            r.trace_error = error_from_exception(
+                exc, f"'{step_.name}' cannot be traced by tf.function", r.path
+            )
+        if r.done is None and not as_graph:
+            # The step runs eagerly: its eager call, copied op by op, draws what it ran (up
+            # to a model.predict(), through a tf.py_function), where a trace cannot. The
+            # only path left, not a fast one: its verdict is the eager run's own.
+            with variables_made() as made:
+                try:
+                    r.done = _copied_again(step_, r.path, r.found, r.recorder, r.capture)
+                finally:
+                    r.remade += made
+            if r.done is not None:
+                r.eager, r.trace_error = r.done.traced.truth, None
+    r.traced = r.done.traced if r.done is not None else None
+    r.scopes = r.done.scopes if r.done is not None else layerscopes.Recorded()
+    if r.eager is None:
+        # The program runs this step as a graph (tf.function, Keras fit): the
+        # traced verdict is its truth. Untraceable: fall back to an eager call.
+        if r.traced is not None:
+            r.eager = r.traced.truth
+        else:
+            with variables_made() as made:
+                try:
+                    r.eager = _eager_again(step_, r.path, r.capture, tf_vars)
+                finally:
+                    r.remade += made
+    if r.mode == "program":
+        refuse_fresh(r.remade, "step", r.path)
+
+
+def _probe(r: _Run) -> None:
+    """Stage 7: each op's gradient rule on the step's graph, from TensorFlow's registry, its
+    backward pass, or a probe (a function of the caller's process shares the process's
+    probed verdicts, as a notebook checking its model again does; a script's worker probes its
+    own)."""
+    r.prober = Prober(PROBED) if r.given_any else Prober()
+    if r.done is not None:
+        r.prober.answered = r.done.traced.answered
+        annotate(r.done.traced.og.g, r.done.region, r.prober)
+
+
+def _verdicts(r: _Run) -> None:
+    """Stage 8: the verdicts (:func:`tfviz.engine.verdicts.judge`), and beside them: the
+    program's own gradient norms, layer scopes, training review, frozen and reused-tape
+    problems, read-out values, gradient size, unwatched tensors, what a NaN or a zero came
+    from, and the notes on second order, loss scaling and outputs without a loss."""
+    step_ = r.step_
+    assert step_ is not None
+    found = r.found
+    report = r.report = judge(
+        found=found,
+        traced=r.traced,
+        eager=r.eager,
+        frozen=r.done.frozen if r.done is not None else [],
+        trace_error=r.trace_error,
+        target_name=step_.name,
+    )
+    _programs_own_norms(report, found, step_.capture)
+    op_scopes = {o.scope for o in report.graph.ops}
+    report.graph.layer_scopes = layerscopes.in_graph(r.scopes.names, op_scopes)
+    report.graph.layer_attributes = layerscopes.in_graph(r.scopes.attributes, op_scopes)
+    review(report, r.sources, r.extras, step_.objects(), step_.capture)
+    report.read_not_trained.extend(
+        ReadNotTrained(name=name, reason=FROZEN_REASON, tf_name=keras_path)
+        for name, keras_path in r.thaw.skipped.values()
+    )
+    untrainable = frozen_training(step_.capture, r.thaw.skipped) + reused_tape(step_.capture, found)
+    report.problems.extend(untrainable)
+    report.ok = report.ok and not untrainable
+    _read_out(report, found, getattr(getattr(step_.fn, "readouts", None), "variables", {}))
+    readouts.predicted(report, found, r.predictions, "step" if r.mode == "program" else "target")
+    report.problems.extend(judge_magnitudes(report.variables, report.graph))
+    watch_hints(report, found, r.unwatched)
+    if r.traced is not None:
+        with r.capture.active():
+            explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica())
+            explain_zero_origins(report, r.traced.og.g, step_.fn)
+    mark_not_trained(report)  # the graph document and its exports mark it, not the window only
+    second_order_note(report, step_.capture)
+    loss_scale_note(report, step_.capture)
+    explain_outputs_without_loss(report, found, step_.capture)
+
+
+def _finish(r: _Run) -> Analysis:
+    """Stage 9: the report's own fields (script, target, versions, the program's output,
+    timings), the watched run's summary, the notes (a process the program left running, a
+    notebook's cells), and the Analysis that keeps what tracing the step again needs."""
+    step_, report = r.step_, r.report
+    assert step_ is not None and report is not None and r.prober is not None
+    report.script = r.path
     report.target = step_.name
-    report.mode = mode
+    report.mode = r.mode
     report.tfviz = __version__
-    report.tensorflow = tf.__version__
-    report.stdout = capture.out.getvalue()
-    report.stderr = capture.err.getvalue()
-    report.timings_s = {**timings, "probes": float(prober.probes)}
+    report.tensorflow = r.tf.__version__
+    report.stdout = r.capture.out.getvalue()
+    report.stderr = r.capture.err.getvalue()
+    report.timings_s = {**r.timings, "probes": float(r.prober.probes)}
     report.targets = step_.targets
-    if watch is not None and step_.capture is not None:
+    if r.watch is not None and step_.capture is not None:
         names = {v.tf_name.split(":", 1)[0]: v.name for v in report.variables}
-        report.watch = watch.summary(step_.capture.count, step_.name, names)
-        report.notes.extend(watch.notes)
-        if watch.fired is not None:
+        report.watch = r.watch.summary(step_.capture.count, step_.name, names)
+        report.notes.extend(r.watch.notes)
+        if r.watch.fired is not None:
             report.ok = False  # the condition asked for: a gate fails on it
     for pid, name in left_the_group():  # not ended with the worker: say so, not a surprise
         report.notes.append(
@@ -443,21 +577,21 @@ def _analyze(
             " start_new_session=True); tfviz ends what the program starts, but not that: it is"
             " still running"
         )
-    nb = notebook.known(path)
+    nb = notebook.known(r.path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
         report.notes[:0] = nb.notes()
-        notebook.place(report, path)
-    report_step("done", 1.0)
+        notebook.place(report, r.path)
+    r.report_step("done", 1.0)
     return Analysis(
         report=report,
-        script=path,
+        script=r.path,
         target=step_.name,
-        mode=mode,
+        mode=r.mode,
         step_fn=step_.fn,
-        found=found,
-        og=traced.og if traced is not None else None,
-        capture=capture,
-        trace_error=trace_error.message if trace_error is not None else "",
+        found=r.found,
+        og=r.traced.og if r.traced is not None else None,
+        capture=r.capture,
+        trace_error=r.trace_error.message if r.trace_error is not None else "",
     )
 
 
