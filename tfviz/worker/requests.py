@@ -15,6 +15,8 @@ kill the thread reading the pipe, leaving the worker hung even after its stdin c
 NamesRequest(id=3)
 >>> parse_request(b'{"cmd": "cancel", "id": [1]}')
 BadRequest(id=None, why='"id" must be a string or a number, got [1]')
+>>> parse_request(b'{"cmd": "jacobian", "id": "a", "wrt": ""}').why
+'"wrt" must name a variable or a tensor'
 >>> parse_request(b'{"cmd": "jacobian", "id": "a", "wrt": "W", "out_range": [0, "2"]}').why
 '"out_range" must be [start, stop] (two whole numbers) or null, got [0, \\'2\\']'
 """

@@ -114,10 +114,9 @@ def _jacobian(
     cancelled: Callable[[], bool],
 ) -> messages.Answer:
     """A Jacobian, or with ``via`` the chain-rule split of one."""
-    budget = int(request.budget_mb * 2**20) if request.budget_mb is not None else DEFAULT_BUDGET
     common: dict[str, Any] = {
         "mode": request.mode,
-        "budget": budget,
+        "budget": budget_of(request),
         "progress": progress,
         "cancelled": cancelled,
     }
@@ -140,6 +139,17 @@ def _jacobian(
         **common,
     )
     return messages.JacobianAnswer(request.id, result=j.to_dict(request.encoding))
+
+
+def budget_of(request: JacobianRequest) -> int:
+    """The memory a Jacobian may take, in bytes: the request's ``budget_mb``, or the default.
+
+    >>> budget_of(JacobianRequest(1, "W")) == 512 * 2**20
+    True
+    >>> budget_of(JacobianRequest(1, "W", budget_mb=8.0))
+    8388608
+    """
+    return int(request.budget_mb * 2**20) if request.budget_mb is not None else DEFAULT_BUDGET
 
 
 #: each request type's handler: a new request adds its parser, its answer and one line here
