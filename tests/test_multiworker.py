@@ -38,16 +38,19 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background job's children ignore it otherwise
 
 
-def start_job(command: list[str], n: int, cwd: Path) -> tuple[list[subprocess.Popen[str]], list[int]]:
-    """``command`` once per worker, each with its TF_CONFIG, in a session of its own (its
-    stdin a pipe: a worker started directly reads its request there)."""
+def start_job(
+    command: list[str], n: int, cwd: Path, chief: bool = False
+) -> tuple[list[subprocess.Popen[str]], list[int]]:
+    """``command`` once per task, each with its TF_CONFIG, in a session of its own (its
+    stdin a pipe: a worker started directly reads its request there). With ``chief``, the
+    first task is the job's ``chief`` task and the others ``worker`` 0, 1, ..."""
     ports = free_ports(n)
+    hosts = [f"localhost:{p}" for p in ports]
+    cluster = {"chief": hosts[:1], "worker": hosts[1:]} if chief else {"worker": hosts}
     procs = []
     for i in range(n):
-        config = {
-            "cluster": {"worker": [f"localhost:{p}" for p in ports]},
-            "task": {"type": "worker", "index": i},
-        }
+        task = {"type": "chief", "index": 0} if chief and i == 0 else {"type": "worker", "index": i - chief}
+        config = {"cluster": cluster, "task": task}
         env = {**os.environ, "TF_CONFIG": json.dumps(config)}
         procs.append(
             subprocess.Popen(
@@ -220,6 +223,18 @@ def test_until_nan_fired_on_the_chief(job: Path) -> None:
     assert "nan at gradient step 2" in out0 and "on: worker 0 of 2" in out0
     assert "this is worker 0 of 2's replica" in out0
     assert out1.strip() == "worker 1 of 2: stopped at gradient step 2; the chief reports"
+    nothing_left(ports, job)
+
+
+def test_a_job_with_a_chief_task_reports_from_the_chief(job: Path) -> None:
+    args = ["--nan-on", "1", "--nan-at", "3"]
+    command = [str(TFVIZ), "check", str(job), "--until", "nan", "--", *args]
+    procs, ports = start_job(command, 2, job.parent, chief=True)
+    (c0, out0, err0), (c1, out1, err1) = finish(procs)
+    assert (c0, c1) == (1, 1), out0 + err0[-3000:] + out1 + err1[-3000:]
+    assert "nan at gradient step 3" in out0 and "on: worker 0 of 2" in out0
+    assert "this is worker 0 of 2's replica" in out0
+    assert out1.strip() == "worker 0 of 2: stopped at gradient step 3 (nan fired here); the chief reports"
     nothing_left(ports, job)
 
 

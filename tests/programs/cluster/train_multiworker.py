@@ -21,7 +21,10 @@ parser.add_argument("--fail-at", type=int, default=3)
 args = parser.parse_args()
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
-task = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+config = json.loads(os.environ["TF_CONFIG"])
+task = config["task"]["index"]
+if config["task"]["type"] == "worker":  # the chief, where there is one, comes first
+    task += len(config["cluster"].get("chief", []))
 rng = np.random.default_rng(task)
 
 with strategy.scope():
