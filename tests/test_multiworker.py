@@ -24,14 +24,23 @@ PROGRAMS = Path(__file__).parent / "programs" / "cluster"
 
 
 def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("localhost", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+    """``n`` ports free now, below the range the system hands out for outgoing connections:
+    a port taken from that range could be handed to another process's connection before the
+    job binds it, and a worker that cannot bind leaves the others waiting for it."""
+    import random
+
+    low, _ = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports: list[int] = []
+    while len(ports) < n:
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("localhost", port))
+            except OSError:
+                continue
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 def _default_sigint() -> None:
