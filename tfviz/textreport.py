@@ -81,8 +81,8 @@ def shown_path(path: str) -> str:
     >>> shown_path(os.path.join(os.getcwd(), "train.py"))
     'train.py'
     >>> with paths_from(None):
-    ...     shown_path("/work/train.py")
-    '/work/train.py'
+    ...     shown_path("/home/u/train.py")
+    '/home/u/train.py'
     """
     base = base_folder()
     if base is None:
