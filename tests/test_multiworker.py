@@ -19,28 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster_jobs import free_ports, tf_config
+
 TFVIZ = Path(sys.executable).with_name("tfviz")
 PROGRAMS = Path(__file__).parent / "programs" / "cluster"
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` ports free now, below the range the system hands out for outgoing connections:
-    a port taken from that range could be handed to another process's connection before the
-    job binds it, and a worker that cannot bind leaves the others waiting for it."""
-    import random
-
-    low, _ = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    ports: list[int] = []
-    while len(ports) < n:
-        port = random.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("localhost", port))
-            except OSError:
-                continue
-        if port not in ports:
-            ports.append(port)
-    return ports
 
 
 def _default_sigint() -> None:
@@ -54,13 +36,9 @@ def start_job(
     stdin a pipe: a worker started directly reads its request there). With ``chief``, the
     first task is the job's ``chief`` task and the others ``worker`` 0, 1, ..."""
     ports = free_ports(n)
-    hosts = [f"localhost:{p}" for p in ports]
-    cluster = {"chief": hosts[:1], "worker": hosts[1:]} if chief else {"worker": hosts}
     procs = []
     for i in range(n):
-        task = {"type": "chief", "index": 0} if chief and i == 0 else {"type": "worker", "index": i - chief}
-        config = {"cluster": cluster, "task": task}
-        env = {**os.environ, "TF_CONFIG": json.dumps(config)}
+        env = {**os.environ, "TF_CONFIG": tf_config(ports, i, chief)}
         procs.append(
             subprocess.Popen(
                 command,

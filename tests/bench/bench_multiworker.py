@@ -17,9 +17,7 @@ most 1.3x plain per step (goal 1.1x).
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,28 +25,13 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from tests.cluster_jobs import free_ports, tf_config  # noqa: E402 - after the path it is found on
+
 PROGRAM = HERE / "programs" / "cluster" / "multiworker_mlp.py"
 TFVIZ = Path(sys.executable).with_name("tfviz")
 TARGET, GOAL, SKIP = 1.3, 1.1, 50
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` ports free now, below the range handed out for outgoing connections (a port from
-    that range could be taken by another connection before the job binds it)."""
-    import random
-
-    low, _ = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    ports: list[int] = []
-    while len(ports) < n:
-        port = random.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("localhost", port))
-            except OSError:
-                continue
-        if port not in ports:
-            ports.append(port)
-    return ports
 
 
 def step_time(command: list[str]) -> float:
@@ -57,11 +40,7 @@ def step_time(command: list[str]) -> float:
         ports = free_ports(2)
         procs = []
         for i in range(2):
-            config = {
-                "cluster": {"worker": [f"localhost:{p}" for p in ports]},
-                "task": {"type": "worker", "index": i},
-            }
-            env = {**os.environ, "TF_CONFIG": json.dumps(config)}
+            env = {**os.environ, "TF_CONFIG": tf_config(ports, i)}
             procs.append(
                 subprocess.Popen(
                     [*command, "--log", logs],

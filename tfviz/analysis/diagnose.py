@@ -283,7 +283,7 @@ class _Run:
     script: Script | None = None
     mode: str = "target"
     tf: Any = None
-    capture: Capture = field(default_factory=Capture)
+    capture: Capture = field(init=False)
     #: made once TensorFlow is imported (it records what TensorFlow makes)
     recorder: OriginRecorder = field(init=False)
     predictions: list[Any] = field(default_factory=list)

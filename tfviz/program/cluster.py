@@ -55,16 +55,21 @@ class Task:
     @property
     def label(self) -> str:
         """``worker 1 of 2``: how the task is named in what every worker prints."""
-        return f"{self.job} {self.index} of {self.count}"
+        return _label(self.job, self.index, self.count)
 
     def named(self, ordinal: int) -> str:
         """The label of the task at ``ordinal`` in the same cluster."""
         return _labels(self.chiefs, self.count)[ordinal]
 
 
+def _label(job: str, index: int, count: int) -> str:
+    return f"{job} {index} of {count}"
+
+
 def _labels(chiefs: int, count: int) -> list[str]:
-    return [f"chief {i} of {count}" for i in range(chiefs)] + [
-        f"worker {i} of {count}" for i in range(count - chiefs)
+    """Every task's label, in MultiWorkerMirroredStrategy's order (the chief first)."""
+    return [_label("chief", i, count) for i in range(chiefs)] + [
+        _label("worker", i, count) for i in range(count - chiefs)
     ]
 
 
@@ -205,7 +210,7 @@ def lost_peer(exc: BaseException, steps: int) -> str | None:
     if task is None or not (type(exc).__name__ in _LOST or "Collective ops is aborted" in message):
         return None
     peers = {
-        f"{job} {index} of {task.count}"
+        _label(job, int(index), task.count)
         for job, index in _PEER.findall(message)
         if (job, int(index)) != (task.job, task.index)
     }

@@ -40,10 +40,14 @@ def local_replica() -> int | None:
         index = tf.get_static_value(ctx.replica_id_in_sync_group)
     except Exception:  # noqa: BLE001 - the default replica context
         return None
-    if index is None:
-        return None
-    local = getattr(ctx.strategy.extended, "_get_local_replica_id", None)
-    return int(local(int(index))) if local is not None else int(index)
+    return None if index is None else local_index(ctx.strategy, int(index))
+
+
+def local_index(strategy: Any, replica: int) -> int:
+    """Global replica id ``replica`` as this process's index of it (out of its range for
+    another worker's replica)."""
+    local = getattr(strategy.extended, "_get_local_replica_id", None)
+    return int(local(replica)) if local is not None else replica
 
 
 def other_replica() -> bool:

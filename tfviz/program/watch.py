@@ -42,6 +42,7 @@ from typing import IO, Any
 
 from tfviz.engine import magnitude
 from tfviz.outputs import match_mode
+from tfviz.program.frames import local_index
 from tfviz.program.layerpoints import layer_of, layer_point
 from tfviz.report import VariableReport, WatchedLayer, WatchSummary
 
@@ -347,7 +348,10 @@ class Watch:
         if not rides or (riding and self.ride):
             return
         del self._rides[key]  # the graph is let go with its checks
-        done = self._agreement(ctx, ctx_all_reduce(ctx, self._flags(ctx, rides)), rides)
+        import tensorflow as tf
+
+        flags = ctx.all_reduce(tf.distribute.ReduceOp.SUM, self._flags(ctx, rides))
+        done = self._agreement(ctx, flags, rides)
         for ride in rides:
             for op in ride.gates:
                 op._add_control_input(done.op)
@@ -410,8 +414,8 @@ class Watch:
 
                 names = cluster.replica_labels(strategy, len(flags))
                 self.fired_on = [names[r] for r in bad]
-                local = getattr(strategy.extended, "_get_local_replica_id", lambda r: r)
-                here = [local(r) for r in bad if 0 <= local(r) < len(strategy.extended.worker_devices)]
+                devices = len(strategy.extended.worker_devices)
+                here = [i for i in (local_index(strategy, r) for r in bad) if 0 <= i < devices]
                 self.fired_local = here[0] if here and self.fired is None else 0
                 if self.fired is None:  # fired on another replica's batch: its first set bit says what
                     condition = next(c for c in CONDITIONS if flags[bad[0]] & _BITS[c])
@@ -916,13 +920,6 @@ def _ride_key(ctx: Any) -> tuple[Any, int]:
 
     index = tf.get_static_value(ctx.replica_id_in_sync_group)
     return tf.compat.v1.get_default_graph(), int(index) if index is not None else -1
-
-
-def ctx_all_reduce(ctx: Any, value: Any) -> Any:
-    """A sum over the replicas, through the strategy's own all-reduce."""
-    import tensorflow as tf
-
-    return ctx.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
 def _spread_context() -> Any:

@@ -75,7 +75,7 @@ def serve(
             if steps is not None:
                 steps.flush()  # every step watched arrives before the result or the error
     except AnalysisError as exc:
-        return _ended(channel, Failure(exc.to_dict()), ExitStatus.ERROR, None, request, options)
+        return _ended(channel, Failure(exc.to_dict()), ExitStatus.ERROR, None, request)
     except Exception as exc:  # noqa: BLE001 - reported as data, never as a crash
         import traceback
 
@@ -85,13 +85,13 @@ def serve(
                 "detail": traceback.format_exc(),
             }
         )
-        return _ended(channel, failure, ExitStatus.INTERNAL, None, request, options)
+        return _ended(channel, failure, ExitStatus.INTERNAL, None, request)
     report = done.report
     if _STARTED_S is not None:  # the worker's start is part of the analysis's time
         report.timings_s = {"start": _STARTED_S, **report.timings_s}
     task = cluster.joined()
     if task is not None:
-        return _ended(channel, None, ExitStatus.OK, report, request, options, task)
+        return _ended(channel, None, ExitStatus.OK, report, request, task)
     answer, result = _result(request, report)
     channel.answer(answer)
     _HELD.extend((done, result))
@@ -125,7 +125,6 @@ def _ended(
     status: int,
     report: Any,
     request: AnalyzeRequest,
-    options: dict[str, Any],
     task: cluster.Task | None = None,
 ) -> int:
     """Answer how the analysis ended; a worker of a cluster job first agrees with the others
@@ -137,7 +136,7 @@ def _ended(
         return status
     asked = request.printed
     ending = together.Ending(task, str(asked.get("format") or "text") if asked is not None else "text")
-    step = None if options.get("until") else options.get("step", 1)
+    step = None if request.options.get("until") else request.options.get("step", 1)
     answer, status = ending.settle(failure, status, report, lambda r: _result(request, r)[0], step)
     channel.answer(answer)
     _HELD.append(report)

@@ -23,7 +23,7 @@ from tfviz.worker.messages import Failure, Result
 #: how long a worker that failed waits for the others' outcomes, to name the first failure
 FAILED_WAIT_S = 5.0
 
-Render = Callable[[Any], "Result"]
+Render = Callable[[Any], Result]
 
 
 @dataclass
