@@ -67,8 +67,11 @@ IMPORT_TIME_PREFIXES = (
     "NPY_",
     "NUMPY_",
 )
-#: Variables of those that the worker's start sets itself.
-_SET_BY_LAUNCH = frozenset({"PYTHONUNBUFFERED", SERVER_VARIABLE})
+#: Variables of those that the worker's start sets itself, or TensorFlow's import does
+#: (``tensorflow/python/tpu``: a caller that has imported TensorFlow, a notebook's, has them)
+_SET_BY_LAUNCH = frozenset(
+    {"PYTHONUNBUFFERED", SERVER_VARIABLE, "TPU_ML_PLATFORM", "TPU_ML_PLATFORM_VERSION"}
+)
 #: Signals whose "ignored" a spawned process inherits from its parent.
 _INHERITED_IGNORES = ("SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM")
 #: How long a client waits for the server to fork its worker.
@@ -88,6 +91,8 @@ def import_time_differences(client: Mapping[str, str], server: Mapping[str, str]
     >>> import_time_differences({"TF_X": "1", "HOME": "/h"}, {"HOME": "/h"})
     ['TF_X']
     >>> import_time_differences({"TF_CPP_MIN_LOG_LEVEL": "3"}, {})
+    []
+    >>> import_time_differences({"TPU_ML_PLATFORM": "Tensorflow", "TPU_ML_PLATFORM_VERSION": "2.21.0"}, {})
     []
     """
     from tfviz.script.quiet import QUIET_ENVIRONMENT
