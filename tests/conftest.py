@@ -233,6 +233,23 @@ def analyze_example():
     return run
 
 
+def saved_and_opened(report) -> None:
+    """The report's saved analysis holds to the shipped schema (checked by jsonschema, not
+    by tfviz's own validator) and opens back as the same report."""
+    import json
+
+    import jsonschema
+
+    from tfviz import schemas
+    from tfviz.analysisfile import analysis_document, analysis_json, parse_analysis
+    from tfviz.report import Report
+
+    doc = analysis_document(report)
+    errors = sorted(jsonschema.Draft202012Validator(schemas.load("analysis")).iter_errors(doc), key=str)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors[:3]]
+    assert parse_analysis(analysis_json(report)) == Report.from_dict(json.loads(report.to_json()))
+
+
 def tensorflow_truth(
     path: str, names: list[str], target: str = "loss", zeros: bool = False
 ) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import EXAMPLES, tensorflow_truth
+from tests.conftest import EXAMPLES, saved_and_opened, tensorflow_truth
 
 # example -> {variable: (status, kind)}; ok follows from them.
 EXPECTED = {
@@ -103,6 +103,11 @@ def test_example_verdicts(analyze_example, name):
     got = {v.name: (v.status, v.kind) for v in report.variables}
     assert got == EXPECTED[name]
     assert report.ok == all(s == "connected" and k is None for s, k in EXPECTED[name].values())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_examples_analysis_saves_to_the_schema_and_opens_again(analyze_example, name):
+    saved_and_opened(analyze_example(name))
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n != "kind_other_untraceable.py"))

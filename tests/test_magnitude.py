@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, saved_and_opened
 from tfviz.engine.magnitude import CANCELLED_BELOW, CANCELLED_GAP, DECADES
 
 MARGIN = 0.75
@@ -144,6 +144,7 @@ def test_the_flagged_variables_are_those_tensorflow_finds_out_of_scale(analyze_e
         marked = {o.id[4:] for o in report.graph.ops if o.status == kind}
         # the graph's variable boxes carry a warning; a cancelled variable's box stays as it was
         assert marked == (set() if kind == "cancelled" else set(p.variables))
+    saved_and_opened(report)  # the boxes' warnings are saved and open again
 
 
 def test_check_prints_the_warning_and_exits_0(tmp_path):

@@ -31,8 +31,7 @@ from tfviz.safefile import NotReadable, read_regular
 def test_a_large_document_resolves_type_hints_once_per_class_not_per_object(monkeypatch):
     """50,000 variables (and 4,000 ops, 2,000 edges): the old checker called
     typing.get_type_hints for every object, about 1 ms each; now once per dataclass."""
-    monkeypatch.setattr(analysisfile, "_CHECKERS", {})
-    monkeypatch.setattr(analysisfile, "_TABLES", {})
+    monkeypatch.setattr(analysisfile, "_BUILDERS", {})
     calls: list[type] = []
     real = typing.get_type_hints
 

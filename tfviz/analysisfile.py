@@ -2,17 +2,18 @@
 
 The document is :meth:`Report.to_dict` (full graph) with a ``schema_version`` in front;
 ``tfviz/schemas/tfviz-analysis.schema.json`` describes it. Reading one back never runs code
-and never unpickles: the file is parsed as strict JSON (size-capped), every field is
-checked against the report's own dataclasses (types, bounds, vocabularies, references
-between ops and edges, the nesting of groups), and only then rebuilt as a
-:class:`Report`. Anything else is an :class:`AnalysisFileError` with one clear sentence.
+and never unpickles: the file is parsed as strict JSON (size-capped), validated against
+that schema itself (types, bounds, vocabularies) by a compiled validator (fastjsonschema),
+checked here for what a schema cannot say (edges join ops that exist, op ids are unique,
+groups are functions of the graph, nesting is bounded), and only then rebuilt as a
+:class:`Report`. Anything else is an :class:`AnalysisFileError` with one clear sentence
+that says where in the document it is.
 
-Checking is linear in the size of the file: each dataclass's field table (type hints,
-defaults, vocabularies) is worked out once and cached, not per object, and documents past
-:data:`MAX_OPS`, :data:`MAX_VARIABLES` or :data:`MAX_NESTING` are refused before their
-fields are checked. ``progress`` and ``cancelled`` let a caller on another thread (the
-window) show how far it got and stop it; the big lists are parsed and checked in
-slices, so that thread hands the interpreter back often.
+Checking is linear in the size of the file. Documents past :data:`MAX_OPS`,
+:data:`MAX_VARIABLES` or :data:`MAX_NESTING` are refused before their fields are checked.
+``progress`` and ``cancelled`` let a caller on another thread (the window) show how far
+it got and stop it; the long lists are parsed, validated and built in slices, so that
+thread hands the interpreter back often.
 
 >>> from tfviz.report import Report
 >>> r = Report(script="s.py", target="loss", ok=True)
@@ -32,12 +33,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from tfviz import schemas
 from tfviz.report import (
-    EDGE_OFF_PATH,
-    EDGE_PASSES,
-    EDGE_STARVED,
-    KINDS,
-    STATUSES,
     GraphDoc,
     GraphEdge,
     GraphFunction,
@@ -45,7 +42,11 @@ from tfviz.report import (
     Problem,
     ReadNotTrained,
     Report,
+    Source,
+    TensorInfo,
     VariableReport,
+    WatchedLayer,
+    WatchSummary,
     collector_paused,
     strict_json,
 )
@@ -55,10 +56,10 @@ from tfviz.safefile import NotReadable, TooLarge, read_regular
 SCHEMA_VERSION = 1
 #: The largest file read (a fully expanded ResNet50 export is a few MB).
 MAX_BYTES = 256 * 2**20
-#: Whole numbers beyond this (ports, lines, dimensions) are not from a real analysis.
+#: Whole numbers beyond this (ports, lines, dimensions) are not from a real analysis; the
+#: schema says so (and that strings are at most 16 Mi characters: program output is capped
+#: far below that).
 MAX_INT = 2**53
-#: Longer strings are not from a real analysis (program output is capped far below this).
-MAX_STR = 16 * 2**20
 #: The most graph ops a saved analysis may hold (ResNet50 fully traced has about 3,100).
 MAX_OPS = 2_000_000
 #: The most variables a saved analysis may list (400,000 with their source lines are 110 MB).
@@ -70,26 +71,6 @@ MAX_NESTING = 64
 #: ``progress(fraction, stage)``: how far a load has got, 0 to 1, and what it is doing.
 Progress = Callable[[float, str], None]
 
-OP_STATUSES = frozenset({EDGE_PASSES, EDGE_OFF_PATH, EDGE_STARVED, *KINDS})
-_VOCAB: dict[tuple[str, str], frozenset[str | None]] = {
-    ("VariableReport", "status"): frozenset(STATUSES),
-    ("VariableReport", "kind"): frozenset({None, *KINDS}),
-    ("VariableReport", "magnitude"): frozenset({None, "vanishing", "exploding", "cancelled"}),
-    ("Problem", "kind"): frozenset(KINDS),
-    ("Problem", "severity"): frozenset({"error", "warning", "info"}),
-    ("GraphOp", "status"): OP_STATUSES,
-    ("GraphEdge", "status"): OP_STATUSES,
-    ("Report", "mode"): frozenset({"target", "program"}),
-}
-#: The long lists: checked in slices, each slice counted for ``progress`` and ``cancelled``.
-_COUNTED: dict[tuple[type, str], type] = {
-    (Report, "variables"): VariableReport,
-    (Report, "problems"): Problem,
-    (Report, "read_not_trained"): ReadNotTrained,
-    (GraphDoc, "ops"): GraphOp,
-    (GraphDoc, "edges"): GraphEdge,
-    (GraphDoc, "functions"): GraphFunction,
-}
 _SLICE = 2048
 #: The share of a load's progress that reading and parsing take; checking takes the rest.
 _READ, _PARSE = 0.03, 0.45
@@ -225,7 +206,7 @@ def _from_document(doc: Any, name: str, run: _Run) -> Report:
     run.total = _check_limits(doc, graph, name)
     run.stage("checking the analysis", _PARSE)
     try:
-        report: Report = _checker(Report)(doc, run)
+        report = _check(doc, run)
         _check_graph(report.graph)
     except _Invalid as exc:
         raise AnalysisFileError(f"{name} is not a valid tfviz analysis: {exc}") from None
@@ -372,217 +353,265 @@ def _loads(text: str, run: _Run) -> Any:
     return doc
 
 
-# -- checking ---------------------------------------------------------------------------
+# -- checking: the schema ----------------------------------------------------------------
+
+#: Where each of the report's dataclasses is described in the schema (a JSON pointer).
+SCHEMA_AT: dict[type, str] = {
+    Report: "",
+    Source: "/$defs/source",
+    VariableReport: "/$defs/variable",
+    Problem: "/$defs/problem",
+    TensorInfo: "/$defs/tensor",
+    GraphOp: "/$defs/op",
+    GraphEdge: "/$defs/edge",
+    GraphFunction: "/$defs/function",
+    GraphDoc: "/$defs/graph",
+    ReadNotTrained: "/properties/read_not_trained/items",
+    WatchSummary: "/properties/watch",
+    WatchedLayer: "/properties/watch/properties/layers/items",
+}
+#: The long lists (their place in the document, their elements' class): each element is
+#: checked on its own, slice by slice, counted for ``progress`` and ``cancelled``.
+_LONG: tuple[tuple[str, str, type], ...] = (
+    ("", "variables", VariableReport),
+    ("", "problems", Problem),
+    ("", "read_not_trained", ReadNotTrained),
+    ("graph", "ops", GraphOp),
+    ("graph", "edges", GraphEdge),
+    ("graph", "functions", GraphFunction),
+)
+
+
+def reading_schema() -> dict[str, Any]:
+    """The shipped schema as a reader applies it: each object need hold only what its
+    dataclass cannot default (tfviz writes every property; older files, written before
+    ``schema_version`` and ``ok`` were, still open)."""
+    schema = schemas.load("analysis")
+    for key in ("$schema", "$id"):  # compiled as it stands, nothing fetched
+        schema.pop(key, None)
+    for cls, pointer in SCHEMA_AT.items():
+        node = _at(schema, pointer)
+        needed = [f.name for f in dataclasses.fields(cls) if _required(f)]
+        if needed:
+            node["required"] = needed
+        else:
+            node.pop("required", None)
+    return schema
+
+
+def _at(schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+    node = schema
+    for part in pointer.split("/")[1:]:
+        node = node[part]
+    return node
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+_VALIDATORS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _validator(cls: type) -> Callable[[Any], Any]:
+    """The compiled validator of one ``cls`` object (``Report``: the document without its
+    long lists), made once per process."""
+    validate = _VALIDATORS.get(cls)
+    if validate is None:
+        import fastjsonschema
+
+        schema = reading_schema()
+        node = schema if cls is Report else {**_at(schema, SCHEMA_AT[cls]), "$defs": schema["$defs"]}
+        validate = _VALIDATORS[cls] = fastjsonschema.compile(node, handlers={}, use_default=False)
+    return validate
+
+
+def _check(doc: dict[str, Any], run: _Run) -> Report:
+    """Validate ``doc`` against the schema and build its report: the document without its
+    long lists at once, then each long list slice by slice."""
+    import fastjsonschema
+
+    top = dict(doc)
+    graph = top.get("graph")
+    if isinstance(graph, dict):
+        graph = top["graph"] = dict(graph)
+    long: list[tuple[str, list[Any], type]] = []
+    for parent, key, cls in _LONG:
+        holder = graph if parent else top
+        if isinstance(holder, dict) and isinstance(holder.get(key), list):
+            long.append((f"{parent}.{key}" if parent else key, holder[key], cls))
+            holder[key] = []
+    try:
+        _validator(Report)(top)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise _invalid(exc, "") from None
+    report: Report = _builder(Report)(top)
+    for where, values, cls in long:
+        built = _checked_list(values, where, cls, run)
+        if where.startswith("graph."):
+            setattr(report.graph, where[6:], built)
+        else:
+            setattr(report, where, built)
+    return report
+
+
+def _checked_list(values: list[Any], where: str, cls: type, run: _Run) -> list[Any]:
+    """A long list's objects, validated and built slice by slice, each slice counted and,
+    in a document this module parsed itself, released once built (freeing 100 MB of
+    parsed JSON at the end would be one long pause)."""
+    import fastjsonschema
+
+    validate, build = _validator(cls), _builder(cls)
+    out: list[Any] = []
+    for start in range(0, len(values), _SLICE):
+        part = values[start : start + _SLICE]
+        try:
+            out += [build(validate(v)) for v in part]
+        except fastjsonschema.JsonSchemaValueException:
+            for i, v in enumerate(part):
+                try:
+                    validate(v)
+                except fastjsonschema.JsonSchemaValueException as exc:
+                    raise _invalid(exc, f"{where}[{start + i}]") from None
+            raise  # pragma: no cover - one of them failed
+        if run.consume:
+            values[start : start + len(part)] = [None] * len(part)
+        del part
+        run.checked(min(_SLICE, len(values) - start))
+    return out
 
 
 class _Invalid(Exception):
-    """What is wrong (``what``) and where (``path``, built innermost first on the way out)."""
+    """What is wrong (``what``) and where (``where``, a path into the document)."""
 
-    def __init__(self, what: str, located: bool = True) -> None:
+    def __init__(self, what: str, where: str = "", located: bool = True) -> None:
         super().__init__(what)
-        self.what, self.located = what, located
-        self.path: list[str] = []
-
-    def at(self, part: str) -> _Invalid:
-        self.path.append(part)
-        return self
+        self.what, self.where, self.located = what, where, located
 
     def __str__(self) -> str:
-        where = ""
-        for part in reversed(self.path):
-            where += part if part.startswith("[") or not where else "." + part
-        return f"{where or 'the document'} {self.what}" if self.located else self.what
+        return f"{self.where or 'the document'} {self.what}" if self.located else self.what
 
 
-Check = Callable[[Any, _Run], Any]
-_CHECKERS: dict[Any, Check] = {}
-#: Per dataclass: (field, checker, required, vocabulary) for each field, built once.
-_TABLES: dict[type, tuple[tuple[str, Check, bool, frozenset[str | None] | None], ...]] = {}
+#: What each JSON type is called when a value is not one.
+_SHOULD_BE = {
+    "object": "should be an object",
+    "array": "should be a list",
+    "string": "should be a string",
+    "boolean": "should be true or false",
+    "integer": f"should be a whole number of at most {MAX_INT}",
+    "number": "should be a finite number",
+}
+
+
+def _invalid(exc: Any, prefix: str) -> _Invalid:
+    """The validator's error as one located sentence: ``exc`` is fastjsonschema's
+    (``name`` is ``data.graph.ops[0]``-like), ``prefix`` where its object sits."""
+    where = (prefix + exc.name[len("data") :]).lstrip(".")
+    return _Invalid(_what(exc.rule, exc.rule_definition, exc.value, where, exc.message), where)
+
+
+def _what(rule: str, definition: Any, value: Any, where: str, message: str) -> str:
+    if rule == "required":
+        return f"lacks {next(k for k in definition if k not in value)!r}"
+    if rule in ("enum", "const"):
+        return f"is {_short(value)}, not one of tfviz's values"
+    if rule == "type":
+        kinds = [definition] if isinstance(definition, str) else list(definition)
+        return _SHOULD_BE.get(next((k for k in kinds if k != "null"), ""), "has the wrong type")
+    if rule in ("minimum", "maximum"):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "should be a finite number"
+        if where.endswith(".line"):
+            return "is not a line number"
+        if type(value) is int and abs(value) > MAX_INT:
+            return _SHOULD_BE["integer"]
+        return f"is {_short(value)}, {'below' if rule == 'minimum' else 'above'} {definition}"
+    if rule == "maxLength":
+        return f"is a string of {len(value)} characters"
+    if rule == "anyOf":  # a vocabulary or null (a variable's kind): say what the vocabulary says
+        branches = [b for b in definition if b != {"type": "null"}]
+        if len(branches) == 1:
+            if "enum" in branches[0]:
+                return _what("enum", branches[0]["enum"], value, where, message)
+            if "type" in branches[0]:
+                return _what("type", branches[0]["type"], value, where, message)
+    return message.split(" ", 1)[-1]  # the validator's own words, less its "data.x"
+
+
+# -- building -----------------------------------------------------------------------------
+
+_BUILDERS: dict[type, Callable[[dict[str, Any]], Any]] = {}
 _ABSENT = object()
 
 
-def _checker(hint: Any) -> Check:
-    """The checker of values of type ``hint``, compiled once per type and cached: a
-    dataclass's becomes its object's checked dataclass, unknown keys dropped."""
-    check = _CHECKERS.get(hint)
-    if check is None:
-        check = _CHECKERS[hint] = _compile(hint)
-    return check
-
-
-def _table(cls: type) -> tuple[tuple[str, Check, bool, frozenset[str | None] | None], ...]:
-    """``cls``'s field table; its type hints are resolved here, once per class."""
-    table = _TABLES.get(cls)
-    if table is None:
+def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
+    """The builder of ``cls`` from its validated object: unknown keys dropped, nested
+    objects built, numbers made the field's type (JSON's 1 for a float field, 1.0 for an
+    integer one). Its type hints are resolved here, once per class."""
+    build = _BUILDERS.get(cls)
+    if build is None:
         hints = typing.get_type_hints(cls)
-        rows = []
-        for f in dataclasses.fields(cls):
-            key = (cls.__name__, f.name)
-            counted = _COUNTED.get((cls, f.name))
-            check = (
-                _LINE
-                if key == ("Source", "line")
-                else _counted_list(_checker(counted))
-                if counted is not None
-                else _checker(hints[f.name])
-            )
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            rows.append((f.name, check, required, _VOCAB.get(key)))
-        table = _TABLES[cls] = tuple(rows)
-    return table
+        names = frozenset(f.name for f in dataclasses.fields(cls))
+        converted = tuple(
+            (name, conv) for name in sorted(names) if (conv := _conversion(hints[name])) is not None
+        )
+
+        def build(value: dict[str, Any]) -> Any:
+            kw = dict(value) if value.keys() <= names else {k: v for k, v in value.items() if k in names}
+            for name, conv in converted:
+                x = kw.get(name)
+                if x is not None:
+                    kw[name] = conv(x)
+            return cls(**kw)
+
+        _BUILDERS[cls] = build
+    return build
 
 
-def _compile(hint: Any) -> Check:
+def _conversion(hint: Any) -> Callable[[Any], Any] | None:
+    """How a validated JSON value becomes a ``hint``; None where it already is one."""
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return _dataclass(hint)
+        return _builder(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         (inner,) = [a for a in args if a is not type(None)]
-        inner_check = _checker(inner)
-
-        def optional(value: Any, run: _Run) -> Any:
-            return None if value is None else inner_check(value, run)
-
-        return optional
+        return _conversion(inner)
     if origin is list:
-        return _list(_checker(args[0]))
+        if args[0] == int | None:  # a shape: converted only where a dimension was written 4.0
+            return _dimensions
+        item = _conversion(args[0])
+        if item is None:
+            return None
+        each = item
+        return lambda xs: [x if x is None else each(x) for x in xs]
     if origin is dict:
-        if args[0] is not str:  # pragma: no cover - a new dataclass field
-            raise TypeError(f"unexpected key type {args[0]!r}")
-        item = _checker(args[1])
-
-        def mapping(value: Any, run: _Run) -> dict[str, Any]:
-            if not isinstance(value, dict):
-                raise _Invalid("should be an object")
-            out = {}
-            for k, v in value.items():
-                if not isinstance(k, str):
-                    raise _Invalid("has a key that is not a string")
-                try:
-                    out[k] = item(v, run)
-                except _Invalid as exc:
-                    raise exc.at(k) from None
-            return out
-
-        return mapping
-    scalar = _SCALARS.get(hint)
-    if scalar is None:  # pragma: no cover - a new dataclass field
-        raise TypeError(f"unexpected field type {hint!r}")
-    return scalar
+        value = _conversion(args[1])
+        if value is None:
+            return None
+        each = value
+        return lambda d: {k: x if x is None else each(x) for k, x in d.items()}
+    if hint is float:
+        return _float
+    if hint is int:
+        return _int
+    return None
 
 
-def _dataclass(cls: type) -> Check:
-    def check(value: Any, run: _Run) -> Any:
-        if not isinstance(value, dict):
-            raise _Invalid("should be an object")
-        fields = {}
-        for name, sub, required, vocab in table:
-            x = value.get(name, _ABSENT)
-            if x is _ABSENT:
-                if required:
-                    raise _Invalid(f"lacks {name!r}")
-                continue
-            try:
-                x = sub(x, run)
-            except _Invalid as exc:
-                raise exc.at(name) from None
-            if vocab is not None and x not in vocab:
-                raise _Invalid(f"is {_short(x)}, not one of tfviz's values").at(name)
-            fields[name] = x
-        return cls(**fields)
-
-    table = _table(cls)
-    return check
+def _float(x: Any) -> float:
+    return x if type(x) is float else float(x)
 
 
-def _list(item: Check) -> Check:
-    def check(value: Any, run: _Run) -> list[Any]:
-        if not isinstance(value, list):
-            raise _Invalid("should be a list")
-        try:
-            return [item(v, run) for v in value]
-        except _Invalid:
-            _locate(value, 0, item, run)
-            raise  # pragma: no cover - _locate raises
-
-    return check
+def _int(x: Any) -> int:
+    return x if type(x) is int else int(x)
 
 
-def _counted_list(item: Check) -> Check:
-    """A long list's checker: slice by slice, each counted (progress, cancelling) and, in
-    a document this module parsed itself, released once checked (freeing 100 MB of
-    parsed JSON at the end would be one long pause)."""
-
-    def check(value: Any, run: _Run) -> list[Any]:
-        if not isinstance(value, list):
-            raise _Invalid("should be a list")
-        out: list[Any] = []
-        for start in range(0, len(value), _SLICE):
-            part = value[start : start + _SLICE]
-            try:
-                out += [item(v, run) for v in part]
-            except _Invalid:
-                _locate(part, start, item, run)
-            if run.consume:
-                value[start : start + len(part)] = [None] * len(part)
-            del part
-            run.checked(min(_SLICE, len(value) - start))
-        return out
-
-    return check
-
-
-def _locate(values: list[Any], offset: int, item: Check, run: _Run) -> None:
-    """Raise the first element's error with its index (only once a list has failed)."""
-    for i, v in enumerate(values):
-        try:
-            item(v, run)
-        except _Invalid as exc:
-            raise exc.at(f"[{offset + i}]") from None
+def _dimensions(xs: list[Any]) -> list[Any]:
+    return xs if float not in set(map(type, xs)) else [x if x is None else int(x) for x in xs]
 
 
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _str(value: Any, run: _Run) -> str:
-    if not isinstance(value, str):
-        raise _Invalid("should be a string")
-    if len(value) > MAX_STR:
-        raise _Invalid(f"is a string of {len(value)} characters")
-    return value
-
-
-def _bool(value: Any, run: _Run) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid("should be true or false")
-    return value
-
-
-def _int(value: Any, run: _Run) -> int:
-    if type(value) is not int or not -MAX_INT <= value <= MAX_INT:
-        raise _Invalid(f"should be a whole number of at most {MAX_INT}")
-    return value
-
-
-def _float(value: Any, run: _Run) -> float:
-    t = type(value)
-    if t is float and math.isfinite(value):
-        return typing.cast(float, value)
-    if t is int and -MAX_INT <= value <= MAX_INT:
-        return float(value)
-    raise _Invalid("should be a finite number")
-
-
-def _line(value: Any, run: _Run) -> int:
-    if type(value) is not int or not 0 <= value < 2**31:
-        raise _Invalid("is not a line number")
-    return value
-
-
-_LINE: Check = _line
-_SCALARS: dict[Any, Check] = {str: _str, bool: _bool, int: _int, float: _float}
 
 
 def _check_graph(g: GraphDoc) -> None:
@@ -596,12 +625,7 @@ def _check_graph(g: GraphDoc) -> None:
     for i, e in enumerate(g.edges):
         for end in (e.src, e.dst):
             if end not in ops:
-                raise (
-                    _Invalid(f"joins {_short(end)}, which is not an op of the graph")
-                    .at(f"[{i}]")
-                    .at("edges")
-                    .at("graph")
-                )
+                raise _Invalid(f"joins {_short(end)}, which is not an op of the graph", f"graph.edges[{i}]")
     fns = {f.id: f for f in g.functions}
     for op in g.ops:
         if op.group and op.group not in fns:
