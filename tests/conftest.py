@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,40 @@ def pytest_configure(config):
     from tests import forkserver
 
     os.environ[forkserver.SHARED_SERVER] = forkserver.start()
+
+
+def _qt_application() -> object | None:
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    return widgets.QApplication.instance() if widgets is not None else None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def qt_garbage_destroyed_on_the_gui_thread(request):
+    """After a module that made Qt objects, destroy those it left behind, here on the GUI
+    thread. Left to the cycle collector, a widget is destroyed on whichever thread set a
+    collection off, and a widget closing off the GUI thread waits for that thread: a later
+    module's program thread (tfviz's in-process program mode) deadlocked so with the main
+    thread waiting for it."""
+    before = _qt_application()
+    yield
+    used = Path(request.node.path).is_relative_to(ROOT / "tests" / "gui") or (
+        _qt_application() is not None and before is None
+    )
+    if not used and not any(
+        {"qapp", "qtbot"} & set(getattr(item, "fixturenames", ()))
+        for item in request.session.items
+        if item.path == request.node.path
+    ):
+        return
+    if _qt_application() is None:
+        return
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture(scope="session", autouse=True)
