@@ -56,3 +56,24 @@ def test_keras_state_made_by_the_steps_first_trace_is_the_programs(program, step
     for name, v in ours.items():
         assert v["status"] == theirs[name]["status"] == "connected", name
         assert math.isclose(v["grad_norm"], theirs[name]["norm"], rel_tol=1e-4), name
+
+
+def test_the_programs_warnings_are_pythons_and_say_where_python_says(tmp_path):
+    """Keras warns that ``shuffle=True`` does nothing for a tf.data.Dataset, from its epoch
+    iterator; under tfviz the program gets that warning as under ``python``, from the same
+    line, and nothing of tfviz's own in its stderr."""
+    program = PROGRAMS / "keras_warning_fit.py"
+    plain = subprocess.run(
+        [sys.executable, str(program)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    rc, report = check_json(program)
+    assert rc == 0, report
+
+    def warned(stderr: str) -> list[str]:
+        return [line for line in stderr.splitlines() if "Warning:" in line]
+
+    theirs = warned(plain.stderr)
+    assert len(theirs) == 1 and "epoch_iterator.py" in theirs[0] and "shuffle=True" in theirs[0], theirs
+    assert warned(report["stderr"]) == theirs
+    assert "tfviz" not in report["stderr"]

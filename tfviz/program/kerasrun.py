@@ -25,7 +25,8 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[in
     are reached only when every epoch counts.
     """
     try:
-        from keras.src.trainers.data_adapters import array_slicing, get_data_adapter
+        from keras.src.trainers.data_adapters import array_slicing
+        from keras.src.trainers.epoch_iterator import EpochIterator
 
         x, y, sample_weight = p.get("x"), p.get("y"), p.get("sample_weight")
         if p.get("validation_split") and p.get("validation_data") is None:
@@ -34,8 +35,10 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[in
                 (x, y, sample_weight), validation_split=p["validation_split"]
             )
         # Shuffled as fit shuffles (by default), at the same point of the program: the batches,
-        # and so the step's gradients, are the ones the program's own fit trains on.
-        adapter = get_data_adapter(
+        # and so the step's gradients, are the ones the program's own fit trains on. Made by
+        # Keras' own epoch iterator, as fit makes them: a warning of Keras' about the data
+        # (shuffle=True on a tf.data.Dataset) is printed from where fit prints it.
+        iterator = EpochIterator(
             x=x,
             y=y,
             sample_weight=sample_weight,
@@ -44,7 +47,7 @@ def fit_batches(model: Any, p: dict[str, Any], script: str) -> Iterator[tuple[in
             shuffle=p.get("shuffle", True),
             class_weight=p.get("class_weight"),
         )
-        dataset = adapter.get_tf_dataset()
+        dataset = iterator.data_adapter.get_tf_dataset()
     except Exception as exc:  # noqa: BLE001 - Keras' own message is the clearest
         raise AnalysisError(
             f"Model.fit cannot read its input: {type(exc).__name__}: {exc}", file=script

@@ -18,6 +18,7 @@ from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
 from tfviz.script.loader import Script, error_from_exception
 from tfviz.script.notebook import namespace as notebook_namespace
+from tfviz.script.quiet import as_python_has_it
 from tfviz.script.scriptinfo import losses_with_arguments, static_targets
 from tfviz.script.streams import Capture
 
@@ -81,7 +82,7 @@ def run_program(
             ended.put(None)
 
     try:
-        with capture.active(), hooks.handling(handler), signals.main_thread_only():
+        with capture.active(), hooks.handling(handler), signals.main_thread_only(), as_python_has_it():
             outcome = _run_in_thread(program, ended)
     finally:
         sys.argv = saved_argv

@@ -1,14 +1,21 @@
-"""Keep TensorFlow's own log chatter out of our output.
+"""Keep TensorFlow's own log chatter out of our output, and give it back to the user's
+program.
 
-Must run before ``import tensorflow``: the C++ logger reads the environment
-once, at load time.
+:func:`silence_tensorflow` must run before ``import tensorflow``: the C++ logger reads the
+environment once, at load time. The Python side (warnings from TensorFlow's and Keras'
+modules, their loggers' levels) is silenced for tfviz's own work only: while the user's
+program runs, :func:`as_python_has_it` puts back what ``python`` would show it (Keras'
+``shuffle=True`` warning, TensorFlow's retracing warning).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 #: What the worker sets where the environment does not say otherwise, before TensorFlow loads.
@@ -21,9 +28,10 @@ def silence_tensorflow() -> None:
     user's own run does."""
     for key, value in QUIET_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
-    warnings.filterwarnings("ignore", module="tensorflow")
-    warnings.filterwarnings("ignore", module="keras")
-    for name in ("tensorflow", "absl", "h5py"):
+    for module in _QUIET_MODULES:
+        warnings.filterwarnings("ignore", module=module)
+    for name in _LOGGERS:
+        _AS_PYTHON.setdefault(name, logging.getLogger(name).level)
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
@@ -41,12 +49,52 @@ def import_tensorflow() -> Any:
         os.close(saved)
         os.close(devnull)
 
-    tf.get_logger().setLevel(logging.ERROR)
-    try:
-        from absl import logging as absl_logging
+    from absl import logging as absl_logging
+    from tensorflow.python.autograph.utils import ag_logging
 
-        absl_logging.set_verbosity(absl_logging.ERROR)
-    except ImportError:  # pragma: no cover - absl ships with TensorFlow
-        pass
+    _AS_PYTHON.setdefault("absl verbosity", absl_logging.get_verbosity())
+    _AS_PYTHON.setdefault("autograph verbosity", ag_logging.verbosity_level)
+    tf.get_logger().setLevel(logging.ERROR)
+    absl_logging.set_verbosity(absl_logging.ERROR)
     tf.autograph.set_verbosity(0)
     return tf
+
+
+_QUIET_MODULES = ("tensorflow", "keras")
+_LOGGERS = ("tensorflow", "absl", "h5py")
+#: What ``python`` has where tfviz silences: each logger's level, absl's and autograph's
+#: verbosity, as they were before tfviz changed them.
+_AS_PYTHON: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def as_python_has_it() -> Iterator[None]:
+    """While entered, the warnings and log levels ``python`` would give the user's program
+    (what it changes of them itself is its own); tfviz's silence again afterwards."""
+    if "absl verbosity" not in _AS_PYTHON:  # TensorFlow not imported through here: nothing silenced
+        yield
+        return
+    from absl import logging as absl_logging
+    from tensorflow.python.autograph.utils import ag_logging
+
+    quiet_filters = list(warnings.filters)
+    quiet_levels = {name: logging.getLogger(name).level for name in _LOGGERS}
+    quiet_absl, quiet_autograph = absl_logging.get_verbosity(), ag_logging.verbosity_level
+    ours = [
+        ("ignore", None, Warning, re.compile(m), 0) for m in _QUIET_MODULES
+    ]  # as filterwarnings makes them
+    warnings.filters[:] = [f for f in warnings.filters if f not in ours]  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]  # the registries' cache, as filterwarnings does
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(_AS_PYTHON[name])
+    absl_logging.set_verbosity(_AS_PYTHON["absl verbosity"])
+    ag_logging.verbosity_level = _AS_PYTHON["autograph verbosity"]
+    try:
+        yield
+    finally:
+        warnings.filters[:] = quiet_filters  # type: ignore[index]
+        warnings._filters_mutated()  # type: ignore[attr-defined]
+        for name, level in quiet_levels.items():
+            logging.getLogger(name).setLevel(level)
+        absl_logging.set_verbosity(quiet_absl)
+        ag_logging.verbosity_level = quiet_autograph
