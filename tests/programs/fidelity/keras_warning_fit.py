@@ -1,6 +1,6 @@
+import keras
 import numpy as np
 import tensorflow as tf
-import keras
 
 x = np.random.default_rng(0).random((64, 8)).astype("float32")
 y = np.random.default_rng(1).random((64, 1)).astype("float32")
