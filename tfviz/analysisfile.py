@@ -411,6 +411,7 @@ def _required(f: dataclasses.Field[Any]) -> bool:
 
 
 _VALIDATORS: dict[type, Callable[[Any], Any]] = {}
+_VALIDATORS_SCHEMA: list[dict[str, Any]] = []  # the reading schema they were compiled from
 
 
 def _validator(cls: type) -> Callable[[Any], Any]:
@@ -420,7 +421,8 @@ def _validator(cls: type) -> Callable[[Any], Any]:
     if validate is None:
         import fastjsonschema
 
-        schema = reading_schema()
+        schema = _VALIDATORS_SCHEMA[0] if _VALIDATORS_SCHEMA else reading_schema()
+        _VALIDATORS_SCHEMA[:] = [schema]
         node = schema if cls is Report else {**_at(schema, SCHEMA_AT[cls]), "$defs": schema["$defs"]}
         validate = _VALIDATORS[cls] = fastjsonschema.compile(node, handlers={}, use_default=False)
     return validate
