@@ -77,3 +77,29 @@ def test_the_programs_warnings_are_pythons_and_say_where_python_says(tmp_path):
     assert len(theirs) == 1 and "epoch_iterator.py" in theirs[0] and "shuffle=True" in theirs[0], theirs
     assert warned(report["stderr"]) == theirs
     assert "tfviz" not in report["stderr"]
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["compiled", "eager"])
+def test_a_nan_in_the_input_reaches_the_variables_tensorflow_says_it_reaches(tmp_path, eager):
+    """Compiled, Grappler's fused ReLU stops the NaN at the first layer: TensorFlow gives the
+    first kernel alone a NaN gradient. Eagerly, every gradient is NaN. tfviz says what the
+    program's own step computed, norm for norm."""
+    program = PROGRAMS / "nan_input_step.py"
+    log, flags = tmp_path / "norms.txt", ["--eager"] if eager else []
+    plain = subprocess.run(
+        [sys.executable, str(program), str(log), *flags], capture_output=True, text=True, timeout=300
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    theirs = [float(n) for n in log.read_text().splitlines()[0].split()]  # step 1
+    rc, report = check_json(program, "--", str(tmp_path / "tfviz.txt"), *flags)
+    assert rc == 1, report
+    assert len(theirs) == 4 and math.isnan(theirs[0])
+    assert all(math.isnan(n) for n in theirs) == eager
+    ours = report["variables"]
+    assert [v["kind"] == "nan" for v in ours] == [math.isnan(n) for n in theirs]
+    for v, n in zip(ours, theirs):
+        if not math.isnan(n):
+            assert math.isclose(v["grad_norm"], n, rel_tol=1e-5), v["name"]
+    problem = next(p for p in report["problems"] if p["kind"] == "nan")
+    assert "the step's input x" in problem["message"]
+    assert set(problem["variables"]) == {v["name"] for v in ours if v["kind"] == "nan"}

@@ -542,7 +542,8 @@ def _verdicts(r: _Run) -> None:
     watch_hints(report, found, r.unwatched)
     if r.traced is not None:
         with r.capture.active():
-            explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica())
+            compiled = step_.capture is not None and step_.capture.as_graph
+            explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica(), compiled)
             explain_zero_origins(report, r.traced.og.g, step_.fn)
     mark_not_trained(report)  # the graph document and its exports mark it, not the window only
     second_order_note(report, step_.capture)
@@ -845,7 +846,8 @@ def _trace_step(
     linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
-        traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids)
+        compiled = step_.capture is not None and step_.capture.as_graph
+        traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids, compiled=compiled)
     return _Traced(traced, linker.region, frozen, scopes)
 
 

@@ -9,7 +9,9 @@ when there is a NaN to explain, with the inputs' ranges of the named ops as its 
 
 from __future__ import annotations
 
+import contextlib
 import math
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +70,12 @@ def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
     ('Exp of 95: above 88.7, exp overflows float32', True)
     >>> domain_text("Square", [InputRange(0, -2e19, 3e20, 1.0)])
     ('Square of values up to 3e+20: past 1.8e+19 a square overflows float32', True)
+    >>> domain_text("Pow", [InputRange(0, -1.2, 3.0, 0.1), InputRange(1, 0.5, 0.5, 0.5)])
+    ('Pow of a base that reaches -1.2: a fractional power of 0 or below is not finite', False)
+    >>> domain_text("Pow", [InputRange(0, -1.2, 3.0, 0.1), InputRange(1, 2.0, 2.0, 2.0)])[0]
+    'Pow with input 0 in [-1.2, 3], input 1 in [2, 2]'
+    >>> domain_text("Pow", [InputRange(0, 0.0, 3.0, 0.0), InputRange(1, -1.0, -1.0, 1.0)])
+    ('Pow of a base that reaches 0 to the power -1: not finite', False)
     """
     if not ranges:
         return "", False
@@ -105,10 +113,16 @@ def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
         if d is not None and d.tiniest == 0:
             return f"a division by 0: the denominator (input {i}) reaches 0", False
     if op_type == "Pow" and x.low <= 0:
-        return (
-            f"Pow of a base that reaches {_g(x.low)}: a fractional power of 0 or below is not finite",
-            False,
-        )
+        power = next((r for r in ranges if r.index == 1), None)
+        whole = power is not None and power.low == power.high and float(power.low).is_integer()
+        if not whole:
+            return (
+                f"Pow of a base that reaches {_g(x.low)}: a fractional power of 0 or below is not finite",
+                False,
+            )
+        assert power is not None
+        if power.low < 1 and x.tiniest == 0:  # a whole power: only 0 to a power below 1
+            return f"Pow of a base that reaches 0 to the power {_g(power.low)}: not finite", False
     if op_type == "Exp" and x.high > EXP_LIMIT:
         return f"Exp of {_g(x.high)}: above {EXP_LIMIT:.3g}, exp overflows float32", True
     largest = max(r.largest for r in ranges)
@@ -122,9 +136,13 @@ def domain_text(op_type: str, ranges: list[InputRange]) -> tuple[str, bool]:
     return f"{op_type} with {spans}", False
 
 
-def input_ranges(fn: Callable[[], Any], names: Iterable[str]) -> dict[str, list[InputRange]]:
+def input_ranges(
+    fn: Callable[[], Any], names: Iterable[str], compiled: bool = False
+) -> dict[str, list[InputRange]]:
     """Run the step forward once, traced, and return the ranges of the float inputs of the
-    ops called ``names`` in its outer graph (a fresh trace of the same step names its ops alike)."""
+    ops called ``names`` in its outer graph (a fresh trace of the same step names its ops alike).
+    ``compiled``: run it as a compiled step runs, with Grappler's fused kernels; else as
+    its eager ops run, one kernel each (:func:`~tfviz.engine.trace.no_graph_rewrites`)."""
     import tensorflow as tf
 
     from tfviz.engine.trace import as_value, autograph
@@ -152,17 +170,31 @@ def input_ranges(fn: Callable[[], Any], names: Iterable[str]) -> dict[str, list[
                 keys.append((op.name, i))
         return tf.stack(stats) if stats else tf.zeros([0, 3])
 
-    values = tf.function(body, autograph=False)().numpy().tolist()
+    with _as_run(compiled):
+        values = tf.function(body, autograph=False)().numpy().tolist()
     out: dict[str, list[InputRange]] = {}
     for (name, i), (low, high, tiniest) in zip(keys, values):
         out.setdefault(name, []).append(InputRange(i, low, high, tiniest))
     return out
 
 
-def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None:
+@dataclass
+class Origin:
+    """Where the forward pass first holds a NaN or infinite value: the op that made it, with
+    its inputs' ranges; or a value the step was handed (``data``: how many of its values
+    are not finite, of how many)."""
+
+    op: str
+    ranges: list[InputRange]
+    data: tuple[int, int] | None = None
+
+
+def forward_origin(fn: Callable[[], Any], compiled: bool = False) -> Origin | None:
     """The first op of the step's forward pass whose float inputs are all finite and whose
-    output is not (the op that made the NaN), with its inputs' ranges; None if there is none.
-    A trace lists its ops in the order they were made, so inputs come before their users."""
+    output is not (the op that made the NaN), or the first value it was handed (a captured
+    tensor, an argument) that holds one; None if there is none. A trace lists its ops in
+    the order they were made, so inputs come before their users. ``compiled``: as for
+    :func:`input_ranges`."""
     import tensorflow as tf
 
     from tfviz.engine.trace import as_value, autograph
@@ -172,56 +204,90 @@ def forward_origin(fn: Callable[[], Any]) -> tuple[str, list[InputRange]] | None
 
     def body() -> Any:
         as_value(converted())
-        flags = []
+        flags, counts = [], []
         for op in tf.compat.v1.get_default_graph().get_operations():
             outs = [t for t in op.outputs if t.dtype.is_floating]
-            if not outs or op.type in ("Const", "Placeholder", "ReadVariableOp", "VarHandleOp"):
+            if not outs or op.type in ("ReadVariableOp", "VarHandleOp"):
                 continue
             finite = [tf.reduce_all(tf.math.is_finite(t)) for t in outs]
-            ins = [tf.reduce_all(tf.math.is_finite(t)) for t in op.inputs if t.dtype.is_floating]
+            if op.type in ("Const", "Placeholder"):  # a value the step was handed
+                ins = []
+                bad = tf.add_n([tf.math.count_nonzero(~tf.math.is_finite(t)) for t in outs])
+                size = tf.add_n([tf.size(t, out_type=tf.int64) for t in outs])
+            else:
+                ins = [tf.reduce_all(tf.math.is_finite(t)) for t in op.inputs if t.dtype.is_floating]
+                bad = size = tf.constant(0, tf.int64)
             flags.append(
                 tf.logical_and(
                     tf.reduce_all(tf.stack(ins)) if ins else tf.constant(True),
                     tf.logical_not(tf.reduce_all(tf.stack(finite))),
                 )
             )
+            counts.append(tf.stack([bad, size]))
             ops.append(op)
-        return tf.stack(flags) if flags else tf.zeros([0], tf.bool)
+        if not flags:
+            return tf.zeros([0], tf.bool), tf.zeros([0, 2], tf.int64)
+        return tf.stack(flags), tf.stack(counts)
 
-    made = tf.function(body, autograph=False)().numpy().tolist()
-    first = next((op.name for op, bad in zip(ops, made) if bad), None)
+    with _as_run(compiled):
+        made, sizes = (t.numpy().tolist() for t in tf.function(body, autograph=False)())
+    first = next(((op, n) for op, bad, n in zip(ops, made, sizes) if bad), None)
     if first is None:
         return None
-    return first, input_ranges(fn, [first]).get(first, [])
+    op, (bad, total) = first
+    if op.type in ("Const", "Placeholder"):
+        return Origin(op.name, [], (bad, total))
+    return Origin(op.name, input_ranges(fn, [op.name], compiled).get(op.name, []))
+
+
+def _as_run(compiled: bool) -> contextlib.AbstractContextManager[None]:
+    from tfviz.engine.trace import no_graph_rewrites
+
+    return contextlib.nullcontext() if compiled else no_graph_rewrites()
 
 
 def non_finite_arguments(fn: Any, replica: int = 0) -> list[str]:
-    """The arguments of a replayed step call (``fn.fn(*fn.args, **fn.kwargs)``) that hold NaN
-    or infinite values, each as ``name (k of n values)``: the batch the step was handed (of a
-    value distributed over a strategy's replicas, replica ``replica``'s part, the one replayed)."""
+    """The values a replayed step was handed that hold NaN or infinite values, each as
+    ``name (k of n values)``: a step call's arguments (``fn.fn(*fn.args, **fn.kwargs)``), or
+    the names a replayed tape block reads from its frame (``fn.code`` in ``fn.namespace``).
+    Of a value distributed over a strategy's replicas, replica ``replica``'s part (the one
+    replayed). Variables are not data: their NaN is the weights'."""
     import inspect
 
     import numpy as np
     import tensorflow as tf
 
     args, kwargs = getattr(fn, "args", None), getattr(fn, "kwargs", None) or {}
-    if not isinstance(args, tuple):
+    namespace, code = getattr(fn, "namespace", None), getattr(fn, "code", None)
+    if isinstance(args, tuple):
+        try:
+            params = list(inspect.signature(fn.fn).parameters)
+        except (TypeError, ValueError, AttributeError):
+            params = []
+        named = [(params[i] if i < len(params) else f"argument {i + 1}", a) for i, a in enumerate(args)]
+        named += list(kwargs.items())
+    elif isinstance(namespace, dict) and isinstance(code, types.CodeType):
+        named = [(n, namespace[n]) for n in _names_read(code) if n in namespace]
+    else:
         return []
-    try:
-        params = list(inspect.signature(fn.fn).parameters)
-    except (TypeError, ValueError, AttributeError):
-        params = []
-    named = [(params[i] if i < len(params) else f"argument {i + 1}", a) for i, a in enumerate(args)]
     out = []
 
     def local(x: Any) -> Any:
         parts = getattr(x, "values", None) if isinstance(x, tf.distribute.DistributedValues) else None
         return parts[replica] if isinstance(parts, tuple) and replica < len(parts) else x
 
-    for name, value in [*named, *kwargs.items()]:
-        value = tf.nest.map_structure(local, value)
+    for name, value in named:
+        if isinstance(value, (types.ModuleType, type)) or callable(value):
+            continue
+        try:
+            value = tf.nest.map_structure(local, value)
+            flat = tf.nest.flatten(value, expand_composites=True)
+        except Exception:  # noqa: BLE001 - an object tf.nest cannot walk holds no batch
+            continue
         bad = total = 0
-        for t in tf.nest.flatten(value, expand_composites=True):
+        for t in flat:
+            if isinstance(t, tf.Variable):
+                continue
             if isinstance(t, np.ndarray) or (tf.is_tensor(t) and hasattr(t, "numpy")):
                 array = np.asarray(t)
                 if np.issubdtype(array.dtype, np.floating):
@@ -232,39 +298,56 @@ def non_finite_arguments(fn: Any, replica: int = 0) -> list[str]:
     return out
 
 
-def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any], replica: int = 0) -> None:
+def _names_read(code: types.CodeType) -> list[str]:
+    """The names ``code`` and the functions it defines read, in order, once each."""
+    out: dict[str, None] = {}
+    for name in code.co_names:
+        out.setdefault(name)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            for name in _names_read(const):
+                out.setdefault(name)
+    return list(out)
+
+
+def explain_nan_inputs(
+    report: Report, graph: Any, fn: Callable[[], Any], replica: int = 0, compiled: bool = False
+) -> None:
     """Add to each ``nan`` problem what its op's inputs held; where the step's own arguments
     (its batch) hold NaN, say so: that is the cause, whatever op the gradient meets it at;
-    where an input is already non-finite (the forward pass made the NaN), move the problem to
-    the op that made it (best effort: a step that cannot run forward again keeps the verdict
-    as it was). ``replica``: the strategy's replica the step was replayed for."""
+    where an input is already non-finite (the forward pass made the NaN, or a value the step
+    was handed holds it), move the problem to where it starts (best effort: a step that cannot
+    run forward again keeps the verdict as it was). ``replica``: the strategy's replica the
+    step was replayed for; ``compiled``: the program runs the step as a graph, whose fused
+    kernels decide how far a NaN goes (:func:`input_ranges`)."""
     problems = [p for p in report.problems if p.kind == Kind.NAN and p.op and p.op in graph]
     if problems and (data := non_finite_arguments(fn, replica)):
-        said = ", ".join(data)
-        for p in problems:
-            p.message = (
-                f"the step's input {said} holds NaN or infinite values: the data of this step"
-                " itself, before any op"
-            )
-            p.hint = DATA_HINT
-            for v in report.variables:
-                if v.name in p.variables and v.kind == Kind.NAN:
-                    v.explanation = p.message
+        _say_data(report, problems, ", ".join(data))
         return
     names = {p.op: getattr(graph.nodes[p.op].get("op"), "name", None) for p in problems}
     if not any(names.values()):
         return
     try:
-        ranges = input_ranges(fn, [n for n in names.values() if n])
-        origin = forward_origin(fn) if any(not all(r.finite for r in rs) for rs in ranges.values()) else None
+        ranges = input_ranges(fn, [n for n in names.values() if n], compiled)
+        carried = any(not all(r.finite for r in rs) for rs in ranges.values())
+        origin = forward_origin(fn, compiled) if carried else None
     except Exception:  # noqa: BLE001 - the explanation is extra; the verdict stands without it
         return
     by_name = {getattr(d.get("op"), "name", None): nid for nid, d in graph.nodes(data=True)}
+    if origin is not None and origin.data is not None:
+        nid = by_name.get(origin.op)
+        node = graph.nodes[nid] if nid is not None else {}
+        label = node.get("label") or node.get("name") or origin.op.rsplit("/", 1)[-1]
+        bad, total = origin.data
+        carrying = [p for p in problems if not all(r.finite for r in ranges.get(names.get(p.op) or "", []))]
+        _say_data(report, carrying, f"{label} ({bad:,} of {total:,} values)")
+        problems = [p for p in problems if p not in carrying]
+        origin = None
     for p in problems:
         name = names.get(p.op)
         here = ranges.get(name, []) if name else []
-        if origin is not None and here and not all(r.finite for r in here) and origin[0] in by_name:
-            _move_to_origin(report, p, graph, by_name[origin[0]], origin[1])
+        if origin is not None and here and not all(r.finite for r in here) and origin.op in by_name:
+            _move_to_origin(report, p, graph, by_name[origin.op], origin.ranges)
             continue
         text, overflow = domain_text(p.op_type, here)
         if not text:
@@ -272,6 +355,19 @@ def explain_nan_inputs(report: Report, graph: Any, fn: Callable[[], Any], replic
         p.message = f"{p.message}. {text[0].upper()}{text[1:]}"
         if overflow:
             p.hint = OVERFLOW_HINT
+
+
+def _say_data(report: Report, problems: list[Any], said: str) -> None:
+    """The NaN is in the data the step was handed: say so at each problem and its variables."""
+    for p in problems:
+        p.message = (
+            f"the step's input {said} holds NaN or infinite values: the data of this step"
+            " itself, before any op"
+        )
+        p.hint = DATA_HINT
+        for v in report.variables:
+            if v.name in p.variables and v.kind == Kind.NAN:
+                v.explanation = p.message
 
 
 def _move_to_origin(report: Report, p: Any, graph: Any, nid: str, ranges: list[InputRange]) -> None:

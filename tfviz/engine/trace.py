@@ -307,10 +307,13 @@ def trace(
     tf_vars: list[Any],
     link_variables: Callable[[OpGraph, Any], set[str]],
     unwatched: Collection[int] = (),
+    compiled: bool = False,
 ) -> Trace:
     """Trace ``fn`` with gradients; ``link_variables`` adds variable nodes and
     returns the nodes on any variable-to-target path. The variables of ``unwatched`` (ids)
     are not watched, as the step's own tape did not watch them (``trainable=False``).
+    ``compiled``: the program runs the step as a graph, so a NaN or infinite value is
+    judged as its graph computes it (:func:`_as_the_program_runs_it`).
 
     Calling a nested tf.function while a tape watches builds its gradient
     right away, so a broken gradient can raise in the forward call. Then
@@ -319,7 +322,7 @@ def trace(
     """
 
     try:
-        return _trace_once(fn, tf_vars, link_variables, taped=True, unwatched=unwatched)
+        return _trace_once(fn, tf_vars, link_variables, taped=True, unwatched=unwatched, compiled=compiled)
     except _TapeForwardError as err:
         traced = _trace_once(fn, tf_vars, link_variables, taped=False)
         traced.truth = Truth(error=err.exc, error_op=raising_op(err.exc))
@@ -332,6 +335,7 @@ def _trace_once(
     link_variables: Callable[[OpGraph, Any], set[str]],
     taped: bool,
     unwatched: Collection[int] = (),
+    compiled: bool = False,
 ) -> Trace:
     import tensorflow as tf
 
@@ -379,8 +383,10 @@ def _trace_once(
         return (loss, stacked_norms(halves), zeros, tf.stack(preds) if preds else tf.zeros([0], tf.int32))
 
     concrete = tf.function(body, autograph=False).get_concrete_function()
-    with _no_graph_rewrites():
+    with no_graph_rewrites():
         out = concrete()
+    if compiled and "present" in state and not _all_finite(out):
+        out = _as_the_program_runs_it(concrete)
     truth = Truth(error=state.get("error"), error_op=state.get("error_op"))
     tensor_norms: dict[tuple[str, int], float] = {}
     taken: dict[str, str] = {}
@@ -461,10 +467,35 @@ def user_gradient_line(backward: Any) -> Source | None:
     return Source(file=code.co_filename, line=line, code=code_at(code.co_filename, line))
 
 
+def _all_finite(out: Any) -> bool:
+    """The traced step's loss and every norm it measured are finite."""
+    loss, norms = out[0], out[1]
+    return bool(tf_all_finite(loss)) and bool(tf_all_finite(norms))
+
+
+def tf_all_finite(x: Any) -> bool:
+    import numpy as np
+
+    value = x.numpy() if hasattr(x, "numpy") else x
+    try:
+        return bool(np.all(np.isfinite(value)))
+    except TypeError:  # not a number (an integer loss is refused before, a string never made)
+        return True
+
+
+def _as_the_program_runs_it(concrete: Any) -> Any:
+    """The traced step run again with Grappler's rewrites, as a compiled step runs: where a
+    value turned NaN or infinite, a fused kernel decides how far it goes (a NaN in a Dense
+    layer's input stops at its fused Relu, which makes it 0, where the unfused Relu passes it
+    on), so TensorFlow's own verdict is the optimised graph's."""
+    return concrete()
+
+
 @contextlib.contextmanager
-def _no_graph_rewrites() -> Iterator[None]:
+def no_graph_rewrites() -> Iterator[None]:
     """Run our one-off function without Grappler: optimising a graph of tens of
-    thousands of ops takes longer than running it once."""
+    thousands of ops takes longer than running it once; and it computes as the eager
+    ops do, one kernel each (no fused kernel decides how far a NaN goes)."""
     import tensorflow as tf
 
     old = tf.config.optimizer.get_experimental_options()
