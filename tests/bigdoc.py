@@ -195,3 +195,18 @@ def _edge(src: str, dst: str, dst_input: int) -> dict[str, Any]:
         "status": "passes",
         "grad_norm": 0.5,
     }
+
+
+def a_problem(**source: Any) -> dict[str, Any]:
+    """One stop_gradient problem at the loss, affecting the first variable, at ``f.py:3``
+    (``source`` adds to or replaces its source's fields)."""
+    return {
+        "kind": "stop_gradient",
+        "severity": "error",
+        "op": "loss",
+        "op_type": "AddN",
+        "message": "m",
+        "variables": ["layer_0/kernel"],
+        "source": {"file": "f.py", "line": 3, "code": "x", **source},
+        "hint": "h",
+    }

@@ -12,7 +12,7 @@ import typing
 
 import pytest
 
-from tests.bigdoc import big_document, big_json
+from tests.bigdoc import a_problem, big_document, big_json
 from tfviz import analysisfile
 from tfviz.analysisfile import (
     MAX_NESTING,
@@ -49,18 +49,7 @@ def test_a_large_document_resolves_type_hints_once_per_class_not_per_object(monk
 
 def test_the_rebuilt_report_is_the_one_report_from_dict_builds():
     doc = big_document(300, graph_every=3)
-    doc["problems"] = [
-        {
-            "kind": "stop_gradient",
-            "severity": "error",
-            "op": "loss",
-            "op_type": "AddN",
-            "message": "m",
-            "variables": ["layer_0/kernel"],
-            "source": {"file": "f.py", "line": 3, "code": "x"},
-            "hint": "h",
-        }
-    ]
+    doc["problems"] = [a_problem()]
     doc["graph"]["functions"] = [
         {
             "id": "fn",

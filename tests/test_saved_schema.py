@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.bigdoc import big_document
+from tests.bigdoc import a_problem, big_document
 from tfviz import analysisfile, schemas
 from tfviz.analysisfile import SCHEMA_AT, AnalysisFileError, reading_schema
 from tfviz.program.watch import CONDITIONS
@@ -112,18 +112,7 @@ def _compare(doc: dict[str, Any]) -> None:
 
 def _base() -> dict[str, Any]:
     doc = big_document(3, graph_every=1)
-    doc["problems"] = [
-        {
-            "kind": "stop_gradient",
-            "severity": "error",
-            "op": "loss",
-            "op_type": "AddN",
-            "message": "m",
-            "variables": ["layer_0/kernel"],
-            "source": {"file": "f.py", "line": 3, "code": "x", "cell": 1, "cell_line": 2, "cell_name": "c"},
-            "hint": "h",
-        }
-    ]
+    doc["problems"] = [a_problem(cell=1, cell_line=2, cell_name="c")]
     doc["read_not_trained"] = [{"name": "t", "reason": "target network", "tf_name": "t"}]
     doc["graph"]["functions"] = [
         {"id": "fn", "name": "body", "kind": "while", "parent": "", "call_op": "loss", "call_type": "While"}
