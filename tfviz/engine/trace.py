@@ -313,7 +313,7 @@ def trace(
     returns the nodes on any variable-to-target path. The variables of ``unwatched`` (ids)
     are not watched, as the step's own tape did not watch them (``trainable=False``).
     ``compiled``: the program runs the step as a graph, so a NaN or infinite value is
-    judged as its graph computes it (:func:`_as_the_program_runs_it`).
+    judged as its optimised graph computes it.
 
     Calling a nested tf.function while a tape watches builds its gradient
     right away, so a broken gradient can raise in the forward call. Then
@@ -386,7 +386,11 @@ def _trace_once(
     with no_graph_rewrites():
         out = concrete()
     if compiled and "present" in state and not _all_finite(out):
-        out = _as_the_program_runs_it(concrete)
+        # Run again with Grappler's rewrites, as the program's compiled step runs: where a
+        # value is NaN or infinite, a fused kernel decides how far it goes (a NaN in a Dense
+        # layer's input stops at its fused Relu, which makes it 0; the unfused Relu passes
+        # it on), so TensorFlow's own verdict is the optimised graph's.
+        out = concrete()
     truth = Truth(error=state.get("error"), error_op=state.get("error_op"))
     tensor_norms: dict[tuple[str, int], float] = {}
     taken: dict[str, str] = {}
@@ -469,26 +473,12 @@ def user_gradient_line(backward: Any) -> Source | None:
 
 def _all_finite(out: Any) -> bool:
     """The traced step's loss and every norm it measured are finite."""
-    loss, norms = out[0], out[1]
-    return bool(tf_all_finite(loss)) and bool(tf_all_finite(norms))
-
-
-def tf_all_finite(x: Any) -> bool:
     import numpy as np
 
-    value = x.numpy() if hasattr(x, "numpy") else x
     try:
-        return bool(np.all(np.isfinite(value)))
-    except TypeError:  # not a number (an integer loss is refused before, a string never made)
+        return all(bool(np.all(np.isfinite(np.asarray(t)))) for t in (out[0], out[1]))
+    except TypeError:  # a loss that is no number (a string) has no NaN
         return True
-
-
-def _as_the_program_runs_it(concrete: Any) -> Any:
-    """The traced step run again with Grappler's rewrites, as a compiled step runs: where a
-    value turned NaN or infinite, a fused kernel decides how far it goes (a NaN in a Dense
-    layer's input stops at its fused Relu, which makes it 0, where the unfused Relu passes it
-    on), so TensorFlow's own verdict is the optimised graph's."""
-    return concrete()
 
 
 @contextlib.contextmanager
