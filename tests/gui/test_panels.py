@@ -253,3 +253,24 @@ def test_a_long_problem_message_wraps_at_the_panels_edge(qapp):
     for _ in range(5):
         QApplication.processEvents()
     assert p.visualItemRect(p.topLevelItem(0)).height() < tall
+
+
+def test_clearing_a_grouped_expanded_panel_leaves_it_as_qts_own_clear_does(qapp):
+    """The panels clear by taking every row at once (Qt's clear() removes expanded rows one by
+    one, in time that grows with the square of the rows): the state left is Qt's own."""
+    from PySide6.QtWidgets import QTreeWidget
+
+    states = []
+    for clear in (VariablesPanel.clear, QTreeWidget.clear):
+        v = VariablesPanel()
+        v.set_report(_report(40))
+        v.expandAll()
+        assert v.select_name("model.layers[5].bias")
+        clear(v)
+        states.append(
+            (v.topLevelItemCount(), v.selectedItems(), v.currentItem(), v.invisibleRootItem().childCount())
+        )
+        assert v.topLevelItemCount() == 0
+        v.set_report(_report(3))  # filled again after either, the same rows
+        states.append([r.text(1) for r in v.rows()])
+    assert states[0] == states[2] == (0, [], None, 0) and states[1] == states[3]
