@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import json.decoder
 import math
@@ -410,22 +411,21 @@ def _required(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
-_VALIDATORS: dict[type, Callable[[Any], Any]] = {}
-_VALIDATORS_SCHEMA: list[dict[str, Any]] = []  # the reading schema they were compiled from
-
-
+@functools.cache
 def _validator(cls: type) -> Callable[[Any], Any]:
     """The compiled validator of one ``cls`` object (``Report``: the document without its
-    long lists), made once per process."""
-    validate = _VALIDATORS.get(cls)
-    if validate is None:
-        import fastjsonschema
+    long lists), made once per process, from the reading schema read once."""
+    import fastjsonschema
 
-        schema = _VALIDATORS_SCHEMA[0] if _VALIDATORS_SCHEMA else reading_schema()
-        _VALIDATORS_SCHEMA[:] = [schema]
-        node = schema if cls is Report else {**_at(schema, SCHEMA_AT[cls]), "$defs": schema["$defs"]}
-        validate = _VALIDATORS[cls] = fastjsonschema.compile(node, handlers={}, use_default=False)
+    schema = _reading()
+    node = schema if cls is Report else {**_at(schema, SCHEMA_AT[cls]), "$defs": schema["$defs"]}
+    validate: Callable[[Any], Any] = fastjsonschema.compile(node, handlers={}, use_default=False)
     return validate
+
+
+@functools.cache
+def _reading() -> dict[str, Any]:
+    return reading_schema()
 
 
 def _check(doc: dict[str, Any], run: _Run) -> Report:
@@ -437,23 +437,20 @@ def _check(doc: dict[str, Any], run: _Run) -> Report:
     graph = top.get("graph")
     if isinstance(graph, dict):
         graph = top["graph"] = dict(graph)
-    long: list[tuple[str, list[Any], type]] = []
+    long: list[tuple[str, str, list[Any], type]] = []  # (holder, key, the list, its class)
     for parent, key, cls in _LONG:
         holder = graph if parent else top
         if isinstance(holder, dict) and isinstance(holder.get(key), list):
-            long.append((f"{parent}.{key}" if parent else key, holder[key], cls))
-            holder[key] = []
+            long.append((parent, key, holder[key], cls))
+            holder[key] = []  # validated and built on its own
     try:
         _validator(Report)(top)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise _invalid(exc, "") from None
     report: Report = _builder(Report)(top)
-    for where, values, cls in long:
-        built = _checked_list(values, where, cls, run)
-        if where.startswith("graph."):
-            setattr(report.graph, where[6:], built)
-        else:
-            setattr(report, where, built)
+    for parent, key, values, cls in long:
+        built = _checked_list(values, f"{parent}.{key}" if parent else key, cls, run)
+        setattr(report.graph if parent else report, key, built)
     return report
 
 

@@ -372,7 +372,7 @@ def _call_once(r: _Run) -> None:
     assert step_ is not None
     # A replica's step under a strategy is replayed eagerly first, as before: its
     # trace alone has been seen to judge otherwise than TensorFlow.
-    r.graph_step = step_.capture is not None and step_.capture.as_graph and not step_.capture.distributed
+    r.graph_step = step_.compiled and not step_.capture.distributed
     r.made_before = r.recorder.made  # variables the call makes were built lazily by it
     # What a program's step makes when tfviz runs it again is made anew at each call:
     # the program's first run built every variable it keeps (analysis.fresh).
@@ -448,7 +448,7 @@ def _step_graph(r: _Run) -> None:
     step_ = r.step_
     assert step_ is not None
     tf_vars = [f.tf_variable for f in r.found]
-    as_graph = step_.capture is not None and step_.capture.as_graph
+    as_graph = step_.compiled
     if r.copied is not None and r.eager is None:
         r.done = _copied_step(step_, r.found, r.recorder, r.copied, r.loss, r.tape)
         r.eager = r.done.traced.truth if r.done is not None else None
@@ -542,8 +542,7 @@ def _verdicts(r: _Run) -> None:
     watch_hints(report, found, r.unwatched)
     if r.traced is not None:
         with r.capture.active():
-            compiled = step_.capture is not None and step_.capture.as_graph
-            explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica(), compiled)
+            explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica(), step_.compiled)
             explain_zero_origins(report, r.traced.og.g, step_.fn)
     mark_not_trained(report)  # the graph document and its exports mark it, not the window only
     second_order_note(report, step_.capture)
@@ -607,6 +606,11 @@ class _Step:
         self.fixed: list[FoundVariable] | None = None
         self.capture: Any = None  # the program's captured step (program mode)
         self._walk: ObjectWalk | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """The program ran its step as a graph (a ``tf.function``, Keras' compiled step)."""
+        return self.capture is not None and bool(self.capture.as_graph)
 
     def objects(self) -> ObjectWalk:
         """The walk of the script's objects, taken once after the step ran."""
@@ -846,8 +850,8 @@ def _trace_step(
     linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
-        compiled = step_.capture is not None and step_.capture.as_graph
-        traced = trace(step_.fn, [f.tf_variable for f in found], linker, unwatched=ids, compiled=compiled)
+        tf_vars = [f.tf_variable for f in found]
+        traced = trace(step_.fn, tf_vars, linker, unwatched=ids, compiled=step_.compiled)
     return _Traced(traced, linker.region, frozen, scopes)
 
 
