@@ -150,9 +150,12 @@ def test_assert_gradients_flow_lists_variable_kind_and_line():
         tfviz.testing.assert_gradients_flow(STOP, allow=["techer"])
 
 
-def test_a_tf_function_step_is_stopped_before_its_update():
+@pytest.mark.parametrize("trained_first", [False, True], ids=["fresh", "trained_with_first"])
+def test_a_tf_function_step_is_stopped_before_its_update(trained_first):
     """A compiled training step, called once with its batch: checked at its gradient call,
-    never applied (the optimizer's count and every weight stay), its verdicts TensorFlow's."""
+    never applied (the optimizer's count and every weight stay), its verdicts TensorFlow's.
+    Also a step the session has trained with already, whose graph is traced (a call runs none
+    of its Python): it was said to return "without computing a gradient", its update applied."""
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(1)
@@ -172,10 +175,12 @@ def test_a_tf_function_step_is_stopped_before_its_update():
         optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
         return value
 
+    if trained_first:
+        step(x, y)
     before = [v.numpy().copy() for v in model.variables + [head]]
     report = tfviz.check(step, args=(x, y))
     assert [v.numpy().tolist() for v in model.variables + [head]] == [b.tolist() for b in before]
-    assert int(optimizer.iterations.numpy()) == 0
+    assert int(optimizer.iterations.numpy()) == int(trained_first)
     with tf.GradientTape() as tape:  # TensorFlow's own answer
         out = tf.cast(tf.cast(model(x), tf.int32), tf.float32) * head
         value = tf.reduce_mean((out - y) ** 2)

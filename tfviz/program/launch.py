@@ -16,6 +16,7 @@ from tfviz.program import cluster, hooks, keras_state, signals
 from tfviz.program.capture import Reached, Refused, StepCapture
 from tfviz.program.run import RunHandler
 from tfviz.program.watch import RanToEnd, Watch
+from tfviz.script.discover import is_tf_function
 from tfviz.script.loader import Script, error_from_exception
 from tfviz.script.notebook import namespace as notebook_namespace
 from tfviz.script.quiet import as_python_has_it
@@ -164,6 +165,11 @@ def run_step_function(
     path = code.co_filename if code is not None else "<step function>"
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "the step function")
     handler = RunHandler(1, path)  # no ``stopped``: its end unwinds to here
+    if is_tf_function(fn) and hasattr(fn, "_clone"):
+        # A tf.function that has run (a notebook that trained with it) runs its graph, and
+        # none of the step's Python, so no gradient computation would be seen and its update
+        # would be applied: a fresh copy with the same options is traced, as its first call was.
+        fn = fn._clone(None)
     hooks.install()
     try:
         with capture.active(), hooks.handling(handler):
