@@ -240,3 +240,32 @@ def test_a_second_check_reuses_the_probes_and_says_the_same():
         (v.name, v.status, v.kind) for v in second.variables
     ]
     assert [(p.kind, p.op_type) for p in first.problems] == [(p.kind, p.op_type) for p in second.problems]
+
+
+@pytest.mark.parametrize("mode", ["as_written", "scan"])
+def test_every_variable_a_check_writes_is_saved_before_it_and_put_back(mode):
+    """The variables an in-process check writes are saved as it first writes each
+    (tfviz.program.written), not found among every live object first. Against that scan (the
+    slow twin), on every bundled example with a target and on training steps (eager and
+    compiled, after training with them; a seeded generator, a counter, batch norm and
+    dropout): each variable whose value moved by the time the check puts values back had been
+    saved, with its value from before, and after the check every variable holds its value
+    from before. The slow twin, switched on, leaves every variable as it was too."""
+    program = ROOT / "tests" / "programs" / "api" / "written.py"
+    args = [] if mode == "as_written" else ["scan", "steps"]
+    r = subprocess.run([sys.executable, str(program), *args], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    cases = {c["case"]: c for c in map(json.loads, r.stdout.splitlines())}
+    assert {"loss_with_state", "train_step", "compiled_step"} <= set(cases)
+    assert all(c["changed_after"] == 0 for c in cases.values()), cases
+    for name in ("loss_with_state", "train_step", "compiled_step"):
+        assert cases[name]["said"] == "ok", cases[name]
+    if mode == "scan":
+        return
+    assert len(cases) > 20
+    assert all(c["unsaved"] == 0 and c["wrong"] == 0 for c in cases.values()), cases
+    # what moved: batch norm's statistics (ResNet50's 53 layers, two each), the counter and
+    # the generator's state; never an optimizer's update, which the steps stop before
+    assert cases["healthy_resnet50.py"]["moved"] == 106
+    assert cases["loss_with_state"]["moved"] == 5
+    assert cases["compiled_step"]["moved"] == cases["train_step"]["moved"] == 3

@@ -212,9 +212,9 @@ def _shown_at(stream: Any, fd: int, stack: contextlib.ExitStack) -> Callable[[st
 @contextlib.contextmanager
 def untouched() -> Iterator[None]:
     """Whatever an in-process analysis changes, put back: the patches on TensorFlow and
-    Keras, the value of every variable alive before it, the random generators (Python's,
-    NumPy's, TensorFlow's op seeds), the working folder, ``sys.argv``, ``sys.path``, the
-    environment, warning filters and the loggers' levels."""
+    Keras, the value of every variable alive before it (saved as it is first written), the
+    random generators (Python's, NumPy's, TensorFlow's op seeds), the working folder,
+    ``sys.argv``, ``sys.path``, the environment, warning filters and the loggers' levels."""
     import logging
     import warnings
 
@@ -225,11 +225,11 @@ def untouched() -> Iterator[None]:
     loggers = {n: logging.getLogger(n).level for n in ("tensorflow", "absl", "h5py")}
     cwd, argv, path, main = os.getcwd(), list(sys.argv), list(sys.path), sys.modules.get("__main__")
     py_random, np_random = random.getstate(), np.random.get_state()
-    tf_state = _tensorflow_state()
     from tfviz.engine import layerscopes
     from tfviz.program import hooks
 
     patched = hooks.mark(), layerscopes.mark()  # what was patched before (by tfviz, elsewhere) stays
+    tf_state = _tensorflow_state()
     try:
         yield
     finally:
@@ -252,38 +252,22 @@ def untouched() -> Iterator[None]:
 
 
 def _tensorflow_state() -> dict[str, Any]:
-    """TensorFlow's state an analysis may move: every live variable's value, the eager
-    context's op-seed generator, and the log verbosities (None where TensorFlow is not
-    imported: then nothing of it was there to move)."""
+    """TensorFlow's state an analysis may move: the variables it writes (each saved before its
+    first write, :mod:`tfviz.program.written`; or, with that switched off, every live one),
+    the eager context's op-seed generator, and the log verbosities (empty where TensorFlow is
+    not imported: then nothing of it was there to move)."""
     if "tensorflow" not in sys.modules:
         return {}
-    import gc
-
-    import tensorflow as tf
     from absl import logging as absl_logging
     from tensorflow.python.autograph.utils import ag_logging
     from tensorflow.python.eager import context
-    from tensorflow.python.ops import gen_resource_variable_ops as ops
-    from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
-    values = []
-    kinds: dict[type, bool] = {}  # isinstance on TensorFlow's classes is slow: once per type
-    for obj in gc.get_objects():
-        kind = type(obj)
-        wanted = kinds.get(kind)
-        if wanted is None:
-            wanted = kinds[kind] = issubclass(kind, BaseResourceVariable) and not issubclass(
-                kind, tf.distribute.DistributedValues
-            )
-        if wanted:
-            with contextlib.suppress(Exception):  # uninitialized, made in a graph, on a device gone
-                # A read is a snapshot: a later assignment copies the buffer, never changes it.
-                # The op itself, as value() ends by running it: its Python layers took a
-                # third of the snapshot's time for a ResNet50's 640 variables.
-                values.append((obj, ops.read_variable_op(obj.handle, obj.dtype)))
+    from tfviz.program import written
+
     rng = getattr(context.context(), "_rng", None)
     return {
-        "values": values,
+        "written": written.WrittenVariables().__enter__() if written.SAVE_AS_WRITTEN else None,
+        "values": [] if written.SAVE_AS_WRITTEN else written.every_live_variable(),
         "rng": (rng, rng.getstate()) if rng is not None else None,
         "absl": absl_logging.get_verbosity(),
         "autograph": ag_logging.verbosity_level,  # None: read from the environment, as it was
@@ -297,9 +281,12 @@ def _restore_tensorflow(state: dict[str, Any]) -> None:
     from tensorflow.python.autograph.utils import ag_logging
     from tensorflow.python.ops import gen_resource_variable_ops as ops
 
-    for variable, value in state["values"]:
+    if state["written"] is not None:
+        state["written"].__exit__(None, None, None)
+        state["written"].restore()
+    for handle, value in state["values"]:
         with contextlib.suppress(Exception):
-            ops.assign_variable_op(variable.handle, value)  # what assign() runs, without its layers
+            ops.assign_variable_op(handle, value)  # what assign() runs, without its layers
     if state["rng"] is not None:
         rng, rng_state = state["rng"]
         rng.setstate(rng_state)
