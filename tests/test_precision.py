@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, tensorflow_truth
 from tfviz.engine import gradrules
+from tfviz.engine.trace import SLICE_ON_CPU, read_halves, sq_norm_of
 
 
 def _eager_grads(path: str, names: list[str]) -> dict:
@@ -269,8 +270,6 @@ def test_a_small_gradient_in_the_cpus_memory_is_measured_as_the_l2loss_op_measur
 
     import tensorflow as tf
 
-    from tfviz.engine.trace import SMALL_ON_CPU, read_halves, sq_norm_of
-
     t = tf.constant(values, dtype)
     half = sq_norm_of(t)
     assert isinstance(half, float)  # read in NumPy, not by an op
@@ -280,6 +279,29 @@ def test_a_small_gradient_in_the_cpus_memory_is_measured_as_the_l2loss_op_measur
         assert math.isnan(norm)
     else:
         assert norm == pytest.approx(oracle, rel=1e-6)
-    big = tf.ones([SMALL_ON_CPU + 1], dtype)
-    assert not isinstance(sq_norm_of(big), float)  # a large one stays one op
-    assert read_halves([sq_norm_of(big)]) == pytest.approx([math.sqrt(SMALL_ON_CPU + 1)])
+
+
+@pytest.mark.parametrize("size", [SLICE_ON_CPU + 1, 200_704, 802_816, 3 * SLICE_ON_CPU])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_large_gradient_in_the_cpus_memory_is_measured_slice_by_slice_as_the_op_measures_it(size, dtype):
+    """Larger than a slice, a gradient is summed slice by slice (the size of ResNet50's
+    activations' gradients): its norm is the L2Loss op's, to 1e-5 (the precision tfviz's
+    norms are held to against TensorFlow's), for values spread over twelve orders of magnitude
+    and for one value repeated, the hardest case for a float32 sum; a float32 sum whose half
+    is past float32's range is inf, as the op's is, and one whose half is within it is not."""
+    import math
+
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(size)
+    t = tf.constant(np.exp(3 * rng.standard_normal(size)).astype(dtype))
+    half = sq_norm_of(t)
+    assert isinstance(half, float)  # read in NumPy, not by an op
+    assert read_halves([half]) == pytest.approx(read_halves([tf.nn.l2_loss(t)]), rel=1e-5)
+    if dtype == "float32" and size == 3 * SLICE_ON_CPU:
+        for value in (6.5e16, 3.5e16):  # each slice's sum finite; the whole one's half past it, then not
+            t = tf.fill([size], value)
+            (mine,), (op,) = read_halves([sq_norm_of(t)]), read_halves([tf.nn.l2_loss(t)])
+            assert math.isinf(mine) == math.isinf(op)
+            assert math.isinf(op) or mine == pytest.approx(op, rel=1e-5)

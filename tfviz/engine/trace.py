@@ -118,25 +118,29 @@ def value_norms(vs: list[Any]) -> list[float | None]:
     return out
 
 
-#: an eager float tensor of at most this many elements, in the CPU's memory, is measured
-#: in NumPy (:func:`sq_norm_of`)
-SMALL_ON_CPU = 1 << 16
+#: an eager float tensor in the CPU's memory is measured in NumPy (:func:`sq_norm_of`), in
+#: slices of at most this many elements, each summed in its own dtype and the slices' sums
+#: in float64 (the norm within 1e-5 of the op's: one float32 dot product over a million
+#: elements drifts further)
+SLICE_ON_CPU = 1 << 16
 #: TensorFlow's float32 and float64, as an eager tensor's ``_datatype_enum()`` says them
 _FLOAT32_64 = (1, 2)
+#: the largest finite float32: the op's float32 half sum beyond it is inf
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 def sq_norm_of(g: Any) -> Any:
     """Half the squared L2 norm of a gradient (dense or IndexedSlices), as one
     L2Loss op in the gradient's own float dtype: a ResNet-sized graph needs
-    thousands of these, so each costs one op. A small eager one in the CPU's memory is
-    measured in NumPy, in its own dtype, and comes back as a float: an eager op and the
-    read of its scalar cost ten times the dot product of a small layer's gradient, and a
-    deep model of small layers has thousands."""
+    thousands of these, so each costs one op. An eager one in the CPU's memory is
+    measured in NumPy, in its own dtype, and comes back as a float: for a small one an
+    eager op and the read of its scalar cost ten times the dot product, and for a large
+    one the op's sum took 2 to 6 times NumPy's (ResNet50's activations' gradients)."""
     import tensorflow as tf
 
-    small = _small_on_cpu(g)
-    if small is not None:
-        return small
+    on_cpu = _on_cpu(g)
+    if on_cpu is not None:
+        return on_cpu
     values = dense_values(g)
     if values.dtype.is_complex:
         values = tf.math.abs(values)
@@ -148,14 +152,13 @@ def sq_norm_of(g: Any) -> Any:
     return graph_op("L2Loss", [values], values.dtype, T=values.dtype)
 
 
-def _small_on_cpu(g: Any) -> float | None:
-    """Half the squared norm of ``g``, read in NumPy where it is a small float32 or
-    float64 eager tensor in the CPU's memory (a view of its buffer, summed in its own
-    dtype, so that it overflows where the L2Loss op would); else None."""
+def _on_cpu(g: Any) -> float | None:
+    """Half the squared norm of ``g``, read in NumPy where it is a float32 or float64 eager
+    tensor in the CPU's memory (a view of its buffer, summed in its own dtype slice by slice,
+    so that it overflows where the L2Loss op would); else None."""
     if (
         type(g) is not _eager_tensor_type()
         or g._datatype_enum() not in _FLOAT32_64
-        or g._num_elements() > SMALL_ON_CPU
         or not g.device.endswith("CPU:0")
     ):
         return None
@@ -163,7 +166,14 @@ def _small_on_cpu(g: Any) -> float | None:
 
     flat = g._numpy().reshape(-1)
     with np.errstate(over="ignore", invalid="ignore"):  # inf or nan, as the op gives, unsaid
-        return float(flat.dot(flat)) / 2.0
+        if flat.size <= SLICE_ON_CPU:
+            return float(flat.dot(flat)) / 2.0
+        total = 0.0
+        for start in range(0, flat.size, SLICE_ON_CPU):
+            part = flat[start : start + SLICE_ON_CPU]
+            total += float(part.dot(part))
+    half = total / 2.0
+    return math.inf if flat.dtype == np.float32 and half > _FLOAT32_MAX else half
 
 
 @functools.cache
