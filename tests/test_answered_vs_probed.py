@@ -1,8 +1,10 @@
-"""The fast path and its slow twin: an eager call's copy takes each op's gradient verdict
+"""Two fast paths and their slow twin: an eager call's copy takes each op's gradient verdict
 from TensorFlow's own backward pass over that call (``Prober.answered``), where the probe
-builds the op's gradient function again in a graph of its own. For every ``loss()`` script
-the copy analyzes, both give the same report: every variable's status and kind, every
-problem with its op and line, and every op's and edge's status (an op's with its message)."""
+builds the op's gradient function again in a graph of its own; and an edge into the
+variables' paths from outside them is given no status (``STATUS_FROM_OUTSIDE``), where the
+twin probes it too. For every ``loss()`` script and every bundled training program, both
+give the same report: every variable's status and kind, every problem with its op and line,
+and every op's and edge's status (an op's with its message)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
 from tests.test_copy_vs_trace import SCRIPTS
 
 
-def _analysis(path: Path, answered: bool, monkeypatch):
+def _analysis(path: Path, answered: bool, monkeypatch, outside: bool | None = None):
     from tfviz.analysis import diagnose
     from tfviz.engine import gradrules
     from tfviz.errors import AnalysisError
 
     monkeypatch.setattr(gradrules, "ANSWERED", answered)
+    # the slow twin probes every port; the fast path skips edges from outside the paths
+    monkeypatch.setattr(gradrules, "STATUS_FROM_OUTSIDE", not answered if outside is None else outside)
     try:
         done = diagnose.analysis(str(path))
     except AnalysisError as exc:
@@ -64,6 +68,20 @@ def test_the_tapes_answers_and_the_probes_agree(path, monkeypatch):
     probed, probes = _analysis(path, False, monkeypatch)
     answered, fewer = _analysis(path, True, monkeypatch)
     assert answered == probed
+    if probes is not None and fewer is not None:
+        assert fewer <= probes
+
+
+PROGRAMS = sorted(p for p in EXAMPLES.glob("*.py") if p.name.startswith(("program_", "train_")))
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
+def test_a_programs_edges_from_outside_its_paths_change_nothing(path, monkeypatch):
+    """A training program's step is traced, and every port in it probed but those of edges
+    from outside the variables' paths: the report is the one that probes those too."""
+    everything, probes = _analysis(path, False, monkeypatch, outside=True)
+    fewer_edges, fewer = _analysis(path, False, monkeypatch, outside=False)
+    assert fewer_edges == everything
     if probes is not None and fewer is not None:
         assert fewer <= probes
 

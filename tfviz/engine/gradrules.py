@@ -203,13 +203,25 @@ def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober
     return prober.port(op, dst_in) if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 
+#: Whether an edge into the region from outside it is given a status too. Its source is on
+#: no variable's path to the target (were it downstream of one, it would be in the region),
+#: so no verdict rests on it and the graph draws it off the path; its ports are the ones the
+#: tape skipped, each a probe (ResNet50's 16, a third of its first check's probing time).
+#: Giving them a status anyway is the slow twin (``tests/test_answered_vs_probed.py``).
+STATUS_FROM_OUTSIDE = False
+
+
 def annotate(g: nx.DiGraph[str], nodes: set[str], prober: Prober) -> None:
-    """Set ``status``/``message`` on every edge into ``nodes``.
+    """Set ``status``/``message`` on every edge into ``nodes`` from ``nodes`` (and, with
+    :data:`STATUS_FROM_OUTSIDE`, from outside them too).
 
     An edge with several ports passes when any of them does.
     """
+    outside = STATUS_FROM_OUTSIDE
     for v in nodes:
         for u in g.predecessors(v):
+            if not outside and u not in nodes:
+                continue
             e = g.edges[u, v]
             best: PortVerdict | None = None
             for _src_out, dst_in in e["ports"]:
