@@ -80,7 +80,8 @@ class WrittenVariables:
                     continue
                 if getattr(a, "dtype", None) is not resource or id(a) in saved:
                     continue
-                saved[id(a)] = (a, _read(execute, context.context(), a))
+                # another thread's op may have saved it since: the first value stays
+                saved.setdefault(id(a), (a, _read(execute, context.context(), a)))
 
         def fast_path(original: Callable[..., Any]) -> Callable[..., Any]:
             def saving_fast_path(ctx: Any, op_type: Any, name: Any, *args: Any) -> Any:
