@@ -269,3 +269,29 @@ def test_every_variable_a_check_writes_is_saved_before_it_and_put_back(mode):
     assert cases["healthy_resnet50.py"]["moved"] == 106
     assert cases["loss_with_state"]["moved"] == 5
     assert cases["compiled_step"]["moved"] == cases["train_step"]["moved"] == 3
+
+
+def test_the_functions_own_calls_warn_and_log_as_the_callers_own_calls_do():
+    """A loss and a training step that make Keras warn, checked in the caller's process: the
+    warning is shown, from Keras' own line, as the caller's own call shows it (tfviz's silence
+    of TensorFlow's and Keras' warnings hid it), once in each check; and each function runs with
+    the TensorFlow logger's level the caller has at that check (INFO, then WARNING: not the
+    level of the first check, nor tfviz's ERROR)."""
+    program = ROOT / "tests" / "programs" / "api" / "warns.py"
+    runs = {
+        mode: subprocess.run(
+            [sys.executable, str(program), mode], capture_output=True, text=True, timeout=600, cwd=ROOT
+        )
+        for mode in ("python", "tfviz")
+    }
+    for r in runs.values():
+        assert r.returncode == 0, r.stderr[-3000:]
+
+    def warned(stderr: str) -> list[str]:
+        return [line for line in stderr.splitlines() if "UserWarning:" in line]
+
+    theirs, ours = warned(runs["python"].stderr), warned(runs["tfviz"].stderr)
+    assert len(theirs) == 1 and "functional.py" in theirs[0] and "structure of `inputs`" in theirs[0]
+    assert ours == theirs * 2
+    levels = [json.loads(r.stdout.strip().splitlines()[-1]) for r in runs.values()]
+    assert levels[0] == levels[1] == {"levels": [20, 30], "after": 30}

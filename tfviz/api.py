@@ -170,6 +170,9 @@ def _check_function(
 ) -> Report:
     from tfviz.analysis.diagnose import analysis_of_function
     from tfviz.report import collector_paused
+    from tfviz.script.quiet import as_python_has_it_now
+
+    as_python_has_it_now()  # the function's own calls get the caller's warnings and log levels
 
     with contextlib.ExitStack() as stack:
         targets = {"stdout": _shown_at(sys.stdout, 1, stack), "stderr": _shown_at(sys.stderr, 2, stack)}

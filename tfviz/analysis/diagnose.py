@@ -57,7 +57,7 @@ from tfviz.script.discover import (
     var_node,
 )
 from tfviz.script.loader import Script, error_from_exception, load_script
-from tfviz.script.quiet import import_tensorflow
+from tfviz.script.quiet import as_python_has_it, import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
 from tfviz.script.streams import Capture
 from tfviz.version import __version__
@@ -389,6 +389,7 @@ def _call_once(r: _Run) -> None:
                 step_.watch(),
                 copy=COPY_EAGER_CALL and r.mode == "target",
                 automatic=step_.automatic(),
+                as_python=r.given is not None,
             )
         if r.mode == "program":  # a target's first call builds its layers lazily
             r.remade += made
@@ -872,6 +873,7 @@ def _first_call(
     copy: bool = False,
     automatic: bool = True,
     lenient: bool = False,
+    as_python: bool = False,
 ) -> tuple[Any, Truth | None, Any, _Copied | None]:
     """Call the target once, as the user's first call would, under a tape (with ``copy``,
     its ops copied into a graph as they run: :mod:`tfviz.engine.eagerstream`).
@@ -880,11 +882,13 @@ def _first_call(
     tf.function builds its broken gradient right away), that error is
     TensorFlow's eager verdict; the call is repeated without a tape.
     Returns the loss, that verdict (None when the call succeeded), the
-    tape (None when it did not) and the copy.
+    tape (None when it did not) and the copy. With ``as_python`` (a function of the
+    caller's process, its output shown as it runs), the call has the warnings and log
+    levels the caller has, not tfviz's silence.
     """
     import tensorflow as tf
 
-    with capture.active():
+    with capture.active(), as_python_has_it() if as_python else contextlib.nullcontext():
         try:
             with contextlib.ExitStack() as copying:
                 copied = None

@@ -172,7 +172,8 @@ def run_step_function(
         fn = fn._clone(None)
     hooks.install()
     try:
-        with capture.active(), hooks.handling(handler):
+        # the warnings and log levels the caller has, as its own call of the step would
+        with capture.active(), hooks.handling(handler), as_python_has_it():
             fn(*args, **kwargs)
     except Reached as end:
         return end.capture

@@ -67,6 +67,13 @@ _LOGGERS = ("tensorflow", "absl", "h5py")
 _AS_PYTHON: dict[str, Any] = {}
 
 
+def as_python_has_it_now() -> None:
+    """Forget what the process had before tfviz silenced it: the next silence reads it again.
+    A caller's own process checked a second time may have changed its levels since the first
+    (a notebook that turned TensorFlow's logger down)."""
+    _AS_PYTHON.clear()
+
+
 @contextlib.contextmanager
 def as_python_has_it() -> Iterator[None]:
     """While entered, the warnings and log levels ``python`` would give the user's program
