@@ -9,8 +9,9 @@ eagerly passes its three entry points (the generated ops' fast path, the slow pa
 :class:`WrittenVariables` is entered, an op that takes a resource and may write it (any such
 op but the known reads) first has each resource it is handed read, once, by the C API
 itself: no op callback sees that read and no tape records it, so the step tfviz copies never
-holds it. The slow twin is :func:`every_live_variable`, the scan (``tests/test_written.py``
-holds both to the same values on every example).
+holds it. The slow twin is :func:`every_live_variable`, the scan: ``tests/test_api.py`` holds
+the two to the same values on every bundled example and on training steps
+(``tests/programs/api/written.py``).
 """
 
 from __future__ import annotations
