@@ -268,9 +268,12 @@ def _tensorflow_state() -> dict[str, Any]:
     from tfviz.program import written
 
     rng = getattr(context.context(), "_rng", None)
+    saving = written.WrittenVariables() if written.SAVE_AS_WRITTEN else None
+    if saving is not None:
+        saving.__enter__()  # left in _restore_tensorflow, after every other patch is taken off
     return {
-        "written": written.WrittenVariables().__enter__() if written.SAVE_AS_WRITTEN else None,
-        "values": [] if written.SAVE_AS_WRITTEN else written.every_live_variable(),
+        "written": saving,
+        "values": [] if saving is not None else written.every_live_variable(),
         "rng": (rng, rng.getstate()) if rng is not None else None,
         "absl": absl_logging.get_verbosity(),
         "autograph": ag_logging.verbosity_level,  # None: read from the environment, as it was
@@ -282,14 +285,13 @@ def _restore_tensorflow(state: dict[str, Any]) -> None:
         return
     from absl import logging as absl_logging
     from tensorflow.python.autograph.utils import ag_logging
-    from tensorflow.python.ops import gen_resource_variable_ops as ops
+
+    from tfviz.program import written
 
     if state["written"] is not None:
         state["written"].__exit__(None, None, None)
         state["written"].restore()
-    for handle, value in state["values"]:
-        with contextlib.suppress(Exception):
-            ops.assign_variable_op(handle, value)  # what assign() runs, without its layers
+    written.put_back(state["values"])
     if state["rng"] is not None:
         rng, rng_state = state["rng"]
         rng.setstate(rng_state)

@@ -33,6 +33,10 @@ READ_ONLY = frozenset(
     }
 )
 
+#: op type (or a function's name) -> whether it may write a resource it is handed: op
+#: definitions do not change while the process lives, so every check shares the answers
+_MAY_WRITE: dict[Any, bool] = {}
+
 #: whether :func:`tfviz.api.untouched` saves the variables as they are first written (this
 #: module) or every live variable up front (:func:`every_live_variable`, the slow twin)
 SAVE_AS_WRITTEN = True
@@ -47,7 +51,6 @@ class WrittenVariables:
         #: id(handle) -> (the handle, its value before the first write; None where it has
         #: no value to read: not a variable, not initialized, made by the analysis itself)
         self.saved: dict[int, tuple[Any, Any]] = {}
-        self._may_write: dict[Any, bool] = {}
         self._patched: list[tuple[str, Any]] = []
 
     def __enter__(self) -> WrittenVariables:
@@ -58,7 +61,7 @@ class WrittenVariables:
 
         execute = pywrap_tfe.TFE_Py_Execute
         resource, variable = dtypes.resource, BaseResourceVariable
-        saved, may_write_of = self.saved, self._may_write
+        saved, may_write_of = self.saved, _MAY_WRITE
 
         def may_write(op_type: Any) -> bool:
             known = may_write_of.get(op_type)
@@ -119,13 +122,18 @@ class WrittenVariables:
 
     def restore(self) -> None:
         """Every saved value assigned back, newest first."""
-        from tensorflow.python.ops import gen_resource_variable_ops as ops
-
-        for handle, value in reversed(list(self.saved.values())):
-            if value is not None:
-                with contextlib.suppress(Exception):  # a variable deleted, or on a device gone
-                    ops.assign_variable_op(handle, value)
+        put_back([(h, v) for h, v in reversed(list(self.saved.values())) if v is not None])
         self.saved.clear()
+
+
+def put_back(values: list[tuple[Any, Any]]) -> None:
+    """Assign each ``(handle, value)`` pair back, in order: the op ``assign()`` runs, without
+    its Python layers."""
+    from tensorflow.python.ops import gen_resource_variable_ops as ops
+
+    for handle, value in values:
+        with contextlib.suppress(Exception):  # a variable deleted, or on a device gone
+            ops.assign_variable_op(handle, value)
 
 
 def _read(execute: Callable[..., Any], ctx: Any, handle: Any) -> Any:
