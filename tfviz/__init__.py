@@ -7,13 +7,16 @@
 :func:`check` and :class:`Report` come from :mod:`tfviz.api`, :func:`assert_gradients_flow`
 from :mod:`tfviz.testing`. The package imports no TensorFlow at import time, so the CLI's
 help and the GUI start instantly; modules that need TensorFlow import it themselves, and
-these names load their modules when first used (``__init__.pyi`` gives their types). The
+these names load their modules when first used (``__init__.pyi`` gives their types). Where
+TensorFlow is imported before tfviz (a notebook, a test), the in-process analysis is
+imported with the package (:func:`tfviz.api.load_analysis`), not by the first check. The
 package is the public API and stands above every layer: tfviz's own modules import the
 version from :mod:`tfviz.version`, never from here.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tfviz.version import __version__
@@ -38,3 +41,9 @@ def __getattr__(name: str) -> Any:
 
         return AnalysisError
     raise AttributeError(f"module 'tfviz' has no attribute {name!r}")
+
+
+if "tensorflow" in sys.modules:  # a notebook or a test, which checks its own functions here
+    from tfviz.api import load_analysis
+
+    load_analysis()
