@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import os
 import random
 import sys
@@ -109,8 +110,8 @@ def load_analysis() -> None:
     objects, none of them garbage, set off a full collection over the whole heap, which
     TensorFlow's makes 0.2 s long."""
     with report_module.collector_paused():
-        import tfviz.analysis.diagnose
-        import tfviz.program.written
+        for name in ("tfviz.analysis.diagnose", "tfviz.program.written"):
+            importlib.import_module(name)
 
 
 def _check_path(
