@@ -28,8 +28,9 @@ def silence_tensorflow() -> None:
     user's own run does."""
     for key, value in QUIET_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
-    for module in _QUIET_MODULES:
-        warnings.filterwarnings("ignore", module=module)
+    for quiet in reversed(_QUIET_FILTERS):
+        if quiet not in warnings.filters:
+            warnings.filters.insert(0, quiet)  # type: ignore[attr-defined]  # a list at run time
     for name in _LOGGERS:
         _AS_PYTHON.setdefault(name, logging.getLogger(name).level)
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -61,6 +62,13 @@ def import_tensorflow() -> Any:
 
 
 _QUIET_MODULES = ("tensorflow", "keras")
+#: tfviz's silence of their warnings, as ``warnings.filterwarnings("ignore", module=m)`` makes
+#: it, but put in and taken out of the filter list without ``filterwarnings``' call to
+#: ``warnings._filters_mutated()``: that call makes every module's ``__warningregistry__`` stale,
+#: so a warning ``python`` shows once at a line would be shown again after each check, in the
+#: caller's own code too. The registries need no refresh for these filters: an ignored warning
+#: is never written to a registry, so nothing they hold was decided by them.
+_QUIET_FILTERS = tuple(("ignore", None, Warning, re.compile(m), 0) for m in _QUIET_MODULES)
 _LOGGERS = ("tensorflow", "absl", "h5py")
 #: What ``python`` has where tfviz silences: each logger's level, absl's and autograph's
 #: verbosity, as they were before tfviz changed them.
@@ -87,11 +95,8 @@ def as_python_has_it() -> Iterator[None]:
     quiet_filters = list(warnings.filters)
     quiet_levels = {name: logging.getLogger(name).level for name in _LOGGERS}
     quiet_absl, quiet_autograph = absl_logging.get_verbosity(), ag_logging.verbosity_level
-    ours = [
-        ("ignore", None, Warning, re.compile(m), 0) for m in _QUIET_MODULES
-    ]  # as filterwarnings makes them
-    warnings.filters[:] = [f for f in warnings.filters if f not in ours]  # type: ignore[index]
-    warnings._filters_mutated()  # type: ignore[attr-defined]  # the registries' cache, as filterwarnings does
+    # in place, the registries left valid (:data:`_QUIET_FILTERS`)
+    warnings.filters[:] = [f for f in warnings.filters if f not in _QUIET_FILTERS]  # type: ignore[index]
     for name in _LOGGERS:
         logging.getLogger(name).setLevel(_AS_PYTHON[name])
     absl_logging.set_verbosity(_AS_PYTHON["absl verbosity"])
@@ -100,7 +105,6 @@ def as_python_has_it() -> Iterator[None]:
         yield
     finally:
         warnings.filters[:] = quiet_filters  # type: ignore[index]
-        warnings._filters_mutated()  # type: ignore[attr-defined]
         for name, level in quiet_levels.items():
             logging.getLogger(name).setLevel(level)
         absl_logging.set_verbosity(quiet_absl)

@@ -2,7 +2,8 @@
 of one named input), each noting the TensorFlow logger's level it runs with. With "python"
 each is called as a notebook would call it; with "tfviz" each is checked in this process,
 the logger at INFO for the first check and at WARNING for the second. The warnings
-go to stderr; the levels each first call ran with are printed as JSON."""
+go to stderr (Python shows a line's warning once in a process, under tfviz as under python);
+the levels each first call ran with are printed as JSON."""
 
 import json
 import logging
@@ -44,4 +45,8 @@ for level, call in ((logging.INFO, "loss"), (logging.WARNING, "step")):
         report = tfviz.check(loss) if call == "loss" else tfviz.check(train_step, args=(x,))
         assert report.ok, str(report)
     first_calls.append(levels[0])
+# the caller's own call afterwards, as a notebook's next cell makes it: python has shown this
+# line's warning already, so it shows nothing
+with tf.GradientTape():
+    loss()
 print(json.dumps({"levels": first_calls, "after": tf.get_logger().level}))
