@@ -6,7 +6,7 @@ ResNet50 (``weights=None``, batch 1, 224x224), built and called once before anyt
 is timed on its own line. The session's first check is timed alone (it probes the op
 signatures it meets; later checks reuse those verdicts), then the bare step and the check
 alternate ``--repeat`` times (3 unless told), so that a slow spell of the machine hits both;
-the medians are compared. A process has one first check, so ``--first`` processes (3 unless
+the medians are compared. A process has one first check, so ``--first`` processes (5 unless
 told, this one among them) each time theirs against the median of three bare steps taken
 right after it, and the median of their ratios is the figure. Target: at most 1.5x.
 tfviz's bytecode is compiled first, as installing the package compiles it: where Python is
@@ -34,7 +34,7 @@ TARGET = 1.5
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--first", type=int, default=3)
+    ap.add_argument("--first", type=int, default=5)
     ap.add_argument("--model", default="ResNet50")
     ap.add_argument("--only-first", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
