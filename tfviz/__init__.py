@@ -46,4 +46,7 @@ def __getattr__(name: str) -> Any:
 if "tensorflow" in sys.modules:  # a notebook or a test, which checks its own functions here
     from tfviz.api import load_analysis
 
-    load_analysis()
+    try:
+        load_analysis()
+    except ImportError:  # a time saver only: the first check imports it again, and says what fails
+        pass
