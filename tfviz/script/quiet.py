@@ -28,9 +28,9 @@ def silence_tensorflow() -> None:
     user's own run does."""
     for key, value in QUIET_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
-    for quiet in reversed(_QUIET_FILTERS):
-        if quiet not in warnings.filters:
-            warnings.filters.insert(0, quiet)  # type: ignore[attr-defined]  # a list at run time
+    # first in the list, as filterwarnings puts them (ahead of an "always" set since)
+    rest = [f for f in warnings.filters if f not in _QUIET_FILTERS]
+    warnings.filters[:] = [*_QUIET_FILTERS, *rest]  # type: ignore[index]  # a list at run time
     for name in _LOGGERS:
         _AS_PYTHON.setdefault(name, logging.getLogger(name).level)
         logging.getLogger(name).setLevel(logging.ERROR)
