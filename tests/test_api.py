@@ -298,11 +298,11 @@ def test_every_variable_a_check_writes_is_saved_before_it_and_put_back(mode):
 def test_the_functions_own_calls_warn_and_log_as_the_callers_own_calls_do():
     """A loss and a training step that make Keras warn, checked in the caller's process: the
     warning is shown, from Keras' own line, as the caller's own call shows it (tfviz's silence
-    of TensorFlow's and Keras' warnings hid it), once in the process, as ``python`` shows it (the
-    checks made every module's warning registry stale, and it was shown at each check and at
-    the caller's own call after them); and each function runs with
-    the TensorFlow logger's level the caller has at that check (INFO, then WARNING: not the
-    level of the first check, nor tfviz's ERROR)."""
+    of TensorFlow's and Keras' warnings hid it), once in the process, as ``python`` shows it
+    (the checks made every module's warning registry stale, and it was shown at each check
+    and at the caller's own call after them); and each function runs with the TensorFlow
+    logger's level the caller has at that check (INFO, then WARNING: not the level of the
+    first check, nor tfviz's ERROR)."""
     program = ROOT / "tests" / "programs" / "api" / "warns.py"
     runs = {
         mode: subprocess.run(
