@@ -92,3 +92,28 @@ def test_the_tapes_answers_spare_the_probes(monkeypatch):
     _, probes = _analysis(path, False, monkeypatch)
     _, fewer = _analysis(path, True, monkeypatch)
     assert probes and fewer is not None and fewer < probes / 2, (fewer, probes)
+
+
+@pytest.mark.parametrize("name", ["healthy_batchnorm.py", "kind_stop_gradient.py"])
+def test_a_port_fed_by_a_stopped_gradient_is_answered_by_the_tape_not_probed(name, monkeypatch):
+    """The tape skips an input fed by ``tf.stop_gradient`` (batch norm's variance, from the
+    stopped mean): the op's gradient function is asked of it once more in the same pass, so
+    the port needs no probe, and the report is the probed one."""
+    from tfviz.engine import gradrules
+
+    probed_types: list[str] = []
+    probe = gradrules._probe
+
+    def noting(op):
+        probed_types.append(op.type)
+        return probe(op)
+
+    monkeypatch.setattr(gradrules, "_probe", noting)
+    path = ROOT / "resources" / "examples" / name
+    twin, _ = _analysis(path, False, monkeypatch)
+    stopped = {"healthy_batchnorm.py": "SquaredDifference", "kind_stop_gradient.py": "Sub"}[name]
+    assert stopped in probed_types  # the slow twin probes it
+    probed_types.clear()
+    answered, _ = _analysis(path, True, monkeypatch)
+    assert answered == twin
+    assert stopped not in probed_types

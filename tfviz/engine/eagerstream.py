@@ -474,7 +474,7 @@ def stream_trace(
     region = link_variables(og, stream.graph)
     differentiable = loss.dtype.name in DIFFERENTIABLE
     tensors, keys = path_tensors(og, region, stream.graph) if differentiable else ([], [])
-    return _asked(og, tape, loss, resolve(fn, tf_vars), tensors, keys, stream)
+    return _asked(og, tape, loss, resolve(fn, tf_vars), tensors, keys, stream, _stopped_ports(og, region))
 
 
 def _asked(
@@ -485,6 +485,7 @@ def _asked(
     tensors: list[Any],
     keys: list[Key],
     stream: Stream,
+    stopped: dict[str, frozenset[int]] | None = None,
 ) -> Trace:
     """Ask the tape for the variables' gradients, and measure the path tensors' on the way.
 
@@ -501,7 +502,7 @@ def _asked(
     sources = [stream.eager_tensor(t) for t, _ in asked]
     sole = _sole_holders(stream)
     stream.release()
-    seen = OutputGradients(watched, sole)
+    seen = OutputGradients(watched, sole, stopped, stream.graph)
     try:
         with seen:
             grads = tape.gradient(loss, tf_vars + sources)
@@ -523,6 +524,41 @@ def _asked(
             tensor_norms[key] = value
     tensor_norms.update(seen.norms())
     return Trace(og, truth, tensor_norms, custom_gradients=stream.custom_gradients, answered=seen.answered)
+
+
+def _stopped_ports(og: OpGraph, region: set[str]) -> dict[str, frozenset[int]]:
+    """For each op on the variables' paths, its float input ports fed by an op on the paths that
+    TensorFlow registers as not differentiable (``tf.stop_gradient``'s): the tape records no
+    gradient there and skips those ports, whose verdicts the prober would then probe (ResNet50's
+    batch norms: a squared difference from a stopped mean, 9 probes in a first check)."""
+    g = og.g
+    out: dict[str, set[int]] = {}
+    for u in region:
+        if not _registered_not_differentiable(g.nodes[u].get("type")):
+            continue
+        for v, e in g.succ[u].items():
+            if v in region and e["dtype"] in DIFFERENTIABLE:
+                out.setdefault(v, set()).update(dst_in for _, dst_in in e["ports"])
+    return {v: frozenset(ports) for v, ports in out.items()}
+
+
+#: op type -> TensorFlow registers it as not differentiable (its gradient function is None)
+_NOT_DIFFERENTIABLE: dict[str, bool] = {}
+
+
+def _registered_not_differentiable(kind: str | None) -> bool:
+    if kind is None:
+        return False
+    known = _NOT_DIFFERENTIABLE.get(kind)
+    if known is None:
+        from tensorflow.python.framework import ops
+
+        try:
+            known = ops._gradient_registry.lookup(kind) is None
+        except LookupError:
+            known = False
+        _NOT_DIFFERENTIABLE[kind] = known
+    return known
 
 
 def _sole_holders(stream: Stream) -> dict[int, str]:
@@ -582,10 +618,18 @@ class OutputGradients:
         self,
         watched: dict[int, tuple[tuple[Any, ...], list[tuple[int, Key]]]],
         sole: dict[int, str] | None = None,
+        stopped: dict[str, frozenset[int]] | None = None,
+        graph: CopiedGraph | None = None,
     ) -> None:
         self._watched = watched
         #: attribute tuple's id -> the copied op that alone holds it (:func:`_sole_holders`)
         self._sole = sole or {}
+        #: copied op -> its ports fed by a stopped gradient (:func:`_stopped_ports`), which the
+        #: tape skips: each op's gradient function is asked of those too (:meth:`_ask_skipped`)
+        self._stopped = stopped or {}
+        self._graph = graph
+        #: an op's signature -> what its gradient function gave each input, asked of every one
+        self._full: dict[tuple[Any, ...], dict[int, bool]] = {}
         #: copied op -> each input the tape asked for -> whether its gradient function gave
         #: that input a gradient (:attr:`~tfviz.engine.trace.Trace.answered`)
         self.answered: dict[str, dict[int, bool]] = {}
@@ -645,6 +689,14 @@ class OutputGradients:
             name = self._sole.get(id(attrs))
             if name is not None:
                 self._answer(name, op_type, num_inputs, result, rest[0] if rest else None)
+                if rest and rest[0] and name in self._stopped:
+                    self._ask_skipped(
+                        name,
+                        rest,
+                        lambda *skip: gradient_function(
+                            op_type, attrs, num_inputs, inputs, outputs, out_grads, *skip
+                        ),
+                    )
             return result
 
         return measured
@@ -671,6 +723,32 @@ class OutputGradients:
         self.answered[name] = {
             i: (grads[i] is not None if i < len(grads) else False) for i in range(n) if i not in skip
         }
+
+    def _ask_skipped(self, name: str, rest: tuple[Any, ...], call: Callable[..., Any]) -> None:
+        """Answer op ``name``'s ports the tape skipped where a stopped gradient feeds them: its
+        gradient function called once more, skipping none, on the same inputs, once per op
+        signature in the pass (and not where this process has probed that signature already).
+        Where that call raises, the ports stay unanswered and the prober probes them."""
+        said = self.answered.get(name)
+        skipped = rest[0]
+        if said is None or self._graph is None or self._stopped[name].isdisjoint(skipped):
+            return
+        from tfviz.engine.gradrules import PROBED
+
+        signature = self._graph.get_operation_by_name(name).probe_signature()
+        full = self._full.get(signature)
+        if full is None:
+            if ("copied", *signature) in PROBED:
+                return
+            try:
+                result = call(None, *rest[1:])
+            except Exception:  # noqa: BLE001 - left to the probe, which says why
+                return
+            grads = list(result) if isinstance(result, (list, tuple)) else [result]
+            full = self._full[signature] = {i: g is not None for i, g in enumerate(grads)}
+        for i in skipped:
+            if i in full:
+                said[i] = full[i]
 
     def half_of(self, g: Any) -> Any:
         """Half the squared norm of gradient ``g`` (:func:`sq_norm_of`), once per tensor."""
