@@ -235,13 +235,20 @@ class Stream:
         definition takes lists of inputs, the AttrValues that say how long. Most ops of a
         model repeat a few attribute tuples (a float MatMul's), so each is turned into
         protocol buffers once."""
+        key: tuple[str, Any] = (kind, attrs)
         try:
-            return self._attr_cache[(kind, attrs)]
+            return self._attr_cache[key]
         except KeyError:
             pass
-        except TypeError:  # an attribute value Python cannot hash: made every time
-            return self._make_attrs(kind, attrs)
-        made = self._attr_cache[(kind, attrs)] = self._make_attrs(kind, attrs)
+        except TypeError:  # a list among the values (a convolution's strides): keyed as a tuple
+            key = (kind, tuple(tuple(v) if isinstance(v, list) else v for v in attrs))
+            try:
+                hit = self._attr_cache.get(key)
+            except TypeError:  # a value Python cannot hash even so: made every time
+                return self._make_attrs(kind, attrs)
+            if hit is not None:
+                return hit
+        made = self._attr_cache[key] = self._make_attrs(kind, attrs)
         return made
 
     def _make_attrs(self, kind: str, attrs: Any) -> tuple[dict[str, bytes], dict[str, Any] | None]:
@@ -633,7 +640,7 @@ class OutputGradients:
         #: copied op -> each input the tape asked for -> whether its gradient function gave
         #: that input a gradient (:attr:`~tfviz.engine.trace.Trace.answered`)
         self.answered: dict[str, dict[int, bool]] = {}
-        self._registered: dict[str, bool] = {}  # op type -> a gradient function is registered
+        self._registered: dict[Any, bool] = {}  # op type -> a gradient function is registered
         self._halves: list[Any] = []
         self._keys: list[Key] = []
         self._fillers: dict[int, Any] = {}  # id -> the zeros the tape filled in, held
@@ -706,23 +713,26 @@ class OutputGradients:
         tape told it to skip (``skip_input_indices``: no gradient wanted there) say
         nothing, and neither does an op type registered as not differentiable (the tape
         then hands back Nones of its own)."""
-        from tensorflow.python.framework import ops
-
-        kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
-        registered = self._registered.get(kind)
+        registered = self._registered.get(op_type)  # by the op type as the tape hands it over
         if registered is None:
+            from tensorflow.python.framework import ops
+
+            kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
             try:
                 registered = ops._gradient_registry.lookup(kind) is not None
             except LookupError:
                 registered = False
-            self._registered[kind] = registered
+            self._registered[op_type] = registered
         if not registered:
             return
-        grads = list(result) if isinstance(result, (list, tuple)) else [result]
-        skip = set(skipped or ())
-        self.answered[name] = {
-            i: (grads[i] is not None if i < len(grads) else False) for i in range(n) if i not in skip
-        }
+        grads = result if isinstance(result, (list, tuple)) else (result,)
+        given = len(grads)
+        if skipped:
+            self.answered[name] = {
+                i: (i < given and grads[i] is not None) for i in range(n) if i not in skipped
+            }
+        else:
+            self.answered[name] = {i: (i < given and grads[i] is not None) for i in range(n)}
 
     def _ask_skipped(self, name: str, rest: tuple[Any, ...], call: Callable[..., Any]) -> None:
         """Answer op ``name``'s ports the tape skipped where a stopped gradient feeds them: its
