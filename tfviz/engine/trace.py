@@ -85,7 +85,9 @@ class Trace:
     #: node id -> for each input index the tape asked about, whether the op's registered
     #: gradient function gave it a gradient (True) or None (False), as TensorFlow's own
     #: backward pass called it on the eager call (an eager call's copy; see
-    #: :class:`tfviz.engine.gradrules.Prober`)
+    #: :class:`tfviz.engine.gradrules.Prober`); and for an input the tape skipped because a
+    #: stopped gradient feeds it, what the same function gave it when called once more
+    #: (:meth:`tfviz.engine.eagerstream.OutputGradients._ask_skipped`)
     answered: dict[str, dict[int, bool]] = field(default_factory=dict)
 
 
