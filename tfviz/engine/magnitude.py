@@ -210,16 +210,16 @@ class Scale:
         return f"the {what} nearest the loss" if self.nearest else f"the median of {what}"
 
 
-def scale(variables: Iterable[VariableReport], graph: GraphDoc | None) -> Scale | None:
-    """The rule's measure and references; None with fewer than three variables that get a
-    gradient: below that there is no "rest of the model" to compare with."""
+def scale(variables: Iterable[VariableReport], hops: Mapping[str, int] | None) -> Scale | None:
+    """The rule's measure and references (``hops``: :func:`hops_to_target`, None where the
+    graph is unknown); None with fewer than three variables that get a gradient: below that
+    there is no "rest of the model" to compare with."""
     rows = list(variables)
     sizes = {v.name: s for v in rows if (s := per_element(v)) is not None}
     if len(sizes) < 3:
         return None
     roles = {v.name: role(v.shape) for v in rows if v.name in sizes}
-    hops = hops_to_target(graph) if graph is not None and graph.edges else None
-    return Scale(sizes, roles, references(sizes, roles, hops), bool(hops))
+    return Scale(sizes, roles, references(sizes, roles, hops or None), bool(hops))
 
 
 def layer_key(v: VariableReport) -> str:
@@ -275,13 +275,13 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
     rows = list(variables)
     for v in rows:
         v.magnitude = None
-    measured = scale(rows, graph)
+    hops = hops_to_target(graph) if graph is not None and graph.edges else {}
+    measured = scale(rows, hops)
     if measured is None:
         return []
     sizes = measured.sizes
     refs = {n: measured.reference_of(n) for n in sizes}
     noise = cancelled(sizes, rows, refs)
-    hops = hops_to_target(graph) if graph is not None and graph.edges else {}
     found: dict[str, list[tuple[VariableReport, Magnitude]]] = {}
     for v in rows:
         if v.name not in sizes:
