@@ -210,15 +210,19 @@ class Scale:
         return f"the {what} nearest the loss" if self.nearest else f"the median of {what}"
 
 
-def scale(variables: Iterable[VariableReport], hops: Mapping[str, int] | None) -> Scale | None:
-    """The rule's measure and references (``hops``: :func:`hops_to_target`, None where the
-    graph is unknown); None with fewer than three variables that get a gradient: below that
-    there is no "rest of the model" to compare with."""
+def scale(
+    variables: Iterable[VariableReport], graph: GraphDoc | None, hops: Mapping[str, int] | None = None
+) -> Scale | None:
+    """The rule's measure and references (``hops``: the graph's :func:`hops_to_target`, where
+    the caller has them already); None with fewer than three variables that get a gradient:
+    below that there is no "rest of the model" to compare with."""
     rows = list(variables)
     sizes = {v.name: s for v in rows if (s := per_element(v)) is not None}
     if len(sizes) < 3:
         return None
     roles = {v.name: role(v.shape) for v in rows if v.name in sizes}
+    if hops is None:
+        hops = hops_to_target(graph) if graph is not None and graph.edges else None
     return Scale(sizes, roles, references(sizes, roles, hops or None), bool(hops))
 
 
@@ -276,7 +280,7 @@ def judge_magnitudes(variables: Iterable[VariableReport], graph: GraphDoc | None
     for v in rows:
         v.magnitude = None
     hops = hops_to_target(graph) if graph is not None and graph.edges else {}
-    measured = scale(rows, hops)
+    measured = scale(rows, graph, hops)
     if measured is None:
         return []
     sizes = measured.sizes
