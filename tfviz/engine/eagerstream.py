@@ -549,23 +549,25 @@ def _stopped_ports(og: OpGraph, region: set[str]) -> dict[str, frozenset[int]]:
     return {v: frozenset(ports) for v, ports in out.items()}
 
 
-#: op type -> TensorFlow registers it as not differentiable (its gradient function is None)
-_NOT_DIFFERENTIABLE: dict[str, bool] = {}
+#: op type -> what TensorFlow's gradient registry holds for it (:func:`_gradient_registered`)
+_REGISTERED: dict[str, bool | None] = {}
 
 
-def _registered_not_differentiable(kind: str | None) -> bool:
-    if kind is None:
-        return False
-    known = _NOT_DIFFERENTIABLE.get(kind)
-    if known is None:
+def _gradient_registered(kind: str) -> bool | None:
+    """True where op type ``kind`` has a gradient function, False where it is registered as
+    not differentiable (``tf.stop_gradient``'s), None where nothing is registered for it."""
+    if kind not in _REGISTERED:
         from tensorflow.python.framework import ops
 
         try:
-            known = ops._gradient_registry.lookup(kind) is None
+            _REGISTERED[kind] = ops._gradient_registry.lookup(kind) is not None
         except LookupError:
-            known = False
-        _NOT_DIFFERENTIABLE[kind] = known
-    return known
+            _REGISTERED[kind] = None
+    return _REGISTERED[kind]
+
+
+def _registered_not_differentiable(kind: str | None) -> bool:
+    return kind is not None and _gradient_registered(kind) is False
 
 
 def _sole_holders(stream: Stream) -> dict[int, str]:
@@ -715,14 +717,8 @@ class OutputGradients:
         then hands back Nones of its own)."""
         registered = self._registered.get(op_type)  # by the op type as the tape hands it over
         if registered is None:
-            from tensorflow.python.framework import ops
-
             kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
-            try:
-                registered = ops._gradient_registry.lookup(kind) is not None
-            except LookupError:
-                registered = False
-            self._registered[op_type] = registered
+            registered = self._registered[op_type] = _gradient_registered(kind) is True
         if not registered:
             return
         grads = result if isinstance(result, (list, tuple)) else (result,)

@@ -223,7 +223,7 @@ def scale(
     roles = {v.name: role(v.shape) for v in rows if v.name in sizes}
     if hops is None:
         hops = hops_to_target(graph) if graph is not None and graph.edges else None
-    return Scale(sizes, roles, references(sizes, roles, hops or None), bool(hops))
+    return Scale(sizes, roles, references(sizes, roles, hops), bool(hops))
 
 
 def layer_key(v: VariableReport) -> str:
