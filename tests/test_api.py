@@ -233,6 +233,55 @@ def test_what_the_function_prints_shows_once_where_it_would(tmp_path):
     assert set(lines[:-1]) == {"computing the loss"}
 
 
+def test_a_second_check_reuses_what_the_gradient_functions_said_of_stopped_ports(monkeypatch):
+    """Batch norm's variance is a squared difference from its stopped mean: the tape skips that
+    port, and the first check asks the op's gradient function of it once more in the pass. The
+    process keeps that answer (a notebook checking its model again): a second check runs no
+    gradient function again, and says the same, op by op, as a check that asks afresh."""
+    import keras
+    import tensorflow as tf
+
+    from tfviz.engine import eagerstream
+
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.BatchNormalization()])
+    x = tf.random.normal([32, 8])
+
+    def loss():
+        return tf.reduce_mean(model(x, training=True) ** 2)
+
+    asked: list[str] = []
+    ask = eagerstream.OutputGradients._ask_skipped
+
+    def counting(self, name, rest, call):
+        def called(*args):
+            asked.append(name)
+            return call(*args)
+
+        return ask(self, name, rest, called)
+
+    monkeypatch.setattr(eagerstream.OutputGradients, "_ask_skipped", counting)
+    from tfviz.analysis import diagnose
+    from tfviz.engine import gradrules
+
+    for module, name in ((eagerstream, "ASKED_AGAIN"), (gradrules, "PROBED")):
+        monkeypatch.setattr(module, name, {})  # nothing asked or probed before in this process
+        monkeypatch.setattr(diagnose, name, getattr(module, name))
+
+    def said(report):
+        return [(o.type, o.status, o.message) for o in report.graph.ops], [
+            (v.name, v.status, v.kind) for v in report.variables
+        ]
+
+    first = tfviz.check(loss)
+    assert asked and {s[0] for s in eagerstream.ASKED_AGAIN} == {"SquaredDifference"}
+    asked.clear()
+    second = tfviz.check(loss)
+    assert asked == [] and first.timings_s["probes"] == second.timings_s["probes"] == 0
+    eagerstream.ASKED_AGAIN.clear()  # the slow twin: asked afresh
+    afresh = tfviz.check(loss)
+    assert asked and said(second) == said(first) == said(afresh)
+
+
 def test_a_second_check_reuses_the_probes_and_says_the_same():
     """The process's probe verdicts serve a second check (a notebook checking its model
     again): its report is the first's, op by op, made with no probe of its own."""

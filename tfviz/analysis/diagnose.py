@@ -16,7 +16,7 @@ from typing import Any
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
-from tfviz.engine.eagerstream import Stream, stream_trace
+from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
@@ -451,7 +451,8 @@ def _step_graph(r: _Run) -> None:
     tf_vars = [f.tf_variable for f in r.found]
     as_graph = step_.compiled
     if r.copied is not None and r.eager is None:
-        r.done = _copied_step(step_, r.found, r.recorder, r.copied, r.loss, r.tape)
+        shared = ASKED_AGAIN if r.given_any else None
+        r.done = _copied_step(step_, r.found, r.recorder, r.copied, r.loss, r.tape, shared)
         r.eager = r.done.traced.truth if r.done is not None else None
     r.copied = None  # the eager tensors the copy stood for: the call's activations
     if r.eager is None and not as_graph:
@@ -910,13 +911,22 @@ def _first_call(
 
 
 def _copied_step(
-    step_: _Step, found: list[FoundVariable], recorder: OriginRecorder, copied: _Copied, loss: Any, tape: Any
+    step_: _Step,
+    found: list[FoundVariable],
+    recorder: OriginRecorder,
+    copied: _Copied,
+    loss: Any,
+    tape: Any,
+    asked_again: dict[tuple[Any, ...], dict[int, bool]] | None = None,
 ) -> _Traced | None:
     """The step's trace from its copied eager call, with the tape's gradients; None where
-    the copy cannot stand for a trace (the tape is then left unasked)."""
+    the copy cannot stand for a trace (the tape is then left unasked). ``asked_again``: the
+    gradient functions' answers shared with the process's earlier analyses
+    (:data:`tfviz.engine.eagerstream.ASKED_AGAIN`)."""
     frozen: list[FrozenCopy] = []
     linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, copied=True)
-    traced = stream_trace(copied.stream, step_.fn, loss, tape, [f.tf_variable for f in found], linker)
+    tf_vars = [f.tf_variable for f in found]
+    traced = stream_trace(copied.stream, step_.fn, loss, tape, tf_vars, linker, asked_again)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
 
 
