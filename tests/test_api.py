@@ -233,6 +233,46 @@ def test_what_the_function_prints_shows_once_where_it_would(tmp_path):
     assert set(lines[:-1]) == {"computing the loss"}
 
 
+def test_a_check_leaves_its_analysis_to_reference_counting_not_to_the_cycle_collector():
+    """The analysis's graph (the copied ops, which point at their tensors and back; the
+    networkx graph, which holds views of itself) is freed when the check returns: nothing of it
+    but the emptied networkx graph is left for the caller's next collection to walk. The report
+    still holds the whole graph."""
+    import gc
+
+    import keras
+    import networkx as nx
+    import tensorflow as tf
+
+    from tfviz.engine.copiedgraph import CopiedOp, CopiedTensor
+
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.BatchNormalization()])
+    x = tf.random.normal([32, 8])
+
+    def loss():
+        return tf.reduce_mean(model(x, training=True) ** 2)
+
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        report = tfviz.check(loss)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [
+            o
+            for o in gc.garbage
+            if isinstance(o, (CopiedOp, CopiedTensor)) or (isinstance(o, nx.Graph) and len(o) > 0)
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert left == []
+    assert report.ok and len(report.graph.ops) > 20 and {o.type for o in report.graph.ops} >= {"MatMul"}
+
+
 def test_a_second_check_reuses_what_the_gradient_functions_said_of_stopped_ports(monkeypatch):
     """Batch norm's variance is a squared difference from its stopped mean: the tape skips that
     port, and the first check asks the op's gradient function of it once more in the pass. The

@@ -16,6 +16,7 @@ from typing import Any
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
+from tfviz.engine.copiedgraph import CopiedOp
 from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
@@ -107,6 +108,21 @@ class Analysis:
     og: OpGraph | None
     capture: Capture
     trace_error: str = ""
+
+    def release(self) -> None:
+        """Let go of the step's graph now, where only the report is kept (:func:`tfviz.check`
+        on a function): freed by reference counting, not left to the cycle collector. Its
+        networkx graph holds views of itself, and each copied op its output tensors, which
+        point back at it: ResNet50's 39,000 objects, which the collector's next pass over
+        the caller's heap walked (0.018 s) before it freed them."""
+        if self.og is None:
+            return
+        ops = (node.get("op") for node in self.og.g.nodes.values())
+        copied = {id(op.graph): op.graph for op in ops if isinstance(op, CopiedOp)}
+        self.og.g.clear()
+        for graph in copied.values():
+            graph.release()
+        self.og = None
 
 
 def analyze(

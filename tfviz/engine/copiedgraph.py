@@ -149,6 +149,16 @@ class CopiedGraph:
     def get_operation_by_name(self, name: str) -> CopiedOp:
         return self._ops[name]
 
+    def release(self) -> None:
+        """Let go of the ops, their tensors and the captures, each op's link to its tensors
+        (and theirs back to it) undone: freed by reference counting, not left to the
+        cycle collector (:meth:`tfviz.analysis.diagnose.Analysis.release`)."""
+        for op in self._ops.values():
+            op.inputs, op.outputs = [], []
+        self._ops.clear()
+        self.captures.clear()
+        self._probes = None
+
     def probes(self) -> Any:
         """The graph the probed ops are made in, made at the first."""
         if self._probes is None:
