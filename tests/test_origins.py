@@ -76,3 +76,64 @@ def test_the_recorder_and_the_copy_read_each_ops_line_off_the_stack_once(monkeyp
     assert len(reads) == len(ops)  # the recorder saw all three too (each reads a)
     made = rec.origin(doubled)
     assert made is not None and made.line == after - 1 and stream.sources["mul"] == made
+
+
+def _lineages(rec, tensors):
+    return [(rec.sources_of(t), rec.origin(t)) for t in tensors]
+
+
+def _call(w, made=None):
+    """Ops a step's call runs: a frozen copy of a weight among them (and, with ``made``, a
+    variable the call makes, as a layer built lazily does)."""
+    copy = tf.reshape(w, [-1])
+    out = copy * 2.0 + 1.0
+    if made is not None:
+        made.append(tf.Variable(0.0))
+    return [copy, out]
+
+
+@pytest.mark.parametrize("case", ["made a variable", "needed", "raised", "settled", "recorded after"])
+def test_ops_held_through_a_copied_call_get_the_lineage_recording_them_live_gives(case):
+    """The slow twin records each op of the call as it runs; held, the same ops get the same
+    lineage and line wherever it can still be asked for: a call that made variables, a copy
+    that does not stand (``needed``), a call that raised, ops recorded once the copy is known
+    not to stand (``settle``), an op recorded after the call."""
+    w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with OriginRecorder() as live:
+        twin = _call(w)
+        later_twin = twin[1] * 3.0
+    assert live.sources_of(twin[0]) == {id(w.handle)}
+    made: list = []
+    with OriginRecorder() as rec:
+        try:
+            with rec.held(lambda: case == "needed"):
+                got = _call(w, made if case == "made a variable" else None)
+                if case == "raised":
+                    raise RuntimeError("the step's own error")
+        except RuntimeError:
+            pass
+        if case == "settled":
+            rec.settle()
+        later = got[1] * 3.0 if case == "recorded after" else None
+    want = [(s, (o.line, o.code) if o else None) for s, o in _lineages(live, twin)]
+    have = [(s, (o.line, o.code) if o else None) for s, o in _lineages(rec, got)]
+    assert have == want and [s for s, _ in want] == [{id(w.handle)}, {id(w.handle)}]
+    assert want[0][1] is not None and want[0][1][1] == "copy = tf.reshape(w, [-1])"
+    if later is not None:
+        assert rec.sources_of(later) == live.sources_of(later_twin) == {id(w.handle)}
+
+
+def test_ops_held_through_a_copied_call_that_stands_are_let_go_unrecorded():
+    """Where the copy stands for the step, nothing later asks about what its call made: the
+    held ops are dropped with the call's tensors, never recorded."""
+    import weakref
+
+    w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with OriginRecorder() as rec:
+        with rec.held(lambda: False):
+            got = _call(w)
+        gone = weakref.ref(got[1])
+        rec.let_go()
+    assert rec.sources_of(got[0]) == frozenset() and rec._origins.get(id(got[1])) is None
+    del got
+    assert gone() is None  # the recorder held the call's tensors no longer

@@ -406,6 +406,7 @@ def _call_once(r: _Run) -> None:
                 copy=COPY_EAGER_CALL and r.mode == "target",
                 automatic=step_.automatic(),
                 as_python=r.given is not None,
+                recorder=r.recorder,
             )
         if r.mode == "program":  # a target's first call builds its layers lazily
             r.remade += made
@@ -426,7 +427,7 @@ def _call_once(r: _Run) -> None:
         if r.eager is None and any(r.recorder.made_since(r.made_before, capture_key(f)) for f in r.found):
             # Layers were built lazily by that call; a training step sees the second call.
             r.loss, r.eager, r.tape, r.copied = _first_call(
-                step_.fn, step_.name, r.path, r.capture, copy=COPY_EAGER_CALL
+                step_.fn, step_.name, r.path, r.capture, copy=COPY_EAGER_CALL, recorder=r.recorder
             )
             step_.ran_again()
             watched = thaw(r.tape.watched_variables()) if r.tape is not None else []
@@ -471,6 +472,7 @@ def _step_graph(r: _Run) -> None:
         r.done = _copied_step(step_, r.found, r.recorder, r.copied, r.loss, r.tape, shared)
         r.eager = r.done.traced.truth if r.done is not None else None
     r.copied = None  # the eager tensors the copy stood for: the call's activations
+    r.recorder.settle()  # where the copy does not stand, what the call made has its lineage
     if r.eager is None and not as_graph:
         r.eager = eager_truth(r.tape, r.loss, tf_vars, step_.fn)
     r.tape = None  # its recorded forward pass is the largest thing held; the trace needs none of it
@@ -891,6 +893,7 @@ def _first_call(
     automatic: bool = True,
     lenient: bool = False,
     as_python: bool = False,
+    recorder: OriginRecorder | None = None,
 ) -> tuple[Any, Truth | None, Any, _Copied | None]:
     """Call the target once, as the user's first call would, under a tape (with ``copy``,
     its ops copied into a graph as they run: :mod:`tfviz.engine.eagerstream`).
@@ -901,7 +904,8 @@ def _first_call(
     Returns the loss, that verdict (None when the call succeeded), the
     tape (None when it did not) and the copy. With ``as_python`` (a function of the
     caller's process, its output shown as it runs), the call has the warnings and log
-    levels the caller has, not tfviz's silence.
+    levels the caller has, not tfviz's silence. With ``recorder`` (recording) and ``copy``,
+    the recorder holds the call's ops while the copy takes them (:meth:`OriginRecorder.held`).
     """
     import tensorflow as tf
 
@@ -910,8 +914,12 @@ def _first_call(
             with contextlib.ExitStack() as copying:
                 copied = None
                 if copy:
+                    stream = Stream(lenient=lenient)
+                    if recorder is not None:  # its lineage of the call's ops, taken from the copy's
+                        copying.enter_context(recorder.held(lambda: stream.refused is not None))
+                        stream.on_release.append(recorder.let_go)
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
-                    copied = _Copied(copying.enter_context(Stream(lenient=lenient)), scopes)
+                    copied = _Copied(copying.enter_context(stream), scopes)
                 # as the step's own tape watches (watch_accessed_variables=False: only what it was told)
                 with tf.GradientTape(watch_accessed_variables=automatic) as tape:
                     tape.watch(list(watch))

@@ -87,6 +87,8 @@ class Stream:
         #: inside a Keras ``predict()``: its ops are not the target's (it hands back NumPy,
         #: which the copy then captures as a value from outside, as a trace would)
         self.suspended = 0
+        #: what else lets go of the call's tensors when the copy does (:meth:`release`)
+        self.on_release: list[Callable[[], None]] = []
 
     def __enter__(self) -> Stream:
         from tensorflow.python import pywrap_tfe
@@ -161,6 +163,8 @@ class Stream:
         """Let go of the eager tensors the copy stood for (the call's activations), so that
         a backward pass frees each once it is used, as the script's own does."""
         self._eager_of.clear()
+        for let_go in self.on_release:
+            let_go()
 
     def graph_tensor(self, t: Any) -> Any | None:
         """The graph tensor that eager tensor ``t`` stands for; None if no copied op made it."""

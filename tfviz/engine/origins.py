@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfviz.report import Source
@@ -59,6 +59,10 @@ class OriginRecorder:
         #: how many variables were made while recording; each handle's number, by id
         self.made = 0
         self._number: dict[int, int] = {}
+        #: while :meth:`held`: each op's inputs, outputs and user line, in the order they ran
+        self._held: list[tuple[Any, Any, Source | None]] | None = None
+        #: ops held and not recorded yet (:meth:`held`)
+        self._pending: list[tuple[Any, Any, Source | None]] = []
 
     def _made(self, t: Any) -> _Made | None:
         hit = self._origins.get(id(t))
@@ -88,6 +92,15 @@ class OriginRecorder:
             self.made += 1
             self._number[id(outputs[0])] = self.made
             return None
+        if self._held is not None:
+            self._held.append((inputs, outputs, op_user_source(outputs)))
+            return None
+        if self._pending:  # an op run after held ones: those are recorded first, as they ran
+            self.settle()
+        self._record(inputs, outputs, op_user_source(outputs))
+        return None
+
+    def _record(self, inputs: Any, outputs: Any, source: Source | None) -> None:
         handles: list[int] = []
         parents: list[_Made] = []
         resource = self._resource
@@ -99,14 +112,49 @@ class OriginRecorder:
                 if made is not None and (made.handles or made.parents):
                     parents.append(made)
         if not handles and not parents:
-            return None
-        made = _Made(tuple(handles), tuple(parents), op_user_source(outputs))
+            return
+        made = _Made(tuple(handles), tuple(parents), source)
         for t in outputs:
             try:
                 self._origins[id(t)] = (weakref.ref(t), made)
             except TypeError:
                 pass
-        return None
+
+    @contextlib.contextmanager
+    def held(self, needed: Callable[[], bool]) -> Iterator[None]:
+        """While entered, each op's inputs, outputs and user line are held, not recorded: the
+        step's call, which tfviz copies as it runs (:mod:`tfviz.engine.eagerstream`). Recording
+        each of ResNet50's 1,900 ops as it ran was a third of the copy's own time, for a
+        lineage that matters only where a later call of the same analysis captures what the
+        call made. On leaving, the held ops are recorded, in the order they ran, where the
+        call made variables (a layer built lazily: its second call is the step), where
+        ``needed()`` says so (the copy refused: a trace calls the step again), or where the
+        call raised. Else they wait (:attr:`_pending`): recorded as they would have been
+        where the copy turns out not to stand for the step (:meth:`settle`) or another op is
+        recorded, or dropped where the copy lets go of the call's tensors (:meth:`let_go`).
+        Nothing else asks about them: the copy's own captures were made before the call
+        (an op the copy does not copy, in a Keras ``predict()``, hands back NumPy)."""
+        mark, self._held = self.made, []
+        keep = True
+        try:
+            yield
+            keep = self.made > mark or needed()
+        finally:
+            self._pending += self._held
+            self._held = None
+            if keep:
+                self.settle()
+
+    def let_go(self) -> None:
+        """Drop the held ops that were never recorded (and the call's tensors with them), as the
+        copy lets go of the call's activations before the backward pass frees them."""
+        self._pending = []
+
+    def settle(self) -> None:
+        """Record the held ops that are still waiting, in the order they ran."""
+        pending, self._pending = self._pending, []
+        for inputs, outputs, source in pending:
+            self._record(inputs, outputs, source)
 
     def __enter__(self) -> OriginRecorder:
         from tensorflow.python.framework import op_callbacks
