@@ -16,7 +16,7 @@ import math
 import types
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
@@ -157,25 +157,33 @@ def sq_norm_of(g: Any) -> Any:
 def _on_cpu(g: Any) -> float | None:
     """Half the squared norm of ``g``, read in NumPy where it is a float32 or float64 eager
     tensor in the CPU's memory (a view of its buffer, summed in its own dtype slice by slice,
-    so that it overflows where the L2Loss op would); else None."""
+    so that it overflows where the L2Loss op would); else None. ``np.vdot`` sums as
+    ``ndarray.dot`` does (the same BLAS call), but checks no floating-point status: an
+    overflow to inf, which the op gives too, needs no ``np.errstate`` around each of a
+    model's thousands of gradients (a microsecond each, more than a small one's sum)."""
     if (
         type(g) is not _eager_tensor_type()
         or g._datatype_enum() not in _FLOAT32_64
         or not g.device.endswith("CPU:0")
     ):
         return None
+    vdot = _vdot()
+    flat = g._numpy().reshape(-1)
+    if flat.size <= SLICE_ON_CPU:
+        return float(vdot(flat, flat)) / 2.0
+    total = 0.0
+    for start in range(0, flat.size, SLICE_ON_CPU):
+        part = flat[start : start + SLICE_ON_CPU]
+        total += float(vdot(part, part))
+    half = total / 2.0
+    return math.inf if flat.itemsize == 4 and half > _FLOAT32_MAX else half
+
+
+@functools.cache
+def _vdot() -> Callable[[Any, Any], Any]:
     import numpy as np
 
-    flat = g._numpy().reshape(-1)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf or nan, as the op gives, unsaid
-        if flat.size <= SLICE_ON_CPU:
-            return float(flat.dot(flat)) / 2.0
-        total = 0.0
-        for start in range(0, flat.size, SLICE_ON_CPU):
-            part = flat[start : start + SLICE_ON_CPU]
-            total += float(part.dot(part))
-    half = total / 2.0
-    return math.inf if flat.dtype == np.float32 and half > _FLOAT32_MAX else half
+    return cast("Callable[[Any, Any], Any]", np.vdot)
 
 
 @functools.cache
