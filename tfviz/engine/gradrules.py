@@ -246,8 +246,12 @@ def annotate(g: nx.DiGraph[str], nodes: set[str], prober: Prober) -> None:
     for v in nodes:
         node = g.nodes[v]
         asked, whole = False, None  # the op's verdict for every port of it, once asked
-        for u, e in g.pred[v].items():
-            if not e["ports"] or (not outside and u not in nodes):
+        fed_by = g.pred[v]
+        for u in fed_by:
+            if not outside and u not in nodes:
+                continue
+            e = fed_by[u]
+            if not e["ports"]:
                 continue
             best = _edge_verdict(e)
             if best is None:
