@@ -64,3 +64,32 @@ def test_the_copy_makes_no_graph_op_but_one_per_probed_signature():
     # the op and its input's placeholder; the gradient built of them is in the probe's scope
     made = [op.type for op in graph.probes().get_operations() if not op.name.startswith("tfviz_probe")]
     assert sorted(made) == ["Placeholder", "Tanh"] and prober.probes == 1
+
+
+def test_the_copy_names_its_ops_as_tensorflow_names_a_traces():
+    """Names asked for again, in another case, or as another's numbered name (``a_1`` before
+    the second ``a``) come out as TensorFlow's own ``Graph.unique_name`` makes them."""
+    import random
+
+    from tfviz.engine.copiedgraph import CopiedGraph
+
+    rng = random.Random(0)
+    stems = [
+        "a",
+        "A",
+        "a_1",
+        "a_2",
+        "dense/MatMul",
+        "dense/matmul",
+        "Dense/MatMul_1",
+        "x_0",
+        "x",
+        "b_1_1",
+        "b_1",
+        "b",
+    ]
+    for _ in range(20):
+        ours, theirs = CopiedGraph("copy"), tf.Graph()
+        for _ in range(60):
+            name = rng.choice(stems)
+            assert ours.unique_name(name) == theirs.unique_name(name), name

@@ -115,16 +115,28 @@ class CopiedGraph:
     ``(external, internal)`` pairs."""
 
     def __init__(self, name: str) -> None:
-        from tensorflow.python.framework import ops
-
         self.name = name
         self._ops: dict[str, CopiedOp] = {}
         self.captures: list[tuple[Any, CopiedTensor]] = []
-        self._namer = ops.Graph()  # TensorFlow's own unique names, as a trace makes them
+        #: each name in use, lowercased, and how many times it was asked for
+        self._names_in_use: dict[str, int] = {}
         self._probes: Any = None
 
     def unique_name(self, name: str) -> str:
-        return str(self._namer.unique_name(name))
+        """A name no op of the copy has yet, made as TensorFlow's ``Graph.unique_name`` makes
+        a trace's (``name``, else ``name_1``, ``name_2``..., compared without case): its
+        own, through the graph's thread-local name stack, cost a tenth of the copy's time."""
+        key = name.lower()
+        i = self._names_in_use.get(key, 0)
+        self._names_in_use[key] = i + 1
+        if i == 0:
+            return name
+        base = key
+        while key in self._names_in_use:  # a name asked for as ``name_1`` before
+            key = f"{base}_{i}"
+            i += 1
+        self._names_in_use[key] = 1
+        return f"{name}_{i - 1}"
 
     def add(
         self,
