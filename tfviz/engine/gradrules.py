@@ -172,12 +172,7 @@ def _clean(exc: BaseException) -> str:
 
 def port_verdict(g: nx.DiGraph[str], u: str, v: str, dst_in: int, prober: Prober) -> PortVerdict:
     """The gradient status of one input port of node ``v`` fed by ``u``."""
-    node = g.nodes[v]
-    return _edge_verdict(g.edges[u, v]) or _node_verdict(node) or _port(node, dst_in, prober)
-
-
-def _edge_verdict(e: dict[str, Any]) -> PortVerdict | None:
-    """What every port of an edge gets, whatever its op (None: the op says)."""
+    e = g.edges[u, v]
     if e.get("status_fixed"):
         return PortVerdict(e["status"], e.get("message", ""))
     if e["dtype"] not in DIFFERENTIABLE:
@@ -186,45 +181,25 @@ def _edge_verdict(e: dict[str, Any]) -> PortVerdict | None:
         )
     if e.get("synthetic") or e.get("boundary"):
         return PortVerdict(EDGE_PASSES)
-    return None
-
-
-def _node_verdict(node: dict[str, Any]) -> PortVerdict | None:
-    """What every input port of an op gets, whichever it is (None: port by port)."""
+    node = g.nodes[v]
     op = node.get("op")
     if op is None:  # the target sink, a variable node
         return PortVerdict(EDGE_PASSES)
     t = node["type"]
     if t == "StopGradient":
         return PortVerdict(Kind.STOP_GRADIENT, "tf.stop_gradient blocks the gradient on purpose")
-    if t in ASSIGN_VALUE_OPS:
-        return None  # its value port is an assignment's; its others, as any op's
+    if t in ASSIGN_VALUE_OPS and dst_in == 1:
+        return PortVerdict(Kind.ASSIGN, "assigning to a variable does not carry a gradient")
     if t in PY_FUNC_OPS:
         return PortVerdict(
             Kind.PY_FUNCTION, "tf.numpy_function runs Python; TensorFlow cannot differentiate it"
         )
     if t == "Placeholder":
         return PortVerdict(EDGE_PASSES)
-    return _integer_outputs(op, t)
-
-
-def _integer_outputs(op: Any, t: str) -> PortVerdict | None:
     if op.outputs and all(o.dtype.name not in DIFFERENTIABLE for o in op.outputs):
         # No gradient can arrive at an integer output, so TensorFlow never calls the
         # op's gradient function (probing it with None may even raise, as Cast's does).
         return PortVerdict(Kind.INTEGER, f"{t} turns the value into {op.outputs[0].dtype.name}")
-    return None
-
-
-def _port(node: dict[str, Any], dst_in: int, prober: Prober) -> PortVerdict:
-    """Input ``dst_in`` of an op that :func:`_node_verdict` left to its ports."""
-    op, t = node["op"], node["type"]
-    if t in ASSIGN_VALUE_OPS:
-        if dst_in == 1:
-            return PortVerdict(Kind.ASSIGN, "assigning to a variable does not carry a gradient")
-        integer = _integer_outputs(op, t)
-        if integer is not None:
-            return integer
     return prober.port(op, dst_in) if dst_in < len(op.inputs) else PortVerdict(EDGE_PASSES)
 
 
@@ -244,27 +219,17 @@ def annotate(g: nx.DiGraph[str], nodes: set[str], prober: Prober) -> None:
     """
     outside = STATUS_FROM_OUTSIDE
     for v in nodes:
-        node = g.nodes[v]
-        asked, whole = False, None  # the op's verdict for every port of it, once asked
-        fed_by = g.pred[v]
-        for u in fed_by:
+        for u in g.predecessors(v):
             if not outside and u not in nodes:
                 continue
-            e = fed_by[u]
-            if not e["ports"]:
-                continue
-            best = _edge_verdict(e)
-            if best is None:
-                if not asked:
-                    asked, whole = True, _node_verdict(node)
-                best = whole
-            if best is None:  # port by port: the edge passes where any of its ports does
-                for _src_out, dst_in in e["ports"]:
-                    pv = _port(node, dst_in, prober)
-                    if pv.status == EDGE_PASSES:
-                        best = pv
-                        break
-                    best = best or pv
+            e = g.edges[u, v]
+            best: PortVerdict | None = None
+            for _src_out, dst_in in e["ports"]:
+                pv = port_verdict(g, u, v, dst_in, prober)
+                if pv.status == EDGE_PASSES:
+                    best = pv
+                    break
+                best = best or pv
             if best is not None:
                 e["status"] = best.status
                 e["message"] = best.message
