@@ -86,24 +86,12 @@ def main() -> None:
     firsts = [(first_s, first_bare)]
     imports = [import_s]
     for _ in range(args.first - 1):
-        child = subprocess.run(
-            [sys.executable, __file__, "--only-first", "--model", args.model],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        said = json.loads(child.stdout.strip().splitlines()[-1])
+        said = _child("--only-first", args.model)
         firsts.append((said["first"], said["bare"]))
         imports.append(said["import"])
     seconds = []
     for _ in range(args.second):
-        child = subprocess.run(
-            [sys.executable, __file__, "--only-second", "--model", args.model],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        said = json.loads(child.stdout.strip().splitlines()[-1])
+        said = _child("--only-second", args.model)
         seconds.append((said["second"], said["bare"]))
     bares, checks = [], []
     for _ in range(args.repeat):
@@ -132,6 +120,15 @@ def main() -> None:
             print(f"  second bare step {sb:6.2f} s   baseline {lb:6.2f} s   ratio {ratio:.2f}x")
         carried = statistics.median(warm)
         print(f"  median ratio {carried:.2f}x (what a first check carries beside its own work)")
+
+
+def _child(flag: str, model: str) -> dict[str, float]:
+    """What a fresh process of this benchmark, run with ``flag``, timed (its last line)."""
+    child = subprocess.run(
+        [sys.executable, __file__, flag, "--model", model], capture_output=True, text=True, check=True
+    )
+    said: dict[str, float] = json.loads(child.stdout.strip().splitlines()[-1])
+    return said
 
 
 if __name__ == "__main__":
