@@ -90,21 +90,12 @@ def running_user_source(skip: int = 0) -> Source | None:
     what :func:`user_source` finds in the traceback of an op made here, read off the frames
     themselves, where an op's traceback makes an object of each of its dozens of frames."""
     frame: types.FrameType | None = sys._getframe(skip + 2)
-    known = _USER_FILES
     while frame is not None:
         filename = frame.f_code.co_filename
-        user = known.get(filename)
-        if user is None:
-            user = known[filename] = is_user_file(filename)
-        if user:
+        if is_user_file(filename):
             return Source(file=filename, line=frame.f_lineno, code=code_at(filename, frame.f_lineno))
         frame = frame.f_back
     return None
-
-
-#: :func:`is_user_file` of each file a walk of the running stack met: an op's walk passes
-#: some thirty frames (a Keras model's layers), and a dict's lookup costs half the call's
-_USER_FILES: dict[str, bool] = {}
 
 
 #: the op whose user line was read last (the id of its outputs, a weak reference to the
