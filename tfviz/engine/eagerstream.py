@@ -567,18 +567,20 @@ def _stopped_ports(og: OpGraph, region: set[str]) -> dict[str, frozenset[int]]:
 ASKED_AGAIN: dict[tuple[Any, ...], dict[int, bool]] = {}
 
 
-#: op type -> what TensorFlow's gradient registry holds for it (:func:`_gradient_registered`)
-_REGISTERED: dict[str, bool | None] = {}
+#: op type (as a copied op names it, or as the tape hands it over: bytes) -> what
+#: TensorFlow's gradient registry holds for it (:func:`_gradient_registered`)
+_REGISTERED: dict[str | bytes, bool | None] = {}
 
 
-def _gradient_registered(kind: str) -> bool | None:
+def _gradient_registered(kind: str | bytes) -> bool | None:
     """True where op type ``kind`` has a gradient function, False where it is registered as
     not differentiable (``tf.stop_gradient``'s), None where nothing is registered for it."""
     if kind not in _REGISTERED:
         from tensorflow.python.framework import ops
 
+        name = kind.decode() if isinstance(kind, bytes) else kind
         try:
-            _REGISTERED[kind] = ops._gradient_registry.lookup(kind) is not None
+            _REGISTERED[kind] = ops._gradient_registry.lookup(name) is not None
         except LookupError:
             _REGISTERED[kind] = None
     return _REGISTERED[kind]
@@ -661,7 +663,6 @@ class OutputGradients:
         #: copied op -> each input the tape asked for -> whether its gradient function gave
         #: that input a gradient (:attr:`~tfviz.engine.trace.Trace.answered`)
         self.answered: dict[str, dict[int, bool]] = {}
-        self._registered: dict[Any, bool] = {}  # op type -> a gradient function is registered
         self._halves: list[Any] = []
         self._keys: list[Key] = []
         self._fillers: dict[int, Any] = {}  # id -> the zeros the tape filled in, held
@@ -734,11 +735,7 @@ class OutputGradients:
         tape told it to skip (``skip_input_indices``: no gradient wanted there) say
         nothing, and neither does an op type registered as not differentiable (the tape
         then hands back Nones of its own)."""
-        registered = self._registered.get(op_type)  # by the op type as the tape hands it over
-        if registered is None:
-            kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
-            registered = self._registered[op_type] = _gradient_registered(kind) is True
-        if not registered:
+        if _gradient_registered(op_type) is not True:
             return
         grads = result if isinstance(result, (list, tuple)) else (result,)
         given = len(grads)
