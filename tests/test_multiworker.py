@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import socket
@@ -294,8 +295,10 @@ def test_mirrored_strategy_stops_at_the_replica_whose_batch_is_bad(tmp_path: Pat
         [sys.executable, str(script), "--nan-replica", "1", "--nan-at", "3"], capture_output=True, text=True
     )
     assert plain.returncode == 0, plain.stderr[-2000:]
-    losses = [line.split()[3] for line in plain.stdout.splitlines() if line.startswith("step")]
-    assert losses.index("nan") + 1 == 3  # TensorFlow: the mean loss turns NaN at step 3
+    losses = [float(line.split()[3]) for line in plain.stdout.splitlines() if line.startswith("step")]
+    # TensorFlow: the mean loss turns non-finite at step 3. NaN mostly; inf where the unseeded
+    # weights that meet the infinite input all have one sign (about one run in a hundred)
+    assert next(i for i, loss in enumerate(losses, 1) if not math.isfinite(loss)) == 3
     done = subprocess.run(
         [str(TFVIZ), "check", str(script), "--until", "nan", "--json", "--", "--nan-replica", "1"],
         capture_output=True,
