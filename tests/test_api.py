@@ -384,6 +384,37 @@ def test_every_variable_a_check_writes_is_saved_before_it_and_put_back(mode):
     assert cases["compiled_step"]["moved"] == cases["train_step"]["moved"] == 3
 
 
+def test_a_variable_read_before_its_first_write_is_saved_without_asking_whether_it_holds_one(monkeypatch):
+    """A variable is saved just before its first write. One that an op of the analysis read
+    first holds a value: its save reads it and asks nothing more (``VarIsInitializedOp``, whose
+    kernel TensorFlow makes anew for each batch norm statistic of a process's first check).
+    One the analysis makes is still asked, and saves no value: its first write is its initial
+    value. Put back, the first holds its value from before."""
+    import tensorflow as tf
+    from tensorflow.python import pywrap_tfe
+
+    from tfviz.program import written
+
+    asked: list[str] = []
+    execute = pywrap_tfe.TFE_Py_Execute
+
+    def noting(ctx, device, op_type, *rest):
+        asked.append(op_type)
+        return execute(ctx, device, op_type, *rest)
+
+    monkeypatch.setattr(pywrap_tfe, "TFE_Py_Execute", noting)  # the C API entry a save reads by
+    v = tf.Variable([1.0, 2.0])
+    saving = written.WrittenVariables()
+    with saving:
+        v.assign_add(v * 2.0)  # read, then written
+        made = tf.Variable([5.0])  # made here: nothing was read of it before its first write
+    assert asked.count("VarIsInitializedOp") == 1 and asked.count("ReadVariableOp") == 1
+    assert saving.saved[id(v.handle)][1].numpy().tolist() == [1.0, 2.0]
+    assert saving.saved[id(made.handle)][1] is None
+    saving.restore()
+    assert v.numpy().tolist() == [1.0, 2.0]
+
+
 def test_the_functions_own_calls_warn_and_log_as_the_callers_own_calls_do():
     """A loss and a training step that make Keras warn, checked in the caller's process: the
     warning is shown, from Keras' own line, as the caller's own call shows it (tfviz's silence
