@@ -53,10 +53,10 @@ class WrittenVariables:
         #: no value to read: not a variable, not initialized, made by the analysis itself)
         self.saved: dict[int, tuple[Any, Any]] = {}
         #: id(handle) -> a weak reference to a handle an op of the analysis has read: it holds
-        #: a value, which its first write need not ask about (``VarIsInitializedOp``, two
-        #: thirds of a save: 0.005 s of a ResNet50 check, 0.014 s of a process's first, where
+        #: a value, which its first write need not ask about (``VarIsInitializedOp``, most
+        #: of a save: 0.005 s of a ResNet50 check, 0.014 s of a process's first, where
         #: TensorFlow makes that op's kernel for each batch norm statistic)
-        self._read: dict[int, Any] = {}
+        self._read_handles: dict[int, Any] = {}
         self._patched: list[tuple[str, Any]] = []
 
     def __enter__(self) -> WrittenVariables:
@@ -67,7 +67,7 @@ class WrittenVariables:
 
         execute = pywrap_tfe.TFE_Py_Execute
         resource, variable = dtypes.resource, BaseResourceVariable
-        saved, may_write_of, read = self.saved, _MAY_WRITE, self._read
+        saved, may_write_of, read_handles = self.saved, _MAY_WRITE, self._read_handles
 
         def may_write(op_type: Any) -> bool:
             known = may_write_of.get(op_type)
@@ -91,7 +91,7 @@ class WrittenVariables:
                 if getattr(a, "dtype", None) is not resource or id(a) in saved:
                     continue
                 # read by an op of the analysis already: a value is there to read
-                was_read = read.get(id(a))
+                was_read = read_handles.get(id(a))
                 value = _read(execute, context.context(), a, was_read is not None and was_read() is a)
                 # another thread's op may have saved it since: the first value stays
                 saved.setdefault(id(a), (a, value))
@@ -101,9 +101,9 @@ class WrittenVariables:
                 if may_write(op_type):
                     save(args)
                 out = original(ctx, op_type, name, *args)
-                if op_type == "ReadVariableOp" and args and id(args[0]) not in read:
+                if op_type == "ReadVariableOp" and args and id(args[0]) not in read_handles:
                     with contextlib.suppress(TypeError):  # not weakly referable: asked again
-                        read[id(args[0])] = weakref.ref(args[0])
+                        read_handles[id(args[0])] = weakref.ref(args[0])
                 return out
 
             return saving_fast_path
