@@ -3,12 +3,12 @@
 A check measures each gradient as the tape hands it to the next op's gradient function, so
 some Python runs between every two of the pass's kernels. This times ResNet50's bare
 backward pass (``weights=None``, batch 1) with a busy pause of N microseconds before each
-gradient function (and with each gradient it is handed measured there instead, as a check
-measures it), alternating, medians of ``--repeat`` rounds, and prints the
-time inside TensorFlow's gradient functions beside the pass with no pause (the baseline):
-what the pauses cost beyond their own length is the kernels' slowdown. Then it times the
-same gradient functions inside ``tfviz.check(loss)``'s backward pass, alternating with the
-bare pass (the check's first run left out: it asks some gradient functions once more).
+gradient function, and with each gradient it is handed measured there instead (as a check
+measures it), alternating, medians of ``--repeat`` rounds. It prints the time inside
+TensorFlow's gradient functions beside the pass with no pause (the baseline): what a pause
+costs them beyond its own length is the kernels' slowdown. Then it times the same gradient
+functions inside ``tfviz.check(loss)``'s backward pass, alternating with the bare pass (the
+check's first run left out: it asks some gradient functions once more).
 
     .venv/bin/python tests/bench/bench_backward_gaps.py [--repeat N] [--pauses 0 10 30 100]
 """
