@@ -215,6 +215,7 @@ def test_path_gradients_watched_in_the_pass_are_the_tapes(monkeypatch, name, fn)
         return {}, list(zip(tensors, keys))
 
     monkeypatch.setattr(eagerstream, "_watched_or_asked", asked_only)
+    monkeypatch.setattr(eagerstream, "HOLD_EVERY_OUTPUT", True)  # every path tensor can be asked for
     stream, loss, tape = _copied_once(fn)
     oracle = stream_trace(stream, fn, loss, tape, [W, B, EMBED], _linker(stream))
     assert watched is not None and oracle is not None, name
@@ -274,3 +275,66 @@ def test_an_integer_the_script_holds_is_named_and_one_it_does_not_is_a_constant(
     assert {op.label for op in ints if op.type == "Placeholder"} == {"labels"}
     consts = [op for op in ints if op.type == "Const"]
     assert consts and all(not op.label for op in consts)
+
+
+def _alive_after_the_forward_pass(fn, copy: bool) -> list[tuple[str, tuple[int, ...]]]:
+    """The op type and shape of each tensor the call made that is still alive once its
+    forward pass is over, the tape still open for its backward pass (a variable's reads
+    left out: the copy reads each itself, in an op of its own)."""
+    import weakref
+
+    from tensorflow.python.framework import op_callbacks
+
+    made: list[tuple[str, weakref.ref]] = []
+
+    def note(op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        kind = op_type.decode() if isinstance(op_type, bytes) else op_type
+        made.extend((kind, weakref.ref(t)) for t in outputs or ())
+
+    op_callbacks.add_op_callback(note)
+    try:
+        stream = Stream() if copy else None
+        if stream is not None:
+            stream.__enter__()
+        try:
+            with tf.GradientTape() as tape:
+                loss = fn()
+        finally:
+            if stream is not None:
+                stream.__exit__(None, None, None)
+    finally:
+        op_callbacks.remove_op_callback(note)
+    alive = sorted(
+        (kind, tuple(t.shape.as_list()))
+        for kind, ref in made
+        if (t := ref()) is not None and kind != "ReadVariableOp"
+    )
+    tape.gradient(loss, tape.watched_variables())  # the pass they were kept for
+    return alive
+
+
+def test_the_copy_keeps_alive_no_tensor_of_the_call_that_the_script_lets_go():
+    """Once a Keras model's forward pass is over, the tensors of the call still alive under
+    the copy are those alive under the script's own tape: the copy holds no activation more
+    (TensorFlow's tape decides what the backward pass needs). Held, every activation stayed
+    alive until the backward pass began, and was then taken afresh from the system there."""
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(4, 3, padding="same"),
+            keras.layers.BatchNormalization(),
+            keras.layers.ReLU(),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(2),
+        ]
+    )
+    x = tf.random.stateless_normal([2, 8, 8, 3], seed=[3, 4])
+
+    def loss():
+        return tf.reduce_mean(model(x, training=True) ** 2)
+
+    own = _alive_after_the_forward_pass(loss, copy=False)
+    copied = _alive_after_the_forward_pass(loss, copy=True)
+    assert len(own) >= 10  # the activations the tape keeps for its backward pass
+    assert copied == own

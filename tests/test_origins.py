@@ -3,6 +3,8 @@ from, the user's line that made it, and a record that stays linear in the ops re
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -92,22 +94,48 @@ def _call(w, made=None):
     return [copy, out]
 
 
-@pytest.mark.parametrize("case", ["made a variable", "needed", "raised", "settled", "recorded after"])
+@contextlib.contextmanager
+def _copied(rec, needed):
+    """The call copied as the analysis copies it, handing the recorder its lineage."""
+    from tfviz.engine.eagerstream import Stream
+
+    stream = Stream()
+    stream.lineage = []
+    with rec.held(lambda: needed(stream), stream.lineage), stream:
+        yield stream
+
+
+def _refusing_call(w, made=None):
+    """A call whose copy refuses halfway (Python reads a value): the ops after it are not
+    copied, and the recorder is handed them with their tensors."""
+    copy = tf.reshape(w, [-1])
+    first = float(copy[0])
+    out = copy * first + 1.0
+    return [copy, out]
+
+
+CASES = ["made a variable", "needed", "raised", "settled", "recorded after", "refused"]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_ops_held_through_a_copied_call_get_the_lineage_recording_them_live_gives(case):
     """The slow twin records each op of the call as it runs; held, the same ops get the same
     lineage and line wherever it can still be asked for: a call that made variables, a copy
-    that does not stand (``needed``), a call that raised, ops recorded once the copy is known
-    not to stand (``settle``), an op recorded after the call."""
+    that does not stand (``needed``, ``refused``: the ops after the refusal handed over with
+    their tensors), a call that raised, ops recorded once the copy is known not to stand
+    (``settle``), an op recorded after the call. The copy keeps none of the call's tensors
+    alive: ``out`` is linked to ``w`` through a product no one holds any more."""
+    call = _refusing_call if case == "refused" else _call
     w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
     with OriginRecorder() as live:
-        twin = _call(w)
+        twin = call(w)
         later_twin = twin[1] * 3.0
     assert live.sources_of(twin[0]) == {id(w.handle)}
     made: list = []
     with OriginRecorder() as rec:
         try:
-            with rec.held(lambda: case == "needed"):
-                got = _call(w, made if case == "made a variable" else None)
+            with _copied(rec, lambda stream: case == "needed" or stream.refused is not None):
+                got = call(w, made if case == "made a variable" else None)
                 if case == "raised":
                     raise RuntimeError("the step's own error")
         except RuntimeError:
@@ -130,7 +158,7 @@ def test_ops_held_through_a_copied_call_that_stands_are_let_go_unrecorded():
 
     w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
     with OriginRecorder() as rec:
-        with rec.held(lambda: False):
+        with _copied(rec, lambda stream: False):
             got = _call(w)
         gone = weakref.ref(got[1])
         rec.let_go()

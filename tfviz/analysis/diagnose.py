@@ -905,7 +905,7 @@ def _first_call(
     tape (None when it did not) and the copy. With ``as_python`` (a function of the
     caller's process, its output shown as it runs), the call has the warnings and log
     levels the caller has, not tfviz's silence. With ``recorder`` (recording) and ``copy``,
-    the recorder holds the call's ops while the copy takes them (:meth:`OriginRecorder.held`).
+    the copy hands the recorder the call's lineage (:meth:`OriginRecorder.held`).
     """
     import tensorflow as tf
 
@@ -915,8 +915,11 @@ def _first_call(
                 copied = None
                 if copy:
                     stream = Stream(lenient=lenient)
-                    if recorder is not None:  # its lineage of the call's ops, taken from the copy's
-                        copying.enter_context(recorder.held(lambda: stream.refused is not None))
+                    if recorder is not None:  # its lineage of the call's ops, handed over by the copy
+                        stream.lineage = []
+                        copying.enter_context(
+                            recorder.held(lambda: stream.refused is not None, stream.lineage)
+                        )
                         stream.on_release.append(recorder.let_go)
                     scopes = copying.enter_context(layerscopes.recording(eager=True))
                     copied = _Copied(copying.enter_context(stream), scopes)

@@ -27,6 +27,7 @@ from typing import Any
 from tfviz.engine.copiedgraph import CopiedGraph
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
+from tfviz.engine.origins import CAPTURED, COPIED, NOT_COPIED
 from tfviz.engine.trace import (
     EAGER_MAY_DIFFER,
     Trace,
@@ -44,6 +45,18 @@ from tfviz.script.sourcemap import op_user_source
 
 #: a tensor of the copy: (op name, output index)
 Key = tuple[str, int]
+
+#: Whether the copy holds every eager tensor the call made until it lets go of them
+#: (:meth:`Stream.release`). It holds them by weak reference, as the script's own call
+#: holds nothing beyond what the tape keeps, and holds strongly only those a backward pass
+#: may ask about as sources (:func:`_watched_or_asked`). Holding them all kept every
+#: activation alive through the forward pass (the process's peak grew 400 MB in a first
+#: ResNet50 check at batch 8, against 12 MB now), and that memory, let go at once before
+#: the backward pass, was taken afresh from the system there, a page fault per 4 KB
+#: (``tests/bench/bench_check_memory.py``). Holding them all, so that every path tensor
+#: can be asked for as a source, is the slow twin (``tests/test_eagerstream.py``); a
+#: lenient stream holds them all too.
+HOLD_EVERY_OUTPUT = False
 #: the kinds of attribute value an op copied into the graph can carry
 _LIST_KINDS = {"list(type)": "type", "list(int)": "i", "list(float)": "f", "list(bool)": "b"}
 
@@ -65,8 +78,21 @@ class Stream:
         self.refused: str | None = None
         #: inside TensorFlow's constant folding, whose value reads a trace makes too
         self.folding = 0
-        self._graph_of: dict[int, Any] = {}  # id(eager tensor) -> its graph tensor
-        self._eager_of: dict[str, list[Any]] = {}  # op name -> the eager outputs it stands for
+        #: id(eager tensor) -> a weak reference to it and its graph tensor: an id stands for
+        #: the tensor only while it lives (the copy does not keep the call's tensors alive)
+        self._graph_of: dict[int, tuple[Callable[[], Any], Any]] = {}
+        #: op name -> a weak reference to each eager output it stands for
+        self._eager_of: dict[str, list[Callable[[], Any]]] = {}
+        #: op name -> its eager outputs, held: those a backward pass may ask about as sources
+        #: (:func:`_watched_or_asked`), or all of them (:data:`HOLD_EVERY_OUTPUT`)
+        self._kept: dict[str, list[Any]] = {}
+        self._hold_all = lenient or HOLD_EVERY_OUTPUT
+        #: id of an attribute tuple -> the first copied op the tape handed it for
+        self._first_holder: dict[int, str] = {}
+        #: while set, the call's lineage, for the origin recorder, in the order it ran
+        #: (:data:`tfviz.engine.origins.CAPTURED`): the captures, the ops copied, and the
+        #: ops not copied, whose tensors it holds
+        self.lineage: list[tuple[Any, ...]] | None = None
         self._attr_kinds: dict[str, dict[str, str]] = {}
         self._grouped: dict[str, bool] = {}  # op type -> whether its inputs include lists
         self._attr_cache: dict[tuple[str, Any], tuple[dict[str, bytes], dict[str, Any] | None]] = {}
@@ -114,6 +140,7 @@ class Stream:
         op_callbacks.remove_op_callback(self._callback)
         for owner, name, original in reversed(self._patched):
             setattr(owner, name, original)
+        self.lineage = None
 
     def _patch(self, owner: Any, name: str, wrap: Callable[[Any], Any]) -> None:
         """Replace ``owner.name`` with ``wrap`` of it until the stream is left."""
@@ -132,11 +159,12 @@ class Stream:
             backward = args[0] if args else kwargs.get("backward_function")
             made = None
             for t in outputs:
-                copy = self._graph_of.get(id(t))
+                copy = self.graph_tensor(t)
                 if copy is not None:
                     made = made or copy.op
                     self.python_backward.add((copy.op.name, copy.value_index))
                     self.custom_gradients[copy.op.name] = (str(op_type), user_gradient_line(backward))
+                    self._keep(copy.op.name)  # asked for as a source: no gradient function sees it
             if made is not None and callable(backward):
                 backward = self._naming_raiser(backward, made)
                 args = (backward, *args[1:]) if args else args
@@ -160,20 +188,29 @@ class Stream:
         return run
 
     def release(self) -> None:
-        """Let go of the eager tensors the copy stood for (the call's activations), so that
-        a backward pass frees each once it is used, as the script's own does."""
-        self._eager_of.clear()
+        """Let go of the eager tensors the copy held (those a backward pass may ask about),
+        so that a backward pass frees each once it is used, as the script's own does."""
+        self._kept.clear()
         for let_go in self.on_release:
             let_go()
 
     def graph_tensor(self, t: Any) -> Any | None:
         """The graph tensor that eager tensor ``t`` stands for; None if no copied op made it."""
-        return self._graph_of.get(id(t))
+        hit = self._graph_of.get(id(t))
+        return hit[1] if hit is not None and hit[0]() is t else None
 
     def eager_tensor(self, t: Any) -> Any:
         """The eager tensor graph tensor ``t`` (an output of a copied op, or a capture)
-        stands for."""
-        return self._eager_of[t.op.name][t.value_index]
+        stands for; LookupError where it is gone (one the copy did not hold)."""
+        value = self._eager_of[t.op.name][t.value_index]()
+        if value is None:
+            raise LookupError(f"the eager tensor {t.name} is gone")
+        return value
+
+    def _keep(self, name: str) -> None:
+        """Hold op ``name``'s eager outputs that are still alive until :meth:`release`."""
+        if name not in self._kept:
+            self._kept[name] = [ref() for ref in self._eager_of[name]]
 
     def _callback(
         self,
@@ -184,19 +221,20 @@ class Stream:
         op_name: str | None = None,
         graph: Any = None,
     ) -> None:
-        if self.refused is not None or self.suspended:
-            return None
-        kind = op_type.decode() if isinstance(op_type, bytes) else op_type
-        if kind in EAGER_MAY_DIFFER and not self.lenient:
-            self.refuse(f"{kind} runs Python, which a graph runs otherwise")
-            return None
-        if graph is not None:
-            self.refused = f"a tf.function is traced inside the target ({kind} in {graph.name})"
-            return None
-        try:
-            self._copy(kind, inputs or (), attrs or (), outputs or (), op_name)
-        except Exception as exc:  # noqa: BLE001 - any op the copy cannot hold: trace instead
-            self.refused = f"{kind} cannot be copied into a graph: {exc}"
+        if self.refused is None and not self.suspended:
+            kind = op_type.decode() if isinstance(op_type, bytes) else op_type
+            if kind in EAGER_MAY_DIFFER and not self.lenient:
+                self.refuse(f"{kind} runs Python, which a graph runs otherwise")
+            elif graph is not None:
+                self.refused = f"a tf.function is traced inside the target ({kind} in {graph.name})"
+            else:
+                try:
+                    self._copy(kind, inputs or (), attrs or (), outputs or (), op_name)
+                    return None
+                except Exception as exc:  # noqa: BLE001 - any op the copy cannot hold: trace instead
+                    self.refused = f"{kind} cannot be copied into a graph: {exc}"
+        if self.lineage is not None and graph is None and outputs:  # the recorder's, its tensors held
+            self.lineage.append((NOT_COPIED, inputs, outputs, op_user_source(outputs)))
         return None
 
     def _copy(self, kind: str, inputs: Any, attrs: Any, outputs: Any, op_name: Any) -> None:
@@ -211,16 +249,41 @@ class Stream:
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
         op = graph.add(graph.unique_name(full), kind, ins, outputs, (attrs, values, grouping))
         self.sources[op.name] = source
+        graph_of, refs = self._graph_of, []
         for t, copy in zip(outputs, op.outputs):
-            self._graph_of[id(t)] = copy
-        self._eager_of[op.name] = list(outputs)  # held, so that no id is reused while it stands
+            ref = _weak(t)
+            graph_of[id(t)] = (ref, copy)
+            refs.append(ref)
+        self._eager_of[op.name] = refs
         if attrs:
             self.attrs_of[op.name] = attrs
+            first = self._first_holder.setdefault(id(attrs), op.name)
+            if first != op.name:  # a tuple the tape hands for two ops: both asked as sources
+                self._share(first, op.name)
+        if self._hold_all or not attrs:  # an op without attributes is asked as a source
+            self._kept[op.name] = list(outputs)
+        if self.lineage is not None:
+            self.lineage.append((COPIED, op, refs, source))
+
+    def _share(self, first: str, name: str) -> None:
+        """Ops ``first`` and ``name`` were handed one attribute tuple, by which a gradient
+        function cannot tell them apart: their outputs are asked for as sources, and held.
+        Where ``first``'s are gone already (no one held them), the copy cannot ask for
+        them, and refuses."""
+        self._keep(name)
+        if first not in self._kept:
+            outputs = [ref() for ref in self._eager_of[first]]
+            if any(t is None for t in outputs):
+                self.refuse(
+                    f"ops {first} and {name} share one attribute tuple and {first}'s outputs are gone"
+                )
+            else:
+                self._kept[first] = outputs
 
     def _input(self, t: Any, consumer: str, scope: str, source: Source | None) -> Any:
-        copy = self._graph_of.get(id(t))
-        if copy is not None:
-            return copy
+        hit = self._graph_of.get(id(t))
+        if hit is not None and hit[0]() is t:
+            return hit[1]
         if t.dtype.name == "resource":
             name = "resource"
         elif t.dtype.is_integer or t.dtype.is_bool:
@@ -229,9 +292,12 @@ class Stream:
             name = f"{consumer.lower()}_input"
         placeholder = self.graph.add(self.graph.unique_name(scope + name), "Placeholder", [], [t]).outputs[0]
         self.sources[placeholder.op.name] = source  # the line of the op it is an input of
-        self.graph.captures.append((t, placeholder))
-        self._graph_of[id(t)] = placeholder
-        self._eager_of[placeholder.op.name] = [t]
+        self.graph.captures.append((t, placeholder))  # held there, as a trace holds its captures
+        ref = _weak(t)
+        self._graph_of[id(t)] = (ref, placeholder)
+        self._eager_of[placeholder.op.name] = [ref]
+        if self.lineage is not None:
+            self.lineage.append((CAPTURED, placeholder, t))
         return placeholder
 
     def _attrs(self, kind: str, attrs: Any) -> tuple[dict[str, bytes], dict[str, Any] | None]:
@@ -399,6 +465,14 @@ def _named_eagerly(name_scope: Callable[..., Any]) -> Callable[..., Any]:
         return name_scope(name, default_name, values, skip_on_eager=False)
 
     return opened_eagerly
+
+
+def _weak(t: Any) -> Callable[[], Any]:
+    """A weak reference to ``t``; one that holds it where it cannot be referred to weakly."""
+    try:
+        return weakref.ref(t)
+    except TypeError:
+        return lambda: t
 
 
 def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:

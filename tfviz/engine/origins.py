@@ -21,6 +21,12 @@ from tfviz.script.sourcemap import op_user_source
 
 _EMPTY: frozenset[int] = frozenset()
 
+#: what an eager call's copy hands over of its lineage (:meth:`OriginRecorder.held`), in
+#: the order it ran: a capture ``(CAPTURED, placeholder, eager tensor)``, a copied op
+#: ``(COPIED, op, weak references to its eager outputs, user line)``, an op not copied
+#: ``(NOT_COPIED, inputs, outputs, user line)``
+CAPTURED, COPIED, NOT_COPIED = 0, 1, 2
+
 
 class _Made:
     """How one eager op's outputs were made: the variable handles it read (ids), the
@@ -59,10 +65,10 @@ class OriginRecorder:
         #: how many variables were made while recording; each handle's number, by id
         self.made = 0
         self._number: dict[int, int] = {}
-        #: while :meth:`held`: each op's inputs, outputs and user line, in the order they ran
-        self._held: list[tuple[Any, Any, Source | None]] | None = None
-        #: ops held and not recorded yet (:meth:`held`)
-        self._pending: list[tuple[Any, Any, Source | None]] = []
+        #: while :meth:`held`: the call's lineage, as its copy hands it over
+        self._held: list[tuple[Any, ...]] | None = None
+        #: lineage held and not recorded yet (:meth:`held`)
+        self._pending: list[tuple[Any, ...]] = []
 
     def _made(self, t: Any) -> _Made | None:
         hit = self._origins.get(id(t))
@@ -92,8 +98,7 @@ class OriginRecorder:
             self.made += 1
             self._number[id(outputs[0])] = self.made
             return None
-        if self._held is not None:
-            self._held.append((inputs, outputs, op_user_source(outputs)))
+        if self._held is not None:  # the copy hands its lineage over
             return None
         if self._pending:  # an op run after held ones: those are recorded first, as they ran
             self.settle()
@@ -121,20 +126,23 @@ class OriginRecorder:
                 pass
 
     @contextlib.contextmanager
-    def held(self, needed: Callable[[], bool]) -> Iterator[None]:
-        """While entered, each op's inputs, outputs and user line are held, not recorded: the
-        step's call, which tfviz copies as it runs (:mod:`tfviz.engine.eagerstream`). Recording
-        each of ResNet50's 1,900 ops as it ran was a third of the op callbacks' time (0.03 s),
-        for a lineage that matters only where a later call of the same analysis captures what
-        the call made. On leaving, the held ops are recorded, in the order they ran, where the
-        call made variables (a layer built lazily: its second call is the step), where
-        ``needed()`` says so (the copy refused: a trace calls the step again), or where the
-        call raised. Else they wait (:attr:`_pending`): recorded as they would have been
-        where the copy turns out not to stand for the step (:meth:`settle`) or another op is
-        recorded, or dropped where the copy lets go of the call's tensors (:meth:`let_go`).
-        Nothing else asks about them: the copy's own captures were made before the call
-        (an op the copy does not copy, in a Keras ``predict()``, hands back NumPy)."""
-        mark, self._held = self.made, []
+    def held(self, needed: Callable[[], bool], lineage: list[tuple[Any, ...]]) -> Iterator[None]:
+        """While entered, the ops that run are not recorded: the step's call, which tfviz
+        copies as it runs (:mod:`tfviz.engine.eagerstream`), hands ``lineage`` over instead,
+        in the order it ran (see :data:`CAPTURED`): each op it copied, whose tensors it holds
+        only weakly, and each op it did not copy, with its tensors. Recording each of
+        ResNet50's 1,900 ops as it ran was a third of the op callbacks' time (0.03 s), and
+        holding them for a later record kept the call's every activation alive, for a lineage
+        that matters only where a later call of the same analysis captures what the call
+        made. On leaving, the lineage is recorded, in the order it ran, where the call made
+        variables (a layer built lazily: its second call is the step), where ``needed()``
+        says so (the copy refused: a trace calls the step again), or where the call raised.
+        Else it waits (:attr:`_pending`): recorded as it would have been where the copy turns
+        out not to stand for the step (:meth:`settle`) or another op is recorded, or dropped
+        where the copy lets go of the call's tensors (:meth:`let_go`). Nothing else asks about
+        them: the copy's own captures were made before the call (an op the copy does not
+        copy, in a Keras ``predict()``, hands back NumPy)."""
+        mark, self._held = self.made, lineage
         keep = True
         try:
             yield
@@ -146,15 +154,67 @@ class OriginRecorder:
                 self.settle()
 
     def let_go(self) -> None:
-        """Drop the held ops that were never recorded (and the call's tensors with them), as the
-        copy lets go of the call's activations before the backward pass frees them."""
+        """Drop the lineage that was never recorded (and the tensors of ops the copy did not
+        copy with it), as the copy lets go of the call's tensors before the backward pass."""
         self._pending = []
 
     def settle(self) -> None:
-        """Record the held ops that are still waiting, in the order they ran."""
+        """Record the lineage that is still waiting, in the order it ran. A copied op's
+        inputs are linked through the copy, not by the ids of eager tensors: the copy did
+        not keep them alive, and an id may stand for another tensor since. What is recorded
+        is what recording each op as it ran records of the tensors still alive."""
         pending, self._pending = self._pending, []
-        for inputs, outputs, source in pending:
-            self._record(inputs, outputs, source)
+        made_of: dict[int, _Made] = {}  # id(copied tensor) -> how its eager tensor was made
+        handle_of: dict[int, int] = {}  # id(copied tensor) -> id of the eager handle it stands for
+        for entry in pending:
+            if entry[0] == NOT_COPIED:
+                self._record(entry[1], entry[2], entry[3])
+            elif entry[0] == CAPTURED:
+                _, placeholder, t = entry
+                if getattr(t, "dtype", None) is self._resource:
+                    handle_of[id(placeholder)] = id(t)
+                else:
+                    made = self._made(t)
+                    if made is not None:
+                        made_of[id(placeholder)] = made
+            else:
+                self._record_copied(entry[1], entry[2], entry[3], made_of, handle_of)
+
+    def _record_copied(
+        self,
+        op: Any,
+        refs: list[Callable[[], Any]],
+        source: Source | None,
+        made_of: dict[int, _Made],
+        handle_of: dict[int, int],
+    ) -> None:
+        """:meth:`_record` of a copied op, its inputs read through the copy (``made_of`` and
+        ``handle_of``, filled in the order the call ran), its outputs those still alive."""
+        resource = self._resource
+        for copy, ref in zip(op.outputs, refs):
+            if copy.dtype is resource and (t := ref()) is not None:
+                handle_of[id(copy)] = id(t)
+        handles: list[int] = []
+        parents: list[_Made] = []
+        for copy in op.inputs:
+            if copy.dtype is resource:
+                if id(copy) in handle_of:
+                    handles.append(handle_of[id(copy)])
+            else:
+                made = made_of.get(id(copy))
+                if made is not None and (made.handles or made.parents):
+                    parents.append(made)
+        if not handles and not parents:
+            return
+        made = _Made(tuple(handles), tuple(parents), source)
+        for copy, ref in zip(op.outputs, refs):
+            made_of[id(copy)] = made
+            t = ref()
+            if t is not None:
+                try:
+                    self._origins[id(t)] = (weakref.ref(t), made)
+                except TypeError:
+                    pass
 
     def __enter__(self) -> OriginRecorder:
         from tensorflow.python.framework import op_callbacks
