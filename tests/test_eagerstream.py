@@ -338,3 +338,55 @@ def test_the_copy_keeps_alive_no_tensor_of_the_call_that_the_script_lets_go():
     copied = _alive_after_the_forward_pass(loss, copy=True)
     assert len(own) >= 10  # the activations the tape keeps for its backward pass
     assert copied == own
+
+
+_SHARED_ATTRS = ("T", tf.float32.as_datatype_enum)
+
+
+def _sharing_attrs(op_type: str, x):
+    """Op ``op_type`` of ``x`` as TensorFlow's own slow path runs it, handed the one attribute
+    tuple every call shares (a gradient function then cannot tell its ops apart by it)."""
+    from tensorflow.python.eager import context, execute
+
+    (y,) = execute.execute(op_type.encode(), 1, inputs=[x], attrs=_SHARED_ATTRS, ctx=context.context())
+    if execute.must_record_gradient():
+        execute.record_gradient(op_type, [x], _SHARED_ATTRS, [y])
+    return y
+
+
+def _exp_sharing_attrs(x):
+    return _sharing_attrs("Exp", x)
+
+
+def test_ops_sharing_an_attribute_tuple_are_asked_for_as_sources_and_held_for_it():
+    """Two ops the tape was handed one attribute tuple for are asked for as sources, so the
+    copy holds their outputs though the script keeps neither; their norms are the tape's."""
+
+    def fn():
+        return tf.reduce_sum(_exp_sharing_attrs(_exp_sharing_attrs(X @ W) * 0.5) + B)
+
+    stream, loss, tape = _copied_once(fn)
+    assert stream.refused is None
+    shared = [name for name, attrs in stream.attrs_of.items() if attrs is _SHARED_ATTRS]
+    assert len(shared) == 2 and all(stream._kept.get(name) for name in shared)
+    traced = stream_trace(stream, fn, loss, tape, [W, B], _linker(stream))
+    assert traced is not None
+    with tf.GradientTape(persistent=True) as oracle_tape:
+        first = tf.exp(X @ W)
+        second = tf.exp(first * 0.5)
+        oracle_loss = tf.reduce_sum(second + B)
+    for name, want in zip(shared, (first, second)):
+        grad = oracle_tape.gradient(oracle_loss, want)
+        assert traced.tensor_norms[(name, 0)] == pytest.approx(float(tf.norm(grad)), rel=1e-6)
+
+
+def test_a_copy_refuses_where_the_first_of_two_ops_sharing_an_attribute_tuple_is_gone():
+    """Where the first op's output is gone by the time a second op shares its tuple, the copy
+    cannot ask for it, and refuses: the caller traces instead."""
+
+    def fn():
+        _sharing_attrs("Neg", X @ W)  # let go at once: Neg's gradient needs none of its tensors
+        return tf.reduce_sum(_sharing_attrs("Neg", X @ W + 1.0))
+
+    stream, _, _ = _copied_once(fn)
+    assert stream.refused is not None and "share one attribute tuple" in stream.refused
