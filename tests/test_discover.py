@@ -119,10 +119,10 @@ def test_one_walk_of_the_scripts_objects_serves_the_whole_analysis(tmp_path, mon
     walks = []
     real = discover._attributes
 
-    def counted(path, obj):  # each walk, whoever takes it, expands the model once
+    def counted(path, obj, *skip):  # each walk, whoever takes it, expands the model once
         if path == "model":
             walks.append(obj)
-        return real(path, obj)
+        return real(path, obj, *skip)
 
     monkeypatch.setattr(discover, "_attributes", counted)
     script = tmp_path / "frozen.py"
@@ -132,3 +132,47 @@ def test_one_walk_of_the_scripts_objects_serves_the_whole_analysis(tmp_path, mon
     w = next(r for r in report.variables if r.name == "w")
     assert w.kind == "frozen_copy" and "flat" in w.explanation
     assert {r.name for r in report.variables} >= {"w", "model.layers[0].kernel"}
+
+
+WALKED = """
+import tensorflow as tf
+
+class Agent:
+    def __init__(self):
+        self.gamma, self.name, self.steps, self.done = 0.99, "agent", 3, None
+        self.online = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2, name="q")])
+        self.target = tf.keras.models.clone_model(self.online)
+        self.target.trainable = False
+        self.extra = {"scale": tf.Variable(1.0), "note": "kept", "n": 4, "pair": (tf.Variable(2.0), 0.5)}
+
+inputs = tf.keras.Input((4,))
+hidden = tf.keras.layers.Dense(3, activation="relu", name="hidden")(inputs)
+frozen = tf.keras.layers.Dense(2, name="frozen")
+frozen.trainable = False
+model = tf.keras.Model(inputs, frozen(hidden))
+agent = Agent()
+module_vars = [tf.Variable([1.0, 2.0]), 7, "text", None, [tf.Variable(3.0), True]]
+table = {"w": tf.Variable(0.5), "lr": 1e-3}
+settings = {"epochs": 3, "name": "run"}
+"""
+
+
+def test_the_walk_without_plain_values_meets_every_other_object_on_the_same_path(monkeypatch):
+    """The walk leaves out plain values (numbers, strings, None), which no reader of it asks
+    about; its slow twin walks them too. Every other object is met on the same path in the
+    same order, and the variables found, their names and the frozen ones are the same."""
+    import tfviz.script.discover as discover
+
+    module = _module(WALKED)
+    fast = [(p, id(o)) for p, o in discover.iter_objects(module)]
+    fast_vars = [(f.path, id(f.tf_variable)) for f in discover.find_variables(module)]
+    fast_frozen = discover.frozen_variables(discover.ObjectWalk(module))
+    monkeypatch.setattr(discover, "WALK_LEAVES", True)
+    walked = list(discover.iter_objects(module))
+    leaves = [(p, o) for p, o in walked if type(o) in discover._LEAVES]
+    assert len(leaves) >= 20 and {"agent.gamma", "table['lr']", "module_vars[1]"} <= {p for p, _ in leaves}
+    assert fast == [(p, id(o)) for p, o in walked if type(o) not in discover._LEAVES]
+    assert fast_vars == [(f.path, id(f.tf_variable)) for f in discover.find_variables(module)]
+    assert len(fast_vars) >= 8
+    slow_frozen = discover.frozen_variables(discover.ObjectWalk(module))
+    assert fast_frozen == slow_frozen and len(fast_frozen) == 4  # the frozen layer's and the target's

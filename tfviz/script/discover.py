@@ -24,6 +24,10 @@ _MAX_DEPTH = 6
 _MAX_CHILDREN = 10_000
 _PEEK = 32
 _PLAIN = (int, float, complex, bool, str, bytes, type(None))
+#: Whether the walk yields plain values too (a layer's settings: half of what it met in
+#: ResNet50, 2,900 of 5,750 objects). None of its readers asks about one: they look for
+#: variables, tensors and their owners. Walking them is the slow twin (``tests/test_discover.py``).
+WALK_LEAVES = False
 
 
 def _plain_data(items: Any) -> bool:
@@ -156,7 +160,8 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
     """Breadth-first walk of the script's globals, yielding (python path, object).
 
     Descends into lists, tuples, dicts, Keras layers and models, tf.Modules
-    and instances of classes the script defines; each object is visited once.
+    and instances of classes the script defines; each object is visited once. Plain values
+    (numbers, strings, None) are not yielded (:data:`WALK_LEAVES`).
     """
     import tensorflow as tf
 
@@ -167,10 +172,11 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
     except ImportError:  # pragma: no cover
         layer_types = ()
     seen: set[int] = set()
+    skip: frozenset[type] = frozenset() if WALK_LEAVES else _LEAVES
     queue: deque[tuple[str, Any, int]] = deque(
         (name, obj, 0)
         for name, obj in vars(module).items()
-        if not name.startswith("__") and not isinstance(obj, types.ModuleType)
+        if not name.startswith("__") and not isinstance(obj, types.ModuleType) and type(obj) not in skip
     )
     while queue:
         path, obj, depth = queue.popleft()
@@ -182,17 +188,21 @@ def iter_objects(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
         children: list[tuple[str, Any]] = []
         if isinstance(obj, (list, tuple)):
             if not _plain_data(obj):
-                children = [(f"{path}[{i}]", v) for i, v in enumerate(obj[:_MAX_CHILDREN])]
+                children = [
+                    (f"{path}[{i}]", v) for i, v in enumerate(obj[:_MAX_CHILDREN]) if type(v) not in skip
+                ]
         elif isinstance(obj, dict):
             if not _plain_data(list(obj.values())[:_PEEK]):
-                children = [(f"{path}[{k!r}]", v) for k, v in list(obj.items())[:_MAX_CHILDREN]]
+                children = [
+                    (f"{path}[{k!r}]", v) for k, v in list(obj.items())[:_MAX_CHILDREN] if type(v) not in skip
+                ]
         elif layer_types and isinstance(obj, layer_types):
             # Named attributes first, so a sub-model is reached as gan.generator, not gan.layers[0].
-            children += _attributes(path, obj)
+            children += _attributes(path, obj, skip)
             if hasattr(obj, "layers") and isinstance(getattr(obj, "layers", None), list):
                 children += [(_sublayer_path(path, i, v), v) for i, v in enumerate(obj.layers)]
         elif isinstance(obj, tf.Module) or _user_instance(obj, module):
-            children += _attributes(path, obj)
+            children += _attributes(path, obj, skip)
         queue.extend((p, v, depth + 1) for p, v in children)
 
 
@@ -223,11 +233,13 @@ def auto_named(name: str, class_name: str) -> bool:
     return loose in (snake, class_name.lower()) or loose.replace("_", "") == class_name.lower()
 
 
-def _attributes(path: str, obj: Any) -> list[tuple[str, Any]]:
+def _attributes(path: str, obj: Any, skip: frozenset[type] = frozenset()) -> list[tuple[str, Any]]:
+    """``obj``'s attributes a user could name, as (Python path, value), less those whose
+    type is in ``skip``."""
     out = []
     cls: Any = type(obj)
     for name, value in list(getattr(obj, "__dict__", {}).items()):
-        if isinstance(value, _NOT_CHILDREN):
+        if type(value) in skip or isinstance(value, _NOT_CHILDREN):
             continue
         public = _public_name(cls, name) if name.startswith("_") else name
         if public:
