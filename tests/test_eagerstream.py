@@ -390,3 +390,21 @@ def test_a_copy_refuses_where_the_first_of_two_ops_sharing_an_attribute_tuple_is
 
     stream, _, _ = _copied_once(fn)
     assert stream.refused is not None and "share one attribute tuple" in stream.refused
+
+
+def test_a_copy_asked_for_a_tensor_it_did_not_hold_stands_for_no_trace(monkeypatch):
+    """Where a tensor to ask the tape for as a source is gone (the copy holds only those it
+    knows will be asked), the copy stands for no trace and the tape is left unasked: the
+    analysis traces instead, never fails on it."""
+    import tfviz.engine.eagerstream as eagerstream
+
+    monkeypatch.setattr(
+        eagerstream, "_watched_or_asked", lambda stream, tensors, keys: ({}, list(zip(tensors, keys)))
+    )
+
+    def fn():
+        return tf.reduce_sum(tf.tanh(X @ W) * 2.0 + B)  # tanh's input: no one holds it
+
+    stream, loss, tape = _copied_once(fn)
+    assert stream_trace(stream, fn, loss, tape, [W, B], _linker(stream)) is None
+    assert tape.gradient(loss, [W, B])[0] is not None  # unasked: the script's pass is still there

@@ -576,8 +576,9 @@ def _asked(
     stream: Stream,
     stopped: dict[str, frozenset[int]] | None = None,
     asked_again: dict[tuple[Any, ...], dict[int, bool]] | None = None,
-) -> Trace:
-    """Ask the tape for the variables' gradients, and measure the path tensors' on the way.
+) -> Trace | None:
+    """Ask the tape for the variables' gradients, and measure the path tensors' on the way;
+    None, the tape left unasked, where a tensor to ask for as a source is gone.
 
     A path tensor's gradient is as large as the tensor. Asked of the tape as a source,
     each is held until the backward pass ends: a second copy of every activation (a
@@ -589,7 +590,10 @@ def _asked(
     truth = Truth()
     tensor_norms: dict[Key, float] = {}
     watched, asked = _watched_or_asked(stream, tensors, keys)
-    sources = [stream.eager_tensor(t) for t, _ in asked]
+    try:
+        sources = [stream.eager_tensor(t) for t, _ in asked]
+    except LookupError:  # a tensor the copy did not hold: it cannot stand for a trace
+        return None
     sole = _sole_holders(stream)
     stream.release()
     seen = OutputGradients(watched, sole, stopped, stream.graph, asked_again)
