@@ -51,7 +51,7 @@ Key = tuple[str, int]
 #: holds nothing beyond what the tape keeps, and holds strongly only those a backward pass
 #: may ask about as sources (:func:`_watched_or_asked`). Holding them all kept every
 #: activation alive through the forward pass (the process's peak grew 400 MB in a first
-#: ResNet50 check at batch 8, against 12 MB now), and that memory, let go at once before
+#: ResNet50 check at batch 8, against 11 MB now), and that memory, let go at once before
 #: the backward pass, was taken afresh from the system there, a page fault per 4 KB
 #: (``tests/bench/bench_check_memory.py``). Holding them all, so that every path tensor
 #: can be asked for as a source, is the slow twin (``tests/test_eagerstream.py``); a
@@ -255,13 +255,13 @@ class Stream:
             graph_of[id(t)] = (ref, copy)
             refs.append(ref)
         self._eager_of[op.name] = refs
+        if self._hold_all or not attrs:  # an op without attributes is asked as a source
+            self._kept[op.name] = list(outputs)
         if attrs:
             self.attrs_of[op.name] = attrs
             first = self._first_holder.setdefault(id(attrs), op.name)
             if first != op.name:  # a tuple the tape hands for two ops: both asked as sources
                 self._share(first, op.name)
-        if self._hold_all or not attrs:  # an op without attributes is asked as a source
-            self._kept[op.name] = list(outputs)
         if self.lineage is not None:
             self.lineage.append((COPIED, op, refs, source))
 
