@@ -216,6 +216,49 @@ def test_a_tf_function_step_is_stopped_before_its_update(trained_first):
     assert (report.variables[-1].kind == "zero") == head_is_zero
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf_function"])
+def test_a_copy_made_before_the_check_is_named_at_the_line_that_made_it(compiled):
+    """The second seed report as a notebook meets it: the layer that reshapes its weight in
+    ``build()`` was built in an earlier cell, so nothing recorded how its copy was made. The
+    step checked with its batch still names the copy, found by its values, at the ``build()``
+    line that made it, as ``tfviz check`` on the script does; TensorFlow gives the weight no
+    gradient, and the copy holds exactly its values."""
+    import runpy
+
+    import numpy as np
+    import tensorflow as tf
+
+    seed2 = EXAMPLES / "seed2_frozen_copy.py"
+    names = runpy.run_path(str(seed2), run_name="notebook")
+    model, x, y = names["model"], names["x_train"], names["y_train"]
+    model(x[:1])  # built before the check
+    optimizer = tf.keras.optimizers.Adam()
+
+    def step(inputs, targets):
+        with tf.GradientTape() as tape:
+            value = tf.reduce_mean(tf.keras.losses.categorical_crossentropy(targets, model(inputs)))
+        grads = tape.gradient(value, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return value
+
+    report = tfviz.check(tf.function(step) if compiled else step, args=(x, y))
+    layer = model.layers[0]
+    with tf.GradientTape() as tape:  # TensorFlow's own answer
+        value = tf.reduce_mean(tf.keras.losses.categorical_crossentropy(y, model(x)))
+    grads = tape.gradient(value, model.trainable_variables)
+    assert [g is None for g in grads] == [True, False, False]
+    assert np.array_equal(layer.weights2.numpy(), tf.reshape(layer.trainable_variables[0], [784, 10]).numpy())
+    cut = next(v for v in report.variables if v.status == "disconnected")
+    assert cut.kind == "frozen_copy" and "model.layers[0].weights2" in cut.explanation
+    (problem,) = report.problems
+    made = line_of(seed2, "self.weights2 = tf.reshape(weights")
+    assert (problem.kind, problem.source.file, problem.source.line) == ("frozen_copy", str(seed2), made)
+    script = json.loads(
+        subprocess.run([TFVIZ, "check", str(seed2), "--json"], capture_output=True, text=True).stdout
+    )
+    assert [(p["kind"], p["source"]["line"]) for p in script["problems"]] == [("frozen_copy", made)]
+
+
 def test_what_the_function_prints_shows_once_where_it_would(tmp_path):
     """A script calling ``tfviz.check`` on a function that prints, its stdout a plain file: the
     lines show there once each (the analysis reads the function's output from a pipe of its

@@ -4,6 +4,8 @@ graph's SVG and the variable's name, the command's message for a target that is 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import EXAMPLES
@@ -100,3 +102,43 @@ def test_until_draws_a_live_chart_that_ends_at_the_step_that_fired(tmp_path):
     assert chart.count("<polyline") == 2  # w and b
     result = [o for o in outputs[1] if o.output_type == "execute_result"]
     assert result and result[0]["data"]["text/plain"] == "('nan', 9)"
+
+
+def test_copies_made_in_earlier_cells_are_named_at_the_cells_that_made_them(tmp_path):
+    """A layer that keeps a transposed copy of its weight, built in one cell, and a copy of a
+    variable made in another: ``tfviz.check(loss)`` in a third names both copies at the lines
+    that made them, though nothing recorded their making. TensorFlow gives both variables no
+    gradient, and each copy holds exactly its variable's values."""
+    outputs = _run(
+        [
+            "import json\n"
+            "import numpy as np\n"
+            "import tensorflow as tf\n"
+            "class Scaled(tf.keras.layers.Layer):\n"
+            "    def build(self, shape):\n"
+            "        w = self.add_weight(shape=(shape[-1], 2), initializer='random_normal')\n"
+            "        self.w2 = tf.transpose(w)\n"
+            "\n"
+            "    def call(self, x):\n"
+            "        return x @ tf.transpose(self.w2)\n"
+            "layer = Scaled()\n"
+            "x = tf.random.normal([4, 3])\n"
+            "layer(x)",
+            "v = tf.Variable(tf.random.normal([3, 2]), name='v')\nv_copy = v * 1.0",
+            "import tfviz\n"
+            "def loss():\n"
+            "    return tf.reduce_sum(layer(x)) + tf.reduce_sum(x @ v_copy)\n"
+            "report = tfviz.check(loss)\n"
+            "with tf.GradientTape() as tape:\n"
+            "    value = loss()\n"
+            "truth = [g is None for g in tape.gradient(value, [layer.trainable_variables[0], v])]\n"
+            "same = [np.array_equal(layer.w2, tf.transpose(layer.trainable_variables[0])),"
+            " np.array_equal(v_copy, v)]\n"
+            "print(json.dumps([truth, same, sorted([p.kind, p.source.code] for p in report.problems)]))",
+        ],
+        tmp_path,
+    )
+    printed = "".join(o.text for o in outputs[2] if o.output_type == "stream" and o.name == "stdout")
+    truth, same, problems = json.loads(printed.strip().splitlines()[-1])
+    assert truth == [True, True] and same == [True, True]
+    assert problems == [["frozen_copy", "self.w2 = tf.transpose(w)"], ["frozen_copy", "v_copy = v * 1.0"]]

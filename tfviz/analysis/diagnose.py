@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfviz.analysis.earliercopies import holds_values_of, made_at
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
@@ -46,7 +47,7 @@ from tfviz.program.launch import run_program
 from tfviz.program.sources import base_variable, name_sources
 from tfviz.program.training import frozen_training, reused_tape, review
 from tfviz.program.watch import ZERO_STEPS, RanToEnd, Watch
-from tfviz.report import FROZEN_REASON, ReadNotTrained, Report
+from tfviz.report import FROZEN_REASON, ReadNotTrained, Report, Source
 from tfviz.script import notebook
 from tfviz.script.discover import (
     FoundVariable,
@@ -60,6 +61,7 @@ from tfviz.script.discover import (
 from tfviz.script.loader import Script, error_from_exception, load_script
 from tfviz.script.quiet import as_python_has_it, import_tensorflow
 from tfviz.script.scriptinfo import TF1_REFUSAL, choose_mode, static_targets, tf1_switch_line
+from tfviz.script.sourcemap import code_at
 from tfviz.script.streams import Capture
 from tfviz.version import __version__
 from tfviz.vocabulary import Kind, Severity
@@ -376,6 +378,8 @@ def _reach_step(r: _Run, recording: contextlib.ExitStack) -> Analysis | None:
     else:
         r.report_step("running the script", 0.1)
         r.step_ = r.given if r.given is not None else _target_step(_read(r.script), r.target, r.capture)
+    if r.given_any:
+        r.step_.earlier = r.path
     return None
 
 
@@ -449,12 +453,12 @@ def _check_variables(r: _Run) -> None:
             file=r.path,
             line=step_.line,
         )
-    for f in r.found:
+    for f in r.found + r.extras:
         if f.source is None:
             f.source = r.recorder.origin(capture_key(f))
+        if f.source is None and step_.earlier is not None:  # made before an in-process check
+            f.source = made_at(f.path, step_.objects().pairs(), step_.earlier)
     r.sources = list(r.found)
-    for f in r.extras:
-        f.source = f.source or r.recorder.origin(capture_key(f))
     r.found = r.found + r.extras
     r.unwatched = not_watched(r.found, step_.capture)  # as the program's own tape watched
 
@@ -597,6 +601,7 @@ def _finish(r: _Run) -> Analysis:
             " start_new_session=True); tfviz ends what the program starts, but not that: it is"
             " still running"
         )
+    _every_problem_placed(r)
     nb = notebook.known(r.path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
         report.notes[:0] = nb.notes()
@@ -615,6 +620,24 @@ def _finish(r: _Run) -> Analysis:
     )
 
 
+def _every_problem_placed(r: _Run) -> None:
+    """Every problem at a line of the user's code, so that a CI annotation, a pytest message
+    and ``problem.source.line`` always have one. A problem no op of the step places (a
+    variable the target never reads, a zero whose op cannot be told) is put where its first
+    variable was made, as the script's own variables are; where that is not known either (a
+    variable made before an in-process check), at the step: the gradient call a program's
+    step was captured at, or the target's ``def``, whose code is where the read is missing."""
+    step_, report = r.step_, r.report
+    assert step_ is not None and report is not None
+    where = step_.capture.where if step_.capture is not None else None
+    if where is None and step_.line:
+        where = Source(r.path, step_.line, code_at(r.path, step_.line))
+    made = {v.name: v.source for v in report.variables if v.source is not None}
+    for p in report.problems:
+        if p.source is None:
+            p.source = next((made[name] for name in p.variables if name in made), where)
+
+
 class _Step:
     """What the engine differentiates: a zero-argument callable returning the
     loss, and where its variables come from."""
@@ -625,6 +648,9 @@ class _Step:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.capture: Any = None  # the program's captured step (program mode)
+        #: a function of the caller's process: the caller's file. What it holds was made
+        #: before the check, unrecorded, so its frozen copies are found by their values
+        self.earlier: str | None = None
         self._walk: ObjectWalk | None = None
 
     @property
@@ -867,7 +893,9 @@ def _trace_step(
     tape did not watch, :func:`~tfviz.analysis.tapes.not_watched`); raises what the trace raises."""
     frozen: list[FrozenCopy] = []
     step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
-    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched)
+    linker = _Linker(
+        found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched, earlier=step_.earlier
+    )
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
         tf_vars = [f.tf_variable for f in found]
@@ -951,7 +979,7 @@ def _copied_step(
     gradient functions' answers shared with the process's earlier analyses
     (:data:`tfviz.engine.eagerstream.ASKED_AGAIN`)."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, copied=True)
+    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, copied=True, earlier=step_.earlier)
     tf_vars = [f.tf_variable for f in found]
     traced = stream_trace(copied.stream, step_.fn, loss, tape, tf_vars, linker, asked_again)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
@@ -1119,8 +1147,10 @@ class _Linker:
         fn: Any = None,
         copied: bool = False,
         unwatched: dict[int, str] | None = None,
+        earlier: str | None = None,
     ) -> None:
         self.found = found
+        self.earlier = earlier  # the caller's file, where the objects were made unrecorded
         self.unwatched = unwatched or {}  # id of a source -> why the step's tape never watched it
         self.fn = fn  # the step: the tensors its run made for live sources
         self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
@@ -1138,6 +1168,16 @@ class _Linker:
             for path, obj in self.objects.pairs():
                 self._paths.setdefault(id(obj), path)
         return self._paths.get(id(tensor))
+
+    def _copied_from(self, ext: Any, handles: list[tuple[int, FoundVariable]]) -> frozenset[int]:
+        """The handles of the variables whose values ``ext`` holds: made before an in-process
+        check, it has no recorded lineage (:mod:`tfviz.analysis.earliercopies`)."""
+        import tensorflow as tf
+
+        size = ext.shape.num_elements()
+        same = [(h, f) for h, f in handles if f.tf_variable.shape.num_elements() == size]
+        with tf.init_scope():  # a trace links inside its graph, where values cannot be read
+            return frozenset(h for h, f in same if size and holds_values_of(ext, f.tf_variable))
 
     def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
         """An integer or bool tensor the step captured, by the Python path the script holds
@@ -1209,15 +1249,14 @@ class _Linker:
             if held_at and nid in g:  # the graph names it as the user's code does
                 g.nodes[nid]["label"] = held_at
             made_from = self.recorder.sources_of(ext)
+            origin = self.recorder.origin(ext)
+            if not made_from and origin is None and self.earlier is not None:
+                made_from = self._copied_from(ext, handles)
+                origin = made_at(held_at, self.objects.pairs(), self.earlier) if made_from else None
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle
                 if handle_id not in made_from:
                     continue
-                copy = FrozenCopy(
-                    variable=f.path,
-                    node=nid,
-                    held_at=held_at,
-                    origin=self.recorder.origin(ext),
-                )
+                copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin)
                 self.frozen.append(copy)
                 g.add_edge(
                     var_node(f),

@@ -244,7 +244,7 @@ def in_loop(functions: list[GraphFunction], call: str) -> bool:
 def loop_branch_text(label: str, kind: str, line: str, loop: bool = True) -> str:
     """A branch whose taken side was not measured (inside a loop body, or a nested function
     tfviz does not measure): said as the likely cause, not as a fact."""
-    where = ", inside a loop, where" if loop else "; tfviz"
+    where = ", inside a loop, where tfviz" if loop else "; tfviz"
     return (
         f"it is used only in the {kind} branch of {label}{line}{where}"
         " cannot see which branch ran: if that branch is not taken at these values, tf.cond"

@@ -1,0 +1,169 @@
+"""Copies of a variable made before an in-process check, found by their values.
+
+A check of a function of the caller's process (:func:`tfviz.check` on a notebook's loss or
+step) sees only what runs while it checks. A tensor computed from a variable earlier, such as
+a layer's ``build()`` that reshaped its weight in a cell before (the second seed report), has
+no recorded lineage there, as it has when tfviz runs the whole script. What the step reads
+still tells: a tensor holding exactly a variable's values, reshaped, cast or transposed, was
+taken from it, and follows it no more. Its line is the one assignment of the place that holds
+it: ``self.<name> = ...`` in the holder's class, or ``<name> = ...`` at the top of the
+caller's module (or among a notebook's cells).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import os
+import re
+import textwrap
+from collections.abc import Iterable
+from typing import Any
+
+from tfviz.report import Source
+
+#: library code, whose classes never assign the attribute a user's layer holds a copy in
+_LIBRARIES = ("keras", "tensorflow", "tf_keras", "builtins", "abc")
+_ATTRIBUTE = re.compile(r"^(?P<holder>.+)\.(?P<name>[A-Za-z_]\w*)$")
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def holds_values_of(tensor: Any, variable: Any) -> bool:
+    """Whether ``tensor`` holds exactly the values of ``variable`` (in the same order,
+    reshaped; cast to another float type; or, for a matrix, transposed). A variable whose
+    elements are all one value (a bias of zeros, a weight of ones) gives no evidence: any
+    filled tensor would match it.
+
+    >>> import numpy as np
+    >>> w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> holds_values_of(w.reshape(3, 2), w), holds_values_of(w.T, w), holds_values_of(w * 2, w)
+    (True, True, False)
+    >>> holds_values_of(np.ones(3, np.float32), np.ones(3, np.float32))
+    False
+    """
+    import numpy as np
+
+    try:
+        mine = np.asarray(variable)
+        theirs = np.asarray(tensor)
+    except Exception:  # noqa: BLE001 - a value that cannot be read here is no evidence
+        return False
+    if mine.size != theirs.size or mine.size < 2 or mine.dtype.kind != "f" or theirs.dtype.kind != "f":
+        return False
+    if mine.dtype != theirs.dtype:
+        mine = mine.astype(theirs.dtype)
+    flat = mine.reshape(-1)
+    if not np.all(np.isfinite(flat)) or np.all(flat == flat[0]):
+        return False
+    if np.array_equal(flat, theirs.reshape(-1)):
+        return True
+    return bool(mine.ndim == 2 and theirs.shape == mine.T.shape and np.array_equal(mine.T, theirs))
+
+
+def made_at(held_at: str | None, objects: Iterable[tuple[str, Any]], path: str) -> Source | None:
+    """The line that made the tensor held at ``held_at`` (a Python path of the walk of the
+    caller's objects): the one assignment of that attribute in its holder's class, or of that
+    name at the top of the caller's module, ``path`` (a notebook's cells: the files beside
+    it). None where there is no such line, or more than one."""
+    if not held_at:
+        return None
+    if _NAME.match(held_at):
+        return _only(_module_assignments(held_at, path))
+    match = _ATTRIBUTE.match(held_at)
+    if match is None:
+        return None
+    holder = next((obj for p, obj in objects if p == match["holder"]), None)
+    if holder is None:
+        return None
+    return _only(_attribute_assignments(type(holder), match["name"]))
+
+
+def _only(found: list[tuple[Source, bool]]) -> Source | None:
+    """The one assignment; of several, the one that computes its value (``self.w2 =
+    tf.reshape(w, ...)`` beside ``self.w2 = w``, which holds the variable, not a copy)."""
+    if len(found) == 1:
+        return found[0][0]
+    computed = [where for where, computes in found if computes]
+    return computed[0] if len(computed) == 1 else None
+
+
+def _module_assignments(name: str, path: str) -> list[tuple[Source, bool]]:
+    folder = os.path.dirname(path)
+    if os.path.basename(folder).startswith("ipykernel_"):  # a notebook: every cell it ran
+        files = sorted(f for f in linecache.cache if os.path.dirname(f) == folder)
+    else:
+        files = [path]
+    found: list[tuple[Source, bool]] = []
+    for file in files:
+        text = "".join(linecache.getlines(file))
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in _top_level(tree.body):
+            computes = _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)
+            if computes is not None:
+                code = linecache.getline(file, node.lineno).strip()
+                found.append((Source(file, node.lineno, code), computes))
+    return found
+
+
+def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements run at a module's top, with those of its ``if``, ``for``, ``with`` and
+    ``try`` blocks, but not those of its functions and classes."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            yield from _top_level(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            yield from _top_level(handler.body)
+
+
+def _attribute_assignments(cls: type, name: str) -> list[tuple[Source, bool]]:
+    """``self.<name> = ...`` in the methods of ``cls`` and its bases, read method by method:
+    a class's own source cannot be found where its module has no file (a notebook's
+    ``__main__``, a script run by ``runpy``), while each method's code names its file."""
+    found: list[tuple[Source, bool]] = []
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] in _LIBRARIES:
+            continue
+        for member in vars(klass).values():
+            function = inspect.unwrap(getattr(member, "__func__", member))
+            if not inspect.isfunction(function):
+                continue
+            try:
+                lines, first = inspect.getsourcelines(function)
+                tree = ast.parse(textwrap.dedent("".join(lines)))
+            except (OSError, TypeError, SyntaxError, ValueError):
+                continue
+            file = function.__code__.co_filename
+            for node in ast.walk(tree):
+                computes = _assigns(node, lambda t: _is_self_attribute(t, name))
+                if computes is not None:
+                    line = first + node.lineno - 1  # type: ignore[attr-defined]
+                    found.append((Source(file, line, linecache.getline(file, line).strip()), computes))
+    return found
+
+
+def _is_self_attribute(target: ast.expr, name: str) -> bool:
+    return (
+        isinstance(target, ast.Attribute)
+        and target.attr == name
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    )
+
+
+def _assigns(node: ast.AST, matches: Any) -> bool | None:
+    """None where ``node`` assigns no target that ``matches``; else whether the value it
+    assigns is computed there (a call, an operator), not a name, attribute or item."""
+    if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
+        value: ast.expr | None = node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):
+        value = node.value
+    else:
+        return None
+    return not isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))
