@@ -457,7 +457,7 @@ def _check_variables(r: _Run) -> None:
         if f.source is None:
             f.source = r.recorder.origin(capture_key(f))
         if f.source is None and step_.earlier is not None:  # made before an in-process check
-            f.source = made_at(f.path, step_.objects().pairs(), step_.earlier)
+            f.source = made_at(f.path, step_.objects().at, step_.earlier)
     r.sources = list(r.found)
     r.found = r.found + r.extras
     r.unwatched = not_watched(r.found, step_.capture)  # as the program's own tape watched
@@ -1252,7 +1252,7 @@ class _Linker:
             origin = self.recorder.origin(ext)
             if not made_from and origin is None and self.earlier is not None:
                 made_from = self._copied_from(ext, handles)
-                origin = made_at(held_at, self.objects.pairs(), self.earlier) if made_from else None
+                origin = made_at(held_at, self.objects.at, self.earlier) if made_from else None
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle
                 if handle_id not in made_from:
                     continue

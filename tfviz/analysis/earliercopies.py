@@ -13,12 +13,13 @@ caller's module (or among a notebook's cells).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import os
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tfviz.report import Source
@@ -61,11 +62,11 @@ def holds_values_of(tensor: Any, variable: Any) -> bool:
     return bool(mine.ndim == 2 and theirs.shape == mine.T.shape and np.array_equal(mine.T, theirs))
 
 
-def made_at(held_at: str | None, objects: Iterable[tuple[str, Any]], path: str) -> Source | None:
+def made_at(held_at: str | None, objects: Callable[[str], Any], path: str) -> Source | None:
     """The line that made the tensor held at ``held_at`` (a Python path of the walk of the
-    caller's objects): the one assignment of that attribute in its holder's class, or of that
-    name at the top of the caller's module, ``path`` (a notebook's cells: the files beside
-    it). None where there is no such line, or more than one."""
+    caller's objects, which ``objects`` looks up): the one assignment of that attribute in its
+    holder's class, or of that name at the top of the caller's module, ``path`` (a notebook's
+    cells: the files beside it). None where there is no such line, or more than one."""
     if not held_at:
         return None
     if _NAME.match(held_at):
@@ -73,7 +74,7 @@ def made_at(held_at: str | None, objects: Iterable[tuple[str, Any]], path: str) 
     match = _ATTRIBUTE.match(held_at)
     if match is None:
         return None
-    holder = next((obj for p, obj in objects if p == match["holder"]), None)
+    holder = objects(match["holder"])
     if holder is None:
         return None
     return _only(_attribute_assignments(type(holder), match["name"]))
@@ -96,17 +97,23 @@ def _module_assignments(name: str, path: str) -> list[tuple[Source, bool]]:
         files = [path]
     found: list[tuple[Source, bool]] = []
     for file in files:
-        text = "".join(linecache.getlines(file))
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        for node in _top_level(tree.body):
+        tree = _module_tree("".join(linecache.getlines(file)))
+        for node in _top_level(tree.body if tree is not None else []):
             computes = _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)
             if computes is not None:
                 code = linecache.getline(file, node.lineno).strip()
                 found.append((Source(file, node.lineno, code), computes))
     return found
+
+
+@functools.lru_cache(maxsize=16)
+def _module_tree(text: str) -> ast.Module | None:
+    """A module's source parsed once for all its variables (the text is the key: a file
+    changed since is parsed anew)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:

@@ -302,12 +302,21 @@ class ObjectWalk:
     def __init__(self, module: types.ModuleType) -> None:
         self.module = module
         self._pairs: list[tuple[str, Any]] | None = None
+        self._at: dict[str, Any] | None = None
 
     def pairs(self) -> list[tuple[str, Any]]:
         """Every (Python path, object) of the walk, in its order."""
         if self._pairs is None:
             self._pairs = list(iter_objects(self.module))
         return self._pairs
+
+    def at(self, path: str) -> Any:
+        """The object the walk first reached by ``path``, or None."""
+        if self._at is None:
+            self._at = {}
+            for p, obj in self.pairs():
+                self._at.setdefault(p, obj)
+        return self._at.get(path)
 
 
 def frozen_variables(walk: ObjectWalk) -> dict[int, tuple[str, str]]:
