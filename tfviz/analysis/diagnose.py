@@ -1159,6 +1159,7 @@ class _Linker:
         self.frozen = frozen
         self.region: set[str] = set()
         self._paths: dict[int, str] | None = None
+        self._by_size: dict[int | None, list[tuple[int, FoundVariable]]] | None = None
 
     def _held(self, tensor: Any) -> str | None:
         """The Python path at which the script holds ``tensor``; one walk of its objects
@@ -1171,13 +1172,21 @@ class _Linker:
 
     def _copied_from(self, ext: Any, handles: list[tuple[int, FoundVariable]]) -> frozenset[int]:
         """The handles of the variables whose values ``ext`` holds: made before an in-process
-        check, it has no recorded lineage (:mod:`tfviz.analysis.earliercopies`)."""
+        check, it has no recorded lineage (:mod:`tfviz.analysis.earliercopies`). Only those of
+        its number of elements are read (a ResNet50 step captures 54 tensors beside 214
+        variables)."""
+        if self._by_size is None:
+            self._by_size = {}
+            for h, f in handles:
+                self._by_size.setdefault(f.tf_variable.shape.num_elements(), []).append((h, f))
+        size = ext.shape.num_elements()
+        same = self._by_size.get(size, []) if size else []
+        if not same:
+            return frozenset()
         import tensorflow as tf
 
-        size = ext.shape.num_elements()
-        same = [(h, f) for h, f in handles if f.tf_variable.shape.num_elements() == size]
         with tf.init_scope():  # a trace links inside its graph, where values cannot be read
-            return frozenset(h for h, f in same if size and holds_values_of(ext, f.tf_variable))
+            return frozenset(h for h, f in same if holds_values_of(ext, f.tf_variable))
 
     def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
         """An integer or bool tensor the step captured, by the Python path the script holds
@@ -1227,6 +1236,7 @@ class _Linker:
         # them all: ResNet50's 270 float captures times its 214 variables were 57,000 reads)
         held = [(getattr(f.tf_variable, "handle", None), f) for f in self.found]
         handles = [(id(h), f) for h, f in held if h is not None]
+        self._by_size = None  # built from these handles when first asked
         for ext, internal in fg.captures:
             nid = internal.op.name
             f = by_handle.get(id(ext))
