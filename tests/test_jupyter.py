@@ -107,7 +107,8 @@ def test_until_draws_a_live_chart_that_ends_at_the_step_that_fired(tmp_path):
 def test_copies_made_in_earlier_cells_are_named_at_the_cells_that_made_them(tmp_path):
     """A layer that keeps a transposed copy of its weight, built in one cell, and a copy of a
     variable made in another: ``tfviz.check(loss)`` in a third names both copies at the lines
-    that made them, though nothing recorded their making. TensorFlow gives both variables no
+    that made them, though nothing recorded their making, each line by its cell as IPython
+    names it. TensorFlow gives both variables no
     gradient, and each copy holds exactly its variable's values."""
     outputs = _run(
         [
@@ -134,11 +135,20 @@ def test_copies_made_in_earlier_cells_are_named_at_the_cells_that_made_them(tmp_
             "truth = [g is None for g in tape.gradient(value, [layer.trainable_variables[0], v])]\n"
             "same = [np.array_equal(layer.w2, tf.transpose(layer.trainable_variables[0])),"
             " np.array_equal(v_copy, v)]\n"
-            "print(json.dumps([truth, same, sorted([p.kind, p.source.code] for p in report.problems)]))",
+            "problems = sorted([p.kind, p.source.code, p.source.label()] for p in report.problems)\n"
+            "print(json.dumps([truth, same, problems, [v.explanation for v in report.variables]]))\n"
+            "report",
         ],
         tmp_path,
     )
     printed = "".join(o.text for o in outputs[2] if o.output_type == "stream" and o.name == "stdout")
-    truth, same, problems = json.loads(printed.strip().splitlines()[-1])
+    truth, same, problems, explained = json.loads(printed.strip().splitlines()[-1])
     assert truth == [True, True] and same == [True, True]
-    assert problems == [["frozen_copy", "self.w2 = tf.transpose(w)"], ["frozen_copy", "v_copy = v * 1.0"]]
+    # each at its cell, as IPython's own tracebacks name it
+    assert problems == [
+        ["frozen_copy", "self.w2 = tf.transpose(w)", "Cell In[1], line 7"],
+        ["frozen_copy", "v_copy = v * 1.0", "Cell In[2], line 2"],
+    ]
+    assert "layer.w2 (made at Cell In[1], line 7)" in explained[0]
+    html = _html(outputs[2])
+    assert "Cell In[2], line 2" in html and "ipykernel" not in html

@@ -83,7 +83,7 @@ def _graph(report: Report) -> str:
 def _problems(report: Report) -> str:
     rows = []
     for p in report.problems:
-        where = f"{os.path.basename(p.source.file)}:{p.source.line}" if p.source else ""
+        where = p.source.label(os.path.basename) if p.source else ""
         ink = _SEVERITY_INK.get(p.severity, C["ink"])
         rows.append(
             f'<tr><td style="{_CELL};color:{ink};font-weight:600">{_e(p.kind)}</td>'

@@ -18,7 +18,7 @@ import gc
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +53,17 @@ class Source:
     cell_line: int | None = None
     cell_name: str = ""
 
-    def label(self) -> str:
+    def label(self, shown: Callable[[str], str] | None = None) -> str:
+        """Where the line is, as the user names it (``shown``: how a path is written):
+        ``file:line``; in a notebook's file, its cell and the line within it; in a cell of the
+        IPython session a check ran in, that cell as IPython's tracebacks name it (``Cell
+        In[5], line 2``), for its file's name is IPython's own."""
+        path = shown(self.file) if shown is not None else self.file
+        if self.cell_name and self.cell is None:
+            return f"{self.cell_name}, line {self.cell_line}"
         if self.cell_name:
-            return f"{self.file} {self.cell_name}, line {self.cell_line}"
-        return f"{self.file}:{self.line}"
+            return f"{path} {self.cell_name}, line {self.cell_line}"
+        return f"{path}:{self.line}"
 
 
 @dataclass

@@ -53,4 +53,4 @@ def assert_gradients_flow(
 
 
 def _where(source: Source | None) -> str:
-    return f" at {source.file}:{source.line}" if source is not None else ""
+    return f" at {source.label()}" if source is not None else ""

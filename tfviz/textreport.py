@@ -195,13 +195,7 @@ def render(report: Report, color: bool = False) -> str:
         h = Hierarchy.of_report(report) if report.graph.ops else None
         for p in report.problems:
             sev = _c(p.severity, p.severity, color)
-            where = (
-                ""
-                if not p.source
-                else f"{shown_path(p.source.file)} {p.source.cell_name}, line {p.source.cell_line}"
-                if p.source.cell_name
-                else f"{shown_path(p.source.file)}:{p.source.line}"
-            ) or "(no source line)"
+            where = p.source.label(shown_path) if p.source else "(no source line)"
             out.append(f"  {sev} {p.kind}{_op_words(p, h)} at {where}")
             if p.source and p.source.code:
                 out.append(f"      | {p.source.code}")

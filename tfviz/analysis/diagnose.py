@@ -602,6 +602,8 @@ def _finish(r: _Run) -> Analysis:
             " still running"
         )
     _every_problem_placed(r)
+    if r.given_any:  # a check in process, from a notebook: its cells as IPython names them
+        notebook.place_in_session(report)
     nb = notebook.known(r.path)
     if nb is not None:  # said by cell and line within it, as the user sees the notebook
         report.notes[:0] = nb.notes()

@@ -78,7 +78,7 @@ class FrozenCopy:
 
     def describe(self) -> str:
         where = self.held_at or "a captured tensor"
-        made = f" (made at {os.path.basename(self.origin.file)}:{self.origin.line})" if self.origin else ""
+        made = f" (made at {self.origin.label(os.path.basename)})" if self.origin else ""
         return f"{where}{made}"
 
 

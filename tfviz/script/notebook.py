@@ -18,6 +18,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,11 +295,69 @@ def place(obj: Any, path: str) -> None:
     nb = known(path)
     if nb is None:
         return
+
+    def source(x: Any) -> None:
+        if x.file == nb.path and x.line:
+            cell = nb.cell_at(x.line)
+            if cell is not None:
+                x.cell, x.cell_line, x.cell_name = cell.index, x.line - cell.first + 1, cell.name()
+
+    _each_place(obj, source, lambda text: in_cells(text, nb) if SUFFIX in text else text)
+
+
+def place_in_session(obj: Any) -> None:
+    """Say every place in a report that points into a cell of the IPython session this process
+    runs (a check in the caller's process, from a notebook) as IPython's tracebacks say it:
+    ``Cell In[5], line 2``. Such a cell's code has a file name of IPython's making, which names
+    nothing the user sees. Its label is IPython's own (``compile.format_code_name``)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if name_of is None:
+        return
+    names: dict[str, str] = {}
+
+    def named(file: str) -> str | None:
+        if file not in names:
+            try:
+                label = name_of(file)
+            except Exception:  # noqa: BLE001 - IPython's naming is a courtesy, not needed
+                label = None
+            names[file] = f"{label[0]} {label[1]}" if label else ""
+        return names[file] or None
+
+    def source(x: Any) -> None:
+        cell = named(x.file) if x.file and x.line else None
+        if cell is not None:
+            x.cell, x.cell_line, x.cell_name = None, x.line, cell
+
+    def text(said: str) -> str:
+        for file, cell in names.items():
+            if cell and os.path.basename(file) in said:
+                said = _cell_lines(said, os.path.basename(file), cell)
+        return said
+
+    _each_place(obj, source, lambda said: said)  # the cells' names first, then the texts
+    _each_place(obj, lambda x: None, text)
+
+
+def _cell_lines(text: str, base: str, cell: str) -> str:
+    """``2851611981.py:2`` (a cell's file, as IPython names it) said as ``Cell In[2], line 2``.
+
+    >>> _cell_lines("made at 285.py:2; at /tmp/ipykernel_7/285.py:4", "285.py", "Cell In[2]")
+    'made at Cell In[2], line 2; at Cell In[2], line 4'
+    """
+    return re.sub(rf"(?:\S*/)?{re.escape(base)}:(\d+)\b", lambda m: f"{cell}, line {m.group(1)}", text)
+
+
+def _each_place(obj: Any, source: Any, text: Any) -> None:
+    """Hand each ``Source`` in a dataclass tree to ``source``, and put each text field through
+    ``text``; paths (``script``, ``file``) stay paths."""
     seen: set[int] = set()
 
     def walk(x: Any) -> Any:
         if isinstance(x, str):
-            return in_cells(x, nb) if SUFFIX in x else x
+            return text(x)
         if id(x) in seen:
             return x
         seen.add(id(x))
@@ -307,10 +366,8 @@ def place(obj: Any, path: str) -> None:
             return x
         if not hasattr(x, "__dataclass_fields__"):
             return x
-        if hasattr(x, "cell_line") and getattr(x, "file", None) == nb.path and getattr(x, "line", 0):
-            cell = nb.cell_at(x.line)
-            if cell is not None:
-                x.cell, x.cell_line, x.cell_name = cell.index, x.line - cell.first + 1, cell.name()
+        if hasattr(x, "cell_line") and hasattr(x, "file"):
+            source(x)
         for name in x.__dataclass_fields__:
             if name in ("script", "file"):  # paths stay paths
                 continue
