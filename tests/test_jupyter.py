@@ -136,6 +136,7 @@ def test_copies_made_in_earlier_cells_are_named_at_the_cells_that_made_them(tmp_
             "same = [np.array_equal(layer.w2, tf.transpose(layer.trainable_variables[0])),"
             " np.array_equal(v_copy, v)]\n"
             "problems = sorted([p.kind, p.source.code, p.source.label()] for p in report.problems)\n"
+            "print(report)\n"
             "print(json.dumps([truth, same, problems, [v.explanation for v in report.variables]]))\n"
             "report",
         ],
@@ -152,3 +153,5 @@ def test_copies_made_in_earlier_cells_are_named_at_the_cells_that_made_them(tmp_
     assert "layer.w2 (made at Cell In[1], line 7)" in explained[0]
     html = _html(outputs[2])
     assert "Cell In[2], line 2" in html and "ipykernel" not in html
+    text = printed.strip().splitlines()
+    assert text[0].startswith("Cell In[3]  target: loss") and not [ln for ln in text if "ipykernel" in ln]

@@ -309,7 +309,8 @@ def place_in_session(obj: Any) -> None:
     """Say every place in a report that points into a cell of the IPython session this process
     runs (a check in the caller's process, from a notebook) as IPython's tracebacks say it:
     ``Cell In[5], line 2``. Such a cell's code has a file name of IPython's making, which names
-    nothing the user sees. Its label is IPython's own (``compile.format_code_name``)."""
+    nothing the user sees. Its label is IPython's own (``compile.format_code_name``). The
+    report's ``script``, the file of the function checked, becomes its cell's name too."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
@@ -339,6 +340,9 @@ def place_in_session(obj: Any) -> None:
 
     _each_place(obj, source, lambda said: said)  # the cells' names first, then the texts
     _each_place(obj, lambda x: None, text)
+    script = getattr(obj, "script", None)
+    if isinstance(script, str) and named(script):  # the report's own head: the target's cell
+        obj.script = named(script)
 
 
 def _cell_lines(text: str, base: str, cell: str) -> str:
