@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import EXAMPLES, saved_and_opened, tensorflow_truth
+from tests.conftest import EXAMPLES, line_of, saved_and_opened, tensorflow_truth
 
 # example -> {variable: (status, kind)}; ok follows from them.
 EXPECTED = {
@@ -103,6 +103,17 @@ def test_example_verdicts(analyze_example, name):
     got = {v.name: (v.status, v.kind) for v in report.variables}
     assert got == EXPECTED[name]
     assert report.ok == all(s == "connected" and k is None for s, k in EXPECTED[name].values())
+    # every problem at a line of the example (a CI annotation, ``problem.source.line``)
+    assert all(p.source and p.source.line and p.source.file == report.script for p in report.problems)
+
+
+def test_a_zero_no_op_can_be_blamed_for_is_placed_where_its_variable_was_made(analyze_example):
+    """TensorFlow's gradient of W_h is zero, through a loop body whose gradients are not
+    measured, so no op takes the blame: the problem is put at the line that made W_h."""
+    report = analyze_example("kind_zero_cond_in_loop.py")
+    (p,) = [p for p in report.problems if p.variables == ["W_h"]]
+    assert (p.kind, p.op) == ("zero", "")
+    assert p.source.line == line_of(EXAMPLES / "kind_zero_cond_in_loop.py", "W_h = tf.Variable(")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
