@@ -16,13 +16,13 @@ import ast
 import functools
 import inspect
 import linecache
-import os
 import re
 import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from tfviz.report import Source
+from tfviz.script.notebook import session_cells
 
 #: library code, whose classes never assign the attribute a user's layer holds a copy in
 _LIBRARIES = ("keras", "tensorflow", "tf_keras", "builtins", "abc")
@@ -90,11 +90,7 @@ def _only(found: list[tuple[Source, bool]]) -> Source | None:
 
 
 def _module_assignments(name: str, path: str) -> list[tuple[Source, bool]]:
-    folder = os.path.dirname(path)
-    if os.path.basename(folder).startswith("ipykernel_"):  # a notebook: every cell it ran
-        files = sorted(f for f in linecache.cache if os.path.dirname(f) == folder)
-    else:
-        files = [path]
+    files = session_cells(path) or [path]  # in a notebook, every cell it ran
     found: list[tuple[Source, bool]] = []
     for file in files:
         tree = _module_tree("".join(linecache.getlines(file)))

@@ -305,15 +305,30 @@ def place(obj: Any, path: str) -> None:
     _each_place(obj, source, lambda text: in_cells(text, nb) if SUFFIX in text else text)
 
 
+def _session_compiler() -> Any:
+    """The compiler of the IPython session this process runs, if it runs one: it names each
+    cell's code (``compile.format_code_name``) and knows every cell it compiled."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "compile", None)
+
+
+def session_cells(path: str) -> list[str] | None:
+    """The files of every cell the running IPython session compiled, in the order they ran,
+    where ``path`` is one of them (a function defined in a notebook's cell); else None."""
+    compiled = getattr(_session_compiler(), "_filename_map", None)
+    if not isinstance(compiled, dict) or path not in compiled:
+        return None
+    return sorted(compiled, key=lambda file: compiled[file] or 0)
+
+
 def place_in_session(obj: Any) -> None:
     """Say every place in a report that points into a cell of the IPython session this process
     runs (a check in the caller's process, from a notebook) as IPython's tracebacks say it:
     ``Cell In[5], line 2``. Such a cell's code has a file name of IPython's making, which names
     nothing the user sees. Its label is IPython's own (``compile.format_code_name``). The
     report's ``script``, the file of the function checked, becomes its cell's name too."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    name_of = getattr(_session_compiler(), "format_code_name", None)
     if name_of is None:
         return
     names: dict[str, str] = {}
