@@ -1,20 +1,20 @@
 """A script's ``loss()`` checked in the caller's process, as a notebook checks it: its objects
 made before the check (an earlier cell built the model and called it), so nothing records how
 they were made. It must give the answer tfviz gives when it runs the whole script and records
-every tensor's making: the same verdicts, kinds and problems. Its copies of a variable made
-before the check are found by their values (:mod:`tfviz.analysis.earliercopies`) where the
-script's run finds them by their recorded lineage.
+every tensor's making: the same verdicts, kinds, problems and lines. Its copies of a variable
+made before the check are found by their values, or by the line that made them reading the
+variable (:mod:`tfviz.analysis.earliercopies`), where the script's run finds them by their
+recorded lineage.
 
-The one difference allowed, and asserted: a copy of a variable whose elements are all one
-value (``tf.ones`` times 0.5) holds no evidence of where it came from, so the check in process
-says ``not_read`` where the script's run says ``frozen_copy``."""
+The one difference allowed, and asserted: a problem the script's run places where a Keras
+layer's variable was made (by Keras' own code, called from the user's line) is placed at the
+target's ``def``, for no assignment of the user's holds that variable."""
 
 from __future__ import annotations
 
 import runpy
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.conftest import ROOT
@@ -43,39 +43,20 @@ def _in_process(path: Path):
     return analysis_of_function(loss), names
 
 
-def _one_valued(names: dict, variable: str) -> bool:
-    """Whether the variable (by its Python path, a global's name) holds one value throughout."""
-    value = np.asarray(names[variable])
-    return bool(np.all(value == value.reshape(-1)[0]))
-
-
 def _as_in_process(whole, here, names: dict) -> dict:
-    """The script's run's summary, with what a check in process cannot know said as it says
-    it, and nothing else:
-    - a copy of a variable whose elements are all one value: the variable never read, a
-      warning, where the variable was made (the check fails as before: it is disconnected);
-    - a problem the script's run placed where its variable was made, where the check in
-      process finds no line that made it (a layer's variable, made by Keras' own code): at
-      the target's ``def``."""
+    """The script's run's summary, with a problem placed where its variable was made said at
+    the target's ``def`` where the check in process finds no line that made that variable."""
     loss = names["loss"]
     loss_line = getattr(loss, "python_function", loss).__code__.co_firstlineno
     made = {v.name: v.source.line if v.source else None for v in whole.variables}
     made_here = {v.name: v.source.line if v.source else None for v in here.variables}
-    unproved = {
-        v.name
-        for v in whole.variables
-        if v.kind == "frozen_copy" and v.name in names and _one_valued(names, v.name)
-    }
     expected = _summary(whole)
-    variables = [(n, s, "not_read" if n in unproved else k) for n, s, k in expected["variables"]]
     problems = []
     for kind, severity, op_type, line, affected in expected["problems"]:
-        if kind == "frozen_copy" and set(affected) <= unproved:
-            kind, severity, op_type, line = "not_read", "warning", "", made_here[affected[0]] or loss_line
-        elif not op_type and line == made.get(affected[0]) and made_here.get(affected[0]) is None:
+        if not op_type and line == made.get(affected[0]) and made_here.get(affected[0]) is None:
             line = loss_line
         problems.append((kind, severity, op_type, line, affected))
-    return {"variables": sorted(variables), "problems": sorted(problems), "ok": expected["ok"]}
+    return {**expected, "problems": sorted(problems)}
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))

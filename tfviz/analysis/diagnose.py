@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.analysis.earliercopies import holds_values_of, made_at
+from tfviz.analysis.earliercopies import Assignment, assignment_of, holds_values_of, made_at, made_before
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
 from tfviz.engine.copiedgraph import CopiedOp
 from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
+from tfviz.engine.fastpath import variables_read_in_python
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
@@ -258,6 +259,9 @@ def _analyze(
         r.recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
             recording.enter_context(r.recorder)
+            # a variable handed to an op itself (a Keras variable's ``self.w * 2.0`` in a
+            # build()) is read as an op of its own, for the recorder to see what it made
+            recording.enter_context(variables_read_in_python())
             r.predictions = recording.enter_context(hooks.predictions())
             hooks.install_predict()
             ended = _reach_step(r, recording)
@@ -1190,6 +1194,24 @@ class _Linker:
         with tf.init_scope():  # a trace links inside its graph, where values cannot be read
             return frozenset(h for h, f in same if holds_values_of(ext, f.tf_variable))
 
+    def _computed_from(
+        self, made: Assignment | None, handles: list[tuple[int, FoundVariable]]
+    ) -> frozenset[int]:
+        """The handles of the variables that the line which made a capture reads by the
+        place that holds them (``scaled = weight * 0.5``), each made before that line: a copy
+        whose values cannot tell (``weight`` all ones), made before an in-process check."""
+        if made is None or not made.reads:
+            return frozenset()
+        assert self.earlier is not None
+        out = set()
+        for h, f in handles:
+            if f.path not in made.reads:
+                continue
+            own = made_at(f.path, self.objects.at, self.earlier)
+            if own is not None and made_before(own, made.source, self.earlier):
+                out.add(h)
+        return frozenset(out)
+
     def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
         """An integer or bool tensor the step captured, by the Python path the script holds
         it at (``labels``). In a copy, one the script does not hold is what a trace makes a
@@ -1263,8 +1285,9 @@ class _Linker:
             made_from = self.recorder.sources_of(ext)
             origin = self.recorder.origin(ext)
             if not made_from and origin is None and self.earlier is not None:
-                made_from = self._copied_from(ext, handles)
-                origin = made_at(held_at, self.objects.at, self.earlier) if made_from else None
+                made = assignment_of(held_at, self.objects.at, self.earlier)
+                made_from = self._copied_from(ext, handles) or self._computed_from(made, handles)
+                origin = made.source if made is not None and made_from else None
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle
                 if handle_id not in made_from:
                     continue

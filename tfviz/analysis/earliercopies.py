@@ -19,6 +19,7 @@ import linecache
 import re
 import textwrap
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from tfviz.report import Source
@@ -62,11 +63,28 @@ def holds_values_of(tensor: Any, variable: Any) -> bool:
     return bool(mine.ndim == 2 and theirs.shape == mine.T.shape and np.array_equal(mine.T, theirs))
 
 
+@dataclass(frozen=True)
+class Assignment:
+    """The line that assigned a place of the caller's objects, and the places its value reads,
+    as paths of the walk (``weight`` for ``scaled = weight * 0.5`` at a module's top,
+    ``layer.w`` for ``self.w2 = self.w * 2`` in ``layer``'s class)."""
+
+    source: Source
+    computes: bool
+    reads: frozenset[str] = frozenset()
+
+
 def made_at(held_at: str | None, objects: Callable[[str], Any], path: str) -> Source | None:
-    """The line that made the tensor held at ``held_at`` (a Python path of the walk of the
-    caller's objects, which ``objects`` looks up): the one assignment of that attribute in its
-    holder's class, or of that name at the top of the caller's module, ``path`` (a notebook's
-    cells: the files beside it). None where there is no such line, or more than one."""
+    """The line that made what is held at ``held_at`` (:func:`assignment_of`)."""
+    made = assignment_of(held_at, objects, path)
+    return made.source if made is not None else None
+
+
+def assignment_of(held_at: str | None, objects: Callable[[str], Any], path: str) -> Assignment | None:
+    """The one assignment of the place ``held_at`` (a Python path of the walk of the caller's
+    objects, which ``objects`` looks up): of that attribute in its holder's class, or of that
+    name at the top of the caller's module, ``path`` (in a notebook, among its cells). None
+    where there is no such line, or more than one."""
     if not held_at:
         return None
     if _NAME.match(held_at):
@@ -77,29 +95,49 @@ def made_at(held_at: str | None, objects: Callable[[str], Any], path: str) -> So
     holder = objects(match["holder"])
     if holder is None:
         return None
-    return _only(_attribute_assignments(type(holder), match["name"]))
+    made = _only(_attribute_assignments(type(holder), match["name"]))
+    if made is None:
+        return None
+    reads = frozenset(f"{match['holder']}.{name}" for name in made.reads)  # self.w -> layer.w
+    return Assignment(made.source, made.computes, reads)
 
 
-def _only(found: list[tuple[Source, bool]]) -> Source | None:
+def made_before(first: Source, then: Source, path: str) -> bool:
+    """Whether the line ``first`` ran before ``then``: earlier in one file, or in a cell that
+    ran before (``path``: the checked function's file, to find the notebook's cells)."""
+    if first.file == then.file:
+        return first.line < then.line
+    cells = session_cells(path) or []
+    return first.file in cells and then.file in cells and cells.index(first.file) < cells.index(then.file)
+
+
+def _only(found: list[Assignment]) -> Assignment | None:
     """The one assignment; of several, the one that computes its value (``self.w2 =
     tf.reshape(w, ...)`` beside ``self.w2 = w``, which holds the variable, not a copy)."""
     if len(found) == 1:
-        return found[0][0]
-    computed = [where for where, computes in found if computes]
+        return found[0]
+    computed = [made for made in found if made.computes]
     return computed[0] if len(computed) == 1 else None
 
 
-def _module_assignments(name: str, path: str) -> list[tuple[Source, bool]]:
-    files = session_cells(path) or [path]  # in a notebook, every cell it ran
-    found: list[tuple[Source, bool]] = []
+def _module_assignments(name: str, path: str) -> list[Assignment]:
+    """``<name> = ...`` at the top of the caller's module (in a notebook, of each cell, in the
+    order the cells ran). Where each is a statement of the module's own body, run one after
+    another, the last is the one whose value the name holds: that alone is returned."""
+    files = session_cells(path) or [path]
+    found: list[Assignment] = []
+    straight = True
     for file in files:
         tree = _module_tree("".join(linecache.getlines(file)))
-        for node in _top_level(tree.body if tree is not None else []):
-            computes = _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)
-            if computes is not None:
+        body = tree.body if tree is not None else []
+        for node in _top_level(body):
+            value = _assigned(node, lambda t: isinstance(t, ast.Name) and t.id == name)
+            if value is not None:
+                straight = straight and any(node is top for top in body)
                 code = linecache.getline(file, node.lineno).strip()
-                found.append((Source(file, node.lineno, code), computes))
-    return found
+                reads = frozenset(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+                found.append(Assignment(Source(file, node.lineno, code), _computes(value), reads))
+    return found[-1:] if straight else found
 
 
 @functools.lru_cache(maxsize=16)
@@ -125,11 +163,12 @@ def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
             yield from _top_level(handler.body)
 
 
-def _attribute_assignments(cls: type, name: str) -> list[tuple[Source, bool]]:
+def _attribute_assignments(cls: type, name: str) -> list[Assignment]:
     """``self.<name> = ...`` in the methods of ``cls`` and its bases, read method by method:
     a class's own source cannot be found where its module has no file (a notebook's
-    ``__main__``, a script run by ``runpy``), while each method's code names its file."""
-    found: list[tuple[Source, bool]] = []
+    ``__main__``, a script run by ``runpy``), while each method's code names its file. What
+    the value reads is said by attribute name (``self.w`` is ``w``)."""
+    found: list[Assignment] = []
     for klass in cls.__mro__:
         if klass.__module__.split(".")[0] in _LIBRARIES:
             continue
@@ -144,29 +183,39 @@ def _attribute_assignments(cls: type, name: str) -> list[tuple[Source, bool]]:
                 continue
             file = function.__code__.co_filename
             for node in ast.walk(tree):
-                computes = _assigns(node, lambda t: _is_self_attribute(t, name))
-                if computes is not None:
+                value = _assigned(node, lambda t: _is_self_attribute(t, name))
+                if value is not None:
                     line = first + node.lineno - 1  # type: ignore[attr-defined]
-                    found.append((Source(file, line, linecache.getline(file, line).strip()), computes))
+                    reads = frozenset(
+                        n.attr
+                        for n in ast.walk(value)
+                        if isinstance(n, ast.Attribute) and _is_self_attribute(n)
+                    )
+                    where = Source(file, line, linecache.getline(file, line).strip())
+                    found.append(Assignment(where, _computes(value), reads))
     return found
 
 
-def _is_self_attribute(target: ast.expr, name: str) -> bool:
+def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
+    """``self.<name>`` (any name, where ``name`` is None)."""
     return (
-        isinstance(target, ast.Attribute)
-        and target.attr == name
-        and isinstance(target.value, ast.Name)
-        and target.value.id == "self"
+        isinstance(node, ast.Attribute)
+        and (name is None or node.attr == name)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
     )
 
 
-def _assigns(node: ast.AST, matches: Any) -> bool | None:
-    """None where ``node`` assigns no target that ``matches``; else whether the value it
-    assigns is computed there (a call, an operator), not a name, attribute or item."""
+def _assigned(node: ast.AST, matches: Any) -> ast.expr | None:
+    """The value ``node`` assigns to a target that ``matches``; None where it assigns none."""
     if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
-        value: ast.expr | None = node.value
-    elif isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):
-        value = node.value
-    else:
-        return None
+        return node.value
+    if isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):
+        return node.value
+    return None
+
+
+def _computes(value: ast.expr) -> bool:
+    """Whether a value is computed where it is assigned (a call, an operator), not a name,
+    attribute or item handed on."""
     return not isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))

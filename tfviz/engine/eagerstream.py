@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfviz.engine.copiedgraph import CopiedGraph
+from tfviz.engine.fastpath import reads_in_python
 from tfviz.engine.gradrules import DIFFERENTIABLE
 from tfviz.engine.graphbuild import OpGraph, build_op_graph
 from tfviz.engine.origins import CAPTURED, COPIED, NOT_COPIED
@@ -123,7 +124,7 @@ class Stream:
 
         self._context = context.context()
         self._patched: list[tuple[Any, str, Any]] = []
-        self._patch(pywrap_tfe, "TFE_Py_FastPathExecute", _reads_in_python)
+        self._patch(pywrap_tfe, "TFE_Py_FastPathExecute", reads_in_python)
         self._patch(ops, "name_scope", _named_eagerly)
         self._patch(record, "record_operation", self._noting_python_backward)
         _watch_values(self)
@@ -473,32 +474,6 @@ def _weak(t: Any) -> Callable[[], Any]:
         return weakref.ref(t)
     except TypeError:
         return lambda: t
-
-
-def _reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
-    """TensorFlow's eager fast path, with each variable handed to an op itself read first,
-    as its Python path reads it (``value()``): the fast path reads it in C++ with no op
-    callback, so the copy would lose the link from the variable to the op. Read here,
-    the read is an op of its own, and the op then takes the fast path (the Python path
-    cost a Dense layer's bias add a third of the layer's eager time)."""
-    from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
-
-    def read(a: Any) -> Any:
-        if isinstance(a, BaseResourceVariable):
-            return a.value()
-        if isinstance(a, (list, tuple)) and any(isinstance(x, BaseResourceVariable) for x in a):
-            return type(a)(read(x) for x in a)
-        return a
-
-    def fast_path_reading_variables(ctx: Any, op_type: str, name: Any, *args: Any) -> Any:
-        for a in args:
-            if isinstance(a, BaseResourceVariable) or (
-                isinstance(a, (list, tuple)) and any(isinstance(x, BaseResourceVariable) for x in a)
-            ):
-                return fast_path(ctx, op_type, name, *map(read, args))
-        return fast_path(ctx, op_type, name, *args)
-
-    return fast_path_reading_variables
 
 
 def _attr_value(attr: Any, kind: str, value: Any) -> Any:
