@@ -29,6 +29,23 @@ def test_a_tensor_is_traced_back_to_every_variable_it_was_computed_from():
     assert (where.line, where.code) == (after - 1, "flat = tf.reshape(summed, [-1])")
 
 
+def test_an_op_handed_a_variable_itself_is_traced_back_to_it():
+    """A Keras variable's operators hand TensorFlow the variable itself, which its fast path
+    reads in C++, with no op callback: noted, the op is traced back to the variable, as
+    ``tf.reshape`` of it (read in Python) is; unnoted, it is not."""
+    keras = pytest.importorskip("keras")
+    w = keras.Variable(tf.random.normal([3]))
+    handle = id(w.value.handle)
+    with OriginRecorder() as rec:
+        unnoted = w * 2.0
+        with rec.noting_handed_variables():
+            scaled = w * 2.0
+            plain = tf.ones([3]) * 2.0
+        reshaped = tf.reshape(w, [3])
+    assert rec.sources_of(scaled) == rec.sources_of(reshaped) == {handle}
+    assert rec.sources_of(unnoted) == rec.sources_of(plain) == frozenset()
+
+
 def test_a_variable_made_while_recording_is_numbered_and_placed():
     with OriginRecorder() as rec:
         mark = rec.made

@@ -19,7 +19,6 @@ from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note
 from tfviz.engine import layerscopes
 from tfviz.engine.copiedgraph import CopiedOp
 from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
-from tfviz.engine.fastpath import variables_read_in_python
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
@@ -259,9 +258,8 @@ def _analyze(
         r.recorder = OriginRecorder()
         with contextlib.ExitStack() as recording:
             recording.enter_context(r.recorder)
-            # a variable handed to an op itself (a Keras variable's ``self.w * 2.0`` in a
-            # build()) is read as an op of its own, for the recorder to see what it made
-            recording.enter_context(variables_read_in_python())
+            # an op handed a variable itself (a Keras variable's ``self.w * 2.0`` in a build())
+            recording.enter_context(r.recorder.noting_handed_variables())
             r.predictions = recording.enter_context(hooks.predictions())
             hooks.install_predict()
             ended = _reach_step(r, recording)

@@ -2,15 +2,15 @@
 
 An eager op given a variable itself (``tf.multiply(v, 2.0)``; a Keras variable's operators,
 ``self.kernel * 2.0``, hand TensorFlow the variable) reads it in C++, with no op callback: an
-op callback sees the op, and a value from nowhere. Both the eager copy of a step
-(:mod:`tfviz.engine.eagerstream`) and the origin recorder (:mod:`tfviz.engine.origins`),
-which finds frozen copies by their lineage, need that read as an op of its own.
+op callback sees the op, and a value from nowhere. The eager copy of a step
+(:mod:`tfviz.engine.eagerstream`) needs that read as an op of its own, with its own gradient.
+The origin recorder only notes which variables an op was handed
+(:meth:`tfviz.engine.origins.OriginRecorder.noting_handed_variables`).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 
@@ -38,17 +38,3 @@ def reads_in_python(fast_path: Callable[..., Any]) -> Callable[..., Any]:
         return fast_path(ctx, op_type, name, *args)
 
     return fast_path_reading_variables
-
-
-@contextlib.contextmanager
-def variables_read_in_python() -> Iterator[None]:
-    """While entered, every eager op reads the variables it is handed in Python
-    (:func:`reads_in_python`); TensorFlow's own fast path is put back after."""
-    from tensorflow.python import pywrap_tfe
-
-    original = pywrap_tfe.TFE_Py_FastPathExecute
-    pywrap_tfe.TFE_Py_FastPathExecute = reads_in_python(original)
-    try:
-        yield
-    finally:
-        pywrap_tfe.TFE_Py_FastPathExecute = original
