@@ -250,11 +250,14 @@ class OriginRecorder:
 
         def noting(ctx: Any, op_type: str, name: Any, *args: Any) -> Any:
             handles: list[int] = []
-            for a in args:
-                if isinstance(a, BaseResourceVariable):
-                    handles.append(id(a.handle))
-                elif isinstance(a, (list, tuple)):
-                    handles.extend(id(x.handle) for x in a if isinstance(x, BaseResourceVariable))
+            try:
+                for a in args:
+                    if isinstance(a, BaseResourceVariable):
+                        handles.append(id(a.handle))
+                    elif isinstance(a, (list, tuple)):
+                        handles.extend(id(x.handle) for x in a if isinstance(x, BaseResourceVariable))
+            except Exception:  # noqa: BLE001 - a handle not to be had here: the op runs unnoted
+                handles = []
             if not handles:
                 return fast_path(ctx, op_type, name, *args)
             self._handed = (op_type, tuple(handles))

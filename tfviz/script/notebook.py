@@ -328,45 +328,43 @@ def place_in_session(obj: Any) -> None:
     ``Cell In[5], line 2``. Such a cell's code has a file name of IPython's making, which names
     nothing the user sees. Its label is IPython's own (``compile.format_code_name``). The
     report's ``script``, the file of the function checked, becomes its cell's name too."""
-    name_of = getattr(_session_compiler(), "format_code_name", None)
-    if name_of is None:
+    compiler = _session_compiler()
+    compiled = getattr(compiler, "_filename_map", None)
+    name_of = getattr(compiler, "format_code_name", None)
+    if not isinstance(compiled, dict) or name_of is None:
         return
     names: dict[str, str] = {}
-
-    def named(file: str) -> str | None:
-        if file not in names:
-            try:
-                label = name_of(file)
-            except Exception:  # noqa: BLE001 - IPython's naming is a courtesy, not needed
-                label = None
-            names[file] = f"{label[0]} {label[1]}" if label else ""
-        return names[file] or None
+    for file in compiled:
+        try:
+            label = name_of(file)
+        except Exception:  # noqa: BLE001 - IPython's naming is a courtesy, not needed
+            label = None
+        if label:
+            names[file] = f"{label[0]} {label[1]}"
+    by_base = {os.path.basename(file): cell for file, cell in names.items()}
 
     def source(x: Any) -> None:
-        cell = named(x.file) if x.file and x.line else None
+        cell = names.get(x.file) if x.line else None
         if cell is not None:
             x.cell, x.cell_line, x.cell_name = None, x.line, cell
 
-    def text(said: str) -> str:
-        for file, cell in names.items():
-            if cell and os.path.basename(file) in said:
-                said = _cell_lines(said, os.path.basename(file), cell)
-        return said
-
-    _each_place(obj, source, lambda said: said)  # the cells' names first, then the texts
-    _each_place(obj, lambda x: None, text)
+    _each_place(obj, source, lambda said: _cell_lines(said, by_base) if ":" in said else said)
     script = getattr(obj, "script", None)
-    if isinstance(script, str) and named(script):  # the report's own head: the target's cell
-        obj.script = named(script)
+    if isinstance(script, str) and script in names:  # the report's own head: the target's cell
+        obj.script = names[script]
 
 
-def _cell_lines(text: str, base: str, cell: str) -> str:
-    """``2851611981.py:2`` (a cell's file, as IPython names it) said as ``Cell In[2], line 2``.
+_PLACE = re.compile(r"(?:[^\s:()]*/)?([^\s/:()]+):(\d+)\b")
 
-    >>> _cell_lines("made at 285.py:2; at /tmp/ipykernel_7/285.py:4", "285.py", "Cell In[2]")
-    'made at Cell In[2], line 2; at Cell In[2], line 4'
+
+def _cell_lines(text: str, cells: dict[str, str]) -> str:
+    """``2851611981.py:2`` (a cell's file, as IPython names it; ``cells`` by base name) said as
+    ``Cell In[2], line 2``.
+
+    >>> _cell_lines("made at 285.py:2; at /tmp/ipykernel_7/285.py:4 (x.py:3)", {"285.py": "Cell In[2]"})
+    'made at Cell In[2], line 2; at Cell In[2], line 4 (x.py:3)'
     """
-    return re.sub(rf"(?:\S*/)?{re.escape(base)}:(\d+)\b", lambda m: f"{cell}, line {m.group(1)}", text)
+    return _PLACE.sub(lambda m: f"{cells[m[1]]}, line {m[2]}" if m[1] in cells else m[0], text)
 
 
 def _each_place(obj: Any, source: Any, text: Any) -> None:
