@@ -24,6 +24,19 @@ CASES = {
         "frozen",
         "not_read",
     ),
+    # a layer's copy whose values cannot tell (all ones): its line reads the layer's variable
+    "layer_ones": (
+        "class Held(tf.keras.layers.Layer):\n"
+        "    def build(self, shape):\n"
+        "        self.w = self.add_weight(shape=(3,), initializer='ones')\n"
+        "        self.w2 = self.w * 2.0\n"
+        "    def call(self, x):\n"
+        "        return x * self.w2\n"
+        "layer = Held()\n"
+        "layer(tf.ones([1, 3]))\n",
+        "layer.w2",
+        "frozen_copy",
+    ),
     # a copy held by a layer: its values tell, and so does the line in the layer's class
     "layer": (
         "class Held(tf.keras.layers.Layer):\n"
