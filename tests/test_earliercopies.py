@@ -13,6 +13,22 @@ import pytest
 import tfviz
 
 HEAD = "import numpy as np\nimport tensorflow as tf\n"
+
+
+def _layer(initializer: str, copy: str) -> str:
+    """A layer that keeps ``copy`` of its weight, made in ``build()``, built at once."""
+    return (
+        "class Held(tf.keras.layers.Layer):\n"
+        "    def build(self, shape):\n"
+        f"        self.w = self.add_weight(shape=(3,), initializer='{initializer}')\n"
+        f"        self.w2 = {copy}\n"
+        "    def call(self, x):\n"
+        "        return x * self.w2\n"
+        "layer = Held()\n"
+        "layer(tf.ones([1, 3]))\n"
+    )
+
+
 CASES = {
     # the copy's values cannot tell (all ones), but the line that made it reads the variable
     "scaled": ("w = tf.Variable(tf.ones([3]))\nfrozen = w * 2.0\n", "frozen", "frozen_copy"),
@@ -25,31 +41,9 @@ CASES = {
         "not_read",
     ),
     # a layer's copy whose values cannot tell (all ones): its line reads the layer's variable
-    "layer_ones": (
-        "class Held(tf.keras.layers.Layer):\n"
-        "    def build(self, shape):\n"
-        "        self.w = self.add_weight(shape=(3,), initializer='ones')\n"
-        "        self.w2 = self.w * 2.0\n"
-        "    def call(self, x):\n"
-        "        return x * self.w2\n"
-        "layer = Held()\n"
-        "layer(tf.ones([1, 3]))\n",
-        "layer.w2",
-        "frozen_copy",
-    ),
+    "layer_ones": (_layer("ones", "self.w * 2.0"), "layer.w2", "frozen_copy"),
     # a copy held by a layer: its values tell, and so does the line in the layer's class
-    "layer": (
-        "class Held(tf.keras.layers.Layer):\n"
-        "    def build(self, shape):\n"
-        "        self.w = self.add_weight(shape=(3,), initializer='random_normal')\n"
-        "        self.w2 = self.w * 1.0\n"
-        "    def call(self, x):\n"
-        "        return x * self.w2\n"
-        "layer = Held()\n"
-        "layer(tf.ones([1, 3]))\n",
-        "layer.w2",
-        "frozen_copy",
-    ),
+    "layer": (_layer("random_normal", "self.w * 1.0"), "layer.w2", "frozen_copy"),
 }
 
 
