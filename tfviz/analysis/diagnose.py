@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfviz.analysis.earliercopies import Assignment, assignment_of, holds_values_of, made_at, made_before
+from tfviz.analysis.earliercopies import Assignment, MadeBefore, holds_values_of
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
 from tfviz.engine import layerscopes
@@ -381,7 +381,8 @@ def _reach_step(r: _Run, recording: contextlib.ExitStack) -> Analysis | None:
         r.report_step("running the script", 0.1)
         r.step_ = r.given if r.given is not None else _target_step(_read(r.script), r.target, r.capture)
     if r.given_any:
-        r.step_.earlier = r.path
+        step_ = r.step_
+        step_.earlier = MadeBefore(r.path, lambda path: step_.objects().at(path))
     return None
 
 
@@ -459,7 +460,7 @@ def _check_variables(r: _Run) -> None:
         if f.source is None:
             f.source = r.recorder.origin(capture_key(f))
         if f.source is None and step_.earlier is not None:  # made before an in-process check
-            f.source = made_at(f.path, step_.objects().at, step_.earlier)
+            f.source = step_.earlier.made_at(f.path)
     r.sources = list(r.found)
     r.found = r.found + r.extras
     r.unwatched = not_watched(r.found, step_.capture)  # as the program's own tape watched
@@ -652,9 +653,9 @@ class _Step:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.capture: Any = None  # the program's captured step (program mode)
-        #: a function of the caller's process: the caller's file. What it holds was made
-        #: before the check, unrecorded, so its frozen copies are found by their values
-        self.earlier: str | None = None
+        #: a function of the caller's process: what it holds was made before the check,
+        #: unrecorded, so its frozen copies and lines are found as they can be
+        self.earlier: MadeBefore | None = None
         self._walk: ObjectWalk | None = None
 
     @property
@@ -1151,10 +1152,10 @@ class _Linker:
         fn: Any = None,
         copied: bool = False,
         unwatched: dict[int, str] | None = None,
-        earlier: str | None = None,
+        earlier: MadeBefore | None = None,
     ) -> None:
         self.found = found
-        self.earlier = earlier  # the caller's file, where the objects were made unrecorded
+        self.earlier = earlier  # where the objects were made unrecorded (a check in process)
         self.unwatched = unwatched or {}  # id of a source -> why the step's tape never watched it
         self.fn = fn  # the step: the tensors its run made for live sources
         self.copied = copied  # the graph is an eager call's copy (eagerstream), not a trace
@@ -1205,8 +1206,8 @@ class _Linker:
         for h, f in handles:
             if f.path not in made.reads:
                 continue
-            own = made_at(f.path, self.objects.at, self.earlier)
-            if own is not None and made_before(own, made.source, self.earlier):
+            own = self.earlier.made_at(f.path)
+            if own is not None and self.earlier.made_before(own, made.source):
                 out.add(h)
         return frozenset(out)
 
@@ -1283,7 +1284,7 @@ class _Linker:
             made_from = self.recorder.sources_of(ext)
             origin = self.recorder.origin(ext)
             if not made_from and origin is None and self.earlier is not None:
-                made = assignment_of(held_at, self.objects.at, self.earlier)
+                made = self.earlier.assignment_of(held_at)
                 made_from = self._copied_from(ext, handles) or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle

@@ -1,4 +1,5 @@
-"""Copies of a variable made before an in-process check, found by their values.
+"""Copies of a variable made before an in-process check, found by their values or by the line
+that made them.
 
 A check of a function of the caller's process (:func:`tfviz.check` on a notebook's loss or
 step) sees only what runs while it checks. A tensor computed from a variable earlier, such as
@@ -7,7 +8,8 @@ no recorded lineage there, as it has when tfviz runs the whole script. What the 
 still tells: a tensor holding exactly a variable's values, reshaped, cast or transposed, was
 taken from it, and follows it no more. Its line is the one assignment of the place that holds
 it: ``self.<name> = ...`` in the holder's class, or ``<name> = ...`` at the top of the
-caller's module (or among a notebook's cells).
+caller's module (or among a notebook's cells); a line that reads the variable by the place
+holding it (``scaled = weight * 0.5``) tells too, where the values cannot.
 """
 
 from __future__ import annotations
@@ -74,41 +76,52 @@ class Assignment:
     reads: frozenset[str] = frozenset()
 
 
-def made_at(held_at: str | None, objects: Callable[[str], Any], path: str) -> Source | None:
-    """The line that made what is held at ``held_at`` (:func:`assignment_of`)."""
-    made = assignment_of(held_at, objects, path)
-    return made.source if made is not None else None
+class MadeBefore:
+    """Where the caller's objects were made, for one in-process check: ``path`` is the checked
+    function's file, ``objects`` looks an object up by its path in the walk of the caller's
+    objects. A class's methods are read once for all its instances: a model's many blocks of
+    one class ask of that class for each of their variables."""
 
+    def __init__(self, path: str, objects: Callable[[str], Any]) -> None:
+        self.path = path
+        self._objects = objects
+        self._by_class: dict[tuple[type, str], list[Assignment]] = {}
 
-def assignment_of(held_at: str | None, objects: Callable[[str], Any], path: str) -> Assignment | None:
-    """The one assignment of the place ``held_at`` (a Python path of the walk of the caller's
-    objects, which ``objects`` looks up): of that attribute in its holder's class, or of that
-    name at the top of the caller's module, ``path`` (in a notebook, among its cells). None
-    where there is no such line, or more than one."""
-    if not held_at:
-        return None
-    if _NAME.match(held_at):
-        return _only(_module_assignments(held_at, path))
-    match = _ATTRIBUTE.match(held_at)
-    if match is None:
-        return None
-    holder = objects(match["holder"])
-    if holder is None:
-        return None
-    made = _only(_attribute_assignments(type(holder), match["name"]))
-    if made is None:
-        return None
-    reads = frozenset(f"{match['holder']}.{name}" for name in made.reads)  # self.w -> layer.w
-    return Assignment(made.source, made.computes, reads)
+    def made_at(self, held_at: str | None) -> Source | None:
+        """The line that made what is held at ``held_at`` (:meth:`assignment_of`)."""
+        made = self.assignment_of(held_at)
+        return made.source if made is not None else None
 
+    def assignment_of(self, held_at: str | None) -> Assignment | None:
+        """The one assignment of the place ``held_at`` (a path of the walk): of that attribute
+        in its holder's class, or of that name at the top of the caller's module (in a
+        notebook, among its cells). None where there is no such line, or more than one."""
+        if not held_at:
+            return None
+        if _NAME.match(held_at):
+            return _only(_module_assignments(held_at, self.path))
+        match = _ATTRIBUTE.match(held_at)
+        if match is None:
+            return None
+        holder = self._objects(match["holder"])
+        if holder is None:
+            return None
+        key = (type(holder), match["name"])
+        if key not in self._by_class:
+            self._by_class[key] = _attribute_assignments(*key)
+        made = _only(self._by_class[key])
+        if made is None:
+            return None
+        reads = frozenset(f"{match['holder']}.{name}" for name in made.reads)  # self.w -> layer.w
+        return Assignment(made.source, made.computes, reads)
 
-def made_before(first: Source, then: Source, path: str) -> bool:
-    """Whether the line ``first`` ran before ``then``: earlier in one file, or in a cell that
-    ran before (``path``: the checked function's file, to find the notebook's cells)."""
-    if first.file == then.file:
-        return first.line < then.line
-    cells = session_cells(path) or []
-    return first.file in cells and then.file in cells and cells.index(first.file) < cells.index(then.file)
+    def made_before(self, first: Source, then: Source) -> bool:
+        """Whether the line ``first`` ran before ``then``: earlier in one file, or in a cell
+        that ran before."""
+        if first.file == then.file:
+            return first.line < then.line
+        cells = session_cells(self.path) or []
+        return first.file in cells and then.file in cells and cells.index(first.file) < cells.index(then.file)
 
 
 def _only(found: list[Assignment]) -> Assignment | None:
