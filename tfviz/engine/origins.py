@@ -107,10 +107,24 @@ class OriginRecorder:
             self.settle()
         handed, self._handed = self._handed, None
         extra = handed[1] if handed is not None and op_type in (handed[0], handed[0].encode()) else ()
-        self._record(inputs, outputs, op_user_source(outputs), extra)
+        lineage = self._lineage(inputs, extra)
+        if lineage is not None:  # the user's line read only for an op that is recorded
+            self._store(outputs, _Made(*lineage, op_user_source(outputs)))
         return None
 
     def _record(self, inputs: Any, outputs: Any, source: Source | None, handed: tuple[int, ...] = ()) -> None:
+        lineage = self._lineage(inputs, handed)
+        if lineage is not None:
+            self._store(outputs, _Made(*lineage, source))
+
+    def _lineage(
+        self, inputs: Any, handed: tuple[int, ...] = ()
+    ) -> tuple[tuple[int, ...], tuple[_Made, ...]] | None:
+        """The variable handles an op with ``inputs`` reads (and those it was ``handed``),
+        and the made-records of its inputs made from variables; None where it has neither,
+        and nothing is recorded of it: its user's line is not read then, for it is kept
+        nowhere (a program's own ops on its data, its metrics, its optimizer's arithmetic on
+        gradients no record holds), and the walk of the stack to it is most of a callback."""
         handles: list[int] = list(handed)
         parents: list[_Made] = []
         resource = self._resource
@@ -122,8 +136,10 @@ class OriginRecorder:
                 if made is not None and (made.handles or made.parents):
                     parents.append(made)
         if not handles and not parents:
-            return
-        made = _Made(tuple(handles), tuple(parents), source)
+            return None
+        return tuple(handles), tuple(parents)
+
+    def _store(self, outputs: Any, made: _Made) -> None:
         for t in outputs:
             try:
                 self._origins[id(t)] = (weakref.ref(t), made)
