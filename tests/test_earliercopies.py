@@ -44,6 +44,26 @@ CASES = {
     "layer_ones": (_layer("ones", "self.w * 2.0"), "layer.w2", "frozen_copy"),
     # a copy held by a layer: its values tell, and so does the line in the layer's class
     "layer": (_layer("random_normal", "self.w * 1.0"), "layer.w2", "frozen_copy"),
+    # the variable's values typed out again: equal by chance, made of literals, no copy
+    "typed_again": (
+        "w = tf.Variable([1.0, 2.0, 3.0])\nfrozen = tf.constant([1.0, 2.0, 3.0])\n",
+        "frozen",
+        "not_read",
+    ),
+    # the same values made by NumPy and a builtin, not from the variable
+    "numpy_literal": (
+        "w = tf.Variable([0.0, 1.0, 2.0])\nfrozen = tf.constant(np.arange(3, dtype=np.float32) * float(1))\n",
+        "frozen",
+        "not_read",
+    ),
+    # a layer's attribute typed out with its weight's values, in the layer's class
+    "layer_typed_again": (
+        _layer("random_normal", "tf.constant([1.0, 2.0, 3.0])").replace(
+            "layer(tf.ones([1, 3]))\n", "layer(tf.ones([1, 3]))\nlayer.w.assign([1.0, 2.0, 3.0])\n"
+        ),
+        "layer.w2",
+        "not_read",
+    ),
 }
 
 

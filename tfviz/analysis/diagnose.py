@@ -382,7 +382,8 @@ def _reach_step(r: _Run, recording: contextlib.ExitStack) -> Analysis | None:
         r.step_ = r.given if r.given is not None else _target_step(_read(r.script), r.target, r.capture)
     if r.given_any:
         step_ = r.step_
-        step_.earlier = MadeBefore(r.path, lambda path: step_.objects().at(path))
+        names = vars(step_.module) if step_.module is not None else {}
+        step_.earlier = MadeBefore(r.path, lambda path: step_.objects().at(path), names)
     return None
 
 
@@ -1285,7 +1286,10 @@ class _Linker:
             origin = self.recorder.origin(ext)
             if not made_from and origin is None and self.earlier is not None:
                 made = self.earlier.assignment_of(held_at)
-                made_from = self._copied_from(ext, handles) or self._computed_from(made, handles)
+                # a value made of literals alone (``x = tf.constant([1.0, 2.0])``) holds a
+                # variable's values by chance, not as its copy
+                by_values = self._copied_from(ext, handles) if made is None or not made.literal else None
+                made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle
                 if handle_id not in made_from:

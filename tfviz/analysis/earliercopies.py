@@ -6,7 +6,8 @@ step) sees only what runs while it checks. A tensor computed from a variable ear
 a layer's ``build()`` that reshaped its weight in a cell before (the second seed report), has
 no recorded lineage there, as it has when tfviz runs the whole script. What the step reads
 still tells: a tensor holding exactly a variable's values, reshaped, cast or transposed, was
-taken from it, and follows it no more. Its line is the one assignment of the place that holds
+taken from it, and follows it no more, unless the line that made it is made of literals alone
+(the values typed out again). Its line is the one assignment of the place that holds
 it: ``self.<name> = ...`` in the holder's class, or ``<name> = ...`` at the top of the
 caller's module (or among a notebook's cells); a line that reads the variable by the place
 holding it (``scaled = weight * 0.5``) tells too, where the values cannot.
@@ -15,12 +16,14 @@ holding it (``scaled = weight * 0.5``) tells too, where the values cannot.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import linecache
 import re
 import textwrap
-from collections.abc import Callable, Iterable
+import types
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,9 @@ from tfviz.script.notebook import session_cells
 
 #: library code, whose classes never assign the attribute a user's layer holds a copy in
 _LIBRARIES = ("keras", "tensorflow", "tf_keras", "builtins", "abc")
+#: the packages whose functions and classes make a value of what they are given alone: a
+#: value built of them and of literals (``tf.constant([1.0, 2.0])``) reads no variable
+_VALUE_MAKERS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "builtins", "math"})
 _ATTRIBUTE = re.compile(r"^(?P<holder>.+)\.(?P<name>[A-Za-z_]\w*)$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 
@@ -74,6 +80,9 @@ class Assignment:
     source: Source
     computes: bool
     reads: frozenset[str] = frozenset()
+    #: the value is made of literals and library calls alone (``tf.constant([1.0, 2.0, 3.0])``,
+    #: ``np.eye(3)``): it reads no variable, whatever values it holds
+    literal: bool = False
 
 
 class MadeBefore:
@@ -82,9 +91,13 @@ class MadeBefore:
     objects. A class's methods are read once for all its instances: a model's many blocks of
     one class ask of that class for each of their variables."""
 
-    def __init__(self, path: str, objects: Callable[[str], Any]) -> None:
+    def __init__(
+        self, path: str, objects: Callable[[str], Any], names: Mapping[str, Any] | None = None
+    ) -> None:
         self.path = path
         self._objects = objects
+        #: the names the checked function's module holds: what a name at its top stands for
+        self._names = names or {}
         self._by_class: dict[tuple[type, str], list[Assignment]] = {}
 
     def made_at(self, held_at: str | None) -> Source | None:
@@ -99,7 +112,7 @@ class MadeBefore:
         if not held_at:
             return None
         if _NAME.match(held_at):
-            return _only(_module_assignments(held_at, self.path))
+            return _only(_module_assignments(held_at, self.path, self._names))
         match = _ATTRIBUTE.match(held_at)
         if match is None:
             return None
@@ -113,7 +126,7 @@ class MadeBefore:
         if made is None:
             return None
         reads = frozenset(f"{match['holder']}.{name}" for name in made.reads)  # self.w -> layer.w
-        return Assignment(made.source, made.computes, reads)
+        return Assignment(made.source, made.computes, reads, made.literal)
 
     def made_before(self, first: Source, then: Source) -> bool:
         """Whether the line ``first`` ran before ``then``: earlier in one file, or in a cell
@@ -133,10 +146,11 @@ def _only(found: list[Assignment]) -> Assignment | None:
     return computed[0] if len(computed) == 1 else None
 
 
-def _module_assignments(name: str, path: str) -> list[Assignment]:
+def _module_assignments(name: str, path: str, names: Mapping[str, Any]) -> list[Assignment]:
     """``<name> = ...`` at the top of the caller's module (in a notebook, of each cell, in the
-    order the cells ran). Where each is a statement of the module's own body, run one after
-    another, the last is the one whose value the name holds: that alone is returned."""
+    order the cells ran), whose other names mean what ``names`` holds. Where each is a
+    statement of the module's own body, run one after another, the last is the one whose
+    value the name holds: that alone is returned."""
     files = session_cells(path) or [path]
     found: list[Assignment] = []
     straight = True
@@ -149,7 +163,8 @@ def _module_assignments(name: str, path: str) -> list[Assignment]:
                 straight = straight and any(node is top for top in body)
                 code = linecache.getline(file, node.lineno).strip()
                 reads = frozenset(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-                found.append(Assignment(Source(file, node.lineno, code), _computes(value), reads))
+                literal = _literal(value, names)
+                found.append(Assignment(Source(file, node.lineno, code), _computes(value), reads, literal))
     return found[-1:] if straight else found
 
 
@@ -205,7 +220,8 @@ def _attribute_assignments(cls: type, name: str) -> list[Assignment]:
                         if isinstance(n, ast.Attribute) and _is_self_attribute(n)
                     )
                     where = Source(file, line, linecache.getline(file, line).strip())
-                    found.append(Assignment(where, _computes(value), reads))
+                    literal = _literal(value, function.__globals__)
+                    found.append(Assignment(where, _computes(value), reads, literal))
     return found
 
 
@@ -226,6 +242,36 @@ def _assigned(node: ast.AST, matches: Any) -> ast.expr | None:
     if isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):
         return node.value
     return None
+
+
+def _literal(value: ast.expr, names: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is made of literals and library calls alone: every name in it, looked
+    up in ``names`` (then among the builtins), is a module, or a function or class of
+    :data:`_VALUE_MAKERS`. ``self``, a local, a variable, a user's helper: it may read a
+    variable.
+
+    >>> import numpy as np
+    >>> _literal(ast.parse("np.eye(3) * 2.0").body[0].value, {"np": np})
+    True
+    >>> _literal(ast.parse("np.array(w)").body[0].value, {"np": np, "w": [1.0]})
+    False
+    """
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Name):
+            continue
+        if node.id in names:
+            obj = names[node.id]
+        elif hasattr(builtins, node.id):
+            obj = getattr(builtins, node.id)
+        else:
+            return False
+        if isinstance(obj, types.ModuleType):
+            continue
+        if not (isinstance(obj, type) or inspect.isroutine(obj)):
+            return False
+        if str(getattr(obj, "__module__", None) or "").split(".")[0] not in _VALUE_MAKERS:
+            return False
+    return True
 
 
 def _computes(value: ast.expr) -> bool:
