@@ -13,7 +13,7 @@ import pytest
 
 import tfviz
 import tfviz.testing
-from tests.conftest import EXAMPLES, ROOT, line_of
+from tests.conftest import EXAMPLES, ROOT, check_json, line_of
 from tfviz.exitstatus import ExitStatus
 
 TFVIZ = str(Path(sys.executable).with_name("tfviz"))
@@ -484,3 +484,60 @@ def test_the_functions_own_calls_warn_and_log_as_the_callers_own_calls_do():
     assert ours == theirs
     levels = [json.loads(r.stdout.strip().splitlines()[-1]) for r in runs.values()]
     assert levels[0] == levels[1] == {"levels": [20, 30], "after": 30}
+
+
+_OWN_CHECK = """\
+import tensorflow as tf
+import tfviz
+
+w = tf.Variable([1.0, 2.0, 3.0])
+b = tf.Variable(0.5)
+x = tf.constant([4.0, 5.0, 6.0])
+opt = tf.keras.optimizers.SGD(0.1)
+
+
+def train_step(scale):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(x * b) * scale
+    grads = tape.gradient(loss, [w, b])
+    opt.apply_gradients([(g, v) for g, v in zip(grads, [w, b]) if g is not None])
+    return loss
+
+
+print("checked:", tfviz.check(train_step, args=(2.0,)).ok)
+"""
+
+
+@pytest.mark.parametrize("trains", [True, False])
+def test_a_program_that_checks_itself_is_stopped_at_its_own_step_not_at_its_check(trains, tmp_path):
+    """``tfviz check`` on a program that calls tfviz.check on its own step: that check runs as
+    under ``python`` (its report printed, nothing applied), and none of its gradient calls is a
+    step of the program. The step is the training loop's first, or there is none to stop at,
+    said with the check's line. It stopped at the analysis's own gradient call, inside the
+    check, and said it could not find the tape's statement at the check's line."""
+    program = tmp_path / "checks_itself.py"
+    program.write_text(_OWN_CHECK + ("for _ in range(3):\n    train_step(2.0)\n" if trains else ""))
+    rc, report = check_json(program)
+    if not trains:
+        assert rc == 2
+        error = report["error"]
+        assert "ran to the end without computing a gradient" in error["message"]
+        assert f"tfviz.check() at {program}:18" in error["message"]
+        return
+    import runpy
+
+    import tensorflow as tf
+
+    names = runpy.run_path(str(program), run_name="oracle")  # the check's line prints; nothing else
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(names["x"] * names["b"]) * 2.0
+    assert tape.gradient(loss, [names["w"], names["b"]])[0] is None  # TensorFlow: w gets none
+    assert rc == 1
+    assert report["target"] == "tape.gradient at checks_itself.py:13"
+    assert report["stdout"] == "checked: False\n"  # the program's own check, as it printed it
+    assert {(v["name"], v["status"], v["kind"]) for v in report["variables"]} == {
+        ("b", "connected", None),
+        ("w", "disconnected", "not_read"),
+    }
+    (problem,) = report["problems"]
+    assert (problem["kind"], problem["source"]["line"]) == ("not_read", 4)

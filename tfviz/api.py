@@ -184,8 +184,10 @@ def _check_function(
     allow_empty: bool,
 ) -> Report:
     from tfviz.analysis.diagnose import analysis_of_function
+    from tfviz.program import hooks
     from tfviz.report import collector_paused
     from tfviz.script.quiet import as_python_has_it_now
+    from tfviz.script.sourcemap import running_user_source
 
     as_python_has_it_now()  # the function's own calls get the caller's warnings and log levels
 
@@ -199,7 +201,13 @@ def _check_function(
         # without the cycle collector's passes over the caller's whole heap (a notebook's
         # model and data), which the analysis's many small objects would set off again and
         # again: a fifth of a ResNet50 check's own time
-        with untouched(), collector_paused():
+        # A program that ``tfviz check`` runs may call tfviz.check itself: that check is the
+        # program's own call, as under ``python``, and none of its gradient calls (the step's,
+        # the analysis's) is a step of the program that the outer run counts or stops at.
+        outer = hooks.current()
+        if outer is not None and (where := running_user_source()) is not None:
+            getattr(outer, "own_checks", []).append(where)
+        with untouched(), collector_paused(), hooks.handling(None):
             analysis = analysis_of_function(fn, args, kwargs, on_text=echo, allow_empty=allow_empty)
             made = analysis.report
             # The analysis (its copied ops, its networkx graph: 39,000 objects for ResNet50)

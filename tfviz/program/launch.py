@@ -125,6 +125,13 @@ def run_program(
     )
     for call in handler.frozen_training.values():
         done += f"; {call.said()}"
+    if handler.count == 0 and handler.own_checks:
+        done += (
+            f"; its only gradient step ran inside its own tfviz.check() at"
+            f" {handler.own_checks[0].label()}, which stops the step before its update as it does"
+            " under python: that is the program's check, not a step of its training (call the"
+            " step itself for tfviz check to stop at it)"
+        )
     source = script.tree
     candidates = tuple(static_targets(source))
     if candidates:

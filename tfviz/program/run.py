@@ -162,6 +162,9 @@ class RunHandler:
         self.frozen_training: dict[tuple[int, str, int], FrozenTraining] = {}
         #: the LossScaleOptimizer that scaled the loss of the tape recording now
         self.scaler: Any = None
+        #: where the program called ``tfviz.check`` on a function of its own: that check's
+        #: gradient calls are not the program's steps (:func:`tfviz.api.check`)
+        self.own_checks: list[Source] = []
 
     # -- tapes ---------------------------------------------------------------
     @_final
