@@ -56,6 +56,12 @@ CASES = {
         "frozen",
         "not_read",
     ),
+    # the variable and the tensor both made from one list: the tensor is no copy of the variable
+    "same_data": (
+        "xs = [3.0, 1.0, 2.0]\nw = tf.Variable(xs)\nfrozen = tf.constant(xs)\n",
+        "frozen",
+        "not_read",
+    ),
     # a layer's attribute typed out with its weight's values, in the layer's class
     "layer_typed_again": (
         _layer("random_normal", "tf.constant([1.0, 2.0, 3.0])").replace(

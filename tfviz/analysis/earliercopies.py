@@ -245,15 +245,18 @@ def _assigned(node: ast.AST, matches: Any) -> ast.expr | None:
 
 
 def _literal(value: ast.expr, names: Mapping[str, Any]) -> bool:
-    """Whether ``value`` is made of literals and library calls alone: every name in it, looked
-    up in ``names`` (then among the builtins), is a module, or a function or class of
-    :data:`_VALUE_MAKERS`. ``self``, a local, a variable, a user's helper: it may read a
-    variable.
+    """Whether ``value`` is made of literals, plain data and library calls alone: every name in
+    it, looked up in ``names`` (then among the builtins), is a module, a function or class of
+    :data:`_VALUE_MAKERS`, or plain data (numbers, text, NumPy arrays, lists of them: the data
+    a variable was made from too, ``tf.constant(xs)`` beside ``tf.Variable(xs)``). ``self``, a
+    local, a variable, a tensor, a user's helper: it may read a variable.
 
     >>> import numpy as np
     >>> _literal(ast.parse("np.eye(3) * 2.0").body[0].value, {"np": np})
     True
-    >>> _literal(ast.parse("np.array(w)").body[0].value, {"np": np, "w": [1.0]})
+    >>> _literal(ast.parse("np.array(xs)").body[0].value, {"np": np, "xs": [1.0, 2.0]})
+    True
+    >>> _literal(ast.parse("np.array(w)").body[0].value, {"np": np, "w": object()})
     False
     """
     for node in ast.walk(value):
@@ -265,13 +268,31 @@ def _literal(value: ast.expr, names: Mapping[str, Any]) -> bool:
             obj = getattr(builtins, node.id)
         else:
             return False
-        if isinstance(obj, types.ModuleType):
+        if isinstance(obj, types.ModuleType) or _plain(obj):
             continue
         if not (isinstance(obj, type) or inspect.isroutine(obj)):
             return False
         if str(getattr(obj, "__module__", None) or "").split(".")[0] not in _VALUE_MAKERS:
             return False
     return True
+
+
+def _plain(obj: Any, depth: int = 0) -> bool:
+    """Plain data: a number, text, a NumPy array or scalar, or a short list, tuple or dict of
+    such (a long one is not read through, and counts as not plain)."""
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        return True
+    if type(obj).__module__ == "numpy" and hasattr(obj, "dtype"):
+        return True
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)) and depth < 3 and len(obj) <= _PLAIN_ITEMS:
+        return all(_plain(item, depth + 1) for item in obj)
+    return False
+
+
+#: the most items of a list read through to tell it is plain data
+_PLAIN_ITEMS = 10_000
 
 
 def _computes(value: ast.expr) -> bool:
