@@ -198,15 +198,15 @@ def _check_function(
             with contextlib.suppress(Exception):
                 targets[stream](text)
 
-        # without the cycle collector's passes over the caller's whole heap (a notebook's
-        # model and data), which the analysis's many small objects would set off again and
-        # again: a fifth of a ResNet50 check's own time
         # A program that ``tfviz check`` runs may call tfviz.check itself: that check is the
         # program's own call, as under ``python``, and none of its gradient calls (the step's,
         # the analysis's) is a step of the program that the outer run counts or stops at.
         outer = hooks.current()
         if outer is not None and (where := running_user_source()) is not None:
             getattr(outer, "own_checks", []).append(where)
+        # without the cycle collector's passes over the caller's whole heap (a notebook's
+        # model and data), which the analysis's many small objects would set off again and
+        # again: a fifth of a ResNet50 check's own time
         with untouched(), collector_paused(), hooks.handling(None):
             analysis = analysis_of_function(fn, args, kwargs, on_text=echo, allow_empty=allow_empty)
             made = analysis.report

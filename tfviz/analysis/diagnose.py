@@ -1286,8 +1286,8 @@ class _Linker:
             origin = self.recorder.origin(ext)
             if not made_from and origin is None and self.earlier is not None:
                 made = self.earlier.assignment_of(held_at)
-                # a value made of literals alone (``x = tf.constant([1.0, 2.0])``) holds a
-                # variable's values by chance, not as its copy
+                # a value made of literals or plain data alone (``x = tf.constant([1.0, 2.0])``)
+                # holds a variable's values by chance, not as its copy
                 by_values = self._copied_from(ext, handles) if made is None or not made.literal else None
                 made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
