@@ -288,3 +288,35 @@ def test_a_py_function_that_reads_numpy_is_named_at_its_line():
     assert (p["op_type"], p["source"]["line"]) == ("EagerPyFunc", line_of(path, "tf.py_function("))
     assert "layers before it get no gradient" in p["message"] and "function_node" not in p["message"]
     assert {v["status"] for v in report["variables"]} == {"broken"}
+
+
+@pytest.mark.parametrize("where", ["loop", "in-function", "at-top"])
+def test_a_model_called_before_the_tape_opens_is_named_by_where_it_is_called(where):
+    """TensorFlow gives every weight None when the model runs before the step's tape opens.
+    Called in the step's own loop or function, just above the tape, it is the tape that does
+    not record the forward pass (``outside_tape``), and the fix is to call the model under it;
+    called once at the script's top, what the loop uses is a frozen copy of its output."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "model_called_before_tape.py"
+    flag = {"loop": (), "in-function": ("--in-function",), "at-top": ("--at-top",)}[where]
+    sources = truth(path, args=flag)["sources"]
+    assert len(sources) == 4 and all(s["status"] == "disconnected" for s in sources)  # TensorFlow: None
+    rc, report = check_json(path, "--", *flag)
+    assert rc == 1
+    kind = "frozen_copy" if where == "at-top" else "outside_tape"
+    assert {(v["status"], v["kind"]) for v in report["variables"]} == {("disconnected", kind)}
+    (p,) = report["problems"]
+    calls = [i for i, ln in enumerate(path.read_text().splitlines(), 1) if "pred = model(x" in ln]
+    called = calls[{"in-function": 0, "at-top": 1, "loop": 2}[where]]
+    assert (p["kind"], p["source"]["line"]) == (kind, called)
+    if kind == "outside_tape":
+        tape = p["source"]["line"] + 1  # the tape opens on the line after the model's call
+        assert "with tf.GradientTape()" in path.read_text().splitlines()[tape - 1]
+        assert (
+            f"before the step's `with tf.GradientTape()` at model_called_before_tape.py:{tape} opens"
+            in (p["message"])
+        )
+        assert "inside the `with tf.GradientTape()` block" in p["hint"]
+    else:
+        assert "build() or import time" in p["hint"]

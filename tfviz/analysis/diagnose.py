@@ -15,7 +15,13 @@ from typing import Any
 
 from tfviz.analysis.earliercopies import Assignment, MadeBefore, holds_values_of
 from tfviz.analysis.fresh import refuse_fresh, variables_made
-from tfviz.analysis.tapes import loss_scale_note, not_watched, second_order_note, watch_hints
+from tfviz.analysis.tapes import (
+    computed_before_tape,
+    loss_scale_note,
+    not_watched,
+    second_order_note,
+    watch_hints,
+)
 from tfviz.engine import layerscopes
 from tfviz.engine.copiedgraph import CopiedOp
 from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
@@ -670,6 +676,10 @@ class _Step:
             self._walk = ObjectWalk(self.module)
         return self._walk
 
+    def tape_at(self) -> Source | None:
+        """Where a program's step opened its tape (None: a target's call, no tape of its own)."""
+        return getattr(self.capture, "tape_at", None) if self.capture is not None else None
+
     def ran_again(self) -> None:
         """The step ran again (a lazily built model's second call): what it holds may differ."""
         self._walk = None
@@ -900,7 +910,14 @@ def _trace_step(
     frozen: list[FrozenCopy] = []
     step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
     linker = _Linker(
-        found, recorder, step_.objects(), frozen, step_.fn, unwatched=unwatched, earlier=step_.earlier
+        found,
+        recorder,
+        step_.objects(),
+        frozen,
+        step_.fn,
+        unwatched=unwatched,
+        earlier=step_.earlier,
+        tape_at=step_.tape_at(),
     )
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
@@ -985,7 +1002,16 @@ def _copied_step(
     gradient functions' answers shared with the process's earlier analyses
     (:data:`tfviz.engine.eagerstream.ASKED_AGAIN`)."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(found, recorder, step_.objects(), frozen, step_.fn, copied=True, earlier=step_.earlier)
+    linker = _Linker(
+        found,
+        recorder,
+        step_.objects(),
+        frozen,
+        step_.fn,
+        copied=True,
+        earlier=step_.earlier,
+        tape_at=step_.tape_at(),
+    )
     tf_vars = [f.tf_variable for f in found]
     traced = stream_trace(copied.stream, step_.fn, loss, tape, tf_vars, linker, asked_again)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
@@ -1154,8 +1180,12 @@ class _Linker:
         copied: bool = False,
         unwatched: dict[int, str] | None = None,
         earlier: MadeBefore | None = None,
+        tape_at: Source | None = None,
     ) -> None:
         self.found = found
+        #: where the step's own tape opens: a tensor computed from a variable just before it,
+        #: in the step's loop or function, is cut by the tape (``outside_tape``), not a frozen copy
+        self.tape_at = tape_at
         self.earlier = earlier  # where the objects were made unrecorded (a check in process)
         self.unwatched = unwatched or {}  # id of a source -> why the step's tape never watched it
         self.fn = fn  # the step: the tensors its run made for live sources
@@ -1296,6 +1326,7 @@ class _Linker:
                     continue
                 copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin)
                 self.frozen.append(copy)
+                outside = computed_before_tape(origin, self.tape_at)
                 g.add_edge(
                     var_node(f),
                     nid,
@@ -1305,9 +1336,9 @@ class _Linker:
                     boundary=False,
                     back=False,
                     synthetic=True,
-                    status=Kind.FROZEN_COPY,
+                    status=Kind.OUTSIDE_TAPE if outside else Kind.FROZEN_COPY,
                     status_fixed=True,
-                    message=copy.describe(),
+                    message=copy.outside_tape(self.tape_at) if outside else copy.describe(),
                 )
         for f in self.found:
             if var_node(f) not in g:

@@ -11,11 +11,14 @@ which the report notes.
 
 from __future__ import annotations
 
+import ast
+import functools
+import linecache
 import os
 from typing import Any
 
 from tfviz.program.sources import tape_keys
-from tfviz.report import Report
+from tfviz.report import Report, Source
 from tfviz.script.discover import FoundVariable
 from tfviz.vocabulary import Kind
 
@@ -123,3 +126,60 @@ def loss_scale_note(report: Report, capture: Any) -> None:
         f" loss scale is {scale:g} at this step: each |grad| is what the gradient call returns, {scale:g}"
         f" times the gradient the optimizer applies once it unscales them"
     )
+
+
+def computed_before_tape(made: Source | None, tape_at: Source | None) -> bool:
+    """Whether the line ``made`` runs in the step's own loop or function, before the step's
+    ``with tf.GradientTape()`` at ``tape_at`` opens: ``pred = model(x)`` just above the tape
+    in a training loop's body. What it computes, it computes at every step while the tape
+    does not record (the step's cut is the tape's, ``outside_tape``), not once beforehand
+    in a layer's ``build()`` or at the script's top (a frozen copy). A script's straight
+    top level is not a step's body: a tensor computed there is computed once."""
+    if made is None or tape_at is None or made.file != tape_at.file or not 0 < made.line < tape_at.line:
+        return False
+    tree = _tree("".join(linecache.getlines(made.file)))
+    if tree is None:
+        return False
+    body = _innermost_step_body(tree, tape_at.line)
+    if body is None:
+        return False
+    lo, hi = getattr(body, "lineno", 0), getattr(body, "end_lineno", None) or 0
+    # in that body, a loop inside it included, but not in a function or class defined there
+    return lo <= made.line <= hi and not _defined_inside(body, made.line)
+
+
+_STEP_BODIES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _spans(node: ast.AST, line: int) -> bool:
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    return lo is not None and hi is not None and lo <= line <= hi
+
+
+def _innermost_step_body(tree: ast.AST, line: int) -> ast.AST | None:
+    """The innermost loop or function whose lines hold ``line``; None at a script's top level,
+    or in a class's body."""
+    found: ast.AST | None = None
+    here: ast.AST | None = tree
+    while here is not None:
+        inner = next((c for c in ast.iter_child_nodes(here) if _spans(c, line)), None)
+        if isinstance(inner, ast.ClassDef):
+            found = None
+        elif isinstance(inner, _STEP_BODIES):
+            found = inner
+        here = inner
+    return found
+
+
+def _defined_inside(body: ast.AST, line: int) -> bool:
+    """Whether ``line`` is in a function, lambda or class defined inside ``body``."""
+    return any(isinstance(n, _DEFINITIONS) and n is not body and _spans(n, line) for n in ast.walk(body))
+
+
+@functools.lru_cache(maxsize=8)
+def _tree(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None

@@ -81,6 +81,18 @@ class FrozenCopy:
         made = f" (made at {self.origin.label(os.path.basename)})" if self.origin else ""
         return f"{where}{made}"
 
+    def outside_tape(self, tape_at: Source | None) -> str:
+        """Why the variable gets no gradient where the copy is computed in the step itself,
+        just before its tape opens (:func:`tfviz.analysis.tapes.computed_before_tape`)."""
+        where = self.held_at or "the tensor the loss uses"
+        made = f" at {self.origin.label(os.path.basename)}" if self.origin else ""
+        tape = f" at {tape_at.label(os.path.basename)}" if tape_at is not None else ""
+        return (
+            f"{where} is computed from {self.variable}{made}, before the step's"
+            f" `with tf.GradientTape()`{tape} opens: the tape never records that computation,"
+            f" so it gives {self.variable} no gradient"
+        )
+
 
 def exception_kind(exc: BaseException | None) -> str:
     if isinstance(exc, NotImplementedError):
@@ -472,10 +484,12 @@ def _cut_verdict(j: _Judging, f: FoundVariable, vn: str) -> tuple[str, str | Non
                 if p in region and g.edges[p, blame].get("status") != EDGE_PASSES
             )
             src = g.nodes[blame].get("source")
+            copy = next((c for c in j.frozen_of.get(f.path, []) if c.node == v), None)
             if k == Kind.FROZEN_COPY:
-                copy = next((c for c in j.frozen_of.get(f.path, []) if c.node == v), None)
                 src = copy.origin if copy else None
                 msg = f"{f.path} reaches the target only through {msg}"
+            elif k == Kind.OUTSIDE_TAPE and copy is not None and copy.origin is not None:
+                src = copy.origin  # the line that computed it before the tape opened
             problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
     blocked = sorted(set(blocked))
     copies = j.frozen_of.get(f.path)
