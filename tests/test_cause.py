@@ -320,3 +320,31 @@ def test_a_model_called_before_the_tape_opens_is_named_by_where_it_is_called(whe
         assert "inside the `with tf.GradientTape()` block" in p["hint"]
     else:
         assert "build() or import time" in p["hint"]
+
+
+def test_the_moving_statistics_asked_for_are_named_as_the_program_holds_them():
+    """TensorFlow gives a BatchNormalization's moving statistics None when the step asks for
+    the gradient of ``model.weights``: named by the program's own path to them, as the layer's
+    trainable weights are, with the fix."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "gradient_of_model_weights.py"
+    none = {
+        s["name"].split(":")[0].rsplit("/", 1)[-1]
+        for s in truth(path)["sources"]
+        if s["status"] != "connected"
+    }
+    assert none == {"moving_mean", "moving_variance"}  # TensorFlow: None for those alone
+    rc, report = check_json(path)
+    assert rc == 1
+    cut = {v["name"]: v["kind"] for v in report["variables"] if v["status"] == "disconnected"}
+    assert cut == {"model.layers[1].moving_mean": "not_read", "model.layers[1].moving_variance": "not_read"}
+    assert {v["name"] for v in report["variables"] if v["status"] == "connected"} == {
+        "model.layers[0].kernel",
+        "model.layers[1].gamma",
+        "model.layers[1].beta",
+        "model.layers[2].kernel",
+        "model.layers[2].bias",
+    }
+    (p,) = report["problems"]
+    assert p["kind"] == "not_read" and "model.trainable_variables" in p["hint"]

@@ -12,7 +12,7 @@ import os
 import types
 from typing import Any
 
-from tfviz.script.discover import FoundVariable, find_variables, iter_objects
+from tfviz.script.discover import FoundVariable, find_variables, held_variable, iter_objects
 
 
 def outside_objects(
@@ -83,8 +83,10 @@ def name_sources(
     wanted = {id(o) for o in objs}
     paths: dict[int, str] = {}
     for path, obj in iter_objects(mod):
-        if id(obj) in wanted and id(obj) not in paths:
-            paths[id(obj)] = path
+        # a Keras variable stands for the tf.Variable it holds, which is what a tape is given
+        for key in (id(obj), id(held_variable(obj))):
+            if key in wanted and key not in paths:
+                paths[key] = path
     found = []
     for i, o in enumerate(objs):
         f = named.get(id(o))

@@ -144,6 +144,18 @@ def _tf_variable_of(obj: Any) -> Any | None:
 _LEAVES = frozenset({type(None), bool, int, float, str, bytes})
 
 
+def held_variable(obj: Any) -> Any | None:
+    """The tf.Variable a Keras variable holds, trainable or not (a BatchNormalization's
+    moving statistics among them); None for anything else."""
+    if type(obj) in _LEAVES:
+        return None
+    keras_variable, tf_variable = _variable_types()
+    if keras_variable is None or not isinstance(obj, keras_variable):
+        return None
+    value = getattr(obj, "value", None)
+    return value if isinstance(value, tf_variable) else None
+
+
 @functools.cache
 def _variable_types() -> tuple[Any, Any]:
     """Keras' variable class (None without Keras) and TensorFlow's."""
