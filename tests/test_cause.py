@@ -348,3 +348,20 @@ def test_the_moving_statistics_asked_for_are_named_as_the_program_holds_them():
     }
     (p,) = report["problems"]
     assert p["kind"] == "not_read" and "model.trainable_variables" in p["hint"]
+
+
+def test_a_loss_computed_in_numpy_is_refused_with_what_tensorflow_does_and_the_fix():
+    """TensorFlow's tape.gradient raises an AttributeError on a NumPy loss; the step is refused
+    at its gradient call, saying that the loss was computed outside TensorFlow, and how to fix it."""
+    import runpy
+
+    path = ROOT / "tests" / "programs" / "cause" / "numpy_loss.py"
+    with pytest.raises(AttributeError):  # TensorFlow, running the program as it is
+        runpy.run_path(str(path))
+    rc, report = check_json(path)
+    assert rc == 2
+    error = report["error"]
+    assert error["line"] == line_of(path, "grads = tape.gradient(")
+    assert "the loss handed to tape.gradient is a numpy float32, not a TensorFlow tensor" in error["message"]
+    assert "tape.gradient raises an AttributeError on it" in error["message"]
+    assert "inside the `with tf.GradientTape()` block" in error["message"]

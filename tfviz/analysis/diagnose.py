@@ -455,7 +455,7 @@ def _check_variables(r: _Run) -> None:
     step_ = r.step_
     assert step_ is not None
     if r.loss is not None:
-        _check_loss(r.loss, step_.name, step_.line, r.path)
+        _check_loss(r.loss, step_.name, step_.line, r.path, program=r.mode == "program")
     if not r.found and not r.allow_empty:
         raise AnalysisError(
             f"found no trainable variables that '{step_.name}' could depend on, so there is no"
@@ -1108,12 +1108,24 @@ def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) 
     report.ok = report.ok and not any(p.severity == Severity.ERROR for p in report.problems)
 
 
-def _check_loss(loss: Any, name: str, line: int | None, path: str) -> None:
+def _check_loss(loss: Any, name: str, line: int | None, path: str, program: bool = False) -> None:
+    """A loss TensorFlow can differentiate: a tensor (a program's step hands its gradient call
+    what it computed; a NumPy value there was computed outside TensorFlow, which the tape,
+    recording TensorFlow's ops alone, never saw, and ``tape.gradient`` raises on it), of a
+    floating-point type."""
     import tensorflow as tf
 
     if not tf.is_tensor(loss):
+        what = f"{type(loss).__module__.split('.')[0]} {type(loss).__name__}".replace("builtins ", "")
         raise AnalysisError(
-            f"the target '{name}' returned {type(loss).__name__}, not a tensor;"
+            (
+                f"the loss handed to {name.split(' at ')[0]} is a {what}, not a TensorFlow tensor:"
+                " computed outside TensorFlow (NumPy, .numpy(), float()), the tape never recorded"
+                " it, and tape.gradient raises an AttributeError on it; compute the loss with"
+                " TensorFlow ops (tf.reduce_mean, tf.square) inside the `with tf.GradientTape()` block"
+            )
+            if program
+            else f"the target '{name}' returned {type(loss).__name__}, not a tensor;"
             " it must return the loss as a TensorFlow tensor",
             file=path,
             line=line,
