@@ -909,16 +909,7 @@ def _trace_step(
     tape did not watch, :func:`~tfviz.analysis.tapes.not_watched`); raises what the trace raises."""
     frozen: list[FrozenCopy] = []
     step_.ran_again()  # the trace runs the step's Python: the linker walks what it left
-    linker = _Linker(
-        found,
-        recorder,
-        step_.objects(),
-        frozen,
-        step_.fn,
-        unwatched=unwatched,
-        earlier=step_.earlier,
-        tape_at=step_.tape_at(),
-    )
+    linker = _Linker.of_step(step_, found, recorder, frozen, unwatched=unwatched)
     with capture.active(), layerscopes.recording() as scopes:
         ids = {id(f.tf_variable) for f in found if id(f) in unwatched}
         tf_vars = [f.tf_variable for f in found]
@@ -1002,16 +993,7 @@ def _copied_step(
     gradient functions' answers shared with the process's earlier analyses
     (:data:`tfviz.engine.eagerstream.ASKED_AGAIN`)."""
     frozen: list[FrozenCopy] = []
-    linker = _Linker(
-        found,
-        recorder,
-        step_.objects(),
-        frozen,
-        step_.fn,
-        copied=True,
-        earlier=step_.earlier,
-        tape_at=step_.tape_at(),
-    )
+    linker = _Linker.of_step(step_, found, recorder, frozen, copied=True)
     tf_vars = [f.tf_variable for f in found]
     traced = stream_trace(copied.stream, step_.fn, loss, tape, tf_vars, linker, asked_again)
     return _Traced(traced, linker.region, frozen, copied.scopes) if traced is not None else None
@@ -1208,6 +1190,30 @@ class _Linker:
         self.region: set[str] = set()
         self._paths: dict[int, str] | None = None
         self._by_size: dict[int | None, list[tuple[int, FoundVariable]]] | None = None
+
+    @classmethod
+    def of_step(
+        cls,
+        step_: _Step,
+        found: list[FoundVariable],
+        recorder: OriginRecorder,
+        frozen: list[FrozenCopy],
+        copied: bool = False,
+        unwatched: dict[int, str] | None = None,
+    ) -> _Linker:
+        """The linker of ``step_``'s graph: the step's objects and function, what was made
+        before it (a check in process) and where its own tape opens (a program's step)."""
+        return cls(
+            found,
+            recorder,
+            step_.objects(),
+            frozen,
+            step_.fn,
+            copied=copied,
+            unwatched=unwatched,
+            earlier=step_.earlier,
+            tape_at=step_.tape_at(),
+        )
 
     def _held(self, tensor: Any) -> str | None:
         """The Python path at which the script holds ``tensor``; one walk of its objects
