@@ -6,8 +6,8 @@ step) sees only what runs while it checks. A tensor computed from a variable ear
 a layer's ``build()`` that reshaped its weight in a cell before (the second seed report), has
 no recorded lineage there, as it has when tfviz runs the whole script. What the step reads
 still tells: a tensor holding exactly a variable's values, reshaped, cast or transposed, was
-taken from it, and follows it no more, unless the line that made it is made of literals alone
-(the values typed out again). Its line is the one assignment of the place that holds
+taken from it, and follows it no more, unless the line that made it is made of literals and
+plain data alone (the same values, not the variable's). Its line is the one assignment of the place that holds
 it: ``self.<name> = ...`` in the holder's class, or ``<name> = ...`` at the top of the
 caller's module (or among a notebook's cells); a line that reads the variable by the place
 holding it (``scaled = weight * 0.5``) tells too, where the values cannot.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import inspect
 import linecache
 import re
@@ -29,6 +28,7 @@ from typing import Any
 
 from tfviz.report import Source
 from tfviz.script.notebook import session_cells
+from tfviz.script.scriptinfo import parsed_text
 
 #: library code, whose classes never assign the attribute a user's layer holds a copy in
 _LIBRARIES = ("keras", "tensorflow", "tf_keras", "builtins", "abc")
@@ -80,8 +80,8 @@ class Assignment:
     source: Source
     computes: bool
     reads: frozenset[str] = frozenset()
-    #: the value is made of literals and library calls alone (``tf.constant([1.0, 2.0, 3.0])``,
-    #: ``np.eye(3)``): it reads no variable, whatever values it holds
+    #: the value is made of literals, plain data and library calls alone
+    #: (``tf.constant([1.0, 2.0, 3.0])``, ``np.eye(3)``): it reads no variable, whatever values it holds
     literal: bool = False
 
 
@@ -155,7 +155,7 @@ def _module_assignments(name: str, path: str, names: Mapping[str, Any]) -> list[
     found: list[Assignment] = []
     straight = True
     for file in files:
-        tree = _module_tree("".join(linecache.getlines(file)))
+        tree = parsed_text("".join(linecache.getlines(file)))
         body = tree.body if tree is not None else []
         for node in _top_level(body):
             value = _assigned(node, lambda t: isinstance(t, ast.Name) and t.id == name)
@@ -166,16 +166,6 @@ def _module_assignments(name: str, path: str, names: Mapping[str, Any]) -> list[
                 literal = _literal(value, names)
                 found.append(Assignment(Source(file, node.lineno, code), _computes(value), reads, literal))
     return found[-1:] if straight else found
-
-
-@functools.lru_cache(maxsize=16)
-def _module_tree(text: str) -> ast.Module | None:
-    """A module's source parsed once for all its variables (the text is the key: a file
-    changed since is parsed anew)."""
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:

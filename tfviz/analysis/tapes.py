@@ -12,7 +12,6 @@ which the report notes.
 from __future__ import annotations
 
 import ast
-import functools
 import linecache
 import os
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from tfviz.program.sources import tape_keys
 from tfviz.report import Report, Source
 from tfviz.script.discover import FoundVariable
+from tfviz.script.scriptinfo import parsed_text
 from tfviz.vocabulary import Kind
 
 
@@ -137,7 +137,7 @@ def computed_before_tape(made: Source | None, tape_at: Source | None) -> bool:
     top level is not a step's body: a tensor computed there is computed once."""
     if made is None or tape_at is None or made.file != tape_at.file or not 0 < made.line < tape_at.line:
         return False
-    tree = _tree("".join(linecache.getlines(made.file)))
+    tree = parsed_text("".join(linecache.getlines(made.file)))
     if tree is None:
         return False
     body = _innermost_step_body(tree, tape_at.line)
@@ -175,11 +175,3 @@ def _innermost_step_body(tree: ast.AST, line: int) -> ast.AST | None:
 def _defined_inside(body: ast.AST, line: int) -> bool:
     """Whether ``line`` is in a function, lambda or class defined inside ``body``."""
     return any(isinstance(n, _DEFINITIONS) and n is not body and _spans(n, line) for n in ast.walk(body))
-
-
-@functools.lru_cache(maxsize=8)
-def _tree(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None

@@ -25,6 +25,7 @@ exit status) is a program's entry point, not a target.
 from __future__ import annotations
 
 import ast
+import functools
 
 
 def _returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -58,6 +59,17 @@ TF1_REFUSAL = (
     " a tf.Graph run by a Session); tfviz diagnoses TensorFlow 2 programs, where"
     " tape.gradient, tf.function and Keras run eagerly by default"
 )
+
+
+@functools.lru_cache(maxsize=16)
+def parsed_text(text: str) -> ast.Module | None:
+    """``text`` parsed once for all who ask of the same text (a file changed since is text
+    parsed anew): an analysis reads its script's tree for each variable and copy it places;
+    None where it is no Python."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _parsed(source: str | ast.Module) -> ast.Module | None:
