@@ -267,21 +267,34 @@ def _literal(value: ast.expr, names: Mapping[str, Any]) -> bool:
     return True
 
 
-def _plain(obj: Any, depth: int = 0) -> bool:
-    """Plain data: a number, text, a NumPy array or scalar, or a short list, tuple or dict of
-    such (a long one is not read through, and counts as not plain)."""
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
-        return True
-    if type(obj).__module__ == "numpy" and hasattr(obj, "dtype"):
-        return True
-    if isinstance(obj, dict):
-        obj = list(obj.values())
-    if isinstance(obj, (list, tuple)) and depth < 3 and len(obj) <= _PLAIN_ITEMS:
-        return all(_plain(item, depth + 1) for item in obj)
-    return False
+def _plain(obj: Any) -> bool:
+    """Plain data: a number, text, a NumPy array or scalar, or lists, tuples and dicts of such,
+    read through to :data:`_PLAIN_ITEMS` items in all (more, and it counts as not plain: a
+    dataset held as nested lists is not read through at each check).
+
+    >>> _plain([[1.0, 2.0], (3, "a")]), _plain([[0.0] * 100] * 200), _plain([object()])
+    (True, False, False)
+    """
+    left = _PLAIN_ITEMS
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        left -= 1
+        if left < 0:
+            return False
+        if item is None or isinstance(item, (bool, int, float, complex, str, bytes)):
+            continue
+        if type(item).__module__ == "numpy" and hasattr(item, "dtype"):
+            continue
+        if isinstance(item, dict):
+            item = list(item.values())
+        if not isinstance(item, (list, tuple)) or len(item) > left:
+            return False
+        stack.extend(item)
+    return True
 
 
-#: the most items of a list read through to tell it is plain data
+#: the most items, nested ones included, read through to tell that a value is plain data
 _PLAIN_ITEMS = 10_000
 
 
