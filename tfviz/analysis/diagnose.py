@@ -455,7 +455,7 @@ def _check_variables(r: _Run) -> None:
     step_ = r.step_
     assert step_ is not None
     if r.loss is not None:
-        _check_loss(r.loss, step_.name, step_.line, r.path, program=r.mode == "program")
+        _check_loss(r.loss, step_.name, step_.line, r.path, getattr(step_.capture, "api", None))
     if not r.found and not r.allow_empty:
         raise AnalysisError(
             f"found no trainable variables that '{step_.name}' could depend on, so there is no"
@@ -678,7 +678,7 @@ class _Step:
 
     def tape_at(self) -> Source | None:
         """Where a program's step opened its tape (None: a target's call, no tape of its own)."""
-        return getattr(self.capture, "tape_at", None) if self.capture is not None else None
+        return getattr(self.capture, "tape_at", None)
 
     def ran_again(self) -> None:
         """The step ran again (a lazily built model's second call): what it holds may differ."""
@@ -1090,9 +1090,9 @@ def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) 
     report.ok = report.ok and not any(p.severity == Severity.ERROR for p in report.problems)
 
 
-def _check_loss(loss: Any, name: str, line: int | None, path: str, program: bool = False) -> None:
-    """A loss TensorFlow can differentiate: a tensor (a program's step hands its gradient call
-    what it computed; a NumPy value there was computed outside TensorFlow, which the tape,
+def _check_loss(loss: Any, name: str, line: int | None, path: str, api: str | None = None) -> None:
+    """A loss TensorFlow can differentiate: a tensor (a program's step hands its gradient call,
+    ``api``, what it computed; a NumPy value there was computed outside TensorFlow, which the tape,
     recording TensorFlow's ops alone, never saw, and ``tape.gradient`` raises on it), of a
     floating-point type."""
     import tensorflow as tf
@@ -1101,12 +1101,12 @@ def _check_loss(loss: Any, name: str, line: int | None, path: str, program: bool
         what = f"{type(loss).__module__.split('.')[0]} {type(loss).__name__}".replace("builtins ", "")
         raise AnalysisError(
             (
-                f"the loss handed to {name.split(' at ')[0]} is a {what}, not a TensorFlow tensor:"
+                f"the loss handed to {api} is a {what}, not a TensorFlow tensor:"
                 " computed outside TensorFlow (NumPy, .numpy(), float()), the tape never recorded"
                 " it, and tape.gradient raises an AttributeError on it; compute the loss with"
                 " TensorFlow ops (tf.reduce_mean, tf.square) inside the `with tf.GradientTape()` block"
             )
-            if program
+            if api is not None
             else f"the target '{name}' returned {type(loss).__name__}, not a tensor;"
             " it must return the loss as a TensorFlow tensor",
             file=path,
@@ -1339,12 +1339,12 @@ class _Linker:
                 by_values = self._copied_from(ext, handles) if made is None or not made.literal else None
                 made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
+            outside = bool(made_from) and computed_before_tape(origin, self.tape_at)
             for handle_id, f in handles if made_from else ():  # a tensor source has no handle
                 if handle_id not in made_from:
                     continue
                 copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin)
                 self.frozen.append(copy)
-                outside = computed_before_tape(origin, self.tape_at)
                 g.add_edge(
                     var_node(f),
                     nid,

@@ -132,10 +132,7 @@ def _tf_variable_of(obj: Any) -> Any | None:
         return None
     keras_variable, tf_variable = _variable_types()
     if keras_variable is not None and isinstance(obj, keras_variable):
-        if not obj.trainable:
-            return None
-        value = getattr(obj, "value", None)
-        return value if isinstance(value, tf_variable) else None
+        return held_variable(obj) if obj.trainable else None
     if isinstance(obj, tf_variable):
         return obj if obj.trainable else None
     return None
