@@ -39,6 +39,7 @@ from tfviz.engine.trace import (
     raising_op,
     read_halves,
     resolve,
+    sq_norm_of,
     user_gradient_line,
 )
 from tfviz.report import Source
@@ -243,16 +244,24 @@ class Stream:
         values, grouping = self._attrs(kind, attrs)
         scope = self._context.scope_name or ""
         source = op_user_source(outputs)
-        ins = [self._input(t, kind, scope, source) for t in inputs]
+        graph_of = self._graph_of
+        ins = []
+        for t in inputs:  # most are an earlier op's output: looked up here, not in _input
+            hit = graph_of.get(id(t))
+            ins.append(hit[1] if hit is not None and hit[0]() is t else self._input(t, kind, scope, source))
         name = op_name.decode() if isinstance(op_name, bytes) else op_name
         # named as a trace names it: a name that ends in "/" is the scope the op's Python
         # wrapper opened (tf.add(..., name="h")), any other is the op's own, in the scope
         full = name[:-1] if name and name.endswith("/") else scope + (name or kind)
         op = graph.add(graph.unique_name(full), kind, ins, outputs, (attrs, values, grouping))
         self.sources[op.name] = source
-        graph_of, refs = self._graph_of, []
+        refs: list[Callable[[], Any]] = []
         for t, copy in zip(outputs, op.outputs):
-            ref = _weak(t)
+            ref: Callable[[], Any]
+            try:
+                ref = weakref.ref(t)
+            except TypeError:  # held where it cannot be referred to weakly (:func:`_weak`)
+                ref = _weak(t)
             graph_of[id(t)] = (ref, copy)
             refs.append(ref)
         self._eager_of[op.name] = refs
@@ -828,8 +837,6 @@ class OutputGradients:
 
     def half_of(self, g: Any) -> Any:
         """Half the squared norm of gradient ``g`` (:func:`sq_norm_of`), once per tensor."""
-        from tfviz.engine.trace import sq_norm_of
-
         hit = self._measured.get(id(g))
         if hit is not None and hit[0]() is g:
             return hit[1]

@@ -102,15 +102,20 @@ class _Builder:
         self.redirect: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self.resource_root: dict[str, str] = {}
         self.read_order: list[str] = []
+        #: (src, dst) -> the ports list of that edge, as the graph's edge holds it: looked up
+        #: here, not through networkx's views (a model's every input is an edge)
+        self._ports: dict[tuple[str, str], list[tuple[int, int]]] = {}
 
     def add_edge(self, src: str, src_out: int, dst: str, dst_in: int, t: Any, **kw: Any) -> None:
-        if self.g.has_edge(src, dst):
-            self.g.edges[src, dst]["ports"].append((src_out, dst_in))
+        ports = self._ports.get((src, dst))
+        if ports is not None:  # the edge's own list, which the graph's edge holds
+            ports.append((src_out, dst_in))
             return
+        ports = self._ports[src, dst] = [(src_out, dst_in)]
         self.g.add_edge(
             src,
             dst,
-            ports=[(src_out, dst_in)],
+            ports=ports,
             dtype=t.dtype.name,
             shape=shape_of(t),
             boundary=kw.get("boundary", False),

@@ -48,17 +48,18 @@ def graph_doc(
     callers = {f.call_op for f in functions}
     cut_at = _cut_at(g, union, reach, node_status) if reach is not None else {}
     ops: list[GraphOp] = []
+    passing, off_path = (EDGE_PASSES, ""), (EDGE_OFF_PATH, "")
     for nid, d in g.nodes(data=True):
         if nid in callers and g.degree(nid) == 0:
             continue
         on = nid in union
-        status, message = node_status.get(nid, (EDGE_PASSES if on else EDGE_OFF_PATH, ""))
+        status, message = node_status.get(nid) or (passing if on else off_path)
         cut = cut_at.get(nid, "") if status == EDGE_PASSES else ""
         if cut:
             status = EDGE_STARVED
             message = f"no gradient arrives here: cut at {_name(g, cut)}"
-        outs = [norms[(nid, i)] for i in range(len(d.get("outputs", []))) if (nid, i) in norms]
-        if status == EDGE_PASSES and not all(math.isfinite(n) for n in outs):
+        outs = [x for i in range(len(d.get("outputs", ()))) if (x := norms.get((nid, i))) is not None]
+        if status == EDGE_PASSES and not all(map(math.isfinite, outs)):
             message = NAN_CARRIED  # its edges say NaN; the op's own mark stays for where it starts
         ops.append(
             GraphOp(

@@ -98,7 +98,8 @@ class WrittenVariables:
 
         def fast_path(original: Callable[..., Any]) -> Callable[..., Any]:
             def saving_fast_path(ctx: Any, op_type: Any, name: Any, *args: Any) -> Any:
-                if may_write(op_type):
+                known = may_write_of.get(op_type)  # each op of a step asks: the dictionary first
+                if known or (known is None and may_write(op_type)):
                     save(args)
                 out = original(ctx, op_type, name, *args)
                 if op_type == "ReadVariableOp" and args and id(args[0]) not in read_handles:
@@ -110,7 +111,8 @@ class WrittenVariables:
 
         def slow_path(original: Callable[..., Any]) -> Callable[..., Any]:
             def saving_execute(ctx: Any, device: Any, op_type: Any, inputs: Any, *rest: Any) -> Any:
-                if may_write(op_type):
+                known = may_write_of.get(op_type)
+                if known or (known is None and may_write(op_type)):
                     save(inputs)
                 return original(ctx, device, op_type, inputs, *rest)
 
