@@ -322,6 +322,54 @@ def test_a_model_called_before_the_tape_opens_is_named_by_where_it_is_called(whe
         assert "build() or import time" in p["hint"]
 
 
+def test_a_weight_copied_through_numpy_is_a_frozen_copy_at_the_line_that_read_it_out():
+    """No op links a variable to a tensor made of its values read out (``.numpy()``):
+    TensorFlow gives the weight None. The cause is the copy, at the line that read it out,
+    at a script's top and in a layer's ``build()``: the same in a script's ``loss()``, in
+    a check in process of that ``loss()``, and in a program that trains with ``fit`` or a
+    custom loop. Before, a script's run said only that the weight was never read."""
+    import tensorflow as tf
+
+    import tfviz
+    from tests.test_program_mode import truth
+
+    path = LOSSES / "copied_through_numpy.py"
+    ns = runpy.run_path(str(path))
+    weights = [ns["dense"].kernel, ns["dense"].bias, ns["layer"].w]
+    with tf.GradientTape() as tape:
+        value = ns["loss"]()
+    assert [g is None for g in tape.gradient(value, weights)] == [True, False, True]  # TensorFlow
+    copied = {
+        "dense.kernel": line_of(path, "frozen = tf.constant("),
+        "layer.w": line_of(path, "self.w_t = tf.constant("),
+    }
+    rc, report = check_json(path)
+    assert rc == 1
+    cut = {v["name"]: v["kind"] for v in report["variables"] if v["status"] == "disconnected"}
+    assert cut == {"dense.kernel": "frozen_copy", "layer.w": "frozen_copy"}
+    assert {p["variables"][0]: (p["kind"], p["source"]["line"]) for p in report["problems"]} == {
+        name: ("frozen_copy", line) for name, line in copied.items()
+    }
+    here = tfviz.check(ns["loss"])
+    assert {p.variables[0]: (p.kind, p.source.line) for p in here.problems} == {
+        name: ("frozen_copy", line) for name, line in copied.items()
+    }
+
+    program = ROOT / "tests" / "programs" / "cause" / "copied_through_numpy.py"
+    for flag, weight, name, made in (
+        ((), "transposed/variable", "model.layers[0].w", "self.w_t = tf.constant("),
+        (("--loop",), "dense/kernel", "model.layers[0].kernel", "frozen = tf.constant("),
+    ):
+        none = [s["name"] for s in truth(program, args=flag)["sources"] if s["status"] != "connected"]
+        assert [n.split("/", 1)[1] for n in none] == [weight]  # TensorFlow: None for the copied weight
+        rc, report = check_json(program, "--", *flag)
+        assert rc == 1
+        cut = {v["name"]: v["kind"] for v in report["variables"] if v["status"] == "disconnected"}
+        assert cut == {name: "frozen_copy"}
+        (p,) = report["problems"]
+        assert (p["kind"], p["source"]["line"]) == ("frozen_copy", line_of(program, made))
+
+
 def test_the_moving_statistics_asked_for_are_named_as_the_program_holds_them():
     """TensorFlow gives a BatchNormalization's moving statistics None when the step asks for
     the gradient of ``model.weights``: named by the program's own path to them, as the layer's

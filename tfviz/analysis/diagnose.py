@@ -386,10 +386,12 @@ def _reach_step(r: _Run, recording: contextlib.ExitStack) -> Analysis | None:
     else:
         r.report_step("running the script", 0.1)
         r.step_ = r.given if r.given is not None else _target_step(_read(r.script), r.target, r.capture)
-    if r.given_any:
-        step_ = r.step_
-        names = vars(step_.module) if step_.module is not None else {}
-        step_.earlier = MadeBefore(r.path, lambda path: step_.objects().at(path), names)
+    # What the step reads and no recorded lineage explains: made before an in-process check,
+    # unrecorded; or, in a script or program, made of values TensorFlow never saw computed
+    # (``tf.constant(w.numpy())``), which only the values and the assigning line tell apart.
+    step_ = r.step_
+    names = vars(step_.module) if step_.module is not None else {}
+    step_.earlier = MadeBefore(r.path, lambda path: step_.objects().at(path), names)
     return None
 
 
@@ -660,8 +662,10 @@ class _Step:
         self.name, self.fn, self.module, self.line, self.targets = name, fn, module, line, targets
         self.fixed: list[FoundVariable] | None = None
         self.capture: Any = None  # the program's captured step (program mode)
-        #: a function of the caller's process: what it holds was made before the check,
-        #: unrecorded, so its frozen copies and lines are found as they can be
+        #: where the step's objects were assigned: a function of the caller's process holds
+        #: what was made before the check, unrecorded, and a script may hold a copy made of a
+        #: variable's values read out (``.numpy()``), whose lineage TensorFlow never saw: their
+        #: frozen copies and lines are found by values and by the lines that assigned them
         self.earlier: MadeBefore | None = None
         self._walk: ObjectWalk | None = None
 
