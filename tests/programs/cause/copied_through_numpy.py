@@ -8,9 +8,9 @@ weight None at the first step, and the optimizer never moves it.
 
 import sys
 
+import keras
 import numpy as np
 import tensorflow as tf
-import keras
 
 
 class Transposed(keras.layers.Layer):
@@ -26,10 +26,12 @@ x = np.random.default_rng(0).random((8, 3), dtype=np.float32)
 y = np.random.default_rng(1).random((8, 1), dtype=np.float32)
 
 if "--loop" in sys.argv:
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(1)]
+    )
     frozen = tf.constant(model.layers[0].kernel.numpy())
     opt = keras.optimizers.SGD(0.1)
-    for step in range(3):
+    for _ in range(3):
         with tf.GradientTape() as tape:
             h = tf.nn.relu(tf.matmul(x, frozen) + model.layers[0].bias)
             loss = tf.reduce_mean((model.layers[1](h) - y) ** 2)

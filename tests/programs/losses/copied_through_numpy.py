@@ -6,9 +6,9 @@ target's tape never reaches the first layer's kernel nor the layer's ``w``: both
 Each is a frozen copy, made at the line that read the values out.
 """
 
+import keras
 import numpy as np
 import tensorflow as tf
-import keras
 
 
 class Transposed(keras.layers.Layer):
