@@ -101,8 +101,16 @@ class MadeBefore:
         self._by_class: dict[tuple[type, str], list[Assignment]] = {}
 
     def made_at(self, held_at: str | None) -> Source | None:
-        """The line that made what is held at ``held_at`` (:meth:`assignment_of`)."""
+        """The line that made what is held at ``held_at`` (:meth:`assignment_of`); where no line
+        of the user's assigns that place (a Keras layer's own weight, made by Keras' code), the
+        line that assigned the nearest object holding it (``model = keras.Sequential([...])``
+        for ``model.layers[0].kernel``), as a script's run records the weight made there."""
         made = self.assignment_of(held_at)
+        if made is None and held_at:
+            for holder in reversed(_holders(held_at)):
+                made = self.assignment_of(holder)
+                if made is not None:
+                    break
         return made.source if made is not None else None
 
     def assignment_of(self, held_at: str | None) -> Assignment | None:
@@ -135,6 +143,15 @@ class MadeBefore:
             return first.line < then.line
         cells = session_cells(self.path) or []
         return first.file in cells and then.file in cells and cells.index(first.file) < cells.index(then.file)
+
+
+def _holders(path: str) -> list[str]:
+    """The objects that hold the one at ``path``, outermost first.
+
+    >>> _holders("model.layers[0].kernel")
+    ['model', 'model.layers', 'model.layers[0]']
+    """
+    return [path[: m.start()] for m in re.finditer(r"[.\[]", path) if m.start()]
 
 
 def _only(found: list[Assignment]) -> Assignment | None:
