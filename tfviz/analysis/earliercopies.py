@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfviz.report import Source
+from tfviz.script.discover import holders
 from tfviz.script.notebook import session_cells
 from tfviz.script.scriptinfo import parsed_text
 
@@ -107,7 +108,7 @@ class MadeBefore:
         for ``model.layers[0].kernel``), as a script's run records the weight made there."""
         made = self.assignment_of(held_at)
         if made is None and held_at:
-            for holder in reversed(_holders(held_at)):
+            for holder in reversed(holders(held_at)):
                 made = self.assignment_of(holder)
                 if made is not None:
                     break
@@ -143,15 +144,6 @@ class MadeBefore:
             return first.line < then.line
         cells = session_cells(self.path) or []
         return first.file in cells and then.file in cells and cells.index(first.file) < cells.index(then.file)
-
-
-def _holders(path: str) -> list[str]:
-    """The objects that hold the one at ``path``, outermost first.
-
-    >>> _holders("model.layers[0].kernel")
-    ['model', 'model.layers', 'model.layers[0]']
-    """
-    return [path[: m.start()] for m in re.finditer(r"[.\[]", path) if m.start()]
 
 
 def _only(found: list[Assignment]) -> Assignment | None:

@@ -16,12 +16,11 @@ layer never tracked.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from tfviz.program.sources import base_variable, tape_keys, variable_ids
 from tfviz.report import Problem, ReadNotTrained, Report, Source, VariableReport
-from tfviz.script.discover import FoundVariable, ObjectWalk
+from tfviz.script.discover import FoundVariable, ObjectWalk, holders
 from tfviz.vocabulary import Kind, Severity, Status
 
 HINT = (
@@ -38,16 +37,6 @@ STALE_HINT = (
 )
 
 
-def _prefixes(path: str) -> list[str]:
-    """``a.b[0].c`` -> ``['a', 'a.b', 'a.b[0]']`` (the objects that hold it).
-
-    >>> _prefixes("model.layers[1].kernel")
-    ['model', 'model.layers', 'model.layers[1]']
-    """
-    cuts = [m.start() for m in re.finditer(r"[.\[]", path)]
-    return [path[:c] for c in cuts]
-
-
 class _Objects:
     """The script's objects by Python path, for finding a variable's owners."""
 
@@ -58,7 +47,7 @@ class _Objects:
             self.by_path.setdefault(path, obj)
 
     def owners(self, path: str) -> list[tuple[str, Any]]:
-        return [(p, self.by_path[p]) for p in _prefixes(path) if p in self.by_path]
+        return [(p, self.by_path[p]) for p in holders(path) if p in self.by_path]
 
     def lambda_reached(self) -> dict[int, str]:
         """ids of what the script's Lambda layers' functions reach, with the layer's name

@@ -302,6 +302,16 @@ def _keras_path(obj: Any) -> str | None:
     return path if isinstance(path, str) and "/" in path else None
 
 
+def holders(path: str) -> list[str]:
+    """The paths of the objects that hold the one at ``path`` (a path of the walk), outermost
+    first.
+
+    >>> holders("model.layers[1].kernel")
+    ['model', 'model.layers', 'model.layers[1]']
+    """
+    return [path[: m.start()] for m in re.finditer(r"[.\[]", path) if m.start()]
+
+
 class ObjectWalk:
     """One walk of the script's objects (:func:`iter_objects`), taken when first asked
     and shared by all who ask after the step ran: finding the variables, naming the
