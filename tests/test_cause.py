@@ -382,6 +382,28 @@ def test_a_weight_copied_through_numpy_is_a_frozen_copy_at_the_line_that_read_it
     assert (p["kind"], p["source"]["line"]) == ("frozen_copy", copied["layer.w"])
 
 
+@pytest.mark.parametrize("flag", [(), ("--keras-loss",)], ids=["tf.constant", "keras-loss"])
+def test_a_prediction_read_out_above_the_tape_is_named_at_the_read_out(flag):
+    """``pred = model(x).numpy()`` above the tape, the loss computed under it from ``pred``:
+    TensorFlow gives every weight None. The cause is the forward pass run before the tape and
+    read out into Python, at that line: ``outside_tape``, not a weight ``never read`` at the
+    model's line, which the report said before."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "read_out_before_tape.py"
+    sources = truth(path, args=flag)["sources"]
+    assert len(sources) == 4 and all(s["status"] == "disconnected" for s in sources)  # TensorFlow: None
+    rc, report = check_json(path, "--", *flag)
+    assert rc == 1
+    assert {(v["status"], v["kind"]) for v in report["variables"]} == {("disconnected", "outside_tape")}
+    (p,) = report["problems"]
+    read = line_of(path, "pred = model(x).numpy()")
+    assert (p["kind"], p["source"]["line"]) == ("outside_tape", read)
+    assert f"read_out_before_tape.py:{read} and read out into Python there (.numpy())" in p["message"]
+    assert f"`with tf.GradientTape()` at read_out_before_tape.py:{read + 1} opens" in p["message"]
+    assert "inside the `with tf.GradientTape()` block" in p["hint"]
+
+
 def test_the_moving_statistics_asked_for_are_named_as_the_program_holds_them():
     """TensorFlow gives a BatchNormalization's moving statistics None when the step asks for
     the gradient of ``model.weights``: named by the program's own path to them, as the layer's

@@ -266,6 +266,8 @@ def _analyze(
             recording.enter_context(r.recorder)
             # an op handed a variable itself (a Keras variable's ``self.w * 2.0`` in a build())
             recording.enter_context(r.recorder.noting_handed_variables())
+            # a tensor computed from variables, read out into Python (``.numpy()``)
+            recording.enter_context(r.recorder.noting_read_outs())
             r.predictions = recording.enter_context(hooks.predictions())
             hooks.install_predict()
             ended = _reach_step(r, recording)
@@ -1264,6 +1266,76 @@ class _Linker:
                 out.add(h)
         return frozenset(out)
 
+    def _link_copy(
+        self,
+        g: Any,
+        nid: str,
+        dtype: str,
+        made_from: frozenset[int],
+        origin: Source | None,
+        held_at: str | None,
+        handles: list[tuple[int, FoundVariable]],
+        read_out: bool = False,
+    ) -> None:
+        """An edge from each variable whose handle is in ``made_from`` to node ``nid``, a copy
+        of it the step reads: cut where the copy was made (``origin``), before the tape in the
+        step itself (``outside_tape``) or before the step (``frozen_copy``)."""
+        if not made_from:
+            return
+        outside = computed_before_tape(origin, self.tape_at)
+        for handle_id, f in handles:  # a tensor source has no handle
+            if handle_id not in made_from:
+                continue
+            copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin, read_out=read_out)
+            self.frozen.append(copy)
+            g.add_edge(
+                var_node(f),
+                nid,
+                ports=[(0, 0)],
+                dtype=dtype,
+                shape=None,
+                boundary=False,
+                back=False,
+                synthetic=True,
+                status=Kind.OUTSIDE_TAPE if outside else Kind.FROZEN_COPY,
+                status_fixed=True,
+                message=copy.outside_tape(self.tape_at) if outside else copy.describe(),
+            )
+
+    def _link_read_out_constants(self, g: Any, handles: list[tuple[int, FoundVariable]]) -> None:
+        """A trace embeds a NumPy value the step's code hands TensorFlow as a constant
+        (``tf.constant(pred)``): where that value is an array read out of a tensor computed
+        from variables (:meth:`_read_out_from`), the constant is linked as a copy of them."""
+        from tensorflow.python.framework import tensor_util
+
+        for nid, d in list(g.nodes(data=True)):
+            op = d.get("op")
+            if d.get("type") != "Const" or op is None or any(g.predecessors(nid)):
+                continue
+            try:
+                value = tensor_util.MakeNdarray(op.get_attr("value"))
+            except Exception:  # noqa: BLE001 - a constant whose value cannot be read is no evidence
+                continue
+            if value.dtype.kind != "f":
+                continue
+            made_from, origin, array = self._read_out_from(value)
+            if array is None:
+                continue
+            held_at = self._held(array)
+            if held_at:  # the graph names it as the user's code does
+                d["label"] = held_at
+            self._link_copy(g, nid, op.outputs[0].dtype.name, made_from, origin, held_at, handles, True)
+
+    def _read_out_from(self, ext: Any) -> tuple[frozenset[int], Source | None, Any]:
+        """The handles of the variables ``ext`` was computed from, the user's line and the
+        array, where it holds the values of an array the program read out of a tensor
+        computed from them (``tf.constant(pred)`` of ``pred = model(x).numpy()``): no op links
+        the two."""
+        for array, handles, source in self.recorder.read_outs():
+            if handles and holds_values_of(ext, array):
+                return handles, source, array
+        return frozenset(), None, None
+
     def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
         """An integer or bool tensor the step captured, by the Python path the script holds
         it at (``labels``). In a copy, one the script does not hold is what a trace makes a
@@ -1336,6 +1408,10 @@ class _Linker:
                 g.nodes[nid]["label"] = held_at
             made_from = self.recorder.sources_of(ext)
             origin = self.recorder.origin(ext)
+            read_out = None
+            if not made_from and origin is None:
+                made_from, origin, read_out = self._read_out_from(ext)
+                held_at = held_at or (self._held(read_out) if read_out is not None else None)
             if not made_from and origin is None and self.earlier is not None:
                 made = self.earlier.assignment_of(held_at)
                 # a value made of literals or plain data alone (``x = tf.constant([1.0, 2.0])``)
@@ -1343,25 +1419,9 @@ class _Linker:
                 by_values = self._copied_from(ext, handles) if made is None or not made.literal else None
                 made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
-            outside = bool(made_from) and computed_before_tape(origin, self.tape_at)
-            for handle_id, f in handles if made_from else ():  # a tensor source has no handle
-                if handle_id not in made_from:
-                    continue
-                copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin)
-                self.frozen.append(copy)
-                g.add_edge(
-                    var_node(f),
-                    nid,
-                    ports=[(0, 0)],
-                    dtype=ext.dtype.name,
-                    shape=None,
-                    boundary=False,
-                    back=False,
-                    synthetic=True,
-                    status=Kind.OUTSIDE_TAPE if outside else Kind.FROZEN_COPY,
-                    status_fixed=True,
-                    message=copy.outside_tape(self.tape_at) if outside else copy.describe(),
-                )
+            self._link_copy(g, nid, ext.dtype.name, made_from, origin, held_at, handles, read_out is not None)
+        if self.recorder.read_outs():
+            self._link_read_out_constants(g, handles)
         for f in self.found:
             if var_node(f) not in g:
                 continue

@@ -11,15 +11,19 @@ the tensors are kept.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfviz.report import Source
-from tfviz.script.sourcemap import op_user_source
+from tfviz.script.sourcemap import op_user_source, running_user_source
 
 _EMPTY: frozenset[int] = frozenset()
+
+#: how many arrays read out of tensors computed from variables the recorder keeps (the latest)
+READ_OUTS_KEPT = 64
 
 #: what an eager call's copy hands over of its lineage (:meth:`OriginRecorder.held`), in
 #: the order it ran: a capture ``(CAPTURED, placeholder, eager tensor)``, a copied op
@@ -72,6 +76,12 @@ class OriginRecorder:
         #: the op about to run on TensorFlow's fast path and the handles of the variables it
         #: was handed itself (:meth:`noting_handed_variables`), for its callback
         self._handed: tuple[str, tuple[int, ...]] | None = None
+        #: the arrays the program read out of tensors computed from variables, each with how
+        #: that tensor was made and the user's line that read it out, the latest last
+        #: (:meth:`noting_read_outs`); at most :data:`READ_OUTS_KEPT`, held weakly
+        self._read_outs: collections.deque[tuple[Any, _Made, Source | None]] = collections.deque(
+            maxlen=READ_OUTS_KEPT
+        )
 
     def _made(self, t: Any) -> _Made | None:
         hit = self._origins.get(id(t))
@@ -287,6 +297,63 @@ class OriginRecorder:
             yield
         finally:
             pywrap_tfe.TFE_Py_FastPathExecute = fast_path
+
+    @contextlib.contextmanager
+    def noting_read_outs(self) -> Iterator[None]:
+        """While entered, a tensor computed from variables and read out into Python
+        (``pred = model(x).numpy()``, ``np.asarray(pred)``) is noted with the array it gave
+        and the user's line that read it. A tensor made again of that array
+        (``tf.constant(pred)``, a Keras loss handed it) has no lineage of its own: only its
+        values tell that it is a copy (:meth:`read_outs`). Nothing else is read: the array
+        is the program's, as without tfviz."""
+        from tensorflow.python.framework import ops
+
+        cls = ops._EagerTensorBase
+        originals = {name: cls.__dict__[name] for name in ("numpy", "__array__")}
+
+        def noting(original: Callable[..., Any]) -> Callable[..., Any]:
+            def read_out(t: Any, *args: Any, **kwargs: Any) -> Any:
+                out = original(t, *args, **kwargs)
+                made = self._made(t)
+                if made is not None and (made.handles or made.parents):
+                    self._note_read_out(out, made)
+                return out
+
+            read_out.__name__, read_out.__doc__ = original.__name__, original.__doc__
+            return read_out
+
+        for name, original in originals.items():
+            setattr(cls, name, noting(original))
+        try:
+            yield
+        finally:
+            for name, original in originals.items():
+                setattr(cls, name, original)
+
+    def _note_read_out(self, array: Any, made: _Made) -> None:
+        """Note ``array`` (:meth:`noting_read_outs`); those gone since are let go first, with
+        the lineage they held (a loss read out at every step of a watched run)."""
+        try:
+            ref = weakref.ref(array)
+        except TypeError:  # not an array that can be held weakly: not noted
+            return
+        kept = self._read_outs
+        if any(r() is None for r, _, _ in kept):
+            alive = [entry for entry in kept if entry[0]() is not None]
+            kept.clear()
+            kept.extend(alive)
+        kept.append((ref, made, running_user_source(1)))
+
+    def read_outs(self) -> list[tuple[Any, frozenset[int], Source | None]]:
+        """Each array noted as read out (:meth:`noting_read_outs`) that is still alive, the
+        latest first: the array, the ids of the variable handles its tensor was computed
+        from, and the user's line that read it out."""
+        out = []
+        for ref, made, source in reversed(self._read_outs):
+            array = ref()
+            if array is not None:
+                out.append((array, made.variables(), source))
+        return out
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

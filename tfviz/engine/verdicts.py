@@ -75,11 +75,14 @@ class FrozenCopy:
     node: str
     held_at: str | None
     origin: Source | None
+    #: made of an array read out of a tensor computed from the variable (``.numpy()``), at
+    #: ``origin``: no op links the two
+    read_out: bool = False
 
     def describe(self) -> str:
         where = self.held_at or "a captured tensor"
         made = f" (made at {self.origin.label(os.path.basename)})" if self.origin else ""
-        return f"{where}{made}"
+        return f"{where}{made}{_READ_OUT if self.read_out else ''}"
 
     def outside_tape(self, tape_at: Source | None) -> str:
         """Why the variable gets no gradient where the copy is computed in the step itself,
@@ -88,10 +91,15 @@ class FrozenCopy:
         made = f" at {self.origin.label(os.path.basename)}" if self.origin else ""
         tape = f" at {tape_at.label(os.path.basename)}" if tape_at is not None else ""
         return (
-            f"{where} is computed from {self.variable}{made}, before the step's"
+            f"{where} is computed from {self.variable}{made}"
+            f"{_READ_OUT if self.read_out else ''}, before the step's"
             f" `with tf.GradientTape()`{tape} opens: the tape never records that computation,"
             f" so it gives {self.variable} no gradient"
         )
+
+
+#: what a copy made of an array read out into Python says of it (:attr:`FrozenCopy.read_out`)
+_READ_OUT = " and read out into Python there (.numpy())"
 
 
 def exception_kind(exc: BaseException | None) -> str:
