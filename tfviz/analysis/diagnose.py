@@ -1196,6 +1196,8 @@ class _Linker:
         self.region: set[str] = set()
         self._paths: dict[int, str] | None = None
         self._by_size: dict[int | None, list[tuple[int, FoundVariable]]] | None = None
+        #: the arrays the program read out of tensors computed from variables (:meth:`_read_out_from`)
+        self._read_outs: list[tuple[Any, Callable[[], frozenset[int]], Source | None]] | None = None
 
     @classmethod
     def of_step(
@@ -1331,8 +1333,10 @@ class _Linker:
         array, where it holds the values of an array the program read out of a tensor
         computed from them (``tf.constant(pred)`` of ``pred = model(x).numpy()``): no op links
         the two."""
-        for array, handles, source in self.recorder.read_outs():
-            if handles and holds_values_of(ext, array):
+        if self._read_outs is None:
+            self._read_outs = self.recorder.read_outs()
+        for array, variables, source in self._read_outs:
+            if holds_values_of(ext, array) and (handles := variables()):
                 return handles, source, array
         return frozenset(), None, None
 
@@ -1385,6 +1389,7 @@ class _Linker:
         held = [(getattr(f.tf_variable, "handle", None), f) for f in self.found]
         handles = [(id(h), f) for h, f in held if h is not None]
         self._by_size = None  # built from these handles when first asked
+        self._read_outs = None  # the arrays read out, listed when first asked
         for ext, internal in fg.captures:
             nid = internal.op.name
             f = by_handle.get(id(ext))
@@ -1420,7 +1425,9 @@ class _Linker:
                 made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
             self._link_copy(g, nid, ext.dtype.name, made_from, origin, held_at, handles, read_out is not None)
-        if self.recorder.read_outs():
+        if self._read_outs is None:
+            self._read_outs = self.recorder.read_outs()
+        if self._read_outs:
             self._link_read_out_constants(g, handles)
         for f in self.found:
             if var_node(f) not in g:

@@ -344,15 +344,16 @@ class OriginRecorder:
             kept.extend(alive)
         kept.append((ref, made, running_user_source(1)))
 
-    def read_outs(self) -> list[tuple[Any, frozenset[int], Source | None]]:
+    def read_outs(self) -> list[tuple[Any, Callable[[], frozenset[int]], Source | None]]:
         """Each array noted as read out (:meth:`noting_read_outs`) that is still alive, the
-        latest first: the array, the ids of the variable handles its tensor was computed
-        from, and the user's line that read it out."""
+        latest first: the array, what gives the ids of the variable handles its tensor was
+        computed from (a walk of its lineage: asked only of an array a copy matches), and the
+        user's line that read it out."""
         out = []
         for ref, made, source in reversed(self._read_outs):
             array = ref()
             if array is not None:
-                out.append((array, made.variables(), source))
+                out.append((array, made.variables, source))
         return out
 
     @contextlib.contextmanager
