@@ -399,6 +399,8 @@ def test_a_prediction_read_out_above_the_tape_is_named_at_the_read_out(flag):
     (p,) = report["problems"]
     read = line_of(path, "pred = model(x).numpy()")
     assert (p["kind"], p["source"]["line"]) == ("outside_tape", read)
+    named = f"pred is computed from model.layers[0].kernel at read_out_before_tape.py:{read}"
+    assert p["message"].startswith(named)  # the array as the program holds it
     assert f"read_out_before_tape.py:{read} and read out into Python there (.numpy())" in p["message"]
     assert f"`with tf.GradientTape()` at read_out_before_tape.py:{read + 1} opens" in p["message"]
     assert "inside the `with tf.GradientTape()` block" in p["hint"]

@@ -1197,7 +1197,7 @@ class _Linker:
         self._paths: dict[int, str] | None = None
         self._by_size: dict[int | None, list[tuple[int, FoundVariable]]] | None = None
         #: the arrays the program read out of tensors computed from variables (:meth:`_read_out_from`)
-        self._read_outs: list[tuple[Any, Callable[[], frozenset[int]], Source | None]] | None = None
+        self._read_outs: list[tuple[Any, Callable[[], frozenset[int]], Source | None]] = []
 
     @classmethod
     def of_step(
@@ -1320,25 +1320,29 @@ class _Linker:
                 continue
             if value.dtype.kind != "f":
                 continue
-            made_from, origin, array = self._read_out_from(value)
-            if array is None:
+            made_from, origin, held_at = self._read_out_from(value)
+            if not made_from:
                 continue
-            held_at = self._held(array)
             if held_at:  # the graph names it as the user's code does
                 d["label"] = held_at
             self._link_copy(g, nid, op.outputs[0].dtype.name, made_from, origin, held_at, handles, True)
 
-    def _read_out_from(self, ext: Any) -> tuple[frozenset[int], Source | None, Any]:
+    def _read_out_from(self, ext: Any) -> tuple[frozenset[int], Source | None, str | None]:
         """The handles of the variables ``ext`` was computed from, the user's line and the
-        array, where it holds the values of an array the program read out of a tensor
-        computed from them (``tf.constant(pred)`` of ``pred = model(x).numpy()``): no op links
-        the two."""
-        if self._read_outs is None:
-            self._read_outs = self.recorder.read_outs()
+        place the script holds the array at, where ``ext`` holds the values of an array the
+        program read out of a tensor computed from them (``tf.constant(pred)`` of ``pred =
+        model(x).numpy()``): no op links the two. Of the arrays that match (one read out at
+        each run of that line), the one the script holds names it."""
+        found: tuple[frozenset[int], Source | None, str | None] = (frozenset(), None, None)
         for array, variables, source in self._read_outs:
-            if holds_values_of(ext, array) and (handles := variables()):
-                return handles, source, array
-        return frozenset(), None, None
+            if not holds_values_of(ext, array):
+                continue
+            held_at = self._held(array)
+            if not found[0] or held_at:
+                found = (variables(), source, held_at)
+            if found[0] and held_at:
+                break
+        return found
 
     def _name_integer(self, g: Any, nid: str, ext: Any) -> None:
         """An integer or bool tensor the step captured, by the Python path the script holds
@@ -1389,7 +1393,7 @@ class _Linker:
         held = [(getattr(f.tf_variable, "handle", None), f) for f in self.found]
         handles = [(id(h), f) for h, f in held if h is not None]
         self._by_size = None  # built from these handles when first asked
-        self._read_outs = None  # the arrays read out, listed when first asked
+        self._read_outs = self.recorder.read_outs()  # their lineage is walked only where one matches
         for ext, internal in fg.captures:
             nid = internal.op.name
             f = by_handle.get(id(ext))
@@ -1413,10 +1417,10 @@ class _Linker:
                 g.nodes[nid]["label"] = held_at
             made_from = self.recorder.sources_of(ext)
             origin = self.recorder.origin(ext)
-            read_out = None
+            read_out = False
             if not made_from and origin is None:
-                made_from, origin, read_out = self._read_out_from(ext)
-                held_at = held_at or (self._held(read_out) if read_out is not None else None)
+                made_from, origin, array_at = self._read_out_from(ext)
+                read_out, held_at = bool(made_from), held_at or array_at
             if not made_from and origin is None and self.earlier is not None:
                 made = self.earlier.assignment_of(held_at)
                 # a value made of literals or plain data alone (``x = tf.constant([1.0, 2.0])``)
@@ -1424,9 +1428,7 @@ class _Linker:
                 by_values = self._copied_from(ext, handles) if made is None or not made.literal else None
                 made_from = by_values or self._computed_from(made, handles)
                 origin = made.source if made is not None and made_from else None
-            self._link_copy(g, nid, ext.dtype.name, made_from, origin, held_at, handles, read_out is not None)
-        if self._read_outs is None:
-            self._read_outs = self.recorder.read_outs()
+            self._link_copy(g, nid, ext.dtype.name, made_from, origin, held_at, handles, read_out)
         if self._read_outs:
             self._link_read_out_constants(g, handles)
         for f in self.found:
