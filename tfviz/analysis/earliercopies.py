@@ -90,7 +90,8 @@ class MadeBefore:
     """Where the caller's objects were made, for one in-process check: ``path`` is the checked
     function's file, ``objects`` looks an object up by its path in the walk of the caller's
     objects. A class's methods are read once for all its instances: a model's many blocks of
-    one class ask of that class for each of their variables."""
+    one class ask of that class for each of their variables; the module's top once for each
+    name (each of ResNet50's 320 weights asks where ``model`` was assigned: 0.016 s a check)."""
 
     def __init__(
         self, path: str, objects: Callable[[str], Any], names: Mapping[str, Any] | None = None
@@ -100,6 +101,7 @@ class MadeBefore:
         #: the names the checked function's module holds: what a name at its top stands for
         self._names = names or {}
         self._by_class: dict[tuple[type, str], list[Assignment]] = {}
+        self._by_name: dict[str, Assignment | None] = {}
 
     def made_at(self, held_at: str | None) -> Source | None:
         """The line that made what is held at ``held_at`` (:meth:`assignment_of`); where no line
@@ -121,7 +123,9 @@ class MadeBefore:
         if not held_at:
             return None
         if _NAME.match(held_at):
-            return _only(_module_assignments(held_at, self.path, self._names))
+            if held_at not in self._by_name:
+                self._by_name[held_at] = _only(_module_assignments(held_at, self.path, self._names))
+            return self._by_name[held_at]
         match = _ATTRIBUTE.match(held_at)
         if match is None:
             return None
