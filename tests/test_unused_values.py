@@ -14,7 +14,7 @@ import runpy
 
 import pytest
 
-from tests.conftest import ROOT, line_of
+from tests.conftest import ROOT, check_json, line_of
 from tests.test_commands import tfviz
 from tests.test_program_mode import _norm, analyzed, ours, theirs, truth
 
@@ -30,15 +30,61 @@ def test_a_loss_computed_in_numpy_names_where_the_values_stop_and_what_the_loss_
         assert v.kind == "not_read"
         assert v.explanation == (
             f"read, but what is computed from it ends at Sub 'sub' (line {stop}),"
-            " which the target does not use"
+            " read out into Python there (.numpy()), which the target does not use"
         )
     (p,) = report.problems
     assert p.op_type == "Sub" and p.source is not None and p.source.line == stop
     assert p.variables == ["w", "b"]
     assert f"the target is computed from Const 'Const' (line {made}) instead" in p.message
-    assert ".numpy()" in p.message and "np.mean" in p.hint
+    assert "A value read out of TensorFlow carries no gradient back" in p.message
+    assert "np.mean" in p.hint
     doc = {o.id: o for o in report.graph.ops}
     assert doc[p.op].status == "not_read"  # the graph marks the op where the values stop
+
+
+def test_a_value_read_out_with_float_is_named_at_the_read_and_how():
+    """``tf.constant(float(tf.reduce_mean(...)))``: TensorFlow gives both variables None; the
+    values stop at the mean, which the step read out with float() on that line."""
+    path = UNUSED / "numpy_loss_loop.py"
+    report = analyzed(path, args=("--float",))
+    assert (
+        ours(report) == theirs(truth(path, args=("--float",))) == {"w": "disconnected", "b": "disconnected"}
+    )
+    (p,) = report.problems
+    read = line_of(path, "float(tf.reduce_mean")
+    assert (p.kind, p.op_type, p.source.line if p.source else None) == ("not_read", "Mean", read)
+    assert f"end at Mean 'Mean' (line {read}), read out into Python there (float())" in p.message
+
+
+def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_and_in_process():
+    """A ``loss()`` that reads its prediction out with ``.numpy()`` on the next line and returns
+    ``tf.constant`` of NumPy's mean: no op made the loss, so TensorFlow gives ``w`` None. The
+    values stop at the matmul, read out at the next line; the target is made of Python values.
+    The same, through the installed command and through ``tfviz.check`` in this process."""
+    import tensorflow as tf
+
+    import tfviz
+
+    path = ROOT / "tests" / "programs" / "losses" / "read_out_then_numpy.py"
+    script = runpy.run_path(str(path))
+    with tf.GradientTape() as tape:
+        value = script["loss"]()
+    assert tape.gradient(value, script["w"]) is None  # TensorFlow
+    made, read = line_of(path, "pred = tf.matmul"), line_of(path, "values = pred.numpy()")
+    rc, doc = check_json(path)
+    in_process = tfviz.check(script["loss"])
+    for variables, (p,) in (
+        (doc["variables"], doc["problems"]),
+        (in_process.to_dict()["variables"], in_process.to_dict()["problems"]),
+    ):
+        assert [(v["name"], v["status"], v["kind"]) for v in variables] == [("w", "disconnected", "not_read")]
+        assert (p["kind"], p["op_type"], p["source"]["line"]) == ("not_read", "MatMul", made)
+        assert p["message"].startswith(
+            f"the values computed from these variables end at MatMul 'MatMul' (line {made}),"
+            f" read out into Python at line {read} (.numpy()), which the target does not use;"
+            " the target itself is made of Python values, by no TensorFlow op."
+        )
+    assert rc == 1
 
 
 def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_never_read_is_still_said_so(
@@ -59,6 +105,7 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     assert by_name["w"]["status"] == "connected" and by_name["scale"]["status"] == "disconnected"
     (p,) = report["problems"]
     assert p["source"]["line"] == line_of(path, "penalty = ") and p["variables"] == ["scale"]
+    assert "read out into Python" not in p["message"]  # left unused, never read out
     assert f"computed from Mean 'Mean' (line {line_of(path, 'fit = ')}) instead" in p["message"]
 
     example = ROOT / "resources" / "examples" / "kind_not_read.py"

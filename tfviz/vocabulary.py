@@ -197,3 +197,15 @@ KIND_HELP: dict[Kind, tuple[str, str]] = {
         "Read the message; TensorFlow's own answer is the one given for the variable.",
     ),
 }
+
+
+#: how Python read a tensor's value out, by the method it called, in the user's words: what
+#: is computed from a value read out is a new constant to the tape
+READ_OUT_AS = {
+    "__bool__": "a Python condition",
+    "__float__": "float()",
+    "__int__": "int()",
+    "__index__": "an index",
+    "numpy": ".numpy()",
+    "__array__": "NumPy",
+}

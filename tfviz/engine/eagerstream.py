@@ -34,6 +34,7 @@ from tfviz.engine.trace import (
     Trace,
     Truth,
     mark_outside_tape,
+    mark_read_outs,
     nonzero_flags,
     path_tensors,
     raising_op,
@@ -43,7 +44,8 @@ from tfviz.engine.trace import (
     user_gradient_line,
 )
 from tfviz.report import Source
-from tfviz.script.sourcemap import op_user_source
+from tfviz.script.sourcemap import op_user_source, running_user_source
+from tfviz.vocabulary import READ_OUT_AS
 
 #: a tensor of the copy: (op name, output index)
 Key = tuple[str, int]
@@ -110,6 +112,9 @@ class Stream:
         self.custom_gradients: dict[str, tuple[str, Source | None]] = {}
         #: op name -> the user's line that ran it, read off the stack as it ran
         self.sources: dict[str, Source | None] = {}
+        #: (id of the copy's graph, op name) -> how Python first read the op's output out
+        #: (:data:`~tfviz.vocabulary.READ_OUT_AS`) and the user's line that read it
+        self.read_outs: dict[tuple[int, str], tuple[str, Source | None]] = {}
         #: the copy of the op whose Python backward function (tf.custom_gradient) raised
         self.raised_in: Any = None
         #: inside a Keras ``predict()``: its ops are not the target's (it hands back NumPy,
@@ -290,11 +295,19 @@ class Stream:
             else:
                 self._kept[first] = outputs
 
-    def _input(self, t: Any, consumer: str, scope: str, source: Source | None) -> Any:
+    def captured(self, t: Any) -> Any:
+        """Eager tensor ``t``, which no copied op made, as a value the copy holds from outside
+        (a ``Const``, as a trace embeds it): a loss made of Python's numbers, ``tf.constant``
+        of what NumPy computed, which runs no op."""
+        return self._input(t, "", "", None, "Const")
+
+    def _input(self, t: Any, consumer: str, scope: str, source: Source | None, named: str = "") -> Any:
         hit = self._graph_of.get(id(t))
         if hit is not None and hit[0]() is t:
             return hit[1]
-        if t.dtype.name == "resource":
+        if named:
+            name = named
+        elif t.dtype.name == "resource":
             name = "resource"
         elif t.dtype.is_integer or t.dtype.is_bool:
             name = "Const"  # most are Python values TensorFlow made tensors of, a trace's constants
@@ -375,6 +388,10 @@ def _watch_values(stream: Stream) -> None:
             def read(self: Any, *args: Any, **kwargs: Any) -> Any:
                 if not stream.folding and not stream.suspended:
                     stream.refuse(f"Python reads a tensor's value ({name}): a graph branches or stops there")
+                    copy = stream.graph_tensor(self)
+                    if copy is not None:
+                        key = (id(stream.graph), copy.op.name)
+                        stream.read_outs.setdefault(key, (READ_OUT_AS[name], running_user_source()))
                 return method(self, *args, **kwargs)
 
             return read
@@ -536,9 +553,13 @@ def stream_trace(
     if stream.refused is not None or not tf.is_tensor(loss):
         return None
     target = stream.graph_tensor(loss)
+    if target is None and isinstance(loss, _eager_tensor_class()):
+        # no op made the loss (tf.constant of what NumPy computed): held as a trace holds it
+        target = stream.captured(loss)
     if target is None:
         return None
     og = build_op_graph(stream.graph, target, stream.sources)
+    mark_read_outs(og, stream.read_outs)
     for name, (function, _) in stream.custom_gradients.items():
         if name in og.g:  # drawn as what the user wrote: the function whose gradient is theirs
             og.g.nodes[name]["label"] = f"{function} (custom gradient)"

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import types
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -380,6 +380,7 @@ def _trace_once(
         og = build_op_graph(fg, loss)
         state["custom"] = graph_custom_gradients(og)
         mark_outside_tape(og, getattr(fn, "outside_tape", ()))
+        mark_read_outs(og, getattr(fn, "read_outs", None))
         state["og"] = og
         region = link_variables(og, fg)
         if not taped or loss.dtype.name not in DIFFERENTIABLE:
@@ -536,6 +537,19 @@ def mark_outside_tape(og: OpGraph, outside: Any) -> None:
                 status_fixed=True,
                 message=f"{op.type} runs while the step's tape does not record",
             )
+
+
+def mark_read_outs(og: OpGraph, read: Mapping[tuple[int, str], tuple[str, Source | None]] | None) -> None:
+    """Note on each op whose output the step's own code read out into Python (``.numpy()``,
+    ``float()``), keyed by ``(id(graph), op name)``, how it was read and at which user's line:
+    what Python computes from it is a new constant to the tape, and a verdict on values that
+    end at that op says so (``read_out``)."""
+    if not read:
+        return
+    for data in og.g.nodes.values():
+        op = data.get("op")
+        if op is not None and (hit := read.get((id(op.graph), op.name))) is not None:
+            data["read_out"] = hit
 
 
 def path_tensors(og: OpGraph, region: set[str], fg: Any) -> tuple[list[Any], list[tuple[str, int]]]:

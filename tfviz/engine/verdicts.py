@@ -214,13 +214,43 @@ def _at(g: nx.DiGraph[str], nid: str) -> str:
 def _unused_message(g: nx.DiGraph[str], last: str, target: str) -> str:
     """Why variables the step reads get no gradient when nothing made from them reaches the
     target: the value stops at ``last``, and the target comes from elsewhere."""
-    made = [u for u in g.predecessors(target) if g.nodes[u].get("source") is not None]
-    origin = f"; the target is computed from {_at(g, made[0])} instead" if made else ""
-    return (
-        f"the values computed from these variables end at {_at(g, last)}, which the target does"
-        f" not use{origin}. A value taken out of TensorFlow (.numpy(), NumPy, float()) carries"
-        " no gradient back, nor does one left unused"
+    inputs = list(g.predecessors(target))
+    made = [u for u in inputs if g.nodes[u].get("source") is not None]
+    if made:
+        origin = f"; the target is computed from {_at(g, made[0])} instead"
+    elif inputs and all(g.in_degree(u) == 0 for u in inputs):  # numbers Python computed, as a tensor
+        origin = "; the target itself is made of Python values, by no TensorFlow op"
+    else:
+        origin = ""
+    read = _read_out(g, last)
+    why = (
+        "A value read out of TensorFlow carries no gradient back: what Python computes from it"
+        " is a new constant to the tape"
+        if read
+        else "A value taken out of TensorFlow (.numpy(), NumPy, float()) carries no gradient back,"
+        " nor does one left unused"
     )
+    return (
+        f"the values computed from these variables end at {_at(g, last)}{read}, which the target"
+        f" does not use{origin}. {why}"
+    )
+
+
+def _read_out(g: nx.DiGraph[str], nid: str) -> str:
+    """``, read out into Python there (.numpy())`` where the step's copy saw Python read the
+    value of op ``nid``'s output, at that user's line (``there``: the op's own); else ``""``."""
+    read = g.nodes[nid].get("read_out")
+    if read is None:
+        return ""
+    how, where = read
+    own = g.nodes[nid].get("source")
+    if where is None:
+        at = ""
+    elif own is not None and (own.file, own.line) == (where.file, where.line):
+        at = " there"
+    else:
+        at = f" at line {where.line}"
+    return f", read out into Python{at} ({how})"
 
 
 def _label(g: nx.DiGraph[str], nid: str) -> str:
@@ -424,7 +454,10 @@ def _variable_verdict(j: _Judging, f: FoundVariable) -> tuple[str, str | None, l
     elif vn not in j.anc and vn in j.dead_ends:  # read, but what is made from it goes unused
         status, kind = Status.DISCONNECTED, Kind.NOT_READ
         last = j.dead_ends[vn]
-        text = f"read, but what is computed from it ends at {_at(g, last)}, which the target does not use"
+        text = (
+            f"read, but what is computed from it ends at {_at(g, last)}{_read_out(g, last)},"
+            " which the target does not use"
+        )
         problems.add(
             Kind.NOT_READ,
             last,

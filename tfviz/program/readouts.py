@@ -32,7 +32,8 @@ from tfviz.program.sources import variable_ids
 from tfviz.program.watch import some_names
 from tfviz.report import Problem, Report, Source
 from tfviz.script.discover import FoundVariable
-from tfviz.vocabulary import Kind, Severity, Status
+from tfviz.script.sourcemap import code_at, is_user_file
+from tfviz.vocabulary import READ_OUT_AS, Kind, Severity, Status
 
 _KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
 _LIBRARIES = tuple(os.sep + name + os.sep for name in ("tensorflow", "keras", "tfviz"))
@@ -53,12 +54,17 @@ class Readouts:
         self._matched: list[int | None] = []
         #: variables the step read out into Python, by id, with the user's line that did it
         self.variables: dict[int, Any] = {}
+        #: (id of the traced graph, op name) -> how the step's code read that op's output out
+        #: into Python in the last trace (:data:`~tfviz.vocabulary.READ_OUT_AS`), and where
+        self.read_outs: dict[tuple[int, str], tuple[str, Source | None]] = {}
 
     def start(self, eager: bool) -> None:
         """An eager run records anew; a trace lists its own ops against the last recording."""
         self.recording = eager
         if eager:
             self.eager = []
+        else:
+            self.read_outs = {}
         self.traced, self.position, self._matched = [], {}, []
 
     def callback(
@@ -148,12 +154,28 @@ def _from_user_code() -> bool:
     return False
 
 
+def _reader_source() -> Source | None:
+    """The user's line that reads a value out (above :func:`_player`'s read); None where that
+    code is AutoGraph's conversion of it, whose lines are not the user's."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if "__autograph_generated" in filename:
+            return None
+        if is_user_file(filename):
+            line = frame.f_lineno
+            return Source(file=filename, line=line, code=code_at(filename, line))
+        frame = frame.f_back
+    return None
+
+
 def _player(name: str, original: Callable[..., Any] | None) -> Callable[..., Any]:
     def read(self: Any, *args: Any, **kwargs: Any) -> Any:
         r = _active
         if r is not None and not r.recording and _from_user_code():
             value = r.value_of(self)
             if value is not None:
+                r.read_outs.setdefault((id(self.graph), self.op.name), (READ_OUT_AS[name], _reader_source()))
                 if name in ("numpy", "__array__"):
                     import numpy as np
 

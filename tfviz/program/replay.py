@@ -22,6 +22,7 @@ from tfviz.errors import AnalysisError
 from tfviz.program import hooks
 from tfviz.program.frames import chosen_replica
 from tfviz.program.readouts import Readouts, reading
+from tfviz.report import Source
 
 
 class Captured(BaseException):
@@ -287,6 +288,12 @@ class _Replay:
         #: variable handles the last eager run read while its tape did not record
         self.read_outside: set[int] = set()
         self.readouts = Readouts()
+
+    @property
+    def read_outs(self) -> dict[tuple[int, str], tuple[str, Source | None]]:
+        """What the step's code read out into Python in the last trace of it, by traced op
+        (:attr:`Readouts.read_outs`)."""
+        return self.readouts.read_outs
 
     def __call__(self) -> Any:
         try:

@@ -1,5 +1,9 @@
 """A custom loop whose loss is computed in NumPy: the tape reads ``w`` and ``b``, but the
-loss is a new constant made from a NumPy value, so neither gets a gradient."""
+loss is a new constant made from a NumPy value, so neither gets a gradient. With
+``--float``, the loss is computed in TensorFlow and read out as a Python float, then made a
+tensor again: the same cut, at ``float()``."""
+
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -13,7 +17,10 @@ opt = tf.keras.optimizers.SGD(0.1)
 for step in range(3):
     with tf.GradientTape() as tape:
         pred = x @ w + b
-        err = (pred - y).numpy()
-        loss = tf.constant(np.mean(err**2))
+        if "--float" in sys.argv:
+            loss = tf.constant(float(tf.reduce_mean((pred - y) ** 2)))
+        else:
+            err = (pred - y).numpy()
+            loss = tf.constant(np.mean(err**2))
     grads = tape.gradient(loss, [w, b])
     opt.apply_gradients(zip(grads, [w, b]))
