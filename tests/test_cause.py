@@ -406,6 +406,32 @@ def test_a_prediction_read_out_above_the_tape_is_named_at_the_read_out(flag):
     assert "inside the `with tf.GradientTape()` block" in p["hint"]
 
 
+@pytest.mark.parametrize(
+    "flag", [("--inside",), ("--inside", "--keras-loss")], ids=["tf.constant", "keras-loss"]
+)
+def test_a_prediction_read_out_under_the_tape_is_named_at_the_read_out_as_not_read(flag):
+    """``pred = model(x).numpy()`` under the tape, the loss computed from ``pred`` made a tensor
+    again: TensorFlow gives every weight None. The tape records the model; the cut is the read
+    into Python on that line (``not_read``, as a value read out), not a frozen copy made before
+    the step, which the report said before."""
+    from tests.test_program_mode import truth
+
+    path = ROOT / "tests" / "programs" / "cause" / "read_out_before_tape.py"
+    sources = truth(path, args=flag)["sources"]
+    assert len(sources) == 4 and all(s["status"] == "disconnected" for s in sources)  # TensorFlow: None
+    rc, report = check_json(path, "--", *flag)
+    assert rc == 1
+    assert {(v["status"], v["kind"]) for v in report["variables"]} == {("disconnected", "not_read")}
+    (p,) = report["problems"]
+    read = line_of(path, "            pred = model(x).numpy()")  # the one under the tape
+    assert (p["kind"], p["severity"], p["source"]["line"]) == ("not_read", "error", read)
+    assert (
+        f"is computed from model.layers[0].kernel at read_out_before_tape.py:{read} and read out into"
+        " Python there (.numpy()), under the step's tape"
+    ) in p["message"]
+    assert "not from its .numpy() array" in p["hint"]
+
+
 def test_the_moving_statistics_asked_for_are_named_as_the_program_holds_them():
     """TensorFlow gives a BatchNormalization's moving statistics None when the step asks for
     the gradient of ``model.weights``: named by the program's own path to them, as the layer's

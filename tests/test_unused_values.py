@@ -53,6 +53,7 @@ def test_a_value_read_out_with_float_is_named_at_the_read_and_how():
     (p,) = report.problems
     read = line_of(path, "float(tf.reduce_mean")
     assert (p.kind, p.op_type, p.source.line if p.source else None) == ("not_read", "Mean", read)
+    assert p.severity == "error"  # read out by the step's own code: not a term left out
     assert f"end at Mean 'Mean' (line {read}), read out into Python there (float())" in p.message
 
 
@@ -79,6 +80,7 @@ def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_a
     ):
         assert [(v["name"], v["status"], v["kind"]) for v in variables] == [("w", "disconnected", "not_read")]
         assert (p["kind"], p["op_type"], p["source"]["line"]) == ("not_read", "MatMul", made)
+        assert p["severity"] == "error"
         assert p["message"].startswith(
             f"the values computed from these variables end at MatMul 'MatMul' (line {made}),"
             f" read out into Python at line {read} (.numpy()), which the target does not use;"
@@ -106,6 +108,7 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     (p,) = report["problems"]
     assert p["source"]["line"] == line_of(path, "penalty = ") and p["variables"] == ["scale"]
     assert "read out into Python" not in p["message"]  # left unused, never read out
+    assert p["severity"] == "warning"
     assert f"computed from Mean 'Mean' (line {line_of(path, 'fit = ')}) instead" in p["message"]
 
     example = ROOT / "resources" / "examples" / "kind_not_read.py"

@@ -17,6 +17,7 @@ from tfviz.analysis.earliercopies import Assignment, MadeBefore, holds_values_of
 from tfviz.analysis.fresh import refuse_fresh, variables_made
 from tfviz.analysis.tapes import (
     computed_before_tape,
+    inside_tape,
     loss_scale_note,
     not_watched,
     second_order_note,
@@ -1285,11 +1286,19 @@ class _Linker:
         if not made_from:
             return
         outside = computed_before_tape(origin, self.tape_at)
+        # an array read out under the step's own tape: the read cuts it, the step's own code
+        under = read_out and not outside and inside_tape(origin, self.tape_at)
         for handle_id, f in handles:  # a tensor source has no handle
             if handle_id not in made_from:
                 continue
             copy = FrozenCopy(variable=f.path, node=nid, held_at=held_at, origin=origin, read_out=read_out)
             self.frozen.append(copy)
+            if under:
+                status, message = Kind.NOT_READ, copy.read_under_tape()
+            elif outside:
+                status, message = Kind.OUTSIDE_TAPE, copy.outside_tape(self.tape_at)
+            else:
+                status, message = Kind.FROZEN_COPY, copy.describe()
             g.add_edge(
                 var_node(f),
                 nid,
@@ -1299,9 +1308,9 @@ class _Linker:
                 boundary=False,
                 back=False,
                 synthetic=True,
-                status=Kind.OUTSIDE_TAPE if outside else Kind.FROZEN_COPY,
+                status=status,
                 status_fixed=True,
-                message=copy.outside_tape(self.tape_at) if outside else copy.describe(),
+                message=message,
             )
 
     def _link_read_out_constants(self, g: Any, handles: list[tuple[int, FoundVariable]]) -> None:

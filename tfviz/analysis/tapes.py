@@ -148,6 +148,22 @@ def computed_before_tape(made: Source | None, tape_at: Source | None) -> bool:
     return lo <= made.line <= hi and not _defined_inside(body, made.line)
 
 
+def inside_tape(made: Source | None, tape_at: Source | None) -> bool:
+    """Whether the line ``made`` is in the body of the step's ``with tf.GradientTape()`` at
+    ``tape_at`` (not in a function or class defined there): what it computes, the tape records,
+    and a value read out into Python there is cut by that read, not by the tape."""
+    if made is None or tape_at is None or made.file != tape_at.file or made.line <= tape_at.line:
+        return False
+    tree = parsed_text("".join(linecache.getlines(made.file)))
+    if tree is None:
+        return False
+    block = next(
+        (n for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith)) and n.lineno == tape_at.line),
+        None,
+    )
+    return block is not None and _spans(block, made.line) and not _defined_inside(block, made.line)
+
+
 _STEP_BODIES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 

@@ -97,6 +97,22 @@ class FrozenCopy:
             f" so it gives {self.variable} no gradient"
         )
 
+    def read_under_tape(self) -> str:
+        """Why the variable gets no gradient where the copy is an array the step read out
+        into Python under its own tape (:func:`tfviz.analysis.tapes.inside_tape`)."""
+        where = self.held_at or "the tensor the loss uses"
+        made = f" at {self.origin.label(os.path.basename)}" if self.origin else ""
+        return (
+            f"{where} is computed from {self.variable}{made}{_READ_OUT}, under the step's tape;"
+            f" the loss is computed from that array, made a tensor again, and no op links an"
+            f" array to {self.variable}: the tape gives it no gradient"
+        )
+
+
+_READ_UNDER_TAPE_HINT = (
+    "Compute the loss from the tensor itself, in TensorFlow ops (tf.reduce_mean(tf.square(pred - y))),"
+    " not from its .numpy() array: keep .numpy() for what you print or log."
+)
 
 #: what a copy made of an array read out into Python says of it (:attr:`FrozenCopy.read_out`)
 _READ_OUT = " and read out into Python there (.numpy())"
@@ -465,7 +481,8 @@ def _variable_verdict(j: _Judging, f: FoundVariable) -> tuple[str, str | None, l
             _unused_message(g, last, j.T),
             f.path,
             g.nodes[last].get("source") or f.source,
-            severity=Severity.WARNING,
+            # read out into Python under the tape: the step's own code cut it, not a term left out
+            severity=Severity.ERROR if _read_out(g, last) else Severity.WARNING,
             hint=_UNUSED_HINT,
         )
     elif vn not in j.anc:  # its region is empty: no path to the target at all
@@ -529,9 +546,11 @@ def _cut_verdict(j: _Judging, f: FoundVariable, vn: str) -> tuple[str, str | Non
             if k == Kind.FROZEN_COPY:
                 src = copy.origin if copy else None
                 msg = f"{f.path} reaches the target only through {msg}"
-            elif k == Kind.OUTSIDE_TAPE and copy is not None and copy.origin is not None:
-                src = copy.origin  # the line that computed it before the tape opened
-            problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src)
+            elif k in (Kind.OUTSIDE_TAPE, Kind.NOT_READ) and copy is not None and copy.origin is not None:
+                src = copy.origin  # the line that computed it before the tape opened, or read it out
+            read_out = k == Kind.NOT_READ and copy is not None and copy.read_out
+            hint = _READ_UNDER_TAPE_HINT if read_out else None
+            problems.add(k, blame, g.nodes[blame]["type"], msg, f.path, src, hint=hint)
     blocked = sorted(set(blocked))
     copies = j.frozen_of.get(f.path)
     text = sentence(
@@ -541,8 +560,8 @@ def _cut_verdict(j: _Judging, f: FoundVariable, vn: str) -> tuple[str, str | Non
         message="no gradient path reaches it",
     )
     own = [g.edges[u, v]["message"] for u, v in cuts if u == vn and g.edges[u, v].get("message")]
-    if kind == Kind.OUTSIDE_TAPE and own:
-        text = own[0]  # the tape was never told to watch this tensor
+    if kind in (Kind.OUTSIDE_TAPE, Kind.NOT_READ) and own:
+        text = own[0]  # the tape was never told to watch this tensor, or it was read out
     return Status.DISCONNECTED, kind, blocked, text
 
 
