@@ -20,6 +20,8 @@ type the registry does not know.
 
 from __future__ import annotations
 
+import os
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +46,7 @@ from tfviz.engine.trace import (
     user_gradient_line,
 )
 from tfviz.report import Source
-from tfviz.script.sourcemap import op_user_source, running_user_source
+from tfviz.script.sourcemap import code_at, is_user_file, op_user_source
 from tfviz.vocabulary import READ_OUT_AS
 
 #: a tensor of the copy: (op name, output index)
@@ -389,9 +391,10 @@ def _watch_values(stream: Stream) -> None:
                 if not stream.folding and not stream.suspended:
                     stream.refuse(f"Python reads a tensor's value ({name}): a graph branches or stops there")
                     copy = stream.graph_tensor(self)
-                    if copy is not None:
+                    reader = _reading_user_line(sys._getframe(1)) if copy is not None else None
+                    if copy is not None and reader is not None:  # the step's own code read it
                         key = (id(stream.graph), copy.op.name)
-                        stream.read_outs.setdefault(key, (READ_OUT_AS[name], running_user_source()))
+                        stream.read_outs.setdefault(key, (READ_OUT_AS[name], reader))
                 return method(self, *args, **kwargs)
 
             return read
@@ -401,6 +404,19 @@ def _watch_values(stream: Stream) -> None:
     for name in _VALUE_READS:
         if name in cls.__dict__:
             stream._patch(cls, name, refusing(name))
+
+
+def _reading_user_line(frame: Any) -> Source | None:
+    """The user's line that read a value, where ``frame`` (the read's caller, past NumPy's own
+    functions, ``np.mean(t)``, and a variable's own read methods, ``gain.numpy()``) is the
+    user's code; None where TensorFlow or Keras read it for themselves."""
+    while frame is not None and (
+        f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename or frame.f_code.co_name in _VALUE_READS
+    ):
+        frame = frame.f_back
+    if frame is None or not is_user_file(frame.f_code.co_filename):
+        return None
+    return Source(frame.f_code.co_filename, frame.f_lineno, code_at(frame.f_code.co_filename, frame.f_lineno))
 
 
 def _refusing(stream: Stream, why: str) -> Callable[[Any], Any]:
