@@ -408,3 +408,33 @@ def test_a_copy_asked_for_a_tensor_it_did_not_hold_stands_for_no_trace(monkeypat
     stream, loss, tape = _copied_once(fn)
     assert stream_trace(stream, fn, loss, tape, [W, B], _linker(stream)) is None
     assert tape.gradient(loss, [W, B])[0] is not None  # unasked: the script's pass is still there
+
+
+def test_a_value_read_is_the_users_only_where_the_users_code_read_it():
+    """A read is named as the step's own (``read out into Python at line N``) only where its
+    caller is the user's code, past NumPy's own functions and a variable's read methods
+    (``gain.numpy()`` reads a tensor inside TensorFlow); a read that a library's own code
+    makes (Keras converting a value for itself) is not the user's."""
+    import os
+    import sys
+    import sysconfig
+
+    from tfviz.engine.eagerstream import _reading_user_line
+
+    library = os.path.join(sysconfig.get_paths()["purelib"], "somelib", "values.py")
+    scope: dict = {}
+    code = "def convert(read):\n    return read()\n\ndef numpy(read):\n    return read()\n"
+    exec(compile(code, library, "exec"), scope)  # noqa: S102 - functions that stand in a library's file
+
+    def read():  # as the stream's wrapper asks, of the frame that called the read
+        return _reading_user_line(sys._getframe(1))
+
+    here = sys._getframe()
+    mine = _reading_user_line(here)
+    assert mine is not None and (mine.file, mine.code) == (__file__, "mine = _reading_user_line(here)")
+    assert scope["convert"](read) is None  # a library's own function read it
+    through = scope["numpy"](read)  # a variable's own read method, called from this line
+    assert through is not None and (through.file, through.code) == (
+        __file__,
+        'through = scope["numpy"](read)  # a variable\'s own read method, called from this line',
+    )
