@@ -60,7 +60,8 @@ def test_a_value_read_out_with_float_is_named_at_the_read_and_how():
 def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_and_in_process():
     """A ``loss()`` that reads its prediction out with ``.numpy()`` on the next line and returns
     ``tf.constant`` of NumPy's mean: no op made the loss, so TensorFlow gives ``w`` None. The
-    values stop at the matmul, read out at the next line; the target is made of Python values.
+    values stop at the matmul, read out at the next line, where the problem is placed; the
+    target is made of Python values.
     The same, through the installed command and through ``tfviz.check`` in this process."""
     import tensorflow as tf
 
@@ -79,7 +80,7 @@ def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_a
         (in_process.to_dict()["variables"], in_process.to_dict()["problems"]),
     ):
         assert [(v["name"], v["status"], v["kind"]) for v in variables] == [("w", "disconnected", "not_read")]
-        assert (p["kind"], p["op_type"], p["source"]["line"]) == ("not_read", "MatMul", made)
+        assert (p["kind"], p["op_type"], p["source"]["line"]) == ("not_read", "MatMul", read)  # the cut
         assert p["severity"] == "error"
         assert p["message"].startswith(
             f"the values computed from these variables end at MatMul 'MatMul' (line {made}),"

@@ -406,13 +406,24 @@ def _watch_values(stream: Stream) -> None:
             stream._patch(cls, name, refusing(name))
 
 
+#: frames a read passes on its way from the user's code: NumPy's own functions (``np.mean(t)``),
+#: tfviz's patches and AutoGraph's wrapper around them (``do_not_convert``)
+_PASSED = (f"{os.sep}numpy{os.sep}", os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
+_AUTOGRAPH_WRAPPER = os.path.join("autograph", "impl", "api.py")
+
+
 def _reading_user_line(frame: Any) -> Source | None:
-    """The user's line that read a value, where ``frame`` (the read's caller, past NumPy's own
-    functions, ``np.mean(t)``, and a variable's own read methods, ``gain.numpy()``) is the
-    user's code; None where TensorFlow or Keras read it for themselves."""
-    while frame is not None and (
-        f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename or frame.f_code.co_name in _VALUE_READS
-    ):
+    """The user's line that read a value, where ``frame`` (the read's caller, past the frames
+    of :data:`_PASSED` and a variable's own read methods: ``gain.numpy()``) is the user's code;
+    None where TensorFlow or Keras read it for themselves."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename) or not (
+            any(part in filename for part in _PASSED)
+            or filename.endswith(_AUTOGRAPH_WRAPPER)
+            or frame.f_code.co_name in _VALUE_READS
+        ):
+            break
         frame = frame.f_back
     if frame is None or not is_user_file(frame.f_code.co_filename):
         return None

@@ -474,15 +474,17 @@ def _variable_verdict(j: _Judging, f: FoundVariable) -> tuple[str, str | None, l
             f"read, but what is computed from it ends at {_at(g, last)}{_read_out(g, last)},"
             " which the target does not use"
         )
+        read = g.nodes[last].get("read_out")
         problems.add(
             Kind.NOT_READ,
             last,
             g.nodes[last].get("type", ""),
             _unused_message(g, last, j.T),
             f.path,
-            g.nodes[last].get("source") or f.source,
-            # read out into Python under the tape: the step's own code cut it, not a term left out
-            severity=Severity.ERROR if _read_out(g, last) else Severity.WARNING,
+            # at the read, where the chain is cut (``values = pred.numpy()``), else where it ends
+            (read[1] if read is not None else None) or g.nodes[last].get("source") or f.source,
+            # read out into Python: the step's own code cut it, not a term left out of the sum
+            severity=Severity.ERROR if read is not None else Severity.WARNING,
             hint=_UNUSED_HINT,
         )
     elif vn not in j.anc:  # its region is empty: no path to the target at all
