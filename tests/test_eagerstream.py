@@ -411,7 +411,7 @@ def test_a_copy_asked_for_a_tensor_it_did_not_hold_stands_for_no_trace(monkeypat
 
 
 def test_a_value_read_is_the_users_only_where_the_users_code_read_it():
-    """A read is named as the step's own (``read out into Python at line N``) only where its
+    """A read is named as the step's own (``read out into Python at train.py:N``) only where its
     caller is the user's code, past NumPy's own functions and a variable's read methods
     (``gain.numpy()`` reads a tensor inside TensorFlow); a read that a library's own code
     makes (Keras converting a value for itself) is not the user's."""

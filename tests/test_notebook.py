@@ -283,3 +283,39 @@ def test_the_fast_path_for_plain_cells_agrees_with_the_transformer(monkeypatch):
             answers.append((notebook._python_lines(0, cell.split("\n"), skipped), skipped))
         assert answers[0] == answers[1], cell
     assert all(notebook._plainly_python(c.split("\n")) for c in plain)
+
+
+def test_a_traced_target_keeps_the_cells_lines_and_says_a_read_out_by_its_cell(tmp_path):
+    """AutoGraph, converting a notebook's function for a trace, had Python read the notebook's
+    file again from disk: every code line after that was the notebook's JSON (``"source": [``).
+    A ``loss()`` that reads its prediction out cannot be traced, so it went there. Its problem
+    now shows the cell's own line, and says where the values stop and where they are read
+    out by cell. TensorFlow gives ``w`` None."""
+    import numpy as np
+    import tensorflow as tf
+
+    setup = (
+        "import numpy as np\nimport tensorflow as tf\nw = tf.Variable([[1.0], [2.0]])\nx = tf.ones([3, 2])"
+    )
+    body = (
+        "def loss():\n    pred = tf.matmul(x, w)\n    values = pred.numpy()\n"
+        "    return tf.constant(np.mean(values**2))"
+    )
+    scope: dict = {}
+    exec(setup + "\n" + body, scope)  # noqa: S102 - the cells, as Python runs them one after another
+    with tf.GradientTape() as tape:
+        value = scope["loss"]()
+    assert tape.gradient(value, scope["w"]) is None and np.isfinite(value.numpy())  # TensorFlow
+    path = tmp_path / "readout.ipynb"
+    nbformat.write(
+        new_notebook(cells=[new_code_cell(setup), new_code_cell(body, execution_count=2)]), str(path)
+    )
+    done = _check(path, "--json")
+    assert done.returncode == 1, done.stderr
+    (p,) = json.loads(done.stdout)["problems"]
+    assert (p["kind"], p["severity"], p["source"]["code"]) == ("not_read", "error", "values = pred.numpy()")
+    assert (p["source"]["cell_name"], p["source"]["cell_line"]) == ("cell 2 [2]", 3)
+    assert (
+        "end at MatMul 'MatMul' (readout.ipynb cell 2 [2], line 2), read out into Python at"
+        " readout.ipynb cell 2 [2], line 3 (.numpy())"
+    ) in p["message"]

@@ -29,13 +29,13 @@ def test_a_loss_computed_in_numpy_names_where_the_values_stop_and_what_the_loss_
     for v in report.variables:
         assert v.kind == "not_read"
         assert v.explanation == (
-            f"read, but what is computed from it ends at Sub 'sub' (line {stop}),"
+            f"read, but what is computed from it ends at Sub 'sub' (numpy_loss_loop.py:{stop}),"
             " read out into Python there (.numpy()), which the target does not use"
         )
     (p,) = report.problems
     assert p.op_type == "Sub" and p.source is not None and p.source.line == stop
     assert p.variables == ["w", "b"]
-    assert f"the target is computed from Const 'Const' (line {made}) instead" in p.message
+    assert f"the target is computed from Const 'Const' (numpy_loss_loop.py:{made}) instead" in p.message
     assert "A value read out of TensorFlow carries no gradient back" in p.message
     assert "np.mean" in p.hint
     doc = {o.id: o for o in report.graph.ops}
@@ -54,7 +54,9 @@ def test_a_value_read_out_with_float_is_named_at_the_read_and_how():
     read = line_of(path, "float(tf.reduce_mean")
     assert (p.kind, p.op_type, p.source.line if p.source else None) == ("not_read", "Mean", read)
     assert p.severity == "error"  # read out by the step's own code: not a term left out
-    assert f"end at Mean 'Mean' (line {read}), read out into Python there (float())" in p.message
+    assert (
+        f"end at Mean 'Mean' (numpy_loss_loop.py:{read}), read out into Python there (float())" in p.message
+    )
 
 
 def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_and_in_process():
@@ -73,6 +75,7 @@ def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_a
         value = script["loss"]()
     assert tape.gradient(value, script["w"]) is None  # TensorFlow
     made, read = line_of(path, "pred = tf.matmul"), line_of(path, "values = pred.numpy()")
+    name = path.name
     rc, doc = check_json(path)
     in_process = tfviz.check(script["loss"])
     for variables, (p,) in (
@@ -83,8 +86,8 @@ def test_a_prediction_read_out_on_a_line_of_its_own_is_named_there_in_a_script_a
         assert (p["kind"], p["op_type"], p["source"]["line"]) == ("not_read", "MatMul", read)  # the cut
         assert p["severity"] == "error"
         assert p["message"].startswith(
-            f"the values computed from these variables end at MatMul 'MatMul' (line {made}),"
-            f" read out into Python at line {read} (.numpy()), which the target does not use;"
+            f"the values computed from these variables end at MatMul 'MatMul' ({name}:{made}),"
+            f" read out into Python at {name}:{read} (.numpy()), which the target does not use;"
             " the target itself is made of Python values, by no TensorFlow op."
         )
     assert rc == 1
@@ -110,7 +113,9 @@ def test_a_penalty_left_out_of_the_loss_is_named_at_its_line_and_a_variable_neve
     assert p["source"]["line"] == line_of(path, "penalty = ") and p["variables"] == ["scale"]
     assert "read out into Python" not in p["message"]  # left unused, never read out
     assert p["severity"] == "warning"
-    assert f"computed from Mean 'Mean' (line {line_of(path, 'fit = ')}) instead" in p["message"]
+    assert (
+        f"computed from Mean 'Mean' (forgotten_penalty.py:{line_of(path, 'fit = ')}) instead" in p["message"]
+    )
 
     example = ROOT / "resources" / "examples" / "kind_not_read.py"
     done = tfviz("check", str(example), "--json", cwd=tmp_path)

@@ -222,9 +222,14 @@ _UNUSED_HINT = (
 
 
 def _at(g: nx.DiGraph[str], nid: str) -> str:
-    """An op and its user line: ``Sub 'sub' (line 12)``."""
+    """An op and its user line: ``Sub 'sub' (train.py:12)``, which a notebook's report says by
+    its cell (``train.ipynb cell 3, line 2``)."""
     src = g.nodes[nid].get("source")
-    return f"{_label(g, nid)} (line {src.line})" if src is not None and src.line else _label(g, nid)
+    return (
+        f"{_label(g, nid)} ({src.label(os.path.basename)})"
+        if src is not None and src.line
+        else _label(g, nid)
+    )
 
 
 def _unused_message(g: nx.DiGraph[str], last: str, target: str) -> str:
@@ -265,7 +270,7 @@ def _read_out(g: nx.DiGraph[str], nid: str) -> str:
     elif own is not None and (own.file, own.line) == (where.file, where.line):
         at = " there"
     else:
-        at = f" at line {where.line}"
+        at = f" at {where.label(os.path.basename)}"
     return f", read out into Python{at} ({how})"
 
 

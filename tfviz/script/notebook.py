@@ -21,7 +21,7 @@ import re
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tfviz.errors import AnalysisError, said_by_cells
 
@@ -250,10 +250,33 @@ def read(path: str) -> Notebook:
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for a bad file
         raise AnalysisError(f"not a Jupyter notebook nbformat can read: {exc}", file=path) from None
     nb = join(path, list(doc.get("cells", [])))
+    _read[path] = nb
+    _hold_lines(path, nb)
+    if not getattr(linecache.updatecache, "holds_notebooks", False):
+        linecache.updatecache = _updatecache_holding_notebooks(linecache.updatecache)
+    return nb
+
+
+def _hold_lines(path: str, nb: Notebook) -> list[str]:
     lines = nb.source.splitlines(keepends=True)
     linecache.cache[path] = (len(nb.source), None, lines, path)  # no mtime: never re-read
-    _read[path] = nb
-    return nb
+    return lines
+
+
+def _updatecache_holding_notebooks(original: Any) -> Any:
+    """``linecache.updatecache`` that gives a notebook read here its joined script, not its
+    JSON from disk: AutoGraph calls it for the file of each function it converts (a notebook's
+    ``tf.function`` step, a traced target), and every code line read after, in the report and
+    in the analysis's own reading of the script, was the notebook's JSON."""
+
+    def holding(filename: str, module_globals: Any = None) -> list[str]:
+        nb = _read.get(filename)
+        if nb is not None:
+            return _hold_lines(filename, nb)
+        return cast("list[str]", original(filename, module_globals))
+
+    setattr(holding, "holds_notebooks", True)  # noqa: B010 - marks the wrapper, installed once
+    return holding
 
 
 def known(path: str | None) -> Notebook | None:
