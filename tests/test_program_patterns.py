@@ -185,7 +185,8 @@ def test_predict_inside_the_tape_is_named_at_its_line():
     assert ours(report) == theirs(truth(path))
     assert set(ours(report).values()) == {"disconnected"}
     assert all(
-        v.kind == "not_read" and "student.predict() at line 26" in v.explanation for v in report.variables
+        v.kind == "not_read" and f"student.predict() at {path.name}:26" in v.explanation
+        for v in report.variables
     )
     (p,) = report.problems
     assert (p.kind, p.severity, p.source.line) == ("not_read", "error", 26)

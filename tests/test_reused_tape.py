@@ -31,7 +31,7 @@ def test_a_second_call_on_a_tape_that_is_not_persistent_is_an_error_at_itsline_o
     (p,) = report["problems"]
     assert p["kind"] == "not_trained" and p["severity"] == "error"
     assert p["source"]["line"] == line_of(path, "g2 = tape.gradient(")
-    assert f"the tape opened at line {line_of(path, 'with tf.GradientTape()')}" in p["message"]
+    assert f"the tape opened at {path.name}:{line_of(path, 'with tf.GradientTape()')}" in p["message"]
     assert REUSED_TAPE in p["message"] and "persistent=True" in p["hint"]
     assert p["variables"] == ["dec.layers[0].kernel", "dec.layers[0].bias"]
 

@@ -53,7 +53,10 @@ def test_a_variable_made_untrainable_is_named_as_never_watched(name, tmp_path):
     assert p["kind"] == "outside_tape" and p["variables"] == ["w"]
     assert "w is not trainable (trainable=False), so the tape never watches it" in p["message"]
     made = line_of(path, "w = tf.Variable(")
-    assert f"Make it trainable where it is made (line {made})" in p["hint"] and "tape.watch(w)" in p["hint"]
+    assert (
+        f"Make it trainable where it is made ({path.name}:{made})" in p["hint"]
+        and "tape.watch(w)" in p["hint"]
+    )
     assert p["source"]["line"] == line_of(path, "loss = tf.reduce_mean")
 
 

@@ -1087,7 +1087,7 @@ def _read_out(report: Report, found: list[FoundVariable], read: dict[int, Any]) 
         if where is None or row.kind != Kind.NOT_READ:
             continue
         why = (
-            f"its value is read out into Python (.numpy()) at line {where.line}, so the loss"
+            f"its value is read out into Python (.numpy()) at {where.label(os.path.basename)}, so the loss"
             " gets a plain number: no gradient can reach it"
         )
         row.explanation = why

@@ -75,7 +75,7 @@ def watch_hints(report: Report, found: list[FoundVariable], unwatched: dict[int,
             )
         elif all(v in variables for v in p.variables):
             made = variables[p.variables[0]].source
-            at = f" (line {made.line})" if made is not None and made.line else ""
+            at = f" ({made.label(os.path.basename)})" if made is not None and made.line else ""
             p.hint = (
                 f"Make it trainable where it is made{at}: tf.Variable(..., trainable=True); or, to"
                 f" differentiate it while it stays untrained, call tape.watch({p.variables[0]})"

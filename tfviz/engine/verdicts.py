@@ -761,7 +761,7 @@ def _zero_verdict(
     if branch:
         call, kind = branch
         src = g.nodes[call].get("source")
-        line = f" at line {src.line}" if src else ""
+        line = f" at {src.label(os.path.basename)}" if src else ""
         why = branch_text(_label(g, call), kind, line)
         problems.add(Kind.ZERO, call, g.nodes[call]["type"], why, name, src, severity=Severity.WARNING)
         return [call], sentence(Kind.ZERO, message=why)
@@ -784,7 +784,10 @@ def _zero_verdict(
         call, kind = branch
         src = g.nodes[call].get("source")
         why = loop_branch_text(
-            _label(g, call), kind, f" at line {src.line}" if src else "", in_loop(traced.og.functions, call)
+            _label(g, call),
+            kind,
+            f" at {src.label(os.path.basename)}" if src else "",
+            in_loop(traced.og.functions, call),
         )
         problems.add(Kind.ZERO, call, g.nodes[call]["type"], why, name, src, severity=Severity.WARNING)
         return [call], sentence(Kind.ZERO, message=why)

@@ -9,6 +9,7 @@ way to the zeroing op whose output is all zero while an input is not is named in
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -77,7 +78,7 @@ def explain_zero_origins(report: Report, graph: nx.DiGraph[str], fn: Callable[[]
         op_type = node.get("type", "")
         dtypes = [str(t.dtype.name) for t in getattr(node.get("op"), "outputs", [])]
         line = node.get("source")
-        where = f" (line {line.line})" if line is not None and line.line else ""
+        where = f" ({line.label(os.path.basename)})" if line is not None and line.line else ""
         label = f"{op_type} '{node.get('name', nid)}'"
         p.message = (
             f"the values are all zero from {label}{where} on: {zero_maker_text(op_type, dtypes)},"
@@ -135,7 +136,7 @@ def _one_value_per_channel(graph: nx.DiGraph[str], nid: str, report: Report) -> 
         (n for n in sorted(names, key=len) if gamma is None or f"/{n}/" in f"/{gamma.tf_name}"), layer
     )
     dims = "x".join(str(int(d)) for d in shape)
-    made = f", built at line {gamma.source.line}" if gamma is not None and gamma.source else ""
+    made = f", built at {gamma.source.label(os.path.basename)}" if gamma is not None and gamma.source else ""
     return (
         f"BatchNormalization '{shown}'{made} gets one value per channel: its input is {dims}"
         f" (batch {int(shape[0])}, a {'x'.join(str(int(d)) for d in shape[1:-1]) or '1'} map),"

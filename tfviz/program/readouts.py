@@ -272,7 +272,7 @@ def predicted(report: Report, found: list[FoundVariable], calls: list[Predicted]
         name, source = hit
         row.kind = Kind.NOT_READ
         row.explanation = (
-            f"the {what} calls {name}.predict() at line {source.line} while its tape"
+            f"the {what} calls {name}.predict() at {source.label(os.path.basename)} while its tape"
             " records; predict() returns a NumPy array, which the tape cannot"
             " follow, so the loss gets plain numbers and no gradient reaches this weight"
         )
@@ -292,7 +292,8 @@ def predicted(report: Report, found: list[FoundVariable], calls: list[Predicted]
                 op="",
                 op_type="",
                 message=(
-                    f"{name}.predict() at line {line} returns a NumPy array while the tape records:"
+                    f"{name}.predict() at {sources[(name, line)].label(os.path.basename)} returns a NumPy"
+                    " array while the tape records:"
                     f" the loss is computed from plain numbers, so {some_names(rows)} get no gradient"
                 ),
                 variables=rows,

@@ -499,7 +499,7 @@ def reused_tape(capture: Any, found: list[FoundVariable]) -> list[Problem]:
     where = getattr(capture, "reused_at", None)
     if where is None:
         return []
-    opened = f" opened at line {capture.tape_at.line}" if capture.tape_at is not None else ""
+    opened = f" opened at {capture.tape_at.label(os.path.basename)}" if capture.tape_at is not None else ""
     asked = [f.path for f in found if id(base_variable(f.tf_variable)) in capture.reused_for]
     return [
         Problem(
