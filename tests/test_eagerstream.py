@@ -419,7 +419,7 @@ def test_a_value_read_is_the_users_only_where_the_users_code_read_it():
     import sys
     import sysconfig
 
-    from tfviz.engine.eagerstream import _reading_user_line
+    from tfviz.script.sourcemap import reading_user_line
 
     library = os.path.join(sysconfig.get_paths()["purelib"], "somelib", "values.py")
     scope: dict = {}
@@ -427,11 +427,11 @@ def test_a_value_read_is_the_users_only_where_the_users_code_read_it():
     exec(compile(code, library, "exec"), scope)  # noqa: S102 - functions that stand in a library's file
 
     def read():  # as the stream's wrapper asks, of the frame that called the read
-        return _reading_user_line(sys._getframe(1))
+        return reading_user_line(sys._getframe(1))
 
     here = sys._getframe()
-    mine = _reading_user_line(here)
-    assert mine is not None and (mine.file, mine.code) == (__file__, "mine = _reading_user_line(here)")
+    mine = reading_user_line(here)
+    assert mine is not None and (mine.file, mine.code) == (__file__, "mine = reading_user_line(here)")
     assert scope["convert"](read) is None  # a library's own function read it
     through = scope["numpy"](read)  # a variable's own read method, called from this line
     assert through is not None and (through.file, through.code) == (

@@ -20,7 +20,6 @@ type the registry does not know.
 
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from collections.abc import Callable
@@ -46,7 +45,7 @@ from tfviz.engine.trace import (
     user_gradient_line,
 )
 from tfviz.report import Source
-from tfviz.script.sourcemap import code_at, is_user_file, op_user_source
+from tfviz.script.sourcemap import op_user_source, reading_user_line
 from tfviz.vocabulary import READ_OUT_AS
 
 #: a tensor of the copy: (op name, output index)
@@ -391,7 +390,7 @@ def _watch_values(stream: Stream) -> None:
                 if not stream.folding and not stream.suspended:
                     stream.refuse(f"Python reads a tensor's value ({name}): a graph branches or stops there")
                     copy = stream.graph_tensor(self)
-                    reader = _reading_user_line(sys._getframe(1)) if copy is not None else None
+                    reader = reading_user_line(sys._getframe(1)) if copy is not None else None
                     if copy is not None and reader is not None:  # the step's own code read it
                         key = (id(stream.graph), copy.op.name)
                         stream.read_outs.setdefault(key, (READ_OUT_AS[name], reader))
@@ -404,30 +403,6 @@ def _watch_values(stream: Stream) -> None:
     for name in _VALUE_READS:
         if name in cls.__dict__:
             stream._patch(cls, name, refusing(name))
-
-
-#: frames a read passes on its way from the user's code: NumPy's own functions (``np.mean(t)``),
-#: tfviz's patches and AutoGraph's wrapper around them (``do_not_convert``)
-_PASSED = (f"{os.sep}numpy{os.sep}", os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
-_AUTOGRAPH_WRAPPER = os.path.join("autograph", "impl", "api.py")
-
-
-def _reading_user_line(frame: Any) -> Source | None:
-    """The user's line that read a value, where ``frame`` (the read's caller, past the frames
-    of :data:`_PASSED` and a variable's own read methods: ``gain.numpy()``) is the user's code;
-    None where TensorFlow or Keras read it for themselves."""
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if is_user_file(filename) or not (
-            any(part in filename for part in _PASSED)
-            or filename.endswith(_AUTOGRAPH_WRAPPER)
-            or frame.f_code.co_name in _VALUE_READS
-        ):
-            break
-        frame = frame.f_back
-    if frame is None or not is_user_file(frame.f_code.co_filename):
-        return None
-    return Source(frame.f_code.co_filename, frame.f_lineno, code_at(frame.f_code.co_filename, frame.f_lineno))
 
 
 def _refusing(stream: Stream, why: str) -> Callable[[Any], Any]:

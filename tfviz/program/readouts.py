@@ -32,7 +32,7 @@ from tfviz.program.sources import variable_ids
 from tfviz.program.watch import some_names
 from tfviz.report import Problem, Report, Source
 from tfviz.script.discover import FoundVariable
-from tfviz.script.sourcemap import code_at, is_user_file
+from tfviz.script.sourcemap import reading_user_line
 from tfviz.vocabulary import READ_OUT_AS, Kind, Severity, Status
 
 _KINDS = ("__array__", "__float__", "__int__", "__index__", "__bool__")
@@ -154,28 +154,15 @@ def _from_user_code() -> bool:
     return False
 
 
-def _reader_source() -> Source | None:
-    """The user's line that reads a value out (above :func:`_player`'s read); None where that
-    code is AutoGraph's conversion of it, whose lines are not the user's."""
-    frame: types.FrameType | None = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if "__autograph_generated" in filename:
-            return None
-        if is_user_file(filename):
-            line = frame.f_lineno
-            return Source(file=filename, line=line, code=code_at(filename, line))
-        frame = frame.f_back
-    return None
-
-
 def _player(name: str, original: Callable[..., Any] | None) -> Callable[..., Any]:
     def read(self: Any, *args: Any, **kwargs: Any) -> Any:
         r = _active
         if r is not None and not r.recording and _from_user_code():
             value = r.value_of(self)
             if value is not None:
-                r.read_outs.setdefault((id(self.graph), self.op.name), (READ_OUT_AS[name], _reader_source()))
+                r.read_outs.setdefault(
+                    (id(self.graph), self.op.name), (READ_OUT_AS[name], reading_user_line(sys._getframe(1)))
+                )
                 if name in ("numpy", "__array__"):
                     import numpy as np
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from tfviz.report import Source
+from tfviz.vocabulary import READ_OUT_AS
 
 _TFVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the tfviz package
 #: installed, the bundled examples sit inside tfviz (and site-packages), yet they are user code
@@ -101,6 +102,32 @@ def running_user_source(skip: int = 0) -> Source | None:
             return Source(file=filename, line=line, code=code_at(filename, line))
         frame = frame.f_back
     return None
+
+
+#: frames a read of a value passes on its way from the user's code: NumPy's own functions
+#: (``np.mean(t)``), tfviz's patches and AutoGraph's wrapper around them (``do_not_convert``)
+_PASSED = (f"{os.sep}numpy{os.sep}", _TFVIZ_DIR + os.sep)
+_AUTOGRAPH_WRAPPER = os.path.join("autograph", "impl", "api.py")
+
+
+def reading_user_line(frame: types.FrameType | None) -> Source | None:
+    """The user's line that read a tensor's value (``.numpy()``, ``float()``), where ``frame``,
+    the read's caller, is the user's code past the frames of :data:`_PASSED` and a variable's
+    own read methods (``gain.numpy()`` reads a tensor inside TensorFlow); None where TensorFlow
+    or Keras read it for themselves, or where AutoGraph's conversion of the user's code did."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename) or not (
+            any(part in filename for part in _PASSED)
+            or filename.endswith(_AUTOGRAPH_WRAPPER)
+            or frame.f_code.co_name in READ_OUT_AS
+        ):
+            break
+        frame = frame.f_back
+    if frame is None or not is_user_file(frame.f_code.co_filename):
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    return Source(file=filename, line=line, code=code_at(filename, line))
 
 
 #: :func:`is_user_file` of each file name met on a running stack: each op of a Keras model
