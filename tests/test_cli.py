@@ -105,6 +105,25 @@ def test_missing_file(capsys, tmp_path):
     assert "no such file" in err and "nope.py" in err
 
 
+@pytest.mark.parametrize("command", [["check"], ["export", "-o", "graph.png"], []])
+def test_a_scripts_own_options_given_before_dashes_are_shown_where_they_go(command, capsys, tmp_path):
+    p = _write(tmp_path, "train.py", "print('never run')\n")
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, p, "--lr", "0.1", "--epochs=3"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    shown = f"tfviz {command[0]}" if command else "tfviz"
+    assert "unrecognized arguments: --lr 0.1 --epochs=3" in err
+    assert f"arguments for the script go after --: {shown} {p} [options] -- --lr 0.1 --epochs=3" in err
+
+
+def test_an_unknown_option_of_a_command_that_runs_no_script_gets_no_dashes(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--lr", "0.1"])
+    err = capsys.readouterr().err
+    assert "tfviz serve: error: unrecognized arguments: --lr 0.1" in err and "go after --" not in err
+
+
 def test_not_python(capsys, tmp_path):
     p = tmp_path / "model.h5"
     p.write_bytes(b"\x89HDF\r\n\x1a\n\x00\xff\xfe")

@@ -64,6 +64,7 @@ def test_the_magic_checks_live_objects_and_files(tmp_path):
             "%tfviz check no_such_loss",
             "bool((student.kernel.numpy() == before).all())",
             "%tfviz check train_step x",
+            f"%tfviz check {EXAMPLES / 'kind_stop_gradient.py'} --lr 0.1",
         ],
         tmp_path,
     )
@@ -77,6 +78,11 @@ def test_the_magic_checks_live_objects_and_files(tmp_path):
     assert outputs[5][0]["data"]["text/plain"] == "True"  # the notebook's model as it was
     step = _html(outputs[6])  # the step, its argument from the notebook: argmax cuts the path
     assert "integer" in step and "student.kernel" in step  # TensorFlow: None for both, at the argmax
+    # the script's own option, given as to python: one line that says where it goes
+    said = _stderr(outputs[7])
+    assert not [o for o in outputs[7] if o.output_type == "error"]
+    assert "unrecognized arguments: --lr 0.1; a script's arguments go after --:" in said
+    assert said.count("usage:") == 1 and "tfviz: 2" not in said
 
 
 def test_until_draws_a_live_chart_that_ends_at_the_step_that_fired(tmp_path):

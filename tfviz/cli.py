@@ -39,9 +39,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         argv, script_args = argv[:cut], argv[cut + 1 :]
     if argv and argv[0] not in BY_NAME and not argv[0].startswith("-"):
         argv.insert(0, "open")
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown(parser, args, unknown)
     args.script_args = script_args
     return args
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
+    """argparse's own error for arguments no option takes, with its command's usage; where the
+    command runs a script, the way to hand them to it (``python train.py --lr 0.1`` is
+    ``tfviz check train.py -- --lr 0.1``), for that is what they mostly are."""
+    words = " ".join(unknown)
+    command = BY_NAME.get(args.command or "")
+    sub = _subparser(parser, command.name) if command is not None else None
+    script = getattr(args, "script", None)
+    if command is None or sub is None or not command.takes_program_args or not script:
+        (sub or parser).error(f"unrecognized arguments: {words}")
+    mine = "tfviz" if command.name == "open" else f"tfviz {command.name}"
+    sub.error(
+        f"unrecognized arguments: {words}\n"
+        f"arguments for the script go after --: {mine} {script} [options] -- {words}"
+    )
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(name)
+            return found
+    return None
 
 
 def main(argv: list[str] | None = None) -> ExitStatus:

@@ -28,8 +28,17 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magic_function(_magic(ipython), magic_kind="line", magic_name="tfviz")
 
 
+class _Refused(Exception):
+    """What argparse would print before it exits: the magic says it in one line instead."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's own exits the kernel's cell with usage twice
+        raise _Refused(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="%tfviz check", add_help=False, exit_on_error=False)
+    p = _Parser(prog="%tfviz check", add_help=False, exit_on_error=False)
     p.add_argument("target", nargs="?", default="loss")
     p.add_argument("values", nargs="*", help="a step function's arguments: names in the notebook")
     p.add_argument("--step", type=int, default=1)
@@ -52,8 +61,10 @@ def _magic(ipython: Any) -> Any:
             return None
         words, script_args = _split(words[1:])
         try:
-            args = _parser().parse_args(words)
-        except (argparse.ArgumentError, SystemExit) as exc:
+            args, unknown = _parser().parse_known_args(words)
+            if unknown:
+                raise _Refused(f"unrecognized arguments: {' '.join(unknown)}{_after_dashes(words, unknown)}")
+        except (argparse.ArgumentError, _Refused) as exc:
             print(f"tfviz: {exc}\nusage: {USAGE}", file=sys.stderr)
             return None
         target: Any = args.target
@@ -92,6 +103,14 @@ def _magic(ipython: Any) -> Any:
 
     tfviz.__doc__ = __doc__
     return tfviz
+
+
+def _after_dashes(words: list[str], unknown: list[str]) -> str:
+    """Where the magic was handed a script, the reminder that the script's own arguments
+    go after ``--`` (an unknown ``--lr 0.1`` is mostly that); else nothing."""
+    if not words or not words[0].endswith((".py", ".ipynb")):
+        return ""
+    return f"; a script's arguments go after --: %tfviz check {words[0]} -- {' '.join(unknown)}"
 
 
 def _split(words: list[str]) -> tuple[list[str], list[str]]:

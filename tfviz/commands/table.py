@@ -36,13 +36,15 @@ class Command:
     module: CommandModule
     #: Runs without Qt, in the library (:func:`tfviz.cli.main`); the others are the app's.
     headless: bool
+    #: Runs the user's program, which is handed what follows ``--`` as its own arguments.
+    takes_program_args: bool = True
 
 
 COMMANDS: tuple[Command, ...] = (
     Command("check", check, headless=True),
     Command("jacobian", jacobian_cli, headless=True),
     Command("export", export, headless=True),
-    Command("serve", serve, headless=True),
+    Command("serve", serve, headless=True, takes_program_args=False),
     Command("open", open_app, headless=False),
 )
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
