@@ -85,6 +85,37 @@ def test_bad_input_raises_what_the_command_says(tmp_path):
         tfviz.check(lambda: 0.0, until="nan")
 
 
+def test_a_model_handed_over_for_its_loss_says_how_to_check_it():
+    """``tfviz.check(model)``, or its forward pass with ``args``: a model is no loss; a
+    callable object whose call is a training step (a ``tf.Module``'s) is checked as one, and
+    TensorFlow's gradients for its variables are no None."""
+    import numpy as np
+    import tensorflow as tf
+
+    x = np.ones((3, 4), "float32")
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    for args in (None, (x,)):
+        with pytest.raises(tfviz.AnalysisError, match="is a model, not a loss: pass a function that"):
+            tfviz.check(model, args=args)
+
+    class Trainer(tf.Module):
+        def __init__(self) -> None:
+            self.dense = tf.keras.layers.Dense(2)
+            self.opt = tf.keras.optimizers.SGD(0.1)
+
+        def __call__(self, x: tf.Tensor) -> None:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(self.dense(x) ** 2)
+            grads = tape.gradient(loss, self.dense.trainable_variables)
+            assert all(g is not None for g in grads)  # TensorFlow's own answer
+            self.opt.apply_gradients(zip(grads, self.dense.trainable_variables))
+
+    trainer = Trainer()
+    trainer(x)  # built, and TensorFlow's gradients checked
+    report = tfviz.check(trainer, args=(x,))
+    assert report.ok and len(report.variables) == 2
+
+
 def test_a_live_function_is_checked_in_process_and_leaves_nothing_behind():
     """In a fresh process: a model built and trained, ``tfviz.check(loss)`` twice, then more
     training. Nothing tfviz patched or moved is left (every module's attributes, the op

@@ -771,7 +771,16 @@ def analysis_of_function(
     caller undoes that (:mod:`tfviz.api`)."""
     inner: Any = getattr(fn, "python_function", fn) if is_tf_function(fn) else fn
     code = getattr(inner, "__code__", None)
-    if args is not None or kwargs is not None:
+    given_args = args is not None or kwargs is not None
+    # tfviz.check(model), or with args its forward pass: a model, no loss (a callable object
+    # that is a training step, a tf.Module's __call__, is checked as one)
+    if code is None and (_keras_layer(fn) if given_args else hasattr(fn, "trainable_variables")):
+        raise AnalysisError(
+            f"{fn!r} is a model, not a loss: pass a function that computes the loss with it, such as"
+            " tfviz.check(lambda: loss_fn(y, model(x))), or a training step with its arguments"
+            " (tfviz.check(train_step, args=(x, y)))"
+        )
+    if given_args:
         from tfviz.program.launch import run_step_function
 
         def given_step(capture: Capture) -> Any:
@@ -795,6 +804,11 @@ def analysis_of_function(
             continue
     given = _Step(name, inner, namespace, code.co_firstlineno, [name])
     return _analyze(code.co_filename, None, progress, on_text, False, [], 1, allow_empty, given=given)
+
+
+def _keras_layer(fn: Any) -> bool:
+    """Whether ``fn`` is a Keras layer or model, whose call is its forward pass."""
+    return any(c.__name__ == "Layer" and c.__module__.startswith("keras") for c in type(fn).__mro__)
 
 
 def _target_step(script: Script, target: str | None, capture: Capture) -> _Step:
