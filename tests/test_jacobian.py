@@ -112,6 +112,63 @@ def test_values_equal_tape_jacobian(tmp_path_factory, name, mode):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{of} {wrt} {how}")
 
 
+PYTHON_NAMES = (
+    """
+import tensorflow as tf
+x = tf.constant([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]])
+W = tf.Variable(tf.reshape(tf.range(6, dtype=tf.float32) / 5.0 - 0.4, [3, 2]), name="W")
+b = tf.Variable([0.1, -0.2], name="b")
+dense = tf.keras.layers.Dense(2, kernel_initializer="ones")
+def forward():
+    pre = tf.matmul(x, W) + b
+    act = tf.nn.softplus(
+        pre * 2.0
+    )
+    q, r = tf.linalg.qr(tf.reshape(act, [2, 2]) + tf.eye(2))
+    h = act
+    for _ in range(2):
+        h = tf.tanh(h * 0.5 + b)
+    logits = dense(h)
+    return {"pre": pre, "act": act, "q": q, "r": r, "h": h, "logits": logits, "y": logits}
+"""
+    + TAIL
+)
+
+
+@pytest.mark.parametrize("mode", ["target", "program"])
+def test_tensors_named_as_the_code_names_them_equal_tape_jacobian(tmp_path_factory, mode):
+    """``--of pred`` for ``pred = tf.matmul(x, w) + b``: the value the statement assigned,
+    checked against TensorFlow's tape.jacobian of the script's own variable: a multi-line
+    statement, a tuple of an op's outputs, a name a loop assigns again (its last value) and a
+    Keras layer's output."""
+    from tfviz.jacobian.session import Session
+
+    script = tmp_path_factory.getbasetemp() / "jac_python_names.py"
+    if not script.exists():
+        script.write_text(PYTHON_NAMES)
+    key = ("python_names", mode)
+    if key not in _sessions:
+        from tfviz.analysis.diagnose import analysis
+
+        _sessions[key] = Session.from_analysis(analysis(str(script), run=mode == "program"))
+    session = _sessions[key]
+    assert {"pre", "act", "q", "r", "h", "logits"} <= set(session.names())
+    for of, wrt in (
+        ("pre", "W"),
+        ("pre", "b"),
+        ("act", "b"),
+        ("q", "W"),
+        ("r", "b"),
+        ("h", "b"),
+        ("logits", "W"),
+    ):
+        want = reference(str(script), of, wrt)
+        j = session.jacobian(of, wrt)
+        assert j.status == "ok", j.message
+        assert j.of.name == of
+        np.testing.assert_allclose(j.array(), want, rtol=1e-5, atol=1e-5, err_msg=f"{of} {wrt} {mode}")
+
+
 def test_auto_mode_picks_the_smaller_side(tmp_path_factory):
     session = session_for(tmp_path_factory, "conv", "target")
     assert session.jacobian("target", "K").mode == "reverse"  # 1 output, 72 inputs

@@ -51,6 +51,7 @@ def add_parser(sub: Subparsers) -> None:
         examples=[
             ("tfviz jacobian model.py --wrt w", "d loss / d w, every element"),
             ("tfviz jacobian model.py --of dense/BiasAdd --wrt x -o J.png", "a heatmap of d dense / d x"),
+            ("tfviz jacobian model.py --of pred --wrt w", "d pred / d w, for the script's pred = ..."),
             ("tfviz jacobian cnn.py --of conv/Conv2D --of-index 0,:,:,3 --wrt x", "example 0, channel 3"),
             ("tfviz jacobian model.py --of target --via h --wrt w", "the chain-rule split through h"),
         ],
@@ -61,8 +62,16 @@ def add_parser(sub: Subparsers) -> None:
     j.add_argument(
         "--step", type=positive, default=1, metavar="N", help="the program's N-th step (default: 1)"
     )
-    j.add_argument("--of", default="target", metavar="TENSOR", help="the output (default: target)")
-    j.add_argument("--wrt", required=True, metavar="NAME", help="the input: a variable or a tensor")
+    j.add_argument(
+        "--of",
+        default="target",
+        metavar="TENSOR",
+        help="the output: an op id as the graph shows it (dense/BiasAdd), or the name the script"
+        " assigns the value to (pred, for pred = ...) (default: target)",
+    )
+    j.add_argument(
+        "--wrt", required=True, metavar="NAME", help="the input: a variable, or a tensor as for --of"
+    )
     j.add_argument(
         "--via", metavar="TENSOR", help="print the chain-rule split J(of,via) @ J(via,wrt) against J(of,wrt)"
     )

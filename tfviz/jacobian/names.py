@@ -2,8 +2,10 @@
 
 Tensors are named as the graph document names ops: the op id (``Tanh``,
 ``dense/MatMul``), optionally with ``:k`` for output ``k`` (default 0), or
-``target`` for the value the target returns. Variables by their Python path
-(``model.layers[0].kernel``) or their TensorFlow name (``dense/kernel``).
+``target`` for the value the target returns; or as the user's code names them, by the
+Python name a statement assigns the value to (``pred`` for ``pred = tf.matmul(x, w) + b``:
+:func:`assigned_names`). Variables by their Python path (``model.layers[0].kernel``) or
+their TensorFlow name (``dense/kernel``).
 
 A tensor inside a nested function body (an inner ``tf.function``, a
 ``tf.cond`` branch, a ``tf.while_loop`` body; its id holds ``#``) is in the
@@ -14,7 +16,9 @@ name resolves with ``nested`` set, and the request is refused as
 
 from __future__ import annotations
 
+import ast
 import difflib
+import linecache
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +40,11 @@ class Resolved:
 
 
 def candidates(og: OpGraph, found: list[FoundVariable]) -> list[str]:
-    """Every name a request may use: ``target``, variables, float tensors."""
+    """Every name a request may use: ``target``, variables, the user's names, float tensors."""
     names = ["target"]
     for f in found:
         names += [f.path, tf_name(f)]
+    names += [n for n in assigned_names(og) if n not in og.g]
     for nid, node in og.g.nodes(data=True):
         if node.get("op") is None or nid == TARGET:
             continue
@@ -65,6 +70,10 @@ def resolve(
                 return Resolved(TensorRef(f.path, "variable", var_node(f), 0, v.dtype.name, shape), f)
     nid, index = _split(name)
     node = og.g.nodes.get(nid) if nid is not None else None
+    said = assigned_names(og).get(name) if node is None else None
+    if said is not None:  # the user's own name for it
+        nid, index = said
+        node = og.g.nodes[nid]
     if node is None or node.get("op") is None or index >= len(node.get("outputs") or []):
         pool = candidates(og, found if allow_variable else [])
         close = difflib.get_close_matches(name, pool, n=8, cutoff=0.5)
@@ -76,10 +85,76 @@ def resolve(
         raise JacobianError(
             "unsupported", f"'{name}' is a {out.dtype} tensor; a Jacobian needs a real floating-point tensor"
         )
-    ref = TensorRef(
-        name if index else nid, "tensor", nid, index, out.dtype, _shape(out.shape, name, strict=False)
-    )
+    shown = name if index or said is not None else nid
+    ref = TensorRef(shown, "tensor", nid, index, out.dtype, _shape(out.shape, name, strict=False))
     return Resolved(ref, nested=_call_op(og, node.get("group") or ""))
+
+
+def assigned_names(og: OpGraph) -> dict[str, tuple[str, int]]:
+    """Each Python name the user's code assigned a value of the outer graph to, with the op id
+    and output index of the value it held last: of the ops a statement ``NAME = ...`` ran (read
+    by each op's user line, a multi-line statement's every line), the last one with a
+    floating-point output is its value, for Python evaluates the outermost call last (the add of
+    ``pred = tf.matmul(x, w) + b``); ``q, r = tf.linalg.qr(m)`` names the outputs of an op
+    that has as many. A name assigned again (a loop's ``h = tf.tanh(h @ w)``) keeps the last.
+    Ops of a nested body (``#`` in their id) are out of a Jacobian's reach and not named.
+
+    >>> import networkx as nx
+    >>> from types import SimpleNamespace as NS
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "step.py")
+    >>> _ = open(path, "w").write("h = tf.matmul(x, w)\\npred = tf.nn.relu(\\n    h + b)\\n")
+    >>> g = nx.DiGraph()
+    >>> f32 = NS(dtype="float32")
+    >>> for nid, line in [("MatMul", 1), ("add", 3), ("Relu", 2)]:
+    ...     g.add_node(nid, op=object(), group="", outputs=[f32], source=NS(file=path, line=line))
+    >>> assigned_names(NS(g=g))
+    {'h': ('MatMul', 0), 'pred': ('Relu', 0)}
+    """
+    statements: dict[str, dict[int, list[str | None]]] = {}
+    names: dict[str, tuple[str, int]] = {}
+    for nid, node in og.g.nodes(data=True):
+        source, outputs = node.get("source"), node.get("outputs") or []
+        if node.get("op") is None or node.get("group") or source is None or not outputs:
+            continue
+        by_line = statements.get(source.file)
+        if by_line is None:
+            by_line = statements[source.file] = _assignments(source.file)
+        targets = by_line.get(source.line)
+        if not targets:
+            continue
+        if len(targets) == 1 and targets[0] is not None and outputs[0].dtype in FLOAT_DTYPES:
+            names[targets[0]] = (nid, 0)
+        elif len(targets) > 1 and len(outputs) == len(targets):
+            for i, (target, out) in enumerate(zip(targets, outputs)):
+                if target is not None and out.dtype in FLOAT_DTYPES:
+                    names[target] = (nid, i)
+    return names
+
+
+def _assignments(filename: str) -> dict[int, list[str | None]]:
+    """Each line of the statements of ``filename`` that assign to plain names, with the names
+    (``None`` for a target that is not a plain name: ``self.h``, ``x[0]``); empty where the
+    file cannot be read or parsed."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[int, list[str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr = node.targets[0]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and getattr(node, "value", None) is not None:
+            target = node.target
+        else:
+            continue
+        parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        names = [t.id if isinstance(t, ast.Name) else None for t in parts]
+        if not any(names):
+            continue
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+            out[line] = names
+    return out
 
 
 def _split(name: str) -> tuple[str, int]:
