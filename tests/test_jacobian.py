@@ -169,6 +169,48 @@ def test_tensors_named_as_the_code_names_them_equal_tape_jacobian(tmp_path_facto
         np.testing.assert_allclose(j.array(), want, rtol=1e-5, atol=1e-5, err_msg=f"{of} {wrt} {mode}")
 
 
+def test_a_name_assigned_in_a_traced_loop_names_the_loop_to_take_it_from(tmp_path):
+    """AutoGraph's ``for _ in tf.range(3): h = ...``: after the loop ``h`` is an output of the
+    loop's op, which no statement assigns; the answer says so and offers that op's outputs,
+    one of which is TensorFlow's ``h``."""
+    import tensorflow as tf
+
+    from tfviz.analysis.diagnose import analysis
+    from tfviz.jacobian.data import JacobianError
+    from tfviz.jacobian.session import Session
+
+    script = tmp_path / "traced_loop.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "W = tf.Variable([[0.5, -0.2], [0.1, 0.3]], name='W')\n"
+        "x = tf.constant([[1.0, 2.0]])\n"
+        "@tf.function\n"
+        "def forward():\n"
+        "    h = x\n"
+        "    for _ in tf.range(3):\n"
+        "        h = tf.tanh(tf.matmul(h, W))\n"
+        "    return h\n"
+        "def loss():\n"
+        "    return tf.reduce_sum(forward() ** 2)\n"
+    )
+    session = Session.from_analysis(analysis(str(script)))
+    with pytest.raises(JacobianError) as err:
+        session.jacobian("h", "W")
+    assert err.value.kind == "not_found"
+    assert (
+        "'h' is assigned inside the body of '" in err.value.message
+        and "traced_loop.py:8" in err.value.message
+    )
+    offered = err.value.extra["candidates"]
+    assert offered
+    ns = runpy.run_path(str(script))
+    with tf.GradientTape() as tape:
+        h = ns["forward"]()
+    want = tape.jacobian(h, ns["W"]).numpy()
+    got = [session.jacobian(c, "W") for c in offered]
+    assert any(j.status == "ok" and np.allclose(j.array(), want, rtol=1e-5, atol=1e-6) for j in got)
+
+
 def test_auto_mode_picks_the_smaller_side(tmp_path_factory):
     session = session_for(tmp_path_factory, "conv", "target")
     assert session.jacobian("target", "K").mode == "reverse"  # 1 output, 72 inputs

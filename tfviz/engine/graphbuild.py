@@ -39,6 +39,14 @@ class OpGraph:
     capture_nodes: dict[int, str] = field(default_factory=dict)
     #: resource placeholder node -> the node the resource comes from outside
     resource_root: dict[str, str] = field(default_factory=dict)
+    #: (call or control-flow op, output index) -> the body outputs the flattened graph carries
+    #: that value by: such an op is drawn as its body, with no edges of its own
+    redirect: dict[tuple[str, int], list[tuple[str, int]]] = field(default_factory=dict)
+
+    def stand_ins(self, node: str, index: int = 0) -> list[str]:
+        """The nodes whose edges carry output ``index`` of op ``node``: the op itself, or for
+        a call or control-flow op the nodes of its body that stand for that output."""
+        return list(dict.fromkeys(n for n, _ in self.redirect.get((node, index), [(node, index)])))
 
 
 def shape_of(t: Any) -> list[int | None] | None:
@@ -204,7 +212,9 @@ def build_op_graph(
     """
     b = _Builder(sources)
     b.add_graph(fg, "", "")
-    og = OpGraph(g=b.g, functions=b.functions, target=TARGET, resource_root=b.resource_root)
+    og = OpGraph(
+        g=b.g, functions=b.functions, target=TARGET, resource_root=b.resource_root, redirect=b.redirect
+    )
     b.g.add_node(
         TARGET,
         op=None,

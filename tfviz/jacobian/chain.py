@@ -86,5 +86,9 @@ def _through(og: OpGraph, y: Resolved, h: Resolved, x: Resolved) -> bool:
     """Every path from x to y passes through h (removing h disconnects them)."""
     import networkx as nx
 
-    g = nx.restricted_view(og.g, [h.ref.node], [])
-    return x.ref.node not in g or y.ref.node not in g or not nx.has_path(g, x.ref.node, y.ref.node)
+    g = nx.restricted_view(og.g, og.stand_ins(h.ref.node, h.ref.index), [])
+    return not any(
+        a in g and b in g and nx.has_path(g, a, b)
+        for a in og.stand_ins(x.ref.node, x.ref.index)
+        for b in og.stand_ins(y.ref.node, y.ref.index)
+    )

@@ -39,7 +39,7 @@ import networkx as nx
 import numpy as np
 
 from tfviz.engine.graphbuild import OpGraph
-from tfviz.jacobian.data import Array, Cut, Jacobian, JacobianError, fmt_bytes
+from tfviz.jacobian.data import Array, Cut, Jacobian, JacobianError, TensorRef, fmt_bytes
 from tfviz.jacobian.names import Resolved, refuse_nested
 from tfviz.jacobian.retrace import Picker, trace_step
 from tfviz.jacobian.slices import Selection, Spec, format_spec, offers_for, select
@@ -297,7 +297,7 @@ def compute(
         out_index=plan.out_sel.spec,
         in_index=plan.in_sel.spec,
     )
-    if not nx.has_path(og.g, wrt.ref.node, of.ref.node):
+    if _path_ends(og, wrt.ref, of.ref) is None:
         result.status = "no_path"
         result.message = (
             f"'{of.ref.name}' does not depend on '{wrt.ref.name}': no path in the"
@@ -397,12 +397,23 @@ def _learn_shapes(step_fn: Callable[[], Any], og: OpGraph, of: Resolved, wrt: Re
     wrt.ref.shape = [int(d) for d in x_shape.numpy()]
 
 
+def _path_ends(og: OpGraph, wrt: TensorRef, of: TensorRef) -> tuple[str, str] | None:
+    """The nodes a path from ``wrt`` to ``of`` runs between in the flattened graph, where one
+    does: a call's or a loop's output is carried by its body's nodes, the op itself drawn
+    as its body with no edges of its own (:meth:`OpGraph.stand_ins`); None where none does."""
+    for src in og.stand_ins(wrt.node, wrt.index):
+        for dst in og.stand_ins(of.node, of.index):
+            if src in og.g and dst in og.g and nx.has_path(og.g, src, dst):
+                return src, dst
+    return None
+
+
 def _explain_cut(og: OpGraph, result: Jacobian) -> Jacobian:
     """A path exists but carries no gradient: name the op that cuts it, as the graph view does."""
     from tfviz.engine.flow import frontier_cuts, gradient_reach, path_region
     from tfviz.engine.gradrules import Prober, annotate
 
-    src, dst = result.wrt.node, result.of.node
+    src, dst = _path_ends(og, result.wrt, result.of) or (result.wrt.node, result.of.node)
     region = path_region(og.g, src, dst)
     sub = og.g.subgraph(region).copy()
     annotate(sub, region, Prober())

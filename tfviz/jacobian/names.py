@@ -17,13 +17,17 @@ name resolves with ``nested`` set, and the request is refused as
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import linecache
+import os
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from tfviz.engine.graphbuild import TARGET, OpGraph
 from tfviz.jacobian.data import JacobianError, TensorRef
+from tfviz.report import Source
 from tfviz.script.discover import FoundVariable, tf_name, var_node
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
@@ -74,6 +78,19 @@ def resolve(
     if said is not None:  # the user's own name for it
         nid, index = said
         node = og.g.nodes[nid]
+    if node is None and name in assigned_inside(og):
+        call, where = assigned_inside(og)[name]
+        outputs = og.g.nodes[call].get("outputs") or [] if call in og.g else []
+        raise JacobianError(
+            "not_found",
+            f"'{name}' is assigned inside the body of '{call}' ({where.label(os.path.basename)}; a"
+            " nested tf.function, tf.cond branch or tf.while_loop body), which gradients from the"
+            f" outer graph cannot reach: what it computes leaves it as an output of '{call}'; name"
+            " that output instead",
+            candidates=[
+                call if i == 0 else f"{call}:{i}" for i, o in enumerate(outputs) if o.dtype in FLOAT_DTYPES
+            ],
+        )
     if node is None or node.get("op") is None or index >= len(node.get("outputs") or []):
         pool = candidates(og, found if allow_variable else [])
         close = difflib.get_close_matches(name, pool, n=8, cutoff=0.5)
@@ -96,8 +113,9 @@ def assigned_names(og: OpGraph) -> dict[str, tuple[str, int]]:
     by each op's user line, a multi-line statement's every line), the last one with a
     floating-point output is its value, for Python evaluates the outermost call last (the add of
     ``pred = tf.matmul(x, w) + b``); ``q, r = tf.linalg.qr(m)`` names the outputs of an op
-    that has as many. A name assigned again (a loop's ``h = tf.tanh(h @ w)``) keeps the last.
-    Ops of a nested body (``#`` in their id) are out of a Jacobian's reach and not named.
+    that has as many. A name assigned again (a Python loop's ``h = tf.tanh(h @ w)``) keeps the
+    last. One assigned in a nested body (a ``tf.function``'s, a traced loop's or branch's: ``#``
+    in its ops' ids) names no value from there on (:func:`assigned_inside`).
 
     >>> import networkx as nx
     >>> from types import SimpleNamespace as NS
@@ -108,14 +126,36 @@ def assigned_names(og: OpGraph) -> dict[str, tuple[str, int]]:
     >>> f32 = NS(dtype="float32")
     >>> for nid, line in [("MatMul", 1), ("add", 3), ("Relu", 2)]:
     ...     g.add_node(nid, op=object(), group="", outputs=[f32], source=NS(file=path, line=line))
-    >>> assigned_names(NS(g=g))
+    >>> assigned_names(NS(g=g, functions=[]))
     {'h': ('MatMul', 0), 'pred': ('Relu', 0)}
     """
+    return _read(og)[0]
+
+
+def assigned_inside(og: OpGraph) -> dict[str, tuple[str, Source]]:
+    """Each name whose last assignment ran in a nested body (a ``tf.function``'s, AutoGraph's
+    ``for t in tf.range(n): h = ...``), with the outermost op that ran the body (what it
+    computes leaves it as that op's outputs) and the assigning line."""
+    return _read(og)[1]
+
+
+#: what :func:`_read` found in each graph, while the graph lives
+_found: weakref.WeakKeyDictionary[Any, tuple[dict[str, tuple[str, int]], dict[str, tuple[str, Source]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _read(og: OpGraph) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, Source]]]:
+    try:
+        return _found[og]
+    except (KeyError, TypeError):
+        pass
     statements: dict[str, dict[int, list[str | None]]] = {}
     names: dict[str, tuple[str, int]] = {}
+    inside: dict[str, tuple[str, Source]] = {}
     for nid, node in og.g.nodes(data=True):
         source, outputs = node.get("source"), node.get("outputs") or []
-        if node.get("op") is None or node.get("group") or source is None or not outputs:
+        if node.get("op") is None or source is None or not outputs:
             continue
         by_line = statements.get(source.file)
         if by_line is None:
@@ -123,13 +163,24 @@ def assigned_names(og: OpGraph) -> dict[str, tuple[str, int]]:
         targets = by_line.get(source.line)
         if not targets:
             continue
+        group = node.get("group") or ""
+        if group:  # from here on the name holds the loop's or the cond's output
+            for name in filter(None, targets):
+                names.pop(name, None)
+                inside[name] = (_call_op(og, group) or group, source)
+            continue
         if len(targets) == 1 and targets[0] is not None and outputs[0].dtype in FLOAT_DTYPES:
             names[targets[0]] = (nid, 0)
+            inside.pop(targets[0], None)
         elif len(targets) > 1 and len(outputs) == len(targets):
             for i, (target, out) in enumerate(zip(targets, outputs)):
                 if target is not None and out.dtype in FLOAT_DTYPES:
                     names[target] = (nid, i)
-    return names
+                    inside.pop(target, None)
+    found = (names, inside)
+    with contextlib.suppress(TypeError):  # a graph that cannot be referred to weakly: read again
+        _found[og] = found
+    return found
 
 
 def _assignments(filename: str) -> dict[int, list[str | None]]:
