@@ -261,13 +261,16 @@ def test_predict_inside_a_loss_target_is_named_at_its_line(tmp_path):
     "values",
     [
         [[0.5, -1.25], [3.0, 1e-3]],
-        [1e20, 1e20],  # overflows in float32, as the op does
+        [1e20, 1e20],  # its float32 square sum overflows; the gradient is finite, and so is its norm
         [1.0, float("nan")],
         [float("inf"), 2.0],
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_small_gradient_in_the_cpus_memory_is_measured_as_the_l2loss_op_measures_it(values, dtype):
+    """NumPy's measure of a gradient is the L2Loss op's, in float64: not finite exactly where
+    the gradient holds a NaN or an infinity (TensorFlow's ``is_finite``), for an overflow of
+    the float32 sum is no NaN of the gradient."""
     import math
 
     import tensorflow as tf
@@ -276,7 +279,8 @@ def test_a_small_gradient_in_the_cpus_memory_is_measured_as_the_l2loss_op_measur
     half = sq_norm_of(t)
     assert isinstance(half, float)  # read in NumPy, not by an op
     (norm,) = read_halves([half])
-    (oracle,) = read_halves([tf.nn.l2_loss(t)])
+    (oracle,) = read_halves([tf.nn.l2_loss(tf.cast(t, tf.float64))])
+    assert math.isfinite(norm) == bool(tf.reduce_all(tf.math.is_finite(t)))
     if math.isnan(oracle):
         assert math.isnan(norm)
     else:
@@ -290,7 +294,8 @@ def test_a_large_gradient_in_the_cpus_memory_is_measured_slice_by_slice_as_the_o
     activations' gradients): its norm is the L2Loss op's, to 1e-5 (the precision tfviz's
     norms are held to against TensorFlow's), for values spread over twelve orders of magnitude
     and for one value repeated, the hardest case for a float32 sum; a float32 sum whose half
-    is past float32's range is inf, as the op's is, and one whose half is within it is not."""
+    is past float32's range is summed again in float64, as the op is asked to sum it, and
+    stays finite: the gradient is."""
     import math
 
     import numpy as np
@@ -302,8 +307,12 @@ def test_a_large_gradient_in_the_cpus_memory_is_measured_slice_by_slice_as_the_o
     assert isinstance(half, float)  # read in NumPy, not by an op
     assert read_halves([half]) == pytest.approx(read_halves([tf.nn.l2_loss(t)]), rel=1e-5)
     if dtype == "float32" and size == 3 * SLICE_ON_CPU:
-        for value in (6.5e16, 3.5e16):  # each slice's sum finite; the whole one's half past it, then not
+        # each slice's float32 sum finite, the whole one's half past float32's range; then a
+        # slice's own sum past it; then within it: each as the op measures it in float64
+        for value in (6.5e16, 1e19, 3.5e16):
             t = tf.fill([size], value)
-            (mine,), (op,) = read_halves([sq_norm_of(t)]), read_halves([tf.nn.l2_loss(t)])
-            assert math.isinf(mine) == math.isinf(op)
-            assert math.isinf(op) or mine == pytest.approx(op, rel=1e-5)
+            (mine,) = read_halves([sq_norm_of(t)])
+            (op,) = read_halves([tf.nn.l2_loss(tf.cast(t, tf.float64))])
+            assert math.isfinite(mine) and mine == pytest.approx(op, rel=1e-5)
+        t = tf.tensor_scatter_nd_update(tf.fill([size], 1e19), [[5]], [math.inf])
+        assert read_halves([sq_norm_of(t)]) == [math.inf]  # an infinity among them: not finite

@@ -30,7 +30,7 @@ from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
 from tfviz.engine.magnitude import judge_magnitudes
-from tfviz.engine.nandomain import explain_nan_inputs
+from tfviz.engine.nandomain import explain_nan_inputs, explain_non_finite_loss
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import (
     Trace,
@@ -582,11 +582,24 @@ def _verdicts(r: _Run) -> None:
     if r.traced is not None:
         with r.capture.active():
             explain_nan_inputs(report, r.traced.og.g, step_.fn, chosen_replica(), step_.compiled)
+            if not _loss_finite(r):
+                explain_non_finite_loss(report, r.traced.og.g, step_.fn, chosen_replica(), step_.compiled)
             explain_zero_origins(report, r.traced.og.g, step_.fn)
     mark_not_trained(report)  # the graph document and its exports mark it, not the window only
     second_order_note(report, step_.capture)
     loss_scale_note(report, step_.capture)
     explain_outputs_without_loss(report, found, step_.capture)
+
+
+def _loss_finite(r: _Run) -> bool:
+    """Whether the step's loss is finite: the eager call's, else the trace's (a graph step's);
+    a loss that is no floating-point number, or that was not measured, counts as finite."""
+    from tfviz.engine.trace import finite_value
+
+    said = finite_value(r.loss) if r.loss is not None else None
+    if said is None and r.traced is not None:
+        said = r.traced.loss_finite
+    return said is not False
 
 
 def _finish(r: _Run) -> Analysis:

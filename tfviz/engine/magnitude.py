@@ -203,11 +203,16 @@ class Scale:
         return self.references[self.roles[name]]
 
     def where(self, name: str) -> str:
-        """Whom ``name`` is compared with, in words."""
+        """Whom ``name`` is compared with, in words: its own kind where there are three of it.
+
+        >>> s = Scale({"a": 1.0, "b": 1.0}, {"a": "kernels", "b": "biases"}, {}, nearest=True)
+        >>> s.where("a"), Scale(s.sizes, s.roles, {}, nearest=False).where("b")
+        ('the variables nearest the loss', 'the median of the variables')
+        """
         kind = self.roles[name]
         own = sum(1 for r in self.roles.values() if r == kind) >= 3
-        what = kind if own else "the variables"
-        return f"the {what} nearest the loss" if self.nearest else f"the median of {what}"
+        what = kind if own else "variables"
+        return f"the {what} nearest the loss" if self.nearest else f"the median of the {what}"
 
 
 def scale(

@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tfviz.engine.explain import HINT
 from tfviz.engine.graphdoc import mark_op
-from tfviz.report import Report
-from tfviz.vocabulary import Kind
+from tfviz.report import Problem, Report
+from tfviz.vocabulary import Kind, Severity
 
 #: ``sqrt`` of float32's largest value: a square (or product) of values past it overflows
 SQUARE_LIMIT = 1.8e19
@@ -298,16 +299,35 @@ def non_finite_arguments(fn: Any, replica: int = 0) -> list[str]:
     return out
 
 
-def _names_read(code: types.CodeType) -> list[str]:
-    """The names ``code`` and the functions it defines read, in order, once each."""
+def _names_read(code: types.CodeType, assigned: set[str] | None = None, nested: bool = False) -> list[str]:
+    """The names ``code`` and the functions it defines read before it assigns them, in
+    order, once each: what the step is handed. A name the step itself assigns first (its
+    ``loss = ...``, read by ``tape.gradient(loss, ...)`` after) holds, when the block is
+    replayed, what the program's previous step left there, which is no input of this one.
+
+    >>> _names_read(compile("loss = f(x)\\ng = grad(loss, w)\\ny = [loss * v for v in vs]", "<s>", "exec"))
+    ['f', 'x', 'grad', 'w', 'vs']
+    """
+    import dis
+
+    assigned = set() if assigned is None else assigned
     out: dict[str, None] = {}
-    for name in code.co_names:
-        out.setdefault(name)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            for name in _names_read(const):
+    for ins in dis.get_instructions(code):
+        if ins.opname in _STORES:
+            assigned.add(ins.argval)
+        elif ins.opname in _LOADS and ins.argval not in assigned:
+            if nested and ins.opname == "LOAD_FAST":
+                continue  # a nested function's (a comprehension's) own argument or local
+            out.setdefault(ins.argval)
+        elif ins.opname == "LOAD_CONST" and isinstance(ins.argval, types.CodeType):
+            for name in _names_read(ins.argval, set(assigned), nested=True):
                 out.setdefault(name)
     return list(out)
+
+
+#: the instructions that read a name, and those that assign one
+_LOADS = frozenset({"LOAD_NAME", "LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF", "LOAD_CLASSDEREF"})
+_STORES = frozenset({"STORE_NAME", "STORE_GLOBAL", "STORE_FAST", "STORE_DEREF"})
 
 
 def explain_nan_inputs(
@@ -355,6 +375,62 @@ def explain_nan_inputs(
         p.message = f"{p.message}. {text[0].upper()}{text[1:]}"
         if overflow:
             p.hint = OVERFLOW_HINT
+
+
+def explain_non_finite_loss(
+    report: Report, graph: Any, fn: Callable[[], Any], replica: int = 0, compiled: bool = False
+) -> None:
+    """A loss that is NaN or infinite while no gradient is (a diverging step's square past
+    float32's range: TensorFlow's gradients of an infinite loss may all be finite): the
+    problem is where the forward pass first becomes non-finite, said as a NaN gradient's
+    origin is (:func:`explain_nan_inputs`); in the step's own data, said so. Called only
+    where the loss is not finite: it runs the forward pass again."""
+    if any(p.kind == Kind.NAN for p in report.problems):
+        return  # a non-finite gradient's problem says where it starts already
+    message = "the loss is NaN or infinite, though every gradient is finite"
+    if data := non_finite_arguments(fn, replica):
+        problem = Problem(Kind.NAN, Severity.ERROR, "", "", message, hint=DATA_HINT)
+        report.problems.insert(0, problem)
+        _say_data(report, [problem], ", ".join(data))
+        report.ok = False
+        return
+    try:
+        origin = forward_origin(fn, compiled)
+    except Exception:  # noqa: BLE001 - the explanation is extra; say what is known without it
+        origin = None
+    by_name = {getattr(d.get("op"), "name", None): nid for nid, d in graph.nodes(data=True)}
+    nid = by_name.get(origin.op) if origin is not None else None
+    if origin is None or nid is None:
+        report.problems.insert(0, Problem(Kind.NAN, Severity.ERROR, "", "", message, hint=OVERFLOW_HINT))
+        report.ok = False
+        return
+    node = graph.nodes[nid]
+    op_type = node.get("type", "")
+    label = f"{op_type} '{node.get('name', nid)}'"
+    if origin.data is not None:
+        bad, total = origin.data
+        name = node.get("name", nid)
+        said = f"{message}: the value {name} holds NaN or infinite values ({bad:,} of {total:,})"
+        text, overflow = "", False
+    else:
+        text, overflow = domain_text(op_type, origin.ranges)
+        said = f"{message}: the forward pass first becomes NaN or infinite at {label}" + (
+            f". {text[0].upper()}{text[1:]}" if text else ""
+        )
+    report.problems.insert(  # the error first: a warning of the same step is its consequence
+        0,
+        Problem(
+            Kind.NAN,
+            Severity.ERROR,
+            nid,
+            op_type,
+            said,
+            source=node.get("source"),
+            hint=OVERFLOW_HINT if overflow or not text else HINT[Kind.NAN],
+        ),
+    )
+    mark_op(report.graph, nid, Kind.NAN, said)
+    report.ok = False
 
 
 def _say_data(report: Report, problems: list[Any], said: str) -> None:

@@ -82,6 +82,8 @@ class Trace:
     #: node id of each output a ``tf.custom_gradient`` function's gradient stands for ->
     #: that function's name and its gradient function's user line (an eager call's copy)
     custom_gradients: dict[str, tuple[str, Source | None]] = field(default_factory=dict)
+    #: whether the loss the step computed is finite (None: not measured, no number)
+    loss_finite: bool | None = None
     #: node id -> for each input index the tape asked about, whether the op's registered
     #: gradient function gave it a gradient (True) or None (False), as TensorFlow's own
     #: backward pass called it on the eager call (an eager call's copy; see
@@ -127,17 +129,21 @@ def value_norms(vs: list[Any]) -> list[float | None]:
 SLICE_ON_CPU = 1 << 16
 #: TensorFlow's float32 and float64, as an eager tensor's ``_datatype_enum()`` says them
 _FLOAT32_64 = (1, 2)
-#: the largest finite float32: the op's float32 half sum beyond it is inf
-_FLOAT32_MAX = 3.4028234663852886e38
 
 
 def sq_norm_of(g: Any) -> Any:
     """Half the squared L2 norm of a gradient (dense or IndexedSlices), as one
-    L2Loss op in the gradient's own float dtype: a ResNet-sized graph needs
-    thousands of these, so each costs one op. An eager one in the CPU's memory is
-    measured in NumPy, in its own dtype, and comes back as a float: for a small one an
+    L2Loss op: a ResNet-sized graph needs thousands of these, so each costs one op. An eager
+    one in the CPU's memory is measured in NumPy and comes back as a float: for a small one an
     eager op and the read of its scalar cost ten times the dot product, and for a large
-    one the op's sum took 2 to 6 times NumPy's (ResNet50's activations' gradients)."""
+    one the op's sum took 2 to 6 times NumPy's (ResNet50's activations' gradients).
+
+    The norm is not finite exactly where the gradient holds a NaN or an infinity, as
+    TensorFlow's gradient is then not finite: a finite gradient's square sum past float32's
+    range (values past 1.8e19, as a diverging step's are) is summed in float64, for an
+    overflow of the measure is no NaN of the gradient. The op sums in float64 for that
+    (a float32 gradient is cast first); NumPy sums in the gradient's dtype and, where that
+    overflows, again in float64 (:func:`_on_cpu`)."""
     import tensorflow as tf
 
     on_cpu = _on_cpu(g)
@@ -146,8 +152,8 @@ def sq_norm_of(g: Any) -> Any:
     values = dense_values(g)
     if values.dtype.is_complex:
         values = tf.math.abs(values)
-    if values.dtype not in (tf.float32, tf.float64):
-        values = tf.cast(values, tf.float32)
+    if values.dtype != tf.float64:
+        values = tf.cast(values, tf.float64)
     eagerly, l2_loss = _eager_l2_loss()
     if eagerly():
         return l2_loss(values)
@@ -156,11 +162,12 @@ def sq_norm_of(g: Any) -> Any:
 
 def _on_cpu(g: Any) -> float | None:
     """Half the squared norm of ``g``, read in NumPy where it is a float32 or float64 eager
-    tensor in the CPU's memory (a view of its buffer, summed in its own dtype slice by slice,
-    so that it overflows where the L2Loss op would); else None. ``np.vdot`` sums as
-    ``ndarray.dot`` does (the same BLAS call), but checks no floating-point status: an
-    overflow to inf, which the op gives too, needs no ``np.errstate`` around each of a
-    model's thousands of gradients (a microsecond each, more than a small one's sum)."""
+    tensor in the CPU's memory (a view of its buffer, summed in its own dtype slice by slice);
+    else None. ``np.vdot`` sums as ``ndarray.dot`` does (the same BLAS call), but checks no
+    floating-point status: an overflow to inf needs no ``np.errstate`` around each of a
+    model's thousands of gradients (a microsecond each, more than a small one's sum). Where
+    the sum is not finite, the values are read once more: a finite gradient is summed again
+    in float64 (:func:`_finite_half`), only a NaN or an infinity among them leaves it so."""
     if (
         type(g) is not _eager_tensor_type()
         or g._datatype_enum() not in _FLOAT32_64
@@ -170,13 +177,29 @@ def _on_cpu(g: Any) -> float | None:
     vdot = _vdot()
     flat = g._numpy().reshape(-1)
     if flat.size <= SLICE_ON_CPU:
-        return float(vdot(flat, flat)) / 2.0
+        half = float(vdot(flat, flat)) / 2.0
+    else:
+        total = 0.0
+        for start in range(0, flat.size, SLICE_ON_CPU):
+            part = flat[start : start + SLICE_ON_CPU]
+            total += float(vdot(part, part))
+        half = total / 2.0
+    return half if math.isfinite(half) else _finite_half(flat, half)
+
+
+def _finite_half(flat: Any, half: float) -> float:
+    """``half``, the float32 or float64 sum of ``flat``'s squares that is not finite: summed
+    again in float64 where every value is finite (the float32 sum overflowed), slice by slice
+    (a float64 copy of a slice at a time, not of the whole)."""
+    import numpy as np
+
+    if not np.isfinite(flat).all():
+        return half
     total = 0.0
     for start in range(0, flat.size, SLICE_ON_CPU):
-        part = flat[start : start + SLICE_ON_CPU]
-        total += float(vdot(part, part))
-    half = total / 2.0
-    return math.inf if flat.itemsize == 4 and half > _FLOAT32_MAX else half
+        part = flat[start : start + SLICE_ON_CPU].astype(np.float64)
+        total += float(np.dot(part, part))
+    return total / 2.0
 
 
 @functools.cache
@@ -430,7 +453,14 @@ def _trace_once(
                     truth.zeros[key] = bool(next(zeros))
             elif value is not None and state["inner"].keep(state["keys"][i - nv], taken):
                 tensor_norms[state["keys"][i - nv]] = value
-    return Trace(state["og"], truth, tensor_norms, taken, custom_gradients=state.get("custom", {}))
+    return Trace(
+        state["og"],
+        truth,
+        tensor_norms,
+        taken,
+        custom_gradients=state.get("custom", {}),
+        loss_finite=finite_value(out[0] if isinstance(out, tuple) else out),
+    )
 
 
 def graph_custom_gradients(og: OpGraph) -> dict[str, tuple[str, Source | None]]:
@@ -490,6 +520,20 @@ def user_gradient_line(backward: Any) -> Source | None:
         return None
     line = code.co_firstlineno
     return Source(file=code.co_filename, line=line, code=code_at(code.co_filename, line))
+
+
+def finite_value(value: Any) -> bool | None:
+    """Whether every element of ``value`` (a tensor, an array, a number) is finite; None for
+    what is no floating-point number (an integer loss has no NaN, a string no value)."""
+    import numpy as np
+
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(array.dtype, np.complexfloating):
+        return None
+    return bool(np.all(np.isfinite(array)))
 
 
 def _all_finite(out: Any) -> bool:
