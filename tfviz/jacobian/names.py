@@ -17,7 +17,6 @@ name resolves with ``nested`` set, and the request is refused as
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
 import linecache
 import os
@@ -120,13 +119,14 @@ def assigned_names(og: OpGraph) -> dict[str, tuple[str, int]]:
     >>> import networkx as nx
     >>> from types import SimpleNamespace as NS
     >>> import tempfile, os
+    >>> from tfviz.engine.graphbuild import OpGraph
     >>> path = os.path.join(tempfile.mkdtemp(), "step.py")
     >>> _ = open(path, "w").write("h = tf.matmul(x, w)\\npred = tf.nn.relu(\\n    h + b)\\n")
     >>> g = nx.DiGraph()
     >>> f32 = NS(dtype="float32")
     >>> for nid, line in [("MatMul", 1), ("add", 3), ("Relu", 2)]:
     ...     g.add_node(nid, op=object(), group="", outputs=[f32], source=NS(file=path, line=line))
-    >>> assigned_names(NS(g=g, functions=[]))
+    >>> assigned_names(OpGraph(g=g))
     {'h': ('MatMul', 0), 'pred': ('Relu', 0)}
     """
     return _read(og)[0]
@@ -139,17 +139,16 @@ def assigned_inside(og: OpGraph) -> dict[str, tuple[str, Source]]:
     return _read(og)[1]
 
 
-#: what :func:`_read` found in each graph, while the graph lives
-_found: weakref.WeakKeyDictionary[Any, tuple[dict[str, tuple[str, int]], dict[str, tuple[str, Source]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_Found = tuple[dict[str, tuple[str, int]], dict[str, tuple[str, Source]]]
+#: what :func:`_read` found in each graph (by its id, with a weak reference to it: an id
+#: stands for the graph only while it lives), read once for a session's many requests
+_found: dict[int, tuple[weakref.ref[OpGraph], _Found]] = {}
 
 
-def _read(og: OpGraph) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, Source]]]:
-    try:
-        return _found[og]
-    except (KeyError, TypeError):
-        pass
+def _read(og: OpGraph) -> _Found:
+    hit = _found.get(id(og))
+    if hit is not None and hit[0]() is og:
+        return hit[1]
     statements: dict[str, dict[int, list[str | None]]] = {}
     names: dict[str, tuple[str, int]] = {}
     inside: dict[str, tuple[str, Source]] = {}
@@ -178,8 +177,9 @@ def _read(og: OpGraph) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str,
                     names[target] = (nid, i)
                     inside.pop(target, None)
     found = (names, inside)
-    with contextlib.suppress(TypeError):  # a graph that cannot be referred to weakly: read again
-        _found[og] = found
+    for key in [k for k, (ref, _) in _found.items() if ref() is None]:
+        del _found[key]
+    _found[id(og)] = (weakref.ref(og), found)
     return found
 
 
