@@ -167,6 +167,13 @@ def test_overflow_is_told_from_a_domain_error() -> None:
     assert "overflows float32" in p["message"] and "learning rate" in p["hint"]
     # the watched norms grew by orders of magnitude before the step: the summary shows it
     assert doc["watch"]["max_norm"] is None or doc["watch"]["max_norm"] > 1e6
+    # and the exploding gradient's hint says it is the run's own doing, by those figures
+    (grown,) = [p for p in doc["problems"] if p["kind"] == "exploding"]
+    layer = max(doc["watch"]["layers"], key=lambda x: math.log10(x["last"] / x["first"]))
+    decades = math.log10(layer["last"] / layer["first"])
+    assert decades >= 3
+    assert f"grew {decades:.1f} decades over the {doc['watch']['steps']} steps watched" in grown["hint"]
+    assert "training diverges" in grown["hint"] and "initialised" not in grown["hint"]
 
 
 def test_an_infinite_loss_with_finite_gradients_is_named_where_the_forward_pass_overflows() -> None:

@@ -29,7 +29,7 @@ from tfviz.engine.eagerstream import ASKED_AGAIN, Stream, stream_trace
 from tfviz.engine.flow import union_region
 from tfviz.engine.gradrules import DIFFERENTIABLE, PROBED, Prober, annotate
 from tfviz.engine.graphbuild import OpGraph
-from tfviz.engine.magnitude import judge_magnitudes
+from tfviz.engine.magnitude import diverged, judge_magnitudes
 from tfviz.engine.nandomain import explain_nan_inputs, explain_non_finite_loss
 from tfviz.engine.origins import OriginRecorder
 from tfviz.engine.trace import (
@@ -620,6 +620,7 @@ def _finish(r: _Run) -> Analysis:
     if r.watch is not None and step_.capture is not None:
         names = {v.tf_name.split(":", 1)[0]: v.name for v in report.variables}
         report.watch = r.watch.summary(step_.capture.count, step_.name, names)
+        diverged(report)  # an exploding gradient that grew over the run: training's own doing
         report.notes.extend(r.watch.notes)
         if r.watch.fired is not None:
             report.ok = False  # the condition asked for: a gate fails on it

@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from tfviz.report import GraphDoc, Problem, VariableReport
+from tfviz.report import GraphDoc, Problem, Report, VariableReport
 from tfviz.vocabulary import Flow, Kind, Severity, Status
 
 #: How far (in decades) a variable's gradient per element may sit from the reference.
@@ -65,6 +65,46 @@ HINT = {
     " stack without normalization. Use a variance-preserving initializer (glorot, he), normalize"
     " inputs and activations, or clip gradients (clipnorm).",
 }
+
+
+#: decades a layer's gradient norm grew over a watched run past which training diverged
+DIVERGED_DECADES = 3.0
+
+
+def diverged(report: Report) -> None:
+    """Where the watched run saw a layer's gradient norm grow by :data:`DIVERGED_DECADES` or
+    more from the first step to this one, an exploding gradient is training's own doing (each
+    update overshoots further), not the initialization the general hint names: say so.
+
+    >>> from tfviz.report import Problem, WatchSummary, WatchedLayer
+    >>> r = Report(script="s.py", target="")
+    >>> r.problems = [Problem(Kind.EXPLODING, "warning", "", "", "...")]
+    >>> r.watch = WatchSummary(steps=4, layers=[WatchedLayer("dense", first=2290.0, last=3.47e13)])
+    >>> diverged(r); r.problems[0].hint.split(":")[0]
+    'The gradients grew 10.2 decades over the 4 steps watched (dense, from 2.29e+03 to 3.47e+13)'
+    """
+    watch = report.watch
+    if watch is None:
+        return
+    grown = [
+        (math.log10(layer.last / layer.first), layer)
+        for layer in watch.layers
+        if layer.first and layer.last and layer.first > 0 and math.isfinite(layer.last)
+    ]
+    if not grown:
+        return
+    decades, layer = max(grown, key=lambda x: x[0])
+    if decades < DIVERGED_DECADES:
+        return
+    hint = (
+        f"The gradients grew {decades:.1f} decades over the {watch.steps} steps watched ({layer.name},"
+        f" from {layer.first:.3g} to {layer.last:.3g}): training diverges, each update"
+        " overshooting further. Lower the learning rate, normalize the inputs, or clip the"
+        " gradients (clipnorm)."
+    )
+    for p in report.problems:
+        if p.kind == Kind.EXPLODING:
+            p.hint = hint
 
 
 @dataclass(frozen=True)
