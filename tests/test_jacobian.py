@@ -403,3 +403,26 @@ def test_cli_via_png_csv_and_bad_names(tmp_path):
     assert r.returncode == 0 and np.loadtxt(csv, delimiter=",").shape == (3,)
     r = _cli("seed3_chain_rule_split.py", "--of", "yy", "--wrt", "W")
     assert r.returncode == 2 and "close matches: y" in r.stderr
+
+
+def test_a_loop_tensorflow_wrapped_to_differentiate_it_is_reached_in_the_trace_again(tmp_path):
+    """Differentiated under a tape in a ``tf.function``, an AutoGraph loop is rewritten and
+    wrapped in a call op (``while/StatefulPartitionedCall``); traced again for the Jacobian it
+    is the plain ``while``. The name ``h``, assigned in the loop, is answered with the wrapper's
+    outputs, and the one that is ``h`` has TensorFlow's own Jacobian."""
+    import tensorflow as tf
+
+    program = ROOT / "tests" / "programs" / "jacobian" / "traced_loop_rnn.py"
+    r = _cli(str(program), "--of", "h", "--wrt", "W", cwd=tmp_path)
+    assert (
+        r.returncode == 2 and "'h' is assigned inside the body of 'while/StatefulPartitionedCall'" in r.stderr
+    )
+    offered = r.stderr.split("close matches: ", 1)[1].split()[0].rstrip(",")
+    out = tmp_path / "j.npy"
+    r = _cli(str(program), "--of", offered, "--wrt", "W", "-o", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ns = runpy.run_path(str(program), run_name="reference")  # its variables as the step reads them
+    with tf.GradientTape(persistent=True) as tape:
+        h = tf.function(ns["forward"])()
+    want = tape.jacobian(h, ns["W"], experimental_use_pfor=False).numpy()
+    np.testing.assert_allclose(np.load(out), want, rtol=1e-5, atol=1e-6)

@@ -63,11 +63,30 @@ class Picker:
         mine = [o for o in self.fg.get_operations() if o.type == want]
         if nid in same and len(same) == len(mine):
             return mine[same.index(nid)]
+        unwrapped = self._unwrapped(nid)
+        if unwrapped is not None:
+            return unwrapped
         raise JacobianError(
             "replay",
             f"tracing the step again did not give op '{nid}' ({want})"
             " again: the step does not build the same graph twice",
         )
+
+    def _unwrapped(self, nid: str) -> Any | None:
+        """The loop a call op of the analysis wraps, found in the new trace: differentiated
+        under a tape in a ``tf.function``, TensorFlow rewrites a ``tf.while_loop`` to keep its
+        intermediates and wraps it in a call (``cflow_gradient_wrapper``) named for the loop
+        (``while/StatefulPartitionedCall``); traced again here for ``tf.gradients`` it is the
+        plain loop (``while``), whose outputs are the first of the wrapper's, in order."""
+        body = next((f for f in self.og.functions if f.call_op == nid and f.kind == "call"), None)
+        if body is None or not body.name.startswith("cflow_gradient_wrapper"):
+            return None
+        loop = nid.rsplit("/", 1)[0]
+        try:
+            op = self.fg.get_operation_by_name(loop)
+        except KeyError:
+            return None
+        return op if op.type in ("While", "StatelessWhile") else None
 
 
 def trace_step(
