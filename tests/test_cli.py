@@ -117,6 +117,16 @@ def test_a_scripts_own_options_given_before_dashes_are_shown_where_they_go(comma
     assert f"arguments for the script go after --: {shown} {p} [options] -- --lr 0.1 --epochs=3" in err
 
 
+def test_the_installed_command_shows_where_a_scripts_options_go(tmp_path):
+    """Through the installed ``tfviz``, as a user types it, the command and the window's."""
+    p = _write(tmp_path, "train.py", "print('never run')\n")
+    installed = os.path.join(os.path.dirname(sys.executable), "tfviz")
+    for words, shown in ((["check", p], f"tfviz check {p}"), ([p], f"tfviz {p}")):
+        r = subprocess.run([installed, *words, "--lr", "0.1"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert f"arguments for the script go after --: {shown} [options] -- --lr 0.1" in r.stderr
+
+
 def test_an_unknown_option_of_a_command_that_runs_no_script_gets_no_dashes(capsys):
     with pytest.raises(SystemExit):
         main(["serve", "--lr", "0.1"])
