@@ -8,6 +8,7 @@ import json
 import runpy
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -370,8 +371,9 @@ def test_worker_without_keep_still_exits_after_the_result():
 
 
 def _cli(*args, cwd=EXAMPLES):
+    """``tfviz jacobian``, through the installed command as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "tfviz.cli", "jacobian", *args],
+        [str(Path(sys.executable).with_name("tfviz")), "jacobian", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

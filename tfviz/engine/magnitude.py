@@ -89,7 +89,10 @@ def diverged(report: Report) -> None:
     grown = [
         (math.log10(layer.last / layer.first), layer)
         for layer in watch.layers
-        if layer.first and layer.last and layer.first > 0 and math.isfinite(layer.last)
+        if layer.first is not None
+        and layer.last is not None
+        and layer.first > 0 < layer.last
+        and math.isfinite(layer.last)
     ]
     if not grown:
         return

@@ -405,16 +405,14 @@ def explain_non_finite_loss(
         report.ok = False
         return
     node = graph.nodes[nid]
-    op_type = node.get("type", "")
-    label = f"{op_type} '{node.get('name', nid)}'"
+    op_type, name = node.get("type", ""), node.get("name", nid)
     if origin.data is not None:
         bad, total = origin.data
-        name = node.get("name", nid)
         said = f"{message}: the value {name} holds NaN or infinite values ({bad:,} of {total:,})"
         text, overflow = "", False
     else:
         text, overflow = domain_text(op_type, origin.ranges)
-        said = f"{message}: the forward pass first becomes NaN or infinite at {label}" + (
+        said = f"{message}: the forward pass first becomes NaN or infinite at {op_type} '{name}'" + (
             f". {text[0].upper()}{text[1:]}" if text else ""
         )
     report.problems.insert(  # the error first: a warning of the same step is its consequence
