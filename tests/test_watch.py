@@ -106,6 +106,99 @@ def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int
     return None
 
 
+def gradient_norms_by_step(path: Path) -> list[dict[str, float]]:
+    """Each gradient computation's norms by source (Keras' path of a variable), as the program
+    at ``path`` computes them under ``python``: TensorFlow's gradients, summed in float64
+    (noted from inside the graph where ``tape.gradient`` is traced, as :func:`first_bad_step`)."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    notes: list[dict[str, float]] = []
+    original = tf.GradientTape.gradient
+    compile_ = keras.Model.compile
+
+    def gradient(self, target, sources, *args, **kwargs):  # type: ignore[no-untyped-def]
+        grads = original(self, target, sources, *args, **kwargs)
+        pairs = [
+            (getattr(s, "path", None) or s.name.split(":")[0], g)
+            for s, g in zip(tf.nest.flatten(sources), tf.nest.flatten(grads))
+            if g is not None
+        ]
+
+        def note(*values):  # type: ignore[no-untyped-def]
+            wide = [v.numpy().astype(np.float64) for v in values]
+            notes.append({name: float(np.linalg.norm(v)) for (name, _), v in zip(pairs, wide, strict=True)})
+
+        values = [tf.convert_to_tensor(g) for _, g in pairs]
+        if tf.executing_eagerly():
+            note(*values)
+        else:
+            tf.py_function(note, values, Tout=[])
+        return grads
+
+    def compile_without_xla(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        kwargs["jit_compile"] = False
+        return compile_(self, *args, **kwargs)
+
+    keras.backend.clear_session()  # Keras names layers as in a fresh process (``sequential``)
+    cwd = os.getcwd()
+    tf.GradientTape.gradient = gradient
+    keras.Model.compile = compile_without_xla
+    os.chdir(path.parent)
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    finally:
+        os.chdir(cwd)
+        tf.GradientTape.gradient = original
+        keras.Model.compile = compile_
+    return notes
+
+
+@pytest.mark.parametrize(
+    ("program", "until"),
+    [
+        # an eager loop whose last gradients (1e36 an element) square past float32's range
+        (Path(__file__).parent / "programs" / "fidelity" / "diverging_loop.py", ["--until", "nan"]),
+        # Model.fit's compiled steps, which no rule fires on: kept in the graph, read at the end
+        (EXAMPLES / "train_healthy_fit.py", ["--until", "all", "--max-steps", "20"]),
+    ],
+    ids=["diverging-eager", "quiet-fit"],
+)
+def test_watched_norms_are_tensorflow_s(program: Path, until: list[str], tmp_path: Path) -> None:
+    """Every gradient norm the record holds, and each layer's first, last, lowest and highest
+    norm in the summary, are those of TensorFlow's own gradients at those steps (a layer's, the
+    root of its variables' squared norms at each step). A finite gradient's norm is finite:
+    summed in float32, a diverging step's overflowed to inf; and a layer's highest was its
+    variables' highest, below the layer's own last."""
+    truth = gradient_norms_by_step(program)
+    record = tmp_path / "norms.csv"
+    _, doc = check(str(program), *until, "--record", str(record))
+    last = doc["watch"]["step"]
+    assert last is not None and len(truth) >= last
+    rows = list(csv.DictReader(line for line in record.read_text().splitlines() if not line.startswith("#")))
+    assert {int(r["step"]) for r in rows} == set(range(1, last + 1))
+    for r in rows:
+        expected = truth[int(r["step"]) - 1][r["variable"]]
+        assert math.isfinite(expected)
+        assert float(r["grad_norm"]) == pytest.approx(expected, rel=1e-5), r
+    per_step: dict[str, list[float]] = {}
+    for norms in truth[:last]:
+        layers: dict[str, float] = {}
+        for name, norm in norms.items():
+            layer = name.rsplit("/", 1)[0]
+            layers[layer] = layers.get(layer, 0.0) + norm * norm
+        for layer, square in layers.items():
+            per_step.setdefault(layer, []).append(math.sqrt(square))
+    seen = {x["name"]: x for x in doc["watch"]["layers"]}
+    assert set(seen) == set(per_step)
+    for layer, norms in per_step.items():
+        x = seen[layer]
+        got = (x["first"], x["last"], x["low"], x["high"])
+        assert got == pytest.approx((norms[0], norms[-1], min(norms), max(norms)), rel=1e-5), layer
+        assert x["low"] <= x["last"] <= x["high"]
+
+
 def check(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
     r = subprocess.run(
         [str(TFVIZ), "check", *args, "--json"], capture_output=True, text=True, timeout=600, cwd=cwd

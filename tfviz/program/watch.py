@@ -103,11 +103,30 @@ class _Seen:
     high: float = 0.0
 
 
+@dataclass
+class _Span:
+    """One layer's gradient norm across the steps: each step's is the root of its variables'
+    squared norms at that step, so that its lowest and highest are of the same measure as its
+    first and last (the highest of its variables' own norms can be below the layer's last)."""
+
+    first: float | None = None
+    last: float | None = None
+    low: float = math.inf
+    high: float = 0.0
+
+    def add(self, first: float, last: float, low: float, high: float) -> None:
+        """Steps whose first and last norms, lowest and highest are given (one step: all one)."""
+        self.first = first if self.first is None else self.first
+        self.last = last
+        self.low, self.high = min(self.low, low), max(self.high, high)
+
+
 class _Quiet:
     """What one traced step keeps, in the graph, of the steps no rule could fire on (see
     :meth:`Watch._gate`): per present source its first, last, lowest and highest norm and its
-    run of zeros at the end, and how many such steps there were. Python reads it only when it
-    needs it (:meth:`Watch.drain`): a quiet step costs a few ops, not a call into Python."""
+    run of zeros at the end, the same of each layer's norm (:class:`_Span`), and how many
+    such steps there were. Python reads it only when it needs it (:meth:`Watch.drain`): a
+    quiet step costs a few ops, not a call into Python."""
 
     def __init__(self, described: _Described) -> None:
         import numpy as np
@@ -116,7 +135,10 @@ class _Quiet:
 
         keys, names, sizes, present = described
         self.rows = [(k, nm, sz) for k, nm, sz, has in zip(keys, names, sizes, present) if has]
-        n = len(self.rows)
+        #: the layers of the rows, and each row's layer by its index there
+        self.layers = list(dict.fromkeys(layer_of(nm) for _, nm, _ in self.rows))
+        self._segments = [self.layers.index(layer_of(nm)) for _, nm, _ in self.rows]
+        n = len(self.rows) + len(self.layers)
 
         def var(value: Any) -> Any:
             # Made outside the trace, and past tf.function's variable creator, which refuses
@@ -124,7 +146,8 @@ class _Quiet:
             with tf.init_scope():
                 return resource_variable_ops.ResourceVariable(value, trainable=False)
 
-        # one variable, one assign a step: rows first, last, low, high, zeros-at-the-end, count
+        # one variable, one assign a step: rows first, last, low, high, zeros-at-the-end, count;
+        # a column per source, then one per layer
         start = np.zeros((6, n), np.float32)
         start[2] = np.inf
         self.state = var(start)
@@ -134,6 +157,10 @@ class _Quiet:
         """The ops of one quiet step (all norms finite)."""
         import tensorflow as tf
 
+        if self.layers:  # each layer's norm, summed in float64 (norms past 1.8e19 square past float32)
+            wide = tf.cast(norms, tf.float64)
+            squares = tf.math.unsorted_segment_sum(wide * wide, self._segments, len(self.layers))
+            norms = tf.concat([norms, tf.cast(tf.sqrt(squares), tf.float32)], 0)
         first, _, low, high, zeros, count = tf.unstack(self.state.read_value())
         kept = self.state.assign(
             tf.stack(
@@ -198,6 +225,8 @@ class Watch:
     steps: int = 0
     fired: Fired | None = None
     seen: dict[int, _Seen] = field(default_factory=dict)
+    #: each layer's norm across the steps, by layer (:func:`~tfviz.program.layerpoints.layer_of`)
+    layers: dict[str, _Span] = field(default_factory=dict)
     #: each source's number of dimensions, by key (see _note_ranks)
     ranks: dict[int, int] = field(default_factory=dict)
     _out: IO[str] | None = None
@@ -512,17 +541,10 @@ class Watch:
         import tensorflow as tf
 
         names = [variable_name(v, i) for i, v in enumerate(variables)]
-        before = [tf.identity(tf.cast(tf.convert_to_tensor(v), tf.float32)) for v in variables]
+        before = [tf.identity(_widened(v)) for v in variables]
         result = original()
         deltas = (
-            tf.stack(
-                [
-                    tf.norm(tf.reshape(tf.cast(tf.convert_to_tensor(v), tf.float32) - b, [-1]))
-                    for v, b in zip(variables, before)
-                ]
-            )
-            if variables
-            else tf.zeros([0])
+            l2_norms([_widened(v) - b for v, b in zip(variables, before)]) if variables else tf.zeros([0])
         )
         if tf.executing_eagerly():
             self.updated(names, deltas.numpy().tolist())
@@ -571,16 +593,25 @@ class Watch:
         if self.detailed:
             self._write(step, rows)
         fired = self._rules(rows, loss_ok)
+        squares: dict[str, list[float]] = {}  # each layer's variables' squared norms
         for s, norm, ok, _ in rows:  # history after the rules: "none" compares with earlier steps
             if norm is None:
                 continue
             s.had_gradient = True
             s.steps += 1
+            layer = squares.setdefault(layer_of(s.name), [])
             if ok and math.isfinite(norm):
                 s.zero_run = s.zero_run + 1 if norm == 0.0 else 0
                 s.first = norm if s.first is None else s.first
                 s.last = norm
                 s.low, s.high = min(s.low, norm), max(s.high, norm)
+                layer.append(norm * norm)
+            else:
+                layer.append(math.inf)
+        for name, sq in squares.items():
+            norm = math.sqrt(math.fsum(sq))
+            if math.isfinite(norm):  # a layer with a NaN or an infinite gradient: no norm this step
+                self._layer(name).add(norm, norm, norm, norm)
         if fired is not None and self.fired is None:
             condition, variables, detail = fired
             self.fired = Fired(condition, step, ordinal, variables, detail)
@@ -594,6 +625,9 @@ class Watch:
             if not n:
                 continue
             self.steps += n
+            n_rows = len(quiet.rows)
+            for layer, first, last, low, high in zip(quiet.layers, *(row[n_rows:] for row in figures[:4])):
+                self._layer(layer).add(first, last, low, high)
             for (key, name, size), first, last, low, high, zeros in zip(quiet.rows, *figures):
                 s = self.seen.get(key)
                 if s is None:
@@ -604,6 +638,12 @@ class Watch:
                 s.first = first if s.first is None else s.first
                 s.last = last
                 s.low, s.high = min(s.low, low), max(s.high, high)
+
+    def _layer(self, name: str) -> _Span:
+        span = self.layers.get(name)
+        if span is None:
+            span = self.layers[name] = _Span()
+        return span
 
     @property
     def watched_steps(self) -> int:
@@ -731,9 +771,6 @@ class Watch:
         names = names or {}
         fired = [names.get(n, n) for n in self.fired.variables] if self.fired else []
         measured = [s for s in self.seen.values() if s.last is not None]
-        layers: dict[str, list[_Seen]] = {}
-        for s in measured:
-            layers.setdefault(layer_of(s.name), []).append(s)
         return WatchSummary(
             until=list(self.until),
             steps=max(self.steps, stopped_at or 0),
@@ -746,14 +783,9 @@ class Watch:
             min_norm=min((s.low for s in measured), default=None),
             max_norm=max((s.high for s in measured), default=None),
             layers=[
-                WatchedLayer(
-                    name,
-                    first=_norm(group, "first"),
-                    last=_norm(group, "last"),
-                    low=min(s.low for s in group),
-                    high=max(s.high for s in group),
-                )
-                for name, group in layers.items()
+                WatchedLayer(name, first=span.first, last=span.last, low=span.low, high=span.high)
+                for name, span in self.layers.items()
+                if span.last is not None
             ],
             record=self.record or "",
             record_error=self.record_error,
@@ -951,38 +983,58 @@ def _measure(sources: Any, grads: Any, target: Any, weights: bool, histograms: b
     record) each variable's norm."""
     import tensorflow as tf
 
-    norms, finite, hists = [], [], []
+    present, finite, hists = [], [], []
     for g in tf.nest.flatten(grads):
         if g is None:
             continue
         values = g.values if isinstance(g, tf.IndexedSlices) else g
         values = tf.math.abs(values) if values.dtype.is_complex else values
-        values = tf.cast(values, tf.float32)
-        norms.append(tf.norm(tf.reshape(values, [-1])))
+        present.append(values)
         finite.append(tf.reduce_all(tf.math.is_finite(values)))
         if histograms:
             from tfviz.program.tensorboard import histogram_of
 
-            hists.append(histogram_of(values))
+            hists.append(histogram_of(tf.cast(values, tf.float32)))
     checks = [
         tf.reduce_all(tf.math.is_finite(tf.cast(t, tf.float32)))
         for t in tf.nest.flatten(target)
         if _is_float_tensor(t)
     ]
     loss_ok = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
-    wn = [
-        tf.norm(tf.reshape(tf.cast(s, tf.float32), [-1]))
-        for s in tf.nest.flatten(sources)
-        if weights and _is_variable(s)
-    ]
-    parts = [tf.stack(norms)] if norms else []
+    wn = [tf.convert_to_tensor(s) for s in tf.nest.flatten(sources) if weights and _is_variable(s)]
+    parts = [l2_norms(present)] if present else []
     if finite:
         parts.append(tf.cast(tf.stack(finite), tf.float32))
     parts.append(tf.reshape(tf.cast(loss_ok, tf.float32), [1]))
     parts.extend(hists)
     if wn:
-        parts.append(tf.stack(wn))
+        parts.append(l2_norms(wn))
     return tf.concat(parts, 0)
+
+
+def _widened(v: Any) -> Any:
+    """A variable's value to take its change of: in float64 where it is one, else in float32."""
+    import tensorflow as tf
+
+    value = tf.convert_to_tensor(v)
+    return value if value.dtype == tf.float64 else tf.cast(value, tf.float32)
+
+
+def l2_norms(tensors: list[Any]) -> Any:
+    """Each tensor's L2 norm, as one float32 vector, summed in float32 as a step can afford.
+    Where a sum is not finite, all are summed again in float64, in a branch a step takes only
+    then: a diverging step's gradients (1e36 an element, finite by TensorFlow's
+    ``is_finite``) square past float32's range, and their norm is no infinity. A NaN or an
+    infinity among the values stays one; a norm past float32's own range (3.4e38) stays inf."""
+    import tensorflow as tf
+
+    flat = [tf.reshape(t, [-1]) for t in tensors]
+    fast = tf.stack([tf.norm(tf.cast(f, tf.float32)) for f in flat])
+
+    def exact() -> Any:
+        return tf.cast(tf.stack([tf.norm(tf.cast(f, tf.float64)) for f in flat]), tf.float32)
+
+    return tf.cond(tf.reduce_all(tf.math.is_finite(fast)), lambda: fast, exact)
 
 
 def _after(g: Any) -> Any:
@@ -1026,13 +1078,6 @@ def variable_name(x: Any, index: int) -> str:
     if isinstance(name, str) and name and _is_variable(x):
         return name.split(":", 1)[0]
     return f"source {index}"
-
-
-def _norm(group: list[_Seen], attr: str) -> float | None:
-    """A layer's norm: the root of the sum of its variables' squared norms."""
-    values = [getattr(s, attr) for s in group]
-    known = [v for v in values if v is not None]
-    return math.sqrt(sum(v * v for v in known)) if known else None
 
 
 def some_names(names: list[str]) -> str:
