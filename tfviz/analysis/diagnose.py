@@ -15,6 +15,7 @@ from typing import Any
 
 from tfviz.analysis.earliercopies import Assignment, MadeBefore, holds_values_of
 from tfviz.analysis.fresh import refuse_fresh, variables_made
+from tfviz.analysis.lossscale import explain_scaled_overflow, unscaled
 from tfviz.analysis.tapes import (
     computed_before_tape,
     inside_tape,
@@ -585,6 +586,16 @@ def _verdicts(r: _Run) -> None:
             if not _loss_finite(r):
                 explain_non_finite_loss(report, r.traced.og.g, step_.fn, chosen_replica(), step_.compiled)
             explain_zero_origins(report, r.traced.og.g, step_.fn)
+    scaler = getattr(step_.capture, "loss_scaler", None)
+    if scaler is not None:  # a NaN of the loss scale's own making: TensorFlow's call without it
+        by_name = {f.path: f.tf_variable for f in found}
+
+        def unscaled_norms() -> dict[int, float] | None:
+            with unscaled(scaler), r.capture.active():
+                truth = _eager_again(step_, r.path, r.capture, list(by_name.values()))
+            return None if truth.raised else truth.norms
+
+        explain_scaled_overflow(report, scaler, by_name, unscaled_norms)
     mark_not_trained(report)  # the graph document and its exports mark it, not the window only
     second_order_note(report, step_.capture)
     loss_scale_note(report, step_.capture)

@@ -16,6 +16,7 @@ import linecache
 import os
 from typing import Any
 
+from tfviz.analysis.lossscale import loss_scale
 from tfviz.program.sources import tape_keys
 from tfviz.report import Report, Source
 from tfviz.script.discover import FoundVariable
@@ -113,13 +114,8 @@ def loss_scale_note(report: Report, capture: Any) -> None:
     LossScaleOptimizer scaled (mixed precision): each ``|grad|`` is what the program's own
     gradient call returns, the loss scale times what the optimizer applies once it unscales."""
     scaler = getattr(capture, "loss_scaler", None)
-    if scaler is None:
-        return
-    try:
-        scale = float(scaler.dynamic_scale.numpy()) if scaler.built else float(scaler.initial_scale)
-    except Exception:  # noqa: BLE001 - an optimizer of another shape: nothing to say
-        return
-    if scale == 1.0:
+    scale = loss_scale(scaler) if scaler is not None else None
+    if scale is None or scale == 1.0:
         return
     report.notes.append(
         f"the step differentiates its loss scaled by the LossScaleOptimizer (mixed precision), whose"

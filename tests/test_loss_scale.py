@@ -1,0 +1,106 @@
+"""A step whose gradients are not finite only because a LossScaleOptimizer scaled its loss
+(mixed precision) is said so, and one whose op makes a NaN of its own is not: each against
+TensorFlow's own gradients of the program's first step, with its loss scaled as the program
+scales it and unscaled."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "programs" / "lossscale"
+TFVIZ = Path(sys.executable).with_name("tfviz")
+
+#: runs a program to its first gradient call, in a process of its own (the program sets Keras'
+#: global dtype policy), and prints whether each gradient there is finite, by Keras' path;
+#: with "unscaled", the LossScaleOptimizer's scale_loss hands the loss back as it is
+ORACLE = """
+import json, runpy, sys
+import tensorflow as tf
+from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+
+class First(Exception):
+    pass
+
+said = {}
+original = tf.GradientTape.gradient
+
+def gradient(self, target, sources, *args, **kwargs):
+    grads = original(self, target, sources, *args, **kwargs)
+    pairs = [(s.path, g) for s, g in zip(sources, grads) if g is not None]
+
+    def note(*values):
+        said.update({p: bool(tf.reduce_all(tf.math.is_finite(v))) for (p, _), v in zip(pairs, values)})
+        raise First()
+
+    tf.py_function(note, [g for _, g in pairs], Tout=[]) if not tf.executing_eagerly() else note(
+        *[g for _, g in pairs]
+    )
+    return grads
+
+tf.GradientTape.gradient = gradient
+if sys.argv[2] == "unscaled":
+    LossScaleOptimizer.scale_loss = lambda self, loss: loss
+try:
+    runpy.run_path(sys.argv[1], run_name="__main__")
+except Exception:
+    pass
+print(json.dumps(said))
+"""
+
+
+def first_step_finite(program: Path, scaling: str) -> dict[str, bool]:
+    out = subprocess.run(
+        [sys.executable, "-c", ORACLE, str(program), scaling], capture_output=True, text=True, timeout=300
+    )
+    said: dict[str, bool] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert said, out.stderr[-2000:]
+    return said
+
+
+def check(program: Path) -> tuple[int, dict]:
+    r = subprocess.run(
+        [str(TFVIZ), "check", str(program), "--json"], capture_output=True, text=True, timeout=600
+    )
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_an_overflow_of_the_loss_scale_is_said_to_be_the_scale_s() -> None:
+    program = PROGRAMS / "overflow_scaled.py"
+    scaled, plain = first_step_finite(program, "scaled"), first_step_finite(program, "unscaled")
+    overflowed = {p for p, fine in scaled.items() if not fine}
+    assert overflowed and all(plain.values())  # TensorFlow: not finite scaled, finite unscaled
+    code, doc = check(program)
+    assert code == 1 and doc["ok"] is False  # the gradients the step returned are not finite
+    nan = {v["tf_name"] for v in doc["variables"] if v["kind"] == "nan"}
+    assert nan == overflowed
+    for v in doc["variables"]:
+        if v["kind"] == "nan":
+            assert "only because the loss is scaled by 1.09951e+12" in v["explanation"]
+    (problem,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+    assert problem["severity"] == "warning"
+    assert "only because the loss is scaled" in problem["message"] and "unscaled" in problem["message"]
+    assert "initial_scale" in problem["hint"] and "domain" not in problem["hint"]
+    assert not [p for p in doc["problems"] if p["severity"] == "error"]
+
+
+def test_a_nan_of_the_program_s_own_is_not_put_on_the_scale() -> None:
+    program = PROGRAMS / "nan_scaled.py"
+    plain = first_step_finite(program, "unscaled")
+    assert not any(plain.values())  # TensorFlow: not finite with the loss unscaled either
+    code, doc = check(program)
+    assert code == 1 and doc["ok"] is False
+    (problem,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+    assert problem["severity"] == "error" and problem["op_type"] == "Sqrt"
+    assert problem["source"]["line"] == 20 and "scaled" not in problem["message"]
+    assert {v["tf_name"] for v in doc["variables"] if v["kind"] == "nan"} == set(plain)
+
+
+@pytest.mark.parametrize("program", ["overflow_scaled.py", "nan_scaled.py"])
+def test_the_note_gives_the_scale(program: str) -> None:
+    _, doc = check(PROGRAMS / program)
+    assert any("loss scale is" in n for n in doc["notes"])
