@@ -53,6 +53,54 @@ print(json.dumps(said))
 """
 
 
+#: runs a program to its end, in a process of its own, and prints for each gradient call
+#: whether every gradient is finite and the LossScaleOptimizer's scale as that step runs
+STEPS = """
+import json, runpy, sys
+import tensorflow as tf
+from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+
+steps, scalers = [], []
+scale_loss = LossScaleOptimizer.scale_loss
+
+def noted(self, loss):
+    scalers.append(self)
+    return scale_loss(self, loss)
+
+original = tf.GradientTape.gradient
+
+def gradient(self, target, sources, *args, **kwargs):
+    grads = original(self, target, sources, *args, **kwargs)
+    fine = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads if g is not None])
+    scaler = scalers[-1]
+
+    def note(f):  # the scale as the step runs, before its update halves or doubles it
+        scale = scaler.dynamic_scale.numpy() if scaler.built else scaler.initial_scale
+        steps.append((bool(f.numpy()), float(scale)))
+        return True
+
+    if tf.executing_eagerly():
+        note(fine)
+        return grads
+    done = tf.py_function(note, [fine], Tout=tf.bool)
+    with tf.control_dependencies([done]):  # the update takes the gradients after the note
+        return [None if g is None else tf.identity(g) for g in grads]
+
+LossScaleOptimizer.scale_loss = noted
+tf.GradientTape.gradient = gradient
+runpy.run_path(sys.argv[1], run_name="__main__")
+print(json.dumps(steps))
+"""
+
+
+def steps_of(program: Path) -> list[tuple[bool, float]]:
+    out = subprocess.run(
+        [sys.executable, "-c", STEPS, str(program)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [(bool(f), float(s)) for f, s in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
 def first_step_finite(program: Path, scaling: str) -> dict[str, bool]:
     out = subprocess.run(
         [sys.executable, "-c", ORACLE, str(program), scaling], capture_output=True, text=True, timeout=300
@@ -104,3 +152,33 @@ def test_a_nan_of_the_program_s_own_is_not_put_on_the_scale() -> None:
 def test_the_note_gives_the_scale(program: str) -> None:
     _, doc = check(PROGRAMS / program)
     assert any("loss scale is" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize("name", ["overflow_then_trains.py", "nan_scaled_loop.py"])
+def test_until_nan_passes_the_steps_the_loss_scale_overflows(name: str) -> None:
+    """``--until nan`` stops at the first step whose gradients are not finite at a loss scale of
+    1 or less (there the scaled gradient is the gradient), and counts those before it, which the
+    LossScaleOptimizer skips and halves its scale for, in a note: by TensorFlow's gradients and
+    the optimizer's scale at each step of the program run under ``python``."""
+    program = PROGRAMS / name
+    steps = steps_of(program)
+    fires = next((i for i, (fine, scale) in enumerate(steps, 1) if not fine and scale <= 1.0), None)
+    skipped = [scale for fine, scale in steps[: fires or len(steps)] if not fine and scale > 1.0]
+    assert skipped  # each program's scale starts too high to fit float16 at first
+    r = subprocess.run(
+        [str(TFVIZ), "check", str(program), "--until", "nan", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    doc = json.loads(r.stdout)
+    watch = doc["watch"]
+    if fires is None:
+        assert watch["fired"] is None and watch["steps"] == len(steps)
+    else:
+        assert (watch["fired"], watch["step"]) == ("nan", fires)
+        (problem,) = [p for p in doc["problems"] if p["kind"] == "nan"]
+        assert problem["severity"] == "error" and problem["op_type"] == "Sqrt"  # its own, not the scale's
+    (note,) = [n for n in doc["notes"] if "LossScaleOptimizer skipped" in n]
+    assert f"skipped {len(skipped)} steps" in note
+    assert f"at loss scales {min(skipped):g} to {max(skipped):g}" in note

@@ -16,20 +16,12 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tfviz.program.capture import loss_scale
 from tfviz.report import Report, VariableReport
 from tfviz.vocabulary import Kind, Severity
 
 #: float16's largest finite value: a scaled gradient past it overflows
 FLOAT16_MAX = 65504.0
-
-
-def loss_scale(scaler: Any) -> float | None:
-    """The scale ``scaler`` (a Keras ``LossScaleOptimizer``) multiplies the loss by now; None
-    where it cannot be read."""
-    try:
-        return float(scaler.dynamic_scale.numpy()) if scaler.built else float(scaler.initial_scale)
-    except Exception:  # noqa: BLE001 - an optimizer of another shape: nothing to say
-        return None
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ import linecache
 import os
 from typing import Any
 
-from tfviz.analysis.lossscale import loss_scale
+from tfviz.program.capture import loss_scale
 from tfviz.program.sources import tape_keys
 from tfviz.report import Report, Source
 from tfviz.script.discover import FoundVariable

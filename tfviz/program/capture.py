@@ -15,6 +15,15 @@ from tfviz.script.discover import FoundVariable
 from tfviz.script.sourcemap import code_at
 
 
+def loss_scale(scaler: Any) -> float | None:
+    """The scale ``scaler`` (a Keras ``LossScaleOptimizer``) multiplies the loss by now; None
+    where it cannot be read."""
+    try:
+        return float(scaler.dynamic_scale.numpy()) if scaler.built else float(scaler.initial_scale)
+    except Exception:  # noqa: BLE001 - an optimizer of another shape: nothing to say
+        return None
+
+
 @dataclass
 class Listing:
     """A layer's ``trainable_variables`` as the program's own code read it.

@@ -233,7 +233,7 @@ class RunHandler:
             and tf.executing_eagerly()
             and not other_replica()
         ):
-            self.watch.check_eager(hit.sources, grads, hit.target, self.count)
+            self.watch.check_eager(hit.sources, grads, hit.target, self.count, self.scaler)
 
     def _watched(self, hit: hooks.Hit, grads: Any) -> Any:
         """The gradients of a watched step: checked now (eager), or made to pass the check
@@ -247,8 +247,8 @@ class RunHandler:
             graph = outermost_graph()
             ordinal = self._ordinals[id(graph)] = self._ordinals.get(id(graph), 0) + 1
             self._trace_hits = ordinal
-            return self.watch.wrap(hit.sources, grads, hit.target, ordinal)
-        if self.watch.check_eager(hit.sources, grads, hit.target, self.count) is None:
+            return self.watch.wrap(hit.sources, grads, hit.target, ordinal, self.scaler)
+        if self.watch.check_eager(hit.sources, grads, hit.target, self.count, self.scaler) is None:
             self._settled()
             return grads
         self.step = self.count

@@ -42,6 +42,7 @@ from typing import IO, Any
 
 from tfviz.engine import magnitude
 from tfviz.outputs import match_mode
+from tfviz.program.capture import loss_scale
 from tfviz.program.frames import local_index
 from tfviz.program.layerpoints import layer_of, layer_point
 from tfviz.report import VariableReport, WatchedLayer, WatchSummary
@@ -227,6 +228,9 @@ class Watch:
     seen: dict[int, _Seen] = field(default_factory=dict)
     #: each layer's norm across the steps, by layer (:func:`~tfviz.program.layerpoints.layer_of`)
     layers: dict[str, _Span] = field(default_factory=dict)
+    #: the loss scale of each step whose scaled gradients were not finite at a scale above 1,
+    #: which the LossScaleOptimizer skips: no ``nan`` of the program's (see :meth:`_rules`)
+    scaled_overflows: list[float] = field(default_factory=list)
     #: each source's number of dimensions, by key (see _note_ranks)
     ranks: dict[int, int] = field(default_factory=dict)
     _out: IO[str] | None = None
@@ -267,8 +271,10 @@ class Watch:
         return self.record is not None or self.live is not None or self.tensorboard is not None
 
     # -- measuring (TensorFlow) --------------------------------------------------
-    def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int) -> Any:
-        """The gradients of a step being traced, made to pass through the step's check."""
+    def wrap(self, sources: Any, grads: Any, target: Any, ordinal: int, scaler: Any = None) -> Any:
+        """The gradients of a step being traced, made to pass through the step's check.
+        ``scaler``: the LossScaleOptimizer that scaled the loss they are of (its scale is read
+        as each step runs)."""
         import tensorflow as tf
 
         described = _describe(sources, grads)
@@ -276,7 +282,7 @@ class Watch:
         packed = _measure(sources, grads, target, self.detailed, self.tensorboard is not None)
 
         def callback(values: Any) -> Any:
-            self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
+            self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist(), scaler)
             return True
 
         def check() -> Any:  # One tensor, one callback: the step's sync with Python.
@@ -287,7 +293,7 @@ class Watch:
         spread = _spread_context()
         with tf.control_dependencies(self._chain[1] if self._chain[0] is graph else []):
             if spread is not None:  # every replica checks, and they agree before the update
-                bits = tf.py_function(self._bits_of(described, ordinal), [packed], Tout=tf.float32)
+                bits = tf.py_function(self._bits_of(described, ordinal, scaler), [packed], Tout=tf.float32)
                 return self._pend(spread, bits, ordinal, grads)
             if gate is None:
                 done = check()
@@ -415,13 +421,13 @@ class Watch:
             lambda: tf.constant(True),
         )
 
-    def _bits_of(self, described: _Described, ordinal: int) -> Callable[[Any], Any]:
+    def _bits_of(self, described: _Described, ordinal: int, scaler: Any = None) -> Callable[[Any], Any]:
         """The host callback of the first replica's check under a strategy: the rules, as on
         one device, whose answer is the condition's bit (0: none fired) instead of a stop."""
 
         def bits(values: Any) -> Any:
             try:
-                self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist())
+                self._observe_packed(self.base + ordinal, ordinal, described, values.numpy().tolist(), scaler)
             except WatchStop:
                 assert self.fired is not None
                 return float(_BITS[self.fired.condition])
@@ -497,19 +503,23 @@ class Watch:
                 suspect = tf.logical_or(suspect, spread)
         return suspect
 
-    def check_eager(self, sources: Any, grads: Any, target: Any, step: int) -> Fired | None:
+    def check_eager(
+        self, sources: Any, grads: Any, target: Any, step: int, scaler: Any = None
+    ) -> Fired | None:
         packed = (
             _measure(sources, grads, target, self.detailed, self.tensorboard is not None).numpy().tolist()
         )
         described = _describe(sources, grads)
         self._note_ranks(sources, described)
         try:
-            self._observe_packed(step, 1, described, packed)
+            self._observe_packed(step, 1, described, packed, scaler)
         except WatchStop:
             return self.fired
         return None
 
-    def _observe_packed(self, step: int, ordinal: int, described: _Described, v: list[float]) -> None:
+    def _observe_packed(
+        self, step: int, ordinal: int, described: _Described, v: list[float], scaler: Any = None
+    ) -> None:
         """:meth:`observe` of :func:`_measure`'s one vector, laid out as it packs it."""
         keys, names, sizes, present = described
         n = sum(present)
@@ -534,6 +544,7 @@ class Watch:
             [x != 0 for x in v[n : 2 * n]],
             v[2 * n] != 0,
             v[after:],
+            scaler,
         )
 
     def around_update(self, variables: list[Any], original: Callable[[], Any]) -> Any:
@@ -574,9 +585,12 @@ class Watch:
         finite: Sequence[bool],
         loss_ok: bool,
         weights: Sequence[float],
+        scaler: Any = None,
     ) -> None:
         """Take one step's figures (``norms``/``finite`` for the present gradients only, in
-        order); raise :class:`WatchStop` when a condition fires."""
+        order); raise :class:`WatchStop` when a condition fires. ``scaler``: the
+        LossScaleOptimizer that scaled the step's loss (mixed precision), whose scale now
+        tells a gradient it made overflow from one that is not finite of itself."""
         self.drain()
         self.steps += 1
         self.last_step = max(self.last_step, step)
@@ -592,7 +606,7 @@ class Watch:
             rows.append((s, norm, ok, weight))
         if self.detailed:
             self._write(step, rows)
-        fired = self._rules(rows, loss_ok)
+        fired = self._rules(rows, loss_ok, loss_scale(scaler) if scaler is not None else None)
         squares: dict[str, list[float]] = {}  # each layer's variables' squared norms
         for s, norm, ok, _ in rows:  # history after the rules: "none" compares with earlier steps
             if norm is None:
@@ -652,11 +666,20 @@ class Watch:
         return self.steps
 
     def _rules(
-        self, rows: list[tuple[_Seen, float | None, bool, float | None]], loss_ok: bool
+        self,
+        rows: list[tuple[_Seen, float | None, bool, float | None]],
+        loss_ok: bool,
+        scale: float | None = None,
     ) -> tuple[str, list[str], str] | None:
         if "nan" in self.until:
             # its values, not its norm: a finite gradient's float32 norm overflows past 1.8e19
             bad = [s.name for s, norm, ok, _ in rows if norm is not None and not ok]
+            if bad and loss_ok and scale is not None and scale > 1.0:
+                # Scaled by more than 1, a gradient may overflow float16 for the scale's sake: the
+                # LossScaleOptimizer skips the step and halves its scale (dynamic loss scaling). At
+                # a scale of 1 or less, a gradient that is not finite is so of itself.
+                self.scaled_overflows.append(scale)
+                bad = []
             if bad or not loss_ok:
                 what = "the loss is not finite" if not loss_ok else ""
                 if bad:
@@ -769,6 +792,14 @@ class Watch:
         self.drain()
         self.close()
         names = names or {}
+        if self.scaled_overflows and not any("LossScaleOptimizer skipped" in n for n in self.notes):
+            n, hi, lo = len(self.scaled_overflows), max(self.scaled_overflows), min(self.scaled_overflows)
+            self.notes.append(
+                f"the LossScaleOptimizer skipped {n} step{'s' if n != 1 else ''} whose scaled gradients"
+                f" were not finite, at loss scales {lo:g} to {hi:g} (mixed precision): dynamic loss"
+                " scaling's own overflows, which --until nan does not count (at a scale of 1 or"
+                " less it does: a gradient not finite there is so of itself)"
+            )
         fired = [names.get(n, n) for n in self.fired.variables] if self.fired else []
         measured = [s for s in self.seen.values() if s.last is not None]
         return WatchSummary(

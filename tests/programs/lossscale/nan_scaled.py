@@ -10,7 +10,7 @@ keras.mixed_precision.set_global_policy("mixed_float16")
 keras.utils.set_random_seed(0)
 x = np.random.default_rng(0).normal(size=(64, 8)).astype("float32")
 y = np.random.default_rng(1).normal(size=(64, 1)).astype("float32")
-model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, "tanh"), keras.layers.Dense(1)])
 opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(1e-2))
 
 for i in range(0, 64, 32):
