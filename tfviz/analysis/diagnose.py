@@ -591,8 +591,11 @@ def _verdicts(r: _Run) -> None:
         by_name = {f.path: f.tf_variable for f in found}
 
         def unscaled_norms() -> dict[int, float] | None:
-            with unscaled(scaler), r.capture.active():
-                truth = _eager_again(step_, r.path, r.capture, list(by_name.values()))
+            try:
+                with unscaled(scaler), r.capture.active():
+                    truth = _eager_again(step_, r.path, r.capture, list(by_name.values()))
+            except AnalysisError:  # the step raised, unscaled: nothing to tell by
+                return None
             return None if truth.raised else truth.norms
 
         explain_scaled_overflow(report, scaler, by_name, unscaled_norms)
