@@ -18,6 +18,7 @@ import runpy
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,12 +38,10 @@ def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int
     execution) when it is traced in a ``tf.function``, so a compiled step runs as compiled.
     The program runs to its end; the notes, in the order the steps ran, are then read.
     """
-    import keras
     import tensorflow as tf
 
     notes: list[tuple[bool, dict[int, tuple[str, bool, bool, bool]]]] = []
     original = tf.GradientTape.gradient
-    compile_ = keras.Model.compile
 
     def gradient(self, target, sources, *args, **kwargs):  # type: ignore[no-untyped-def]
         grads = original(self, target, sources, *args, **kwargs)
@@ -72,20 +71,7 @@ def first_bad_step(path: Path, condition: str, zero_steps: int = 5) -> tuple[int
             tf.py_function(note, args_, Tout=[])
         return grads
 
-    def compile_without_xla(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        kwargs["jit_compile"] = False  # XLA cannot run the py_function; tfviz runs fit's steps without it
-        return compile_(self, *args, **kwargs)
-
-    cwd = os.getcwd()
-    tf.GradientTape.gradient = gradient
-    keras.Model.compile = compile_without_xla
-    os.chdir(path.parent)
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    finally:
-        os.chdir(cwd)
-        tf.GradientTape.gradient = original
-        keras.Model.compile = compile_
+    run_noting(path, gradient)
     had: set[int] = set()
     zeros: dict[int, int] = {}
     for step, (loss_ok, per) in enumerate(notes, 1):
@@ -116,7 +102,6 @@ def gradient_norms_by_step(path: Path) -> list[dict[str, float]]:
 
     notes: list[dict[str, float]] = []
     original = tf.GradientTape.gradient
-    compile_ = keras.Model.compile
 
     def gradient(self, target, sources, *args, **kwargs):  # type: ignore[no-untyped-def]
         grads = original(self, target, sources, *args, **kwargs)
@@ -137,11 +122,24 @@ def gradient_norms_by_step(path: Path) -> list[dict[str, float]]:
             tf.py_function(note, values, Tout=[])
         return grads
 
+    keras.backend.clear_session()  # Keras names layers as in a fresh process (``sequential``)
+    run_noting(path, gradient)
+    return notes
+
+
+def run_noting(path: Path, gradient: Any) -> None:
+    """Run the program at ``path`` to its end, as ``python`` would, with ``gradient`` standing
+    for ``tf.GradientTape.gradient`` (it notes what it is asked for), and Keras' compiled steps
+    without XLA, which cannot run a ``tf.py_function`` (tfviz runs ``fit``'s steps without it)."""
+    import keras
+    import tensorflow as tf
+
+    original, compile_ = tf.GradientTape.gradient, keras.Model.compile
+
     def compile_without_xla(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         kwargs["jit_compile"] = False
         return compile_(self, *args, **kwargs)
 
-    keras.backend.clear_session()  # Keras names layers as in a fresh process (``sequential``)
     cwd = os.getcwd()
     tf.GradientTape.gradient = gradient
     keras.Model.compile = compile_without_xla
@@ -152,7 +150,6 @@ def gradient_norms_by_step(path: Path) -> list[dict[str, float]]:
         os.chdir(cwd)
         tf.GradientTape.gradient = original
         keras.Model.compile = compile_
-    return notes
 
 
 @pytest.mark.parametrize(
