@@ -796,9 +796,10 @@ class Watch:
             n, hi, lo = len(self.scaled_overflows), max(self.scaled_overflows), min(self.scaled_overflows)
             self.notes.append(
                 f"the LossScaleOptimizer skipped {n} step{'s' if n != 1 else ''} whose scaled gradients"
-                f" were not finite, at loss scales {lo:g} to {hi:g} (mixed precision): dynamic loss"
-                " scaling's own overflows, which --until nan does not count (at a scale of 1 or"
-                " less it does: a gradient not finite there is so of itself)"
+                f" were not finite, at loss scales {lo:g} to {hi:g} (mixed precision). --until nan"
+                " does not count such a step above a scale of 1, where dynamic loss scaling makes"
+                " gradients overflow of its own; at 1 or less the scaled gradient is the gradient,"
+                " and it does"
             )
         fired = [names.get(n, n) for n in self.fired.variables] if self.fired else []
         measured = [s for s in self.seen.values() if s.last is not None]
