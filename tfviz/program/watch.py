@@ -792,8 +792,9 @@ class Watch:
         self.drain()
         self.close()
         names = names or {}
-        if self.scaled_overflows and not any("LossScaleOptimizer skipped" in n for n in self.notes):
+        if self.scaled_overflows:  # said once, in the notes
             n, hi, lo = len(self.scaled_overflows), max(self.scaled_overflows), min(self.scaled_overflows)
+            self.scaled_overflows = []
             self.notes.append(
                 f"the LossScaleOptimizer skipped {n} step{'s' if n != 1 else ''} whose scaled gradients"
                 f" were not finite, at loss scales {lo:g} to {hi:g} (mixed precision). --until nan"
