@@ -43,6 +43,9 @@ def gradient(self, target, sources, *args, **kwargs):
     return grads
 
 tf.GradientTape.gradient = gradient
+import keras
+compile_ = keras.Model.compile
+keras.Model.compile = lambda self, *a, **k: compile_(self, *a, **{**k, "jit_compile": False})
 if sys.argv[2] == "unscaled":
     LossScaleOptimizer.scale_loss = lambda self, loss: loss
 try:
@@ -117,8 +120,12 @@ def check(program: Path) -> tuple[int, dict]:
     return r.returncode, json.loads(r.stdout)
 
 
-def test_an_overflow_of_the_loss_scale_is_said_to_be_the_scale_s() -> None:
-    program = PROGRAMS / "overflow_then_trains.py"
+@pytest.mark.parametrize(
+    ("name", "scale"), [("overflow_then_trains.py", "1.67772e+07"), ("fit_overflow.py", "32768")]
+)
+def test_an_overflow_of_the_loss_scale_is_said_to_be_the_scale_s(name: str, scale: str) -> None:
+    """A custom loop's own LossScaleOptimizer, and the one Keras' compile() wraps around fit's."""
+    program = PROGRAMS / name
     scaled, plain = first_step_finite(program, "scaled"), first_step_finite(program, "unscaled")
     overflowed = {p for p, fine in scaled.items() if not fine}
     assert overflowed and all(plain.values())  # TensorFlow: not finite scaled, finite unscaled
@@ -128,7 +135,7 @@ def test_an_overflow_of_the_loss_scale_is_said_to_be_the_scale_s() -> None:
     assert nan == overflowed
     for v in doc["variables"]:
         if v["kind"] == "nan":
-            assert "only because the loss is scaled by 1.67772e+07" in v["explanation"]
+            assert f"only because the loss is scaled by {scale}" in v["explanation"]
     (problem,) = [p for p in doc["problems"] if p["kind"] == "nan"]
     assert problem["severity"] == "warning"
     assert "only because the loss is scaled" in problem["message"] and "unscaled" in problem["message"]
