@@ -606,7 +606,7 @@ class Watch:
             rows.append((s, norm, ok, weight))
         if self.detailed:
             self._write(step, rows)
-        fired = self._rules(rows, loss_ok, loss_scale(scaler) if scaler is not None else None)
+        fired = self._rules(rows, loss_ok, scaler)
         squares: dict[str, list[float]] = {}  # each layer's variables' squared norms
         for s, norm, ok, _ in rows:  # history after the rules: "none" compares with earlier steps
             if norm is None:
@@ -669,12 +669,13 @@ class Watch:
         self,
         rows: list[tuple[_Seen, float | None, bool, float | None]],
         loss_ok: bool,
-        scale: float | None = None,
+        scaler: Any = None,
     ) -> tuple[str, list[str], str] | None:
         if "nan" in self.until:
             # its values, not its norm: a finite gradient's float32 norm overflows past 1.8e19
             bad = [s.name for s, norm, ok, _ in rows if norm is not None and not ok]
-            if bad and loss_ok and scale is not None and scale > 1.0:
+            scale = loss_scale(scaler) if bad and loss_ok and scaler is not None else None  # read only then
+            if scale is not None and scale > 1.0:
                 # Scaled by more than 1, a gradient may overflow float16 for the scale's sake: the
                 # LossScaleOptimizer skips the step and halves its scale (dynamic loss scaling). At
                 # a scale of 1 or less, a gradient that is not finite is so of itself.
